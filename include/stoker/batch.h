@@ -1,0 +1,156 @@
+// Copyright 2026 The stoker Authors.
+//
+// Batch memory. A batch buffer is allocated once, from a BatchAllocator, with
+// room for `batch_size` samples, their labels and their ids; workers write
+// each sample's final pixels straight into its slot (no collate copy). The
+// pool recycles buffers: one returns to the pool when the consumer releases
+// it, and is handed out again only after its reuse fence (if any) has been
+// waited on -- the hook a GPU stage uses to keep pinned memory until the
+// copy that reads it has completed (a CUDA event).
+//
+// Ownership: BatchPool owns idle buffers; a BatchPtr owns a buffer while the
+// user holds it and returns it to the pool when the last copy dies (the pool
+// is kept alive by the BatchPtr). Thread-safety: BatchPool is thread-safe; a
+// Batch is immutable once handed to the consumer.
+#ifndef STOKER_BATCH_H_
+#define STOKER_BATCH_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "stoker/status.h"
+#include "stoker/types.h"
+
+namespace stoker {
+
+// Where batch memory comes from. The default is aligned host memory; a CUDA
+// build provides a page-locked (cudaHostAlloc) allocator.
+class BatchAllocator {
+ public:
+  virtual ~BatchAllocator() = default;
+  virtual StatusOr<void*> Allocate(size_t bytes) = 0;
+  virtual void Deallocate(void* p, size_t bytes) = 0;
+  virtual const char* name() const = 0;
+};
+
+// 64-byte aligned host memory (std::aligned_alloc).
+std::shared_ptr<BatchAllocator> HostAllocator();
+
+struct BatchShape {
+  int batch_size = 0;  // capacity in samples
+  int height = 0;
+  int width = 0;
+  DType dtype = DType::kFloat32;
+  Layout layout = Layout::kNCHW;
+  size_t sample_bytes() const { return static_cast<size_t>(height) * width * 3 * DTypeSize(dtype); }
+};
+
+class BatchPool;
+
+// One batch's memory. Fields other than the reuse fence are written by the
+// engine's workers (each its own slot) and read by the consumer after the
+// batch is complete.
+class BatchBuffer {
+ public:
+  uint8_t* images() { return images_; }
+  const uint8_t* images() const { return images_; }
+  uint8_t* slot(int i) { return images_ + static_cast<size_t>(i) * shape_.sample_bytes(); }
+  int64_t* labels() { return labels_.data(); }
+  const int64_t* labels() const { return labels_.data(); }
+  int64_t* ids() { return ids_.data(); }
+  const int64_t* ids() const { return ids_.data(); }
+  std::vector<Status>& errors() { return errors_; }
+  const BatchShape& shape() const { return shape_; }
+  size_t image_bytes() const { return static_cast<size_t>(shape_.batch_size) * shape_.sample_bytes(); }
+
+  // Number of valid samples (the last batch of an epoch may be short).
+  int size = 0;
+  int64_t epoch = 0;
+  int64_t index = 0;  // batch index within the epoch
+
+  // Called (once) by the pool before the buffer is reused. Set by the
+  // consumer side, e.g. to wait for a CUDA event recorded after a copy.
+  void SetReuseFence(std::function<void()> fence) { fence_ = std::move(fence); }
+
+ private:
+  friend class BatchPool;
+  BatchBuffer() = default;
+  BatchShape shape_;
+  uint8_t* images_ = nullptr;
+  std::vector<int64_t> labels_;
+  std::vector<int64_t> ids_;
+  std::vector<Status> errors_;
+  std::function<void()> fence_;
+};
+
+class BatchPool : public std::enable_shared_from_this<BatchPool> {
+ public:
+  // Keeps at most `max_idle` idle buffers; extra released buffers are freed.
+  static std::shared_ptr<BatchPool> Create(const BatchShape& shape,
+                                           std::shared_ptr<BatchAllocator> allocator,
+                                           int max_idle);
+  ~BatchPool();
+
+  // An idle buffer (after waiting on its reuse fence), or a new one.
+  StatusOr<BatchBuffer*> Acquire();
+  void Release(BatchBuffer* buffer);
+
+  const BatchShape& shape() const { return shape_; }
+  // Buffers currently allocated (idle + in use) and their bytes.
+  int allocated() const;
+  size_t allocated_bytes() const;
+  int64_t total_allocations() const;
+
+ private:
+  BatchPool(const BatchShape& shape, std::shared_ptr<BatchAllocator> allocator, int max_idle);
+  void Free(BatchBuffer* b);
+
+  const BatchShape shape_;
+  const std::shared_ptr<BatchAllocator> allocator_;
+  const int max_idle_;
+  mutable std::mutex mu_;
+  std::vector<BatchBuffer*> idle_;  // guarded by mu_
+  int allocated_ = 0;               // guarded by mu_
+  int64_t total_allocations_ = 0;   // guarded by mu_
+};
+
+// A complete batch as the consumer sees it. Releasing the last BatchPtr
+// returns the buffer to its pool.
+class Batch {
+ public:
+  Batch(std::shared_ptr<BatchPool> pool, BatchBuffer* buffer)
+      : pool_(std::move(pool)), buffer_(buffer) {}
+  ~Batch() { pool_->Release(buffer_); }
+  Batch(const Batch&) = delete;
+  Batch& operator=(const Batch&) = delete;
+
+  int size() const { return buffer_->size; }
+  int64_t epoch() const { return buffer_->epoch; }
+  int64_t index() const { return buffer_->index; }
+  const BatchShape& shape() const { return buffer_->shape(); }
+  // [size, 3, H, W] (NCHW) or [size, H, W, 3] (NHWC).
+  std::array<int64_t, 4> image_dims() const;
+  const uint8_t* images() const { return buffer_->images(); }
+  size_t image_bytes() const { return static_cast<size_t>(size()) * shape().sample_bytes(); }
+  const int64_t* labels() const { return buffer_->labels(); }
+  // Dataset index of each sample (after on_error="skip" replacement: the
+  // replacement's index).
+  const int64_t* ids() const { return buffer_->ids(); }
+  BatchBuffer* buffer() const { return buffer_; }
+
+ private:
+  std::shared_ptr<BatchPool> pool_;
+  BatchBuffer* buffer_;
+};
+
+using BatchPtr = std::shared_ptr<Batch>;
+
+}  // namespace stoker
+
+#endif  // STOKER_BATCH_H_

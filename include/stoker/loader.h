@@ -1,0 +1,144 @@
+// Copyright 2026 The stoker Authors.
+//
+// Loader: the engine. Reads samples from a Source on `threads` native
+// threads, decodes and transforms each one straight into its slot of a
+// pooled batch buffer, and hands complete batches to one consumer in order.
+//
+//   auto folder = ImageFolder::Open("data/train").value();
+//   LoaderOptions o;
+//   o.batch_size = 256; o.shuffle = true;
+//   o.transforms = {Transform::RandomResizedCrop(224, 224),
+//                   Transform::RandomHorizontalFlip(), Transform::Normalize(m, s)};
+//   auto loader = Loader::Create(folder, o).value();
+//   for (int64_t epoch = 0; epoch < 90; ++epoch) {
+//     loader->SetEpoch(epoch);
+//     RETURN_IF_ERROR(loader->Start());
+//     for (;;) {
+//       BatchPtr batch; bool end;
+//       RETURN_IF_ERROR(loader->Next(&batch, &end));
+//       if (end) break;
+//       Train(batch->images(), batch->labels());
+//     }
+//   }
+//
+// Determinism: the order of samples comes from (seed, epoch); each sample's
+// random parameters from (seed, epoch, sample id). Output is bit-identical
+// whatever the number of threads.
+//
+// Threading: worker threads are started on the first Start() and live until
+// the Loader is destroyed; between epochs they sleep. Workers claim
+// positions in batch order, so the oldest batch completes first; at most
+// `prefetch` batches are in flight (being filled or complete but not yet
+// taken). Start(), Next(), Stop(), SetEpoch() must be called from one
+// consumer thread at a time; stats() may be called from any thread.
+//
+// Errors: a bad sample's error travels with its batch. With
+// OnError::kRaise, Next() returns it (its message names the file) and the
+// epoch stops. With OnError::kSkip the sample is replaced by another one of
+// the same epoch chosen from (seed, epoch, position), and counted.
+// Stop() or destroying the Loader cancels work promptly: each worker
+// finishes at most the sample in hand.
+#ifndef STOKER_LOADER_H_
+#define STOKER_LOADER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stoker/batch.h"
+#include "stoker/source.h"
+#include "stoker/status.h"
+#include "stoker/transforms.h"
+#include "stoker/types.h"
+
+namespace stoker {
+
+enum class OnError { kRaise, kSkip };
+
+struct LoaderOptions {
+  int batch_size = 64;
+  bool shuffle = false;
+  uint64_t seed = 0;
+  // Drop the last batch when it would be short.
+  bool drop_last = false;
+  std::vector<Transform> transforms;
+  // Worker threads; 0 means one per available core.
+  int threads = 0;
+  // Batches in flight (being filled, or ready and not yet taken). More hides
+  // jitter; each costs one batch buffer of memory.
+  int prefetch = 2;
+  DType dtype = DType::kFloat32;
+  Layout layout = Layout::kNCHW;
+  OnError on_error = OnError::kRaise;
+  // Replacement attempts per bad sample under kSkip before giving up.
+  int max_skip_attempts = 16;
+  // Let JPEG decode at 1/2, 1/4 or 1/8 scale in the DCT domain when a crop
+  // is downscaled by 2x or more anyway: much faster on large images, pixels
+  // then differ slightly from a full-resolution resize.
+  bool dct_scaling = true;
+  // Images with more pixels are refused before decoding (0: no limit).
+  int64_t max_pixels = int64_t{1} << 28;
+  // Batch memory; null means HostAllocator().
+  std::shared_ptr<BatchAllocator> allocator;
+};
+
+// Counters. Busy times are summed over threads.
+struct StageStats {
+  int64_t images = 0;
+  int64_t batches = 0;
+  int64_t skipped = 0;
+  double seconds = 0;           // wall time of iteration (first Start to last Next)
+  double read_s = 0;            // reading bytes from the source
+  double decode_s = 0;          // header parse + (region) decode
+  double augment_s = 0;         // fused crop/resize/flip/normalise/convert into the slot
+  double worker_wait_s = 0;     // workers blocked because `prefetch` batches were in flight
+  double consumer_wait_s = 0;   // consumer blocked in Next() waiting for a batch
+  int64_t bytes_read = 0;
+  double images_per_sec() const { return seconds > 0 ? images / seconds : 0; }
+};
+
+struct LoaderStats {
+  StageStats total;
+  StageStats epoch;  // the epoch in progress, or the last one
+  int64_t current_epoch = 0;
+  int threads = 0;
+  int prefetch = 0;
+  int batch_buffers = 0;        // allocated batch buffers
+  size_t batch_buffer_bytes = 0;
+  size_t scratch_bytes = 0;     // per-thread decode/resample scratch, summed
+};
+
+class Loader {
+ public:
+  static StatusOr<std::unique_ptr<Loader>> Create(std::shared_ptr<Source> source,
+                                                  const LoaderOptions& options);
+  virtual ~Loader() = default;
+
+  // Batches per epoch (-1 when the source's size is unknown).
+  virtual int64_t num_batches() const = 0;
+  // Samples per epoch (before drop_last).
+  virtual int64_t num_samples() const = 0;
+  virtual int height() const = 0;
+  virtual int width() const = 0;
+  virtual const LoaderOptions& options() const = 0;
+  virtual std::shared_ptr<Source> source() const = 0;
+
+  // Sets the epoch the next Start() iterates. Without SetEpoch, each Start()
+  // after the first advances the epoch by one.
+  virtual void SetEpoch(int64_t epoch) = 0;
+  virtual int64_t epoch() const = 0;
+
+  // Begins iterating an epoch, cancelling one in progress.
+  virtual Status Start() = 0;
+  // The next batch in order. Blocks. `*end` is set when the epoch is done.
+  virtual Status Next(BatchPtr* batch, bool* end) = 0;
+  // Cancels the epoch in progress and waits until no worker touches it.
+  virtual void Stop() = 0;
+
+  virtual LoaderStats stats() const = 0;
+};
+
+}  // namespace stoker
+
+#endif  // STOKER_LOADER_H_

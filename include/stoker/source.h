@@ -1,0 +1,106 @@
+// Copyright 2026 The stoker Authors.
+//
+// The source interface: how samples reach the engine.
+//
+// A Source starts one EpochReader per epoch. The engine asks the reader for
+// samples by *position* in that epoch (0, 1, 2, ...), from many threads at
+// once, and never needs to know whether the source is random-access or a
+// stream:
+//  - random-access sources (image folders, npy, HDF5, indexed tar shards)
+//    derive from RandomAccessSource, which maps positions to indices through
+//    the (seed, epoch) permutation;
+//  - streaming sources (tar shards read sequentially, HTTP) implement
+//    EpochReader themselves, handing out positions in stream order and
+//    reporting the end with `*end = true`.
+//
+// Thread-safety: Source::StartEpoch is called from one thread at a time.
+// EpochReader::Read is called concurrently from the engine's threads and
+// must be thread-safe.
+// Errors: Read() returns a Status whose message names the sample (path or
+// shard member) and the reason; end of data is not an error (`*end`).
+#ifndef STOKER_SOURCE_H_
+#define STOKER_SOURCE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stoker/status.h"
+
+namespace stoker {
+
+// Per-thread scratch a source may fill (file bytes). Owned by the engine's
+// worker and reused from sample to sample.
+struct SampleScratch {
+  std::vector<uint8_t> bytes;
+};
+
+// One sample as read. Pointers stay valid until the next Read() with the
+// same scratch.
+struct SampleData {
+  int64_t id = -1;     // stable sample id: seeds the sample's augmentation
+  int64_t label = -1;
+  // Encoded image bytes (JPEG or PNG; the format is sniffed from them) ...
+  const uint8_t* bytes = nullptr;
+  size_t size = 0;
+  // ... or, when `pixels` is non-null, already decoded 8-bit RGB, HWC, rows
+  // `pixel_stride` bytes apart (memory-mapped arrays).
+  const uint8_t* pixels = nullptr;
+  int pixel_width = 0;
+  int pixel_height = 0;
+  ptrdiff_t pixel_stride = 0;
+};
+
+struct EpochSpec {
+  uint64_t seed = 0;
+  int64_t epoch = 0;
+  bool shuffle = false;
+};
+
+class EpochReader {
+ public:
+  virtual ~EpochReader() = default;
+  // Samples in this epoch, or -1 when unknown until the stream ends.
+  virtual int64_t size() const = 0;
+  // Whether Read() accepts any position in [0, size()) in any order (needed
+  // to replace a bad sample with another one under on_error="skip").
+  virtual bool random_access() const = 0;
+  // Reads the sample at `position`. Thread-safe.
+  virtual Status Read(int64_t position, SampleScratch* scratch, SampleData* out, bool* end) = 0;
+  // A name for the sample at `position` (path, shard:member) for messages.
+  virtual std::string Name(int64_t position) const = 0;
+};
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  // Samples per epoch, or -1 when unknown.
+  virtual int64_t size() const = 0;
+  virtual StatusOr<std::unique_ptr<EpochReader>> StartEpoch(const EpochSpec& spec) = 0;
+  // One line for logs and errors, e.g. "ImageFolder(/data/train, 1000 classes, 1281167 images)".
+  virtual std::string Describe() const = 0;
+  // Class names by label id, when the source has them.
+  virtual std::vector<std::string> classes() const { return {}; }
+};
+
+// Base for sources that can read any sample by index in [0, size()).
+class RandomAccessSource : public Source {
+ public:
+  // Reads sample `index`. Thread-safe.
+  virtual Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const = 0;
+  virtual std::string NameOf(int64_t index) const = 0;
+
+  // Positions map to indices in order, or through a permutation drawn from
+  // (seed, epoch) when `spec.shuffle`.
+  StatusOr<std::unique_ptr<EpochReader>> StartEpoch(const EpochSpec& spec) override;
+};
+
+// The permutation of [0, n) used by shuffled epochs: Fisher-Yates driven by
+// Rng(HashSeed(seed, epoch)). Exposed for tests.
+std::vector<uint32_t> EpochPermutation(int64_t n, uint64_t seed, int64_t epoch);
+
+}  // namespace stoker
+
+#endif  // STOKER_SOURCE_H_

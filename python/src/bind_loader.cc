@@ -1,0 +1,194 @@
+// Copyright 2026 The stoker Authors.
+//
+// Bindings for sources, transforms and the Loader. Every call that can block
+// releases the GIL. Batches cross into Python without a copy: the numpy
+// arrays' base object is a capsule that owns a reference to the batch, and
+// the batch buffer returns to the pool when the last array (or tensor made
+// from it) dies.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+
+#include "source/image_folder.h"
+#include "stoker/loader.h"
+
+namespace py = pybind11;
+
+namespace stoker::python {
+namespace {
+
+PyObject* g_stoker_error = nullptr;
+
+// Raises the Python exception matching `s`.
+[[noreturn]] void Throw(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kInvalidArgument: throw py::value_error(s.message());
+    case StatusCode::kNotFound: {
+      PyErr_SetString(PyExc_FileNotFoundError, s.message().c_str());
+      throw py::error_already_set();
+    }
+    default:
+      PyErr_SetString(g_stoker_error, s.message().c_str());
+      throw py::error_already_set();
+  }
+}
+
+template <typename T>
+T Unwrap(StatusOr<T> v) {
+  if (!v.ok()) Throw(v.status());
+  return std::move(v).value();
+}
+
+py::dict StageDict(const StageStats& s) {
+  py::dict d;
+  d["images"] = s.images;
+  d["batches"] = s.batches;
+  d["skipped"] = s.skipped;
+  d["seconds"] = s.seconds;
+  d["images_per_sec"] = s.images_per_sec();
+  d["read_s"] = s.read_s;
+  d["decode_s"] = s.decode_s;
+  d["augment_s"] = s.augment_s;
+  d["worker_wait_s"] = s.worker_wait_s;
+  d["consumer_wait_s"] = s.consumer_wait_s;
+  d["bytes_read"] = s.bytes_read;
+  return d;
+}
+
+py::dtype NumpyDType(DType d) {
+  switch (d) {
+    case DType::kUint8: return py::dtype::of<uint8_t>();
+    case DType::kFloat32: return py::dtype::of<float>();
+    case DType::kFloat16: return py::dtype("float16");
+    case DType::kBFloat16: return py::dtype::of<uint16_t>();  // reinterpreted by the caller
+  }
+  return py::dtype::of<uint8_t>();
+}
+
+// (images, labels, ids) as numpy arrays sharing the batch's memory.
+py::tuple BatchArrays(BatchPtr batch) {
+  auto* holder = new BatchPtr(std::move(batch));
+  py::capsule owner(holder, [](void* p) { delete static_cast<BatchPtr*>(p); });
+  const Batch& b = **holder;
+  const auto dims = b.image_dims();
+  const py::dtype dt = NumpyDType(b.shape().dtype);
+  const py::ssize_t item = static_cast<py::ssize_t>(DTypeSize(b.shape().dtype));
+  std::vector<py::ssize_t> shape(dims.begin(), dims.end());
+  std::vector<py::ssize_t> strides(4);
+  strides[3] = item;
+  for (int i = 2; i >= 0; --i) strides[i] = strides[i + 1] * shape[i + 1];
+  py::array images(dt, shape, strides, b.images(), owner);
+  py::array labels(py::dtype::of<int64_t>(), {static_cast<py::ssize_t>(b.size())},
+                   {static_cast<py::ssize_t>(8)}, b.labels(), owner);
+  py::array ids(py::dtype::of<int64_t>(), {static_cast<py::ssize_t>(b.size())},
+                {static_cast<py::ssize_t>(8)}, b.ids(), owner);
+  return py::make_tuple(images, labels, ids);
+}
+
+}  // namespace
+
+void RegisterLoader(py::module_& m) {
+  static py::exception<std::runtime_error> exc(m, "StokerError", PyExc_RuntimeError);
+  g_stoker_error = exc.ptr();
+
+  py::class_<Source, std::shared_ptr<Source>>(m, "Source")
+      .def("__len__", [](const Source& s) { return s.size(); })
+      .def("__repr__", &Source::Describe)
+      .def_property_readonly("classes", &Source::classes);
+
+  py::class_<ImageFolder, Source, std::shared_ptr<ImageFolder>>(m, "ImageFolder")
+      .def(py::init([](const std::string& root) {
+             StatusOr<std::shared_ptr<ImageFolder>> f = [&] {
+               py::gil_scoped_release release;
+               return ImageFolder::Open(root);
+             }();
+             return Unwrap(std::move(f));
+           }),
+           py::arg("root"))
+      .def_property_readonly("root", &ImageFolder::root)
+      .def("path", &ImageFolder::Path, py::arg("index"))
+      .def("label", &ImageFolder::Label, py::arg("index"));
+
+  py::class_<Transform>(m, "Transform")
+      .def_static("random_resized_crop", &Transform::RandomResizedCrop)
+      .def_static("resize", py::overload_cast<int>(&Transform::Resize))
+      .def_static("resize_hw", py::overload_cast<int, int>(&Transform::Resize))
+      .def_static("center_crop", &Transform::CenterCrop)
+      .def_static("random_horizontal_flip", &Transform::RandomHorizontalFlip)
+      .def_static("normalize", &Transform::Normalize)
+      .def("__repr__", &Transform::ToString);
+
+  py::class_<Loader>(m, "Loader")
+      .def(py::init([](std::shared_ptr<Source> source, int batch_size, bool shuffle,
+                       uint64_t seed, bool drop_last, std::vector<Transform> transforms,
+                       int threads, int prefetch, const std::string& dtype,
+                       const std::string& layout, const std::string& on_error, bool dct_scaling,
+                       int64_t max_pixels) {
+             LoaderOptions o;
+             o.batch_size = batch_size;
+             o.shuffle = shuffle;
+             o.seed = seed;
+             o.drop_last = drop_last;
+             o.transforms = std::move(transforms);
+             o.threads = threads;
+             o.prefetch = prefetch;
+             o.dtype = Unwrap(ParseDType(dtype));
+             o.layout = Unwrap(ParseLayout(layout));
+             if (on_error == "raise") o.on_error = OnError::kRaise;
+             else if (on_error == "skip") o.on_error = OnError::kSkip;
+             else throw py::value_error("on_error must be 'raise' or 'skip', got '" + on_error + "'");
+             o.dct_scaling = dct_scaling;
+             o.max_pixels = max_pixels;
+             return Unwrap(Loader::Create(std::move(source), o));
+           }),
+           py::arg("source"), py::arg("batch_size"), py::arg("shuffle"), py::arg("seed"),
+           py::arg("drop_last"), py::arg("transforms"), py::arg("threads"), py::arg("prefetch"),
+           py::arg("dtype"), py::arg("layout"), py::arg("on_error"), py::arg("dct_scaling"),
+           py::arg("max_pixels"))
+      .def("__len__", &Loader::num_batches)
+      .def_property_readonly("num_samples", &Loader::num_samples)
+      .def_property_readonly("height", &Loader::height)
+      .def_property_readonly("width", &Loader::width)
+      .def_property_readonly("epoch", &Loader::epoch)
+      .def("set_epoch", &Loader::SetEpoch, py::arg("epoch"))
+      .def("start",
+           [](Loader& l) {
+             Status s;
+             {
+               py::gil_scoped_release release;
+               s = l.Start();
+             }
+             if (!s.ok()) Throw(s);
+           })
+      .def("next",
+           [](Loader& l) -> py::object {
+             BatchPtr batch;
+             bool end = false;
+             Status s;
+             {
+               py::gil_scoped_release release;
+               s = l.Next(&batch, &end);
+             }
+             if (!s.ok()) Throw(s);
+             if (end) return py::none();
+             return BatchArrays(std::move(batch));
+           },
+           "The next batch as (images, labels, ids) numpy arrays, or None at the end.")
+      .def("stop", &Loader::Stop, py::call_guard<py::gil_scoped_release>())
+      .def("stats", [](const Loader& l) {
+        const LoaderStats s = l.stats();
+        py::dict d = StageDict(s.total);
+        d["epoch"] = StageDict(s.epoch);
+        d["current_epoch"] = s.current_epoch;
+        d["threads"] = s.threads;
+        d["prefetch"] = s.prefetch;
+        d["batch_buffers"] = s.batch_buffers;
+        d["batch_buffer_bytes"] = s.batch_buffer_bytes;
+        d["scratch_bytes"] = s.scratch_bytes;
+        return d;
+      });
+}
+
+}  // namespace stoker::python

@@ -1,0 +1,38 @@
+"""stoker: keeps accelerators fed.
+
+A C++ input-pipeline engine for deep-learning training: image folders to
+batched tensors on native threads, with the GIL released, each sample written
+straight into its slot of a pooled batch buffer.
+
+    import stoker
+    loader = stoker.Loader(
+        stoker.ImageFolder("data/train"), batch_size=256, shuffle=True,
+        transforms=[stoker.RandomResizedCrop(224), stoker.RandomHorizontalFlip(),
+                    stoker.Normalize(mean=[0.485, 0.456, 0.406], std=[0.229, 0.224, 0.225])])
+    for epoch in range(90):
+        loader.set_epoch(epoch)
+        for images, labels in loader:
+            ...
+"""
+
+from stoker._C import ImageFolder, StokerError
+from stoker._loader import Loader
+from stoker._transforms import (
+    CenterCrop,
+    Normalize,
+    RandomHorizontalFlip,
+    RandomResizedCrop,
+    Resize,
+)
+
+__all__ = [
+    "CenterCrop",
+    "ImageFolder",
+    "Loader",
+    "Normalize",
+    "RandomHorizontalFlip",
+    "RandomResizedCrop",
+    "Resize",
+    "StokerError",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,162 @@
+"""stoker.Loader: the Python face of the C++ engine."""
+
+from __future__ import annotations
+
+import weakref
+from typing import Optional, Sequence
+
+import numpy as np
+
+from stoker import _C
+
+try:  # torch is optional: without it batches are numpy arrays.
+    import torch
+except ImportError:  # pragma: no cover - exercised only without torch
+    torch = None
+
+_DTYPES = ("uint8", "float32", "float16", "bfloat16")
+
+
+class Loader:
+    """Batches of (images, labels) from a source, made on native threads.
+
+    Args:
+      source: a source, e.g. ``stoker.ImageFolder(root)``.
+      batch_size: samples per batch.
+      shuffle: shuffle the order, drawn from ``(seed, epoch)``.
+      seed: the seed for the order and for every sample's augmentation.
+      drop_last: drop the last batch when it would be short.
+      transforms: list of stoker transforms (torchvision names); must end in a fixed size.
+      threads: worker threads (default: one per available core).
+      prefetch: batches in flight (each one batch buffer of memory).
+      dtype: "uint8" (raw pixels, no Normalize), "float32", "float16" or "bfloat16".
+      layout: "NCHW" (default, ``[B, 3, H, W]``) or "NHWC".
+      on_error: "raise" (an exception naming the file) or "skip" (replace the sample
+        deterministically and count it in ``stats()["skipped"]``).
+      return_indices: also yield the dataset index of every sample.
+      dct_scaling: let JPEG decode at 1/2, 1/4, 1/8 size when a crop is downscaled 2x or more.
+      max_pixels: refuse images with more pixels than this before decoding them.
+
+    Iterating yields ``(images, labels)`` torch tensors (numpy arrays without torch) that
+    share the batch buffer: no copy. A batch stays valid while you hold it; its buffer
+    returns to the pool when released. Each ``iter()`` runs one epoch: the epoch set by
+    ``set_epoch()``, or else the one after the previous iteration's.
+    """
+
+    def __init__(self, source, *, batch_size: int, shuffle: bool = False, seed: int = 0,
+                 drop_last: bool = False, transforms: Sequence = (),
+                 threads: Optional[int] = None, prefetch: int = 2, dtype: str = "float32",
+                 layout: str = "NCHW", on_error: str = "raise", return_indices: bool = False,
+                 dct_scaling: bool = True, max_pixels: int = 1 << 28):
+        if dtype not in _DTYPES:
+            raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}")
+        if threads is None:
+            threads = 0
+        if not isinstance(threads, int) or threads < 0:
+            raise ValueError(f"threads must be a non-negative int or None, got {threads!r}")
+        self._dtype = dtype
+        self._return_indices = return_indices
+        self._source = source
+        self._iterator = None
+        self._impl = _C.Loader(source, int(batch_size), bool(shuffle), int(seed),
+                               bool(drop_last), list(transforms), threads, int(prefetch),
+                               dtype, layout, on_error, bool(dct_scaling), int(max_pixels))
+
+    def __len__(self) -> int:
+        return len(self._impl)
+
+    def set_epoch(self, epoch: int) -> None:
+        """Sets the epoch the next iteration runs (order and augmentation depend on it)."""
+        self._impl.set_epoch(int(epoch))
+
+    @property
+    def epoch(self) -> int:
+        return self._impl.epoch
+
+    @property
+    def source(self):
+        return self._source
+
+    def stats(self) -> dict:
+        """Counters: images, batches, seconds, images_per_sec, skipped, per-stage busy seconds
+        (read_s, decode_s, augment_s summed over threads), worker_wait_s, consumer_wait_s,
+        and the same for the current epoch under "epoch"."""
+        return self._impl.stats()
+
+    def __iter__(self):
+        if self._impl is None:
+            raise RuntimeError("the loader is closed")
+        self._finish_current()
+        self._impl.start()
+        it = _EpochIterator(self)
+        self._iterator = weakref.ref(it)
+        return it
+
+    def close(self) -> None:
+        """Stops the worker threads now (they also stop when the loader is deleted)."""
+        self._finish_current()
+        self._iterator = None
+        self._impl = None
+
+    def _finish_current(self):
+        it = self._iterator() if self._iterator is not None else None
+        if it is not None:
+            it._finish()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _convert(self, arrays):
+        images, labels, ids = arrays
+        if torch is not None:
+            images = torch.from_numpy(images)
+            if self._dtype == "bfloat16":
+                images = images.view(torch.bfloat16)
+            labels = torch.from_numpy(labels)
+            ids = torch.from_numpy(ids)
+        if self._return_indices:
+            return images, labels, ids
+        return images, labels
+
+
+class _EpochIterator:
+    """One epoch. Deleting it (e.g. on ``break``) stops the epoch's work."""
+
+    def __init__(self, loader: Loader):
+        self._loader = loader
+        self._impl = loader._impl
+        self._done = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._done:
+            raise StopIteration
+        try:
+            arrays = self._impl.next()
+        except BaseException:
+            self._finish()
+            raise
+        if arrays is None:
+            self._done = True
+            raise StopIteration
+        return self._loader._convert(arrays)
+
+    def __len__(self) -> int:
+        return len(self._impl)
+
+    def _finish(self):
+        if not self._done:
+            self._done = True
+            self._impl.stop()
+
+    def __del__(self):
+        try:
+            if not self._done:
+                self._finish()
+        except Exception:  # interpreter shutdown
+            pass

@@ -1,0 +1,346 @@
+// Copyright 2026 The stoker Authors.
+#include "codec/decoder.h"
+
+#include <csetjmp>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <jerror.h>
+#include <jpeglib.h>
+#include <png.h>
+
+namespace stoker {
+namespace {
+
+std::string Dims(int64_t w, int64_t h) {
+  return std::to_string(w) + "x" + std::to_string(h);
+}
+
+Status CheckPixelLimit(int64_t w, int64_t h, int64_t max_pixels) {
+  if (w <= 0 || h <= 0) return DataLossError("image declares size " + Dims(w, h));
+  if (max_pixels > 0 && w * h > max_pixels) {
+    return ResourceExhaustedError("image declares " + Dims(w, h) + " = " +
+                                  std::to_string(w * h) + " pixels, above the limit of " +
+                                  std::to_string(max_pixels) + " (max_pixels)");
+  }
+  return Status::OK();
+}
+
+// Pillow's CMYK -> RGB: channel = (255 - k) - (c * (255 - k)) / 255, with
+// its rounding division by 255.
+inline uint8_t CmykChannel(int c, int k) {
+  const int nk = 255 - k;
+  int tmp = c * nk + 128;
+  const int prod = ((tmp >> 8) + tmp) >> 8;
+  const int v = nk - prod;
+  return static_cast<uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v));
+}
+
+}  // namespace
+
+ImageFormat SniffImageFormat(const uint8_t* data, size_t size) {
+  if (size >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF) {
+    return ImageFormat::kJpeg;
+  }
+  static const uint8_t kPngMagic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+  if (size >= 8 && std::memcmp(data, kPngMagic, 8) == 0) return ImageFormat::kPng;
+  return ImageFormat::kUnknown;
+}
+
+// ---------------------------------------------------------------- JPEG ----
+
+class ImageDecoder::Jpeg {
+ public:
+  Jpeg() {
+    cinfo_.err = jpeg_std_error(&err_.pub);
+    err_.pub.error_exit = &ErrorExit;
+    err_.pub.emit_message = &EmitMessage;
+    jpeg_create_decompress(&cinfo_);
+  }
+  ~Jpeg() { jpeg_destroy_decompress(&cinfo_); }
+
+  Status Open(const uint8_t* data, size_t size, int64_t max_pixels, ImageHeader* h) {
+    if (setjmp(err_.jump)) return Fail();
+    jpeg_abort_decompress(&cinfo_);
+    jpeg_mem_src(&cinfo_, data, static_cast<unsigned long>(size));
+    jpeg_read_header(&cinfo_, TRUE);
+    RETURN_IF_ERROR(CheckPixelLimit(cinfo_.image_width, cinfo_.image_height, max_pixels));
+    h->format = ImageFormat::kJpeg;
+    h->width = static_cast<int>(cinfo_.image_width);
+    h->height = static_cast<int>(cinfo_.image_height);
+    return Status::OK();
+  }
+
+  Status Decode(const DecodeRequest& req, DecodedRegion* out) {
+    if (setjmp(err_.jump)) return Fail();
+    const int d = req.scale_denom;
+    if (d != 1 && d != 2 && d != 4 && d != 8) {
+      jpeg_abort_decompress(&cinfo_);
+      return InvalidArgumentError("scale_denom must be 1, 2, 4 or 8, got " + std::to_string(d));
+    }
+    cinfo_.scale_num = 1;
+    cinfo_.scale_denom = static_cast<unsigned>(d);
+    cinfo_.dct_method = JDCT_ISLOW;
+    cinfo_.do_fancy_upsampling = TRUE;
+    const bool cmyk = cinfo_.jpeg_color_space == JCS_CMYK || cinfo_.jpeg_color_space == JCS_YCCK;
+    cinfo_.out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
+    jpeg_start_decompress(&cinfo_);
+    const int sw = static_cast<int>(cinfo_.output_width);
+    const int sh = static_cast<int>(cinfo_.output_height);
+
+    // The wanted region in scaled coordinates, rounded outwards.
+    Rect r = req.region;
+    if (r.width <= 0 || r.height <= 0) r = Rect{0, 0, static_cast<int>(cinfo_.image_width),
+                                              static_cast<int>(cinfo_.image_height)};
+    int x0 = std::max(0, r.x / d);
+    int y0 = std::max(0, r.y / d);
+    int x1 = std::min(sw, (r.right() + d - 1) / d);
+    int y1 = std::min(sh, (r.bottom() + d - 1) / d);
+    if (x1 <= x0 || y1 <= y0) {
+      jpeg_abort_decompress(&cinfo_);
+      return InvalidArgumentError("decode region is empty after clipping to the image");
+    }
+
+    // Horizontal crop. Widening by one column on each side keeps fancy
+    // chroma upsampling from treating the span end as an image edge, which
+    // makes the kept pixels identical to a full decode.
+    JDIMENSION xoff = 0;
+    if (x1 - x0 < sw) {
+      const int cx0 = std::max(0, x0 - 1);
+      const int cx1 = std::min(sw, x1 + 1);
+      xoff = static_cast<JDIMENSION>(cx0);
+      JDIMENSION cw = static_cast<JDIMENSION>(cx1 - cx0);
+      if (cx1 - cx0 < sw) jpeg_crop_scanline(&cinfo_, &xoff, &cw);
+      else xoff = 0;
+    }
+    const int ow = static_cast<int>(cinfo_.output_width);
+    const int comps = cinfo_.output_components;  // 3, or 4 for CMYK
+    const size_t row_bytes = static_cast<size_t>(ow) * comps;
+    const int rows = y1 - y0;
+    const size_t need = row_bytes * rows;
+    if (pixels_.size() < need) pixels_.resize(need);
+
+    if (y0 > 0) jpeg_skip_scanlines(&cinfo_, static_cast<JDIMENSION>(y0));
+    for (int y = 0; y < rows;) {
+      JSAMPROW row = pixels_.data() + y * row_bytes;
+      const JDIMENSION got = jpeg_read_scanlines(&cinfo_, &row, 1);
+      if (got == 0) {
+        jpeg_abort_decompress(&cinfo_);
+        return DataLossError("JPEG data ended before row " + std::to_string(y0 + y));
+      }
+      y += static_cast<int>(got);
+    }
+    // Stop early: rows below the region are never entropy-decoded.
+    jpeg_abort_decompress(&cinfo_);
+
+    uint8_t* base = pixels_.data();
+    size_t stride = row_bytes;
+    if (cmyk) {
+      const bool inverted = cinfo_.saw_Adobe_marker;
+      for (int y = 0; y < rows; ++y) {
+        const uint8_t* in = base + y * row_bytes;
+        uint8_t* o = base + y * row_bytes;  // in place: writes trail reads
+        for (int x = 0; x < ow; ++x) {
+          int c = in[4 * x], m = in[4 * x + 1], yy = in[4 * x + 2], k = in[4 * x + 3];
+          if (inverted) { c = 255 - c; m = 255 - m; yy = 255 - yy; k = 255 - k; }
+          o[3 * x] = CmykChannel(c, k);
+          o[3 * x + 1] = CmykChannel(m, k);
+          o[3 * x + 2] = CmykChannel(yy, k);
+        }
+      }
+    }
+    out->pixels = RgbView{base + static_cast<size_t>(x0 - static_cast<int>(xoff)) * 3,
+                          x1 - x0, rows, static_cast<std::ptrdiff_t>(stride)};
+    out->region = Rect{x0, y0, x1 - x0, rows};
+    out->scale_denom = d;
+    out->scaled_width = sw;
+    out->scaled_height = sh;
+    return Status::OK();
+  }
+
+  size_t scratch_bytes() const { return pixels_.capacity(); }
+
+ private:
+  struct ErrorMgr {
+    jpeg_error_mgr pub;
+    jmp_buf jump;
+  };
+
+  static void ErrorExit(j_common_ptr cinfo) {
+    auto* err = reinterpret_cast<ErrorMgr*>(cinfo->err);
+    std::longjmp(err->jump, 1);
+  }
+  static void EmitMessage(j_common_ptr cinfo, int level) {
+    if (level >= 0) return;  // trace messages
+    // A warning means corrupt data (truncation, bad Huffman code, ...), and
+    // libjpeg would go on with made-up pixels. Extraneous bytes between
+    // markers are the one harmless warning.
+    if (cinfo->err->msg_code == JWRN_EXTRANEOUS_DATA) return;
+    cinfo->err->error_exit(cinfo);
+  }
+
+  Status Fail() {
+    char buf[JMSG_LENGTH_MAX];
+    (*err_.pub.format_message)(reinterpret_cast<j_common_ptr>(&cinfo_), buf);
+    const int code = err_.pub.msg_code;
+    jpeg_abort_decompress(&cinfo_);
+    std::string msg = std::string("JPEG: ") + buf;
+    if (code == JERR_BAD_PRECISION) return UnimplementedError(msg);
+    return DataLossError(msg);
+  }
+
+  jpeg_decompress_struct cinfo_{};
+  ErrorMgr err_{};
+  std::vector<uint8_t> pixels_;
+};
+
+// ----------------------------------------------------------------- PNG ----
+
+class ImageDecoder::Png {
+ public:
+  ~Png() { Reset(); }
+
+  Status Open(const uint8_t* data, size_t size, int64_t max_pixels, ImageHeader* h) {
+    Reset();
+    data_ = data;
+    size_ = size;
+    pos_ = 0;
+    png_ = png_create_read_struct(PNG_LIBPNG_VER_STRING, this, &ErrorFn, &WarningFn);
+    if (png_ == nullptr) return InternalError("png_create_read_struct failed");
+    info_ = png_create_info_struct(png_);
+    if (info_ == nullptr) return InternalError("png_create_info_struct failed");
+    if (setjmp(png_jmpbuf(png_))) return Fail();
+    png_set_read_fn(png_, this, &ReadFn);
+    // Let libpng check dimensions against our limit instead of its own.
+    png_set_user_limits(png_, 0x7fffffff, 0x7fffffff);
+    png_set_chunk_malloc_max(png_, 64u << 20);
+    png_read_info(png_, info_);
+    const int64_t w = png_get_image_width(png_, info_);
+    const int64_t hh = png_get_image_height(png_, info_);
+    RETURN_IF_ERROR(CheckPixelLimit(w, hh, max_pixels));
+    h->format = ImageFormat::kPng;
+    h->width = static_cast<int>(w);
+    h->height = static_cast<int>(hh);
+    return Status::OK();
+  }
+
+  Status Decode(const DecodeRequest& req, DecodedRegion* out) {
+    if (png_ == nullptr) return InternalError("PNG Decode() without Open()");
+    if (setjmp(png_jmpbuf(png_))) return Fail();
+    const int color = png_get_color_type(png_, info_);
+    const int depth = png_get_bit_depth(png_, info_);
+    if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png_);
+    if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png_);
+    if (depth == 16) png_set_strip_16(png_);
+    if (color == PNG_COLOR_TYPE_GRAY || color == PNG_COLOR_TYPE_GRAY_ALPHA) {
+      png_set_gray_to_rgb(png_);
+    }
+    // tRNS and alpha are dropped, as Pillow's convert("RGB") does.
+    if (color & PNG_COLOR_MASK_ALPHA) png_set_strip_alpha(png_);
+    png_set_interlace_handling(png_);
+    png_read_update_info(png_, info_);
+    const int w = static_cast<int>(png_get_image_width(png_, info_));
+    const int h = static_cast<int>(png_get_image_height(png_, info_));
+    const size_t rowbytes = png_get_rowbytes(png_, info_);
+    if (rowbytes != static_cast<size_t>(w) * 3) {
+      return InternalError("PNG transform produced " + std::to_string(rowbytes) +
+                           " bytes per row, expected " + std::to_string(w * 3));
+    }
+    image_.Resize(w, h);
+    rows_.resize(h);
+    for (int y = 0; y < h; ++y) rows_[y] = image_.row(y);
+    png_read_image(png_, rows_.data());
+    Reset();
+
+    Rect r = req.region;
+    if (r.width <= 0 || r.height <= 0) r = Rect{0, 0, w, h};
+    const int x0 = std::max(0, r.x), y0 = std::max(0, r.y);
+    const int x1 = std::min(w, r.right()), y1 = std::min(h, r.bottom());
+    if (x1 <= x0 || y1 <= y0) {
+      return InvalidArgumentError("decode region is empty after clipping to the image");
+    }
+    out->pixels = RgbView{image_.row(y0) + x0 * 3, x1 - x0, y1 - y0, image_.stride()};
+    out->region = Rect{x0, y0, x1 - x0, y1 - y0};
+    out->scale_denom = 1;
+    out->scaled_width = w;
+    out->scaled_height = h;
+    return Status::OK();
+  }
+
+ private:
+  static void ErrorFn(png_structp png, png_const_charp msg) {
+    auto* self = static_cast<Png*>(png_get_error_ptr(png));
+    self->message_ = msg ? msg : "unknown error";
+    png_longjmp(png, 1);
+  }
+  static void WarningFn(png_structp, png_const_charp) {}
+  static void ReadFn(png_structp png, png_bytep out, png_size_t n) {
+    auto* self = static_cast<Png*>(png_get_io_ptr(png));
+    if (self->size_ - self->pos_ < n) {
+      png_error(png, "file is truncated");
+    }
+    std::memcpy(out, self->data_ + self->pos_, n);
+    self->pos_ += n;
+  }
+
+  Status Fail() {
+    std::string msg = "PNG: " + message_;
+    Reset();
+    return DataLossError(msg);
+  }
+
+  void Reset() {
+    if (png_ != nullptr) png_destroy_read_struct(&png_, info_ ? &info_ : nullptr, nullptr);
+    png_ = nullptr;
+    info_ = nullptr;
+  }
+
+  png_structp png_ = nullptr;
+  png_infop info_ = nullptr;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  size_t pos_ = 0;
+  std::string message_;
+  RgbImage image_;
+  std::vector<png_bytep> rows_;
+};
+
+// ------------------------------------------------------------- dispatch ----
+
+ImageDecoder::ImageDecoder(const DecoderOptions& options)
+    : options_(options), jpeg_(std::make_unique<Jpeg>()), png_(std::make_unique<Png>()) {}
+
+ImageDecoder::~ImageDecoder() = default;
+
+Status ImageDecoder::Open(const uint8_t* data, size_t size, ImageHeader* header) {
+  current_ = SniffImageFormat(data, size);
+  switch (current_) {
+    case ImageFormat::kJpeg:
+      return jpeg_->Open(data, size, options_.max_pixels, header);
+    case ImageFormat::kPng:
+      return png_->Open(data, size, options_.max_pixels, header);
+    case ImageFormat::kUnknown:
+      break;
+  }
+  if (size == 0) return InvalidArgumentError("file is empty");
+  return InvalidArgumentError("not a JPEG or PNG image (unrecognised leading bytes)");
+}
+
+Status ImageDecoder::Decode(const DecodeRequest& request, DecodedRegion* out) {
+  switch (current_) {
+    case ImageFormat::kJpeg: return jpeg_->Decode(request, out);
+    case ImageFormat::kPng: return png_->Decode(request, out);
+    case ImageFormat::kUnknown: break;
+  }
+  return InternalError("Decode() without a successful Open()");
+}
+
+Status ImageDecoder::DecodeAll(const uint8_t* data, size_t size, DecodedRegion* out) {
+  ImageHeader h;
+  RETURN_IF_ERROR(Open(data, size, &h));
+  return Decode(DecodeRequest{}, out);
+}
+
+}  // namespace stoker

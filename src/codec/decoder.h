@@ -1,0 +1,110 @@
+// Copyright 2026 The stoker Authors.
+//
+// ImageDecoder: JPEG (libjpeg-turbo) and PNG (libpng) into 8-bit RGB, decoding
+// only the region a crop keeps where the format allows it.
+//
+// Usage, per sample:
+//   ImageHeader h;
+//   RETURN_IF_ERROR(decoder.Open(bytes, size, &h));        // parses headers only
+//   DecodedRegion r;
+//   RETURN_IF_ERROR(decoder.Decode({wanted_rect, max_denom}, &r));
+//
+// The format is detected from the content, never from the file name.
+// JPEG: greyscale, YCbCr, RGB, CMYK and YCCK (Adobe inverted or not) become
+// RGB; only the MCU columns and the rows of the wanted rectangle are decoded
+// (`jpeg_crop_scanline`, `jpeg_skip_scanlines`, early stop), and DCT-domain
+// scaling by 1/2, 1/4 or 1/8 is used when the caller allows it. The pixels in
+// the returned region are bit-identical to the same pixels of a full decode at
+// the same scale. Corrupt-data warnings from libjpeg (truncation, bad Huffman
+// codes) are errors: a damaged image never yields silently wrong pixels.
+// PNG: every colour type and bit depth, palette with or without tRNS, and
+// interlaced images; 16-bit samples keep their most significant byte and
+// alpha is dropped. PNG has no region decode: the whole image is decoded and
+// the region is a view into it.
+//
+// Thread-safety: an ImageDecoder is NOT thread-safe; keep one per thread. It
+// owns scratch memory that is reused, so a steady state allocates nothing.
+// Views returned by Decode() stay valid until the next Open() or Decode().
+// Errors: Open/Decode return DataLoss for corrupt data, Unimplemented for
+// valid but unsupported input (e.g. 12-bit JPEG), ResourceExhausted when the
+// image has more pixels than `max_pixels`, InvalidArgument for non-images.
+#ifndef STOKER_CODEC_DECODER_H_
+#define STOKER_CODEC_DECODER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "codec/image.h"
+#include "stoker/status.h"
+
+namespace stoker {
+
+enum class ImageFormat { kUnknown, kJpeg, kPng };
+
+// Detects the format from the first bytes.
+ImageFormat SniffImageFormat(const uint8_t* data, size_t size);
+
+struct ImageHeader {
+  ImageFormat format = ImageFormat::kUnknown;
+  int width = 0;
+  int height = 0;
+};
+
+struct DecodeRequest {
+  // Pixels wanted, in full-resolution coordinates. Clipped to the image; an
+  // empty rectangle means the whole image.
+  Rect region;
+  // DCT-domain downscale denominator (1, 2, 4 or 8) for JPEG; the decoded
+  // image is then ceil(width / d) x ceil(height / d) and `region` is mapped
+  // onto it (rounded outwards). Ignored for PNG, which always decodes at full
+  // size (check DecodedRegion::scale_denom).
+  int scale_denom = 1;
+};
+
+struct DecodedRegion {
+  // Pixels covering `region` of the scaled image.
+  RgbView pixels;
+  Rect region;
+  // The whole image is decoded at 1/scale_denom: scaled_width =
+  // ceil(width / scale_denom) (libjpeg's rule), likewise for height.
+  int scale_denom = 1;
+  int scaled_width = 0;
+  int scaled_height = 0;
+};
+
+struct DecoderOptions {
+  // Images with more pixels than this are refused before any pixel memory is
+  // allocated (decompression bombs). 0 means no limit.
+  int64_t max_pixels = int64_t{1} << 28;
+};
+
+class ImageDecoder {
+ public:
+  explicit ImageDecoder(const DecoderOptions& options = {});
+  ~ImageDecoder();
+  ImageDecoder(const ImageDecoder&) = delete;
+  ImageDecoder& operator=(const ImageDecoder&) = delete;
+
+  // Parses the headers of the encoded image in [data, data + size). The bytes
+  // must stay alive and unchanged until Decode() returns.
+  Status Open(const uint8_t* data, size_t size, ImageHeader* header);
+
+  // Decodes the region of the image last opened. Call at most once per Open().
+  Status Decode(const DecodeRequest& request, DecodedRegion* out);
+
+  // Decodes the whole image at full size (convenience for tests and tools).
+  Status DecodeAll(const uint8_t* data, size_t size, DecodedRegion* out);
+
+ private:
+  class Jpeg;
+  class Png;
+  DecoderOptions options_;
+  std::unique_ptr<Jpeg> jpeg_;
+  std::unique_ptr<Png> png_;
+  ImageFormat current_ = ImageFormat::kUnknown;
+};
+
+}  // namespace stoker
+
+#endif  // STOKER_CODEC_DECODER_H_

@@ -1,0 +1,61 @@
+// Copyright 2026 The stoker Authors.
+//
+// Plain pixel containers shared by the codecs and the ops.
+#ifndef STOKER_CODEC_IMAGE_H_
+#define STOKER_CODEC_IMAGE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace stoker {
+
+// An axis-aligned integer rectangle, [x, x + width) x [y, y + height).
+struct Rect {
+  int x = 0;
+  int y = 0;
+  int width = 0;
+  int height = 0;
+
+  int right() const { return x + width; }
+  int bottom() const { return y + height; }
+  bool operator==(const Rect&) const = default;
+};
+
+// A read-only view of 8-bit interleaved RGB pixels. Does not own the memory.
+struct RgbView {
+  const uint8_t* data = nullptr;
+  int width = 0;
+  int height = 0;
+  std::ptrdiff_t stride = 0;  // bytes between rows
+
+  const uint8_t* row(int y) const { return data + y * stride; }
+};
+
+// An owned, growable 8-bit RGB image. Reallocates only when it must grow, so a
+// per-thread instance reaches a steady state with no allocation per sample.
+class RgbImage {
+ public:
+  void Resize(int width, int height) {
+    width_ = width;
+    height_ = height;
+    const size_t need = static_cast<size_t>(width) * height * 3;
+    if (pixels_.size() < need) pixels_.resize(need);
+  }
+  int width() const { return width_; }
+  int height() const { return height_; }
+  std::ptrdiff_t stride() const { return static_cast<std::ptrdiff_t>(width_) * 3; }
+  uint8_t* row(int y) { return pixels_.data() + y * stride(); }
+  uint8_t* data() { return pixels_.data(); }
+  RgbView view() const { return RgbView{pixels_.data(), width_, height_, stride()}; }
+  size_t capacity_bytes() const { return pixels_.capacity(); }
+
+ private:
+  std::vector<uint8_t> pixels_;
+  int width_ = 0;
+  int height_ = 0;
+};
+
+}  // namespace stoker
+
+#endif  // STOKER_CODEC_IMAGE_H_

@@ -1,0 +1,200 @@
+// Copyright 2026 The stoker Authors.
+#include "ops/convert.h"
+
+#include <cstring>
+
+namespace stoker {
+
+size_t DTypeSize(DType dtype) {
+  switch (dtype) {
+    case DType::kUint8: return 1;
+    case DType::kFloat32: return 4;
+    case DType::kFloat16:
+    case DType::kBFloat16: return 2;
+  }
+  return 0;
+}
+
+const char* DTypeName(DType dtype) {
+  switch (dtype) {
+    case DType::kUint8: return "uint8";
+    case DType::kFloat32: return "float32";
+    case DType::kFloat16: return "float16";
+    case DType::kBFloat16: return "bfloat16";
+  }
+  return "?";
+}
+
+const char* LayoutName(Layout layout) { return layout == Layout::kNCHW ? "NCHW" : "NHWC"; }
+
+StatusOr<DType> ParseDType(const std::string& name) {
+  if (name == "uint8") return DType::kUint8;
+  if (name == "float32" || name == "float") return DType::kFloat32;
+  if (name == "float16" || name == "half") return DType::kFloat16;
+  if (name == "bfloat16") return DType::kBFloat16;
+  return InvalidArgumentError("unknown dtype '" + name +
+                              "' (expected uint8, float32, float16 or bfloat16)");
+}
+
+StatusOr<Layout> ParseLayout(const std::string& name) {
+  if (name == "NCHW" || name == "nchw") return Layout::kNCHW;
+  if (name == "NHWC" || name == "nhwc") return Layout::kNHWC;
+  return InvalidArgumentError("unknown layout '" + name + "' (expected NCHW or NHWC)");
+}
+
+uint16_t FloatToBFloat16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((bits >> 16) | 0x40);
+  bits += 0x7FFFu + ((bits >> 16) & 1u);  // round to nearest even
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+float BFloat16ToFloat(uint16_t b) {
+  const uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t FloatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t abs = x & 0x7FFFFFFFu;
+  if (abs >= 0x7F800000u) {  // inf or nan
+    return static_cast<uint16_t>(sign | 0x7C00u | (abs > 0x7F800000u ? 0x200u : 0u));
+  }
+  if (abs >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);  // overflow -> inf
+  if (abs < 0x38800000u) {  // subnormal half (or zero)
+    // value = abs as float; half subnormal unit is 2^-24.
+    float a;
+    std::memcpy(&a, &abs, 4);
+    const float scaled = a * 16777216.0f;  // exact: multiply by 2^24
+    // round to nearest even integer
+    uint32_t m = static_cast<uint32_t>(scaled);
+    const float frac = scaled - static_cast<float>(m);
+    if (frac > 0.5f || (frac == 0.5f && (m & 1u))) ++m;
+    return static_cast<uint16_t>(sign | m);
+  }
+  // normal: rebias exponent, round mantissa from 23 to 10 bits (RNE)
+  uint32_t h = ((abs >> 13) - (112u << 10));
+  const uint32_t rest = abs & 0x1FFFu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
+  return static_cast<uint16_t>(sign | h);
+}
+
+float HalfToFloat(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1Fu;
+  const uint32_t man = h & 0x3FFu;
+  float f;
+  if (exp == 0) {
+    f = static_cast<float>(man) / 16777216.0f;
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    bits |= sign;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }
+  uint32_t bits;
+  if (exp == 31) bits = sign | 0x7F800000u | (man << 13);
+  else bits = sign | ((exp + 112u) << 23) | (man << 13);
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+PixelWriter::PixelWriter(DType dtype, Layout layout, int height, int width, bool normalize,
+                         const std::array<float, 3>& mean, const std::array<float, 3>& std)
+    : dtype_(dtype), layout_(layout), height_(height), width_(width) {
+  sample_bytes_ = static_cast<size_t>(height) * width * 3 * DTypeSize(dtype);
+  for (int c = 0; c < 3; ++c) {
+    for (int v = 0; v < 256; ++v) {
+      // Same float32 operations, in the same order, as torchvision:
+      // img.float().div(255) then tensor.sub_(mean).div_(std).
+      float x = static_cast<float>(v) / 255.0f;
+      if (normalize) x = (x - mean[c]) / std[c];
+      f32_[c][v] = x;
+      u16_[c][v] = dtype == DType::kBFloat16 ? FloatToBFloat16(x) : FloatToHalf(x);
+    }
+  }
+}
+
+float PixelWriter::Value(int c, int v) const {
+  switch (dtype_) {
+    case DType::kUint8: return static_cast<float>(v);
+    case DType::kFloat32: return f32_[c][v];
+    case DType::kFloat16: return HalfToFloat(u16_[c][v]);
+    case DType::kBFloat16: return BFloat16ToFloat(u16_[c][v]);
+  }
+  return 0.f;
+}
+
+namespace {
+
+template <typename T, typename Lut>
+__attribute__((always_inline)) inline void WritePlanar(const uint8_t* rgb, int width,
+                                                       size_t plane, T* out, const Lut& lut) {
+  T* r = out;
+  T* g = out + plane;
+  T* b = out + 2 * plane;
+  for (int x = 0; x < width; ++x) {
+    r[x] = lut[0][rgb[3 * x]];
+    g[x] = lut[1][rgb[3 * x + 1]];
+    b[x] = lut[2][rgb[3 * x + 2]];
+  }
+}
+
+template <typename T, typename Lut>
+__attribute__((always_inline)) inline void WriteInterleaved(const uint8_t* rgb, int width, T* out,
+                                                            const Lut& lut) {
+  for (int x = 0; x < width; ++x) {
+    out[3 * x] = lut[0][rgb[3 * x]];
+    out[3 * x + 1] = lut[1][rgb[3 * x + 1]];
+    out[3 * x + 2] = lut[2][rgb[3 * x + 2]];
+  }
+}
+
+}  // namespace
+
+void PixelWriter::WriteRow(const uint8_t* rgb, int y, uint8_t* slot) const {
+  const size_t plane = static_cast<size_t>(height_) * width_;
+  if (layout_ == Layout::kNHWC) {
+    const size_t offset = static_cast<size_t>(y) * width_ * 3;
+    switch (dtype_) {
+      case DType::kUint8:
+        std::memcpy(slot + offset, rgb, static_cast<size_t>(width_) * 3);
+        return;
+      case DType::kFloat32:
+        WriteInterleaved(rgb, width_, reinterpret_cast<float*>(slot) + offset, f32_);
+        return;
+      case DType::kFloat16:
+      case DType::kBFloat16:
+        WriteInterleaved(rgb, width_, reinterpret_cast<uint16_t*>(slot) + offset, u16_);
+        return;
+    }
+  }
+  const size_t offset = static_cast<size_t>(y) * width_;
+  switch (dtype_) {
+    case DType::kUint8: {
+      uint8_t* r = slot + offset;
+      uint8_t* g = r + plane;
+      uint8_t* b = g + plane;
+      for (int x = 0; x < width_; ++x) {
+        r[x] = rgb[3 * x];
+        g[x] = rgb[3 * x + 1];
+        b[x] = rgb[3 * x + 2];
+      }
+      return;
+    }
+    case DType::kFloat32:
+      WritePlanar(rgb, width_, plane, reinterpret_cast<float*>(slot) + offset, f32_);
+      return;
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      WritePlanar(rgb, width_, plane, reinterpret_cast<uint16_t*>(slot) + offset, u16_);
+      return;
+  }
+}
+
+}  // namespace stoker

@@ -1,0 +1,54 @@
+// Copyright 2026 The stoker Authors.
+//
+// PixelWriter: the last pass of every sample. Takes 8-bit RGB rows and writes
+// them, normalised and converted to the output dtype and layout, straight
+// into the sample's slot of a batch buffer. Normalisation and dtype
+// conversion are one table lookup per byte: the table holds, per channel and
+// value, exactly what torchvision computes in float32 (ToTensor's v / 255,
+// then (x - mean) / std), rounded to nearest-even for float16/bfloat16.
+//
+// Thread-safety: immutable after construction; share freely.
+#ifndef STOKER_OPS_CONVERT_H_
+#define STOKER_OPS_CONVERT_H_
+
+#include <array>
+#include <cstdint>
+
+#include "stoker/types.h"
+
+namespace stoker {
+
+uint16_t FloatToHalf(float f);
+uint16_t FloatToBFloat16(float f);
+float HalfToFloat(uint16_t h);
+float BFloat16ToFloat(uint16_t b);
+
+class PixelWriter {
+ public:
+  // `normalize` false: float outputs are v / 255 (ToTensor); uint8 is raw.
+  PixelWriter(DType dtype, Layout layout, int height, int width, bool normalize,
+              const std::array<float, 3>& mean, const std::array<float, 3>& std);
+
+  // Writes `width` RGB pixels as row `y` of the sample starting at `slot`.
+  void WriteRow(const uint8_t* rgb, int y, uint8_t* slot) const;
+  // Bytes per sample.
+  size_t sample_bytes() const { return sample_bytes_; }
+  DType dtype() const { return dtype_; }
+  Layout layout() const { return layout_; }
+  int height() const { return height_; }
+  int width() const { return width_; }
+  // The converted value of channel c at byte value v, as float.
+  float Value(int c, int v) const;
+
+ private:
+  DType dtype_;
+  Layout layout_;
+  int height_, width_;
+  size_t sample_bytes_;
+  std::array<std::array<float, 256>, 3> f32_;
+  std::array<std::array<uint16_t, 256>, 3> u16_;
+};
+
+}  // namespace stoker
+
+#endif  // STOKER_OPS_CONVERT_H_

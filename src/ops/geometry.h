@@ -1,0 +1,66 @@
+// Copyright 2026 The stoker Authors.
+//
+// Compiles a transform list, for one image of known size and one random
+// stream, into a GeometryPlan: the crops, resizes and flip that torchvision
+// would apply, expressed as at most kMaxStages "crop -> resample -> window"
+// stages in the coordinates of the image itself. The common chains
+// (RandomResizedCrop; Resize + CenterCrop; CenterCrop; each with flips) are
+// a single stage, which the loader executes fused with a region decode.
+//
+// Thread-safety: pure functions. Errors: InvalidArgument for unusable lists.
+#ifndef STOKER_OPS_GEOMETRY_H_
+#define STOKER_OPS_GEOMETRY_H_
+
+#include <vector>
+
+#include "base/rng.h"
+#include "codec/image.h"
+#include "stoker/status.h"
+#include "stoker/transforms.h"
+
+namespace stoker {
+
+// One stage: crop the input grid to `crop` (pixels outside the input are
+// zero: torchvision's padding), resample the crop to out_width x out_height
+// with Pillow's bilinear filter, then keep `window` of the result (again
+// zero outside).
+struct GeometryStage {
+  Rect crop;
+  int out_width = 0;
+  int out_height = 0;
+  Rect window;
+};
+
+struct GeometryPlan {
+  static constexpr int kMaxStages = 4;
+  GeometryStage stages[kMaxStages];
+  int num_stages = 0;
+  // Mirror the final output horizontally.
+  bool flip = false;
+  int width() const { return stages[num_stages - 1].window.width; }
+  int height() const { return stages[num_stages - 1].window.height; }
+};
+
+// Draws the random parameters from `rng` in list order (RandomResizedCrop:
+// area and ratio, then position; RandomHorizontalFlip: one draw) and fills
+// `plan`. Non-geometric transforms (Normalize) are ignored here.
+Status PlanGeometry(const std::vector<Transform>& transforms, int width, int height, Rng* rng,
+                    GeometryPlan* plan);
+
+// The output size every sample will have, or InvalidArgument naming the
+// problem when the list does not end in a fixed size (a batch needs one).
+Status StaticOutputSize(const std::vector<Transform>& transforms, int* height, int* width);
+
+// torchvision's RandomResizedCrop.get_params: a crop of the width x height
+// grid, drawn from `rng`. Exposed for the distribution tests.
+Rect SampleRandomResizedCrop(int width, int height, const Transform& t, Rng* rng);
+
+// torchvision's size rule for Resize(size) on a width x height image.
+void ShorterSideSize(int width, int height, int size, int* out_width, int* out_height);
+
+// Python 3's round() (half to even) of x, as torchvision's CenterCrop uses.
+int RoundHalfEven(double x);
+
+}  // namespace stoker
+
+#endif  // STOKER_OPS_GEOMETRY_H_

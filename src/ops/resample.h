@@ -1,0 +1,72 @@
+// Copyright 2026 The stoker Authors.
+//
+// Separable resampling with Pillow's antialiased bilinear ("triangle")
+// filter, reproducing Pillow's coefficients, its 22-bit fixed-point
+// arithmetic and its horizontal-then-vertical order with 8-bit rounding in
+// between. Because every output pixel depends only on its own coefficients,
+// resampling just a window of the output (the part a later crop keeps) gives
+// exactly the pixels of a full resize followed by that crop.
+//
+// Thread-safety: AxisCoeffs is a value. A Resampler owns scratch memory and
+// is NOT thread-safe; keep one per thread (it then allocates nothing once
+// warmed up).
+#ifndef STOKER_OPS_RESAMPLE_H_
+#define STOKER_OPS_RESAMPLE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "codec/image.h"
+
+namespace stoker {
+
+// Filter taps for one axis: output i reads inputs [start[i], start[i] +
+// count[i]) with weights[i * taps + k]. Indices are absolute in the input
+// grid. An output with count 0 is zero (padding).
+struct AxisCoeffs {
+  int taps = 0;
+  int length = 0;                 // number of outputs
+  std::vector<int32_t> start;
+  std::vector<int32_t> count;
+  std::vector<int32_t> weights;   // fixed point, sum 1 << kPrecisionBits
+  int min_input = 0;              // inputs used: [min_input, max_input)
+  int max_input = 0;
+};
+
+constexpr int kPrecisionBits = 22;  // Pillow's 32 - 8 - 2
+
+// Coefficients for resampling the input span [in0, in1) (a real interval;
+// integer for an exact crop) to `out_size` outputs, with input pixels
+// clamped to [lo, hi) (the crop's pixels), as Pillow's precompute_coeffs
+// does for an image of hi - lo pixels. Only outputs [window_start,
+// window_start + window_length) are produced; outputs outside [0, out_size)
+// are padding. With `reverse`, outputs are stored in reverse order (a
+// horizontal flip for free).
+void ComputeAxisCoeffs(double in0, double in1, int lo, int hi, int out_size, int window_start,
+                       int window_length, bool reverse, AxisCoeffs* coeffs);
+
+class Resampler {
+ public:
+  // Called once per output row, in order, with `width` RGB pixels.
+  using RowSink = void (*)(void* ctx, int y, const uint8_t* rgb, int width);
+
+  // Resamples `src`, whose pixel (0, 0) sits at (origin_x, origin_y) of the
+  // input grid. The source must cover the coefficients' input spans.
+  void Run(const RgbView& src, int origin_x, int origin_y, const AxisCoeffs& horizontal,
+           const AxisCoeffs& vertical, RowSink sink, void* ctx);
+
+  // Convenience: resample into an owned image.
+  void RunToImage(const RgbView& src, int origin_x, int origin_y, const AxisCoeffs& horizontal,
+                  const AxisCoeffs& vertical, RgbImage* out);
+
+  size_t scratch_bytes() const { return temp_.capacity() + acc_.capacity() * 4 + row_.capacity(); }
+
+ private:
+  std::vector<uint8_t> temp_;   // horizontally resampled rows
+  std::vector<int32_t> acc_;
+  std::vector<uint8_t> row_;
+};
+
+}  // namespace stoker
+
+#endif  // STOKER_OPS_RESAMPLE_H_

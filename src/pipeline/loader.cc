@@ -1,0 +1,556 @@
+// Copyright 2026 The stoker Authors.
+//
+// The engine behind stoker::Loader. See include/stoker/loader.h for the
+// contract and docs/architecture.md for the design.
+//
+// Synchronisation: one mutex `mu_` guards epoch set-up, batch installation,
+// hand-off to the consumer and the worker lifecycle. The per-sample hot path
+// takes no lock: a position is claimed with one atomic fetch_add, the batch
+// buffer is found with one acquire load, and completion is one atomic
+// decrement; only the last sample of a batch takes `mu_` to wake the
+// consumer.
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "base/rng.h"
+#include "ops/convert.h"
+#include "ops/geometry.h"
+#include "pipeline/sample_processor.h"
+#include "stoker/loader.h"
+
+namespace stoker {
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+int AvailableCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(n);
+}
+
+// Per-worker counters, on their own cache line; relaxed atomics so stats()
+// can read them from another thread.
+struct alignas(64) Counters {
+  std::atomic<int64_t> read_ns{0}, decode_ns{0}, augment_ns{0}, wait_ns{0};
+  std::atomic<int64_t> images{0}, skipped{0}, bytes{0};
+  void Add(std::atomic<int64_t>& c, int64_t v) { c.store(c.load(std::memory_order_relaxed) + v, std::memory_order_relaxed); }
+};
+
+struct Totals {
+  int64_t read_ns = 0, decode_ns = 0, augment_ns = 0, wait_ns = 0, images = 0, skipped = 0,
+          bytes = 0, consumer_wait_ns = 0, batches = 0, wall_ns = 0;
+};
+
+class LoaderImpl : public Loader {
+ public:
+  LoaderImpl(std::shared_ptr<Source> source, const LoaderOptions& options, int height, int width)
+      : source_(std::move(source)),
+        options_(options),
+        height_(height),
+        width_(width),
+        writer_(options.dtype, options.layout, height, width, HasNormalize(options.transforms),
+                NormalizeOf(options.transforms).mean, NormalizeOf(options.transforms).std) {
+    threads_ = options_.threads > 0 ? options_.threads : AvailableCores();
+    BatchShape shape;
+    shape.batch_size = options_.batch_size;
+    shape.height = height;
+    shape.width = width;
+    shape.dtype = options_.dtype;
+    shape.layout = options_.layout;
+    pool_ = BatchPool::Create(shape, options_.allocator ? options_.allocator : HostAllocator(),
+                              options_.prefetch + 2);
+    processor_config_.transforms = options_.transforms;
+    processor_config_.dct_scaling = options_.dct_scaling;
+    processor_config_.decoder.max_pixels = options_.max_pixels;
+    ring_ = std::vector<RingSlot>(static_cast<size_t>(options_.prefetch));
+    counters_ = std::vector<Counters>(static_cast<size_t>(threads_));
+    scratch_bytes_ = std::vector<std::atomic<size_t>>(static_cast<size_t>(threads_));
+  }
+
+  ~LoaderImpl() override {
+    Stop();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      shutdown_ = true;
+    }
+    work_cv_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+
+  int64_t num_samples() const override { return source_->size(); }
+  int64_t num_batches() const override {
+    const int64_t n = source_->size();
+    const int64_t b = options_.batch_size;
+    return options_.drop_last ? n / b : (n + b - 1) / b;
+  }
+  int height() const override { return height_; }
+  int width() const override { return width_; }
+  const LoaderOptions& options() const override { return options_; }
+  std::shared_ptr<Source> source() const override { return source_; }
+
+  void SetEpoch(int64_t epoch) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    next_epoch_ = epoch;
+  }
+  int64_t epoch() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return active_ || started_once_ ? epoch_ : next_epoch_;
+  }
+
+  Status Start() override {
+    Stop();
+    EnsureThreads();
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_cv_.wait(lock, [&] { return busy_workers_ == 0; });
+    epoch_ = next_epoch_;
+    next_epoch_ = epoch_ + 1;
+    started_once_ = true;
+    EpochSpec spec;
+    spec.seed = options_.seed;
+    spec.epoch = epoch_;
+    spec.shuffle = options_.shuffle;
+    auto reader = source_->StartEpoch(spec);
+    if (!reader.ok()) return reader.status();
+    reader_ = std::move(reader).value();
+    const int64_t n = reader_->size();
+    const int64_t b = options_.batch_size;
+    epoch_batches_ = options_.drop_last ? n / b : (n + b - 1) / b;
+    epoch_samples_ = std::min(n, epoch_batches_ * b);
+    next_position_.store(0, std::memory_order_relaxed);
+    cancelled_.store(false, std::memory_order_relaxed);
+    next_to_consume_ = 0;
+    for (RingSlot& s : ring_) {
+      s.batch.store(-1, std::memory_order_relaxed);
+      s.buffer = nullptr;
+    }
+    epoch_snapshot_ = SumLocked();
+    epoch_start_ns_ = NowNs();
+    epoch_done_ = false;
+    active_ = true;
+    ++generation_;
+    lock.unlock();
+    work_cv_.notify_all();
+    return Status::OK();
+  }
+
+  Status Next(BatchPtr* out, bool* end) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    *end = false;
+    if (!active_) {
+      *end = true;
+      return Status::OK();
+    }
+    if (next_to_consume_ >= epoch_batches_) {
+      FinishEpochLocked();
+      *end = true;
+      return Status::OK();
+    }
+    const int64_t b = next_to_consume_;
+    RingSlot& slot = ring_[b % ring_.size()];
+    auto ready = [&] {
+      return slot.batch.load(std::memory_order_acquire) == b &&
+             slot.remaining.load(std::memory_order_acquire) == 0;
+    };
+    if (!ready()) {
+      const int64_t t0 = NowNs();
+      ready_cv_.wait(lock, ready);
+      consumer_wait_ns_ += NowNs() - t0;
+    }
+    BatchBuffer* buf = slot.buffer;
+    slot.buffer = nullptr;
+    slot.batch.store(-1, std::memory_order_release);
+    ++next_to_consume_;
+    ++batches_;
+    lock.unlock();
+    work_cv_.notify_all();
+
+    if (options_.on_error == OnError::kRaise) {
+      for (int i = 0; i < buf->size; ++i) {
+        if (!buf->errors()[i].ok()) {
+          Status err = buf->errors()[i];
+          pool_->Release(buf);
+          Stop();
+          return err;
+        }
+      }
+    }
+    *out = std::make_shared<Batch>(pool_, buf);
+    return Status::OK();
+  }
+
+  void Stop() override {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!active_) return;
+    cancelled_.store(true, std::memory_order_release);
+    active_ = false;
+    work_cv_.notify_all();
+    ready_cv_.notify_all();
+    idle_cv_.wait(lock, [&] { return busy_workers_ == 0; });
+    for (RingSlot& s : ring_) {
+      if (s.buffer != nullptr) pool_->Release(s.buffer);
+      s.buffer = nullptr;
+      s.batch.store(-1, std::memory_order_relaxed);
+    }
+    FinishEpochLocked();
+  }
+
+  LoaderStats stats() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Totals now = SumLocked();
+    if (active_ && !epoch_done_) now.wall_ns += NowNs() - epoch_start_ns_;
+    LoaderStats s;
+    s.total = ToStats(now);
+    Totals e = now;
+    Subtract(&e, epoch_snapshot_);
+    s.epoch = ToStats(e);
+    s.current_epoch = epoch_;
+    s.threads = threads_;
+    s.prefetch = options_.prefetch;
+    s.batch_buffers = pool_->allocated();
+    s.batch_buffer_bytes = pool_->allocated_bytes();
+    for (const auto& b : scratch_bytes_) s.scratch_bytes += b.load(std::memory_order_relaxed);
+    return s;
+  }
+
+ private:
+  struct RingSlot {
+    std::atomic<int64_t> batch{-1};    // batch index occupying the slot, -1 if free
+    BatchBuffer* buffer = nullptr;     // written before `batch` is released
+    std::atomic<int> remaining{0};     // samples of the batch not yet written
+  };
+
+  static bool HasNormalize(const std::vector<Transform>& ts) {
+    for (const auto& t : ts) if (t.kind == Transform::Kind::kNormalize) return true;
+    return false;
+  }
+  static Transform NormalizeOf(const std::vector<Transform>& ts) {
+    Transform n = Transform::Normalize({0.f, 0.f, 0.f}, {1.f, 1.f, 1.f});
+    for (const auto& t : ts) if (t.kind == Transform::Kind::kNormalize) n = t;
+    return n;
+  }
+
+  void EnsureThreads() {
+    if (!workers_.empty()) return;
+    workers_.reserve(threads_);
+    for (int i = 0; i < threads_; ++i) workers_.emplace_back([this, i] { WorkerMain(i); });
+  }
+
+  void WorkerMain(int index) {
+    SampleProcessor processor(processor_config_, &writer_);
+    SampleScratch scratch;
+    uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        work_cv_.wait(lock, [&] { return shutdown_ || (active_ && generation_ != seen); });
+        if (shutdown_) return;
+        seen = generation_;
+        ++busy_workers_;
+      }
+      RunEpoch(index, &processor, &scratch);
+      scratch_bytes_[index].store(processor.scratch_bytes() + scratch.bytes.capacity(),
+                                  std::memory_order_relaxed);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        --busy_workers_;
+      }
+      idle_cv_.notify_all();
+    }
+  }
+
+  // Claims positions until the epoch is exhausted or cancelled.
+  void RunEpoch(int index, SampleProcessor* processor, SampleScratch* scratch) {
+    Counters& c = counters_[index];
+    const int64_t bsz = options_.batch_size;
+    const size_t k = ring_.size();
+    while (!cancelled_.load(std::memory_order_acquire)) {
+      const int64_t p = next_position_.fetch_add(1, std::memory_order_relaxed);
+      if (p >= epoch_samples_) return;
+      const int64_t b = p / bsz;
+      const int s = static_cast<int>(p % bsz);
+      RingSlot& slot = ring_[b % k];
+      if (s == 0) {
+        if (!InstallBatch(b, &c)) return;
+      } else if (slot.batch.load(std::memory_order_acquire) != b) {
+        const int64_t t0 = NowNs();
+        std::unique_lock<std::mutex> lock(mu_);
+        work_cv_.wait(lock, [&] {
+          return cancelled_.load(std::memory_order_relaxed) ||
+                 slot.batch.load(std::memory_order_acquire) == b;
+        });
+        c.Add(c.wait_ns, NowNs() - t0);
+        if (cancelled_.load(std::memory_order_relaxed)) return;
+      }
+      BatchBuffer* buf = slot.buffer;
+      ProduceSample(p, s, buf, processor, scratch, &c);
+      if (slot.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        std::lock_guard<std::mutex> lock(mu_);
+        ready_cv_.notify_all();
+      }
+    }
+  }
+
+  // Waits until batch b may be in flight (b - prefetch has been taken by the
+  // consumer), then gives it a buffer. False when cancelled.
+  bool InstallBatch(int64_t b, Counters* c) {
+    const int64_t k = static_cast<int64_t>(ring_.size());
+    const int64_t t0 = NowNs();
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      work_cv_.wait(lock, [&] {
+        return cancelled_.load(std::memory_order_relaxed) || b < next_to_consume_ + k;
+      });
+      if (cancelled_.load(std::memory_order_relaxed)) return false;
+    }
+    c->Add(c->wait_ns, NowNs() - t0);
+    auto acquired = pool_->Acquire();
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!acquired.ok()) {
+      // Out of memory for batches: surface it through the consumer.
+      fatal_ = acquired.status();
+      cancelled_.store(true, std::memory_order_release);
+      ready_cv_.notify_all();
+      work_cv_.notify_all();
+      return false;
+    }
+    BatchBuffer* buf = acquired.value();
+    if (cancelled_.load(std::memory_order_relaxed)) {
+      pool_->Release(buf);
+      return false;
+    }
+    const int size = static_cast<int>(std::min<int64_t>(options_.batch_size,
+                                                        epoch_samples_ - b * options_.batch_size));
+    buf->size = size;
+    buf->epoch = epoch_;
+    buf->index = b;
+    RingSlot& slot = ring_[b % k];
+    slot.buffer = buf;
+    slot.remaining.store(size, std::memory_order_relaxed);
+    slot.batch.store(b, std::memory_order_release);
+    lock.unlock();
+    work_cv_.notify_all();
+    return true;
+  }
+
+  void ProduceSample(int64_t p, int s, BatchBuffer* buf, SampleProcessor* processor,
+                     SampleScratch* scratch, Counters* c) {
+    const int64_t n = reader_->size();
+    int64_t pos = p;
+    Status first_error;
+    for (int attempt = 0;; ++attempt) {
+      SampleData sample;
+      bool end = false;
+      const int64_t t0 = NowNs();
+      Status st = reader_->Read(pos, scratch, &sample, &end);
+      const int64_t t1 = NowNs();
+      c->Add(c->read_ns, t1 - t0);
+      if (st.ok() && end) st = DataLossError("source ended before position " + std::to_string(pos));
+      if (st.ok()) {
+        c->Add(c->bytes, static_cast<int64_t>(sample.size));
+        Rng rng(HashSeed(options_.seed, static_cast<uint64_t>(epoch_),
+                         static_cast<uint64_t>(sample.id), static_cast<uint64_t>(attempt)));
+        StageTimes times;
+        st = processor->Process(sample, &rng, buf->slot(s), &times);
+        c->Add(c->decode_ns, times.decode_ns);
+        c->Add(c->augment_ns, times.augment_ns);
+        if (!st.ok()) st = st.WithContext(reader_->Name(pos));
+      }
+      if (st.ok()) {
+        buf->labels()[s] = sample.label;
+        buf->ids()[s] = sample.id;
+        buf->errors()[s] = Status::OK();
+        c->Add(c->images, 1);
+        return;
+      }
+      if (options_.on_error == OnError::kRaise) {
+        buf->errors()[s] = st;
+        buf->ids()[s] = -1;
+        return;
+      }
+      c->Add(c->skipped, 1);
+      if (first_error.ok()) first_error = st;
+      if (!reader_->random_access() || attempt + 1 >= options_.max_skip_attempts) {
+        buf->errors()[s] = first_error.WithContext(
+            "on_error=skip found no readable replacement after " + std::to_string(attempt + 1) +
+            " attempts; first failure");
+        buf->ids()[s] = -1;
+        return;
+      }
+      // A deterministic replacement: depends on (seed, epoch, position, attempt) only.
+      pos = static_cast<int64_t>(HashSeed(options_.seed, static_cast<uint64_t>(epoch_),
+                                          static_cast<uint64_t>(p),
+                                          static_cast<uint64_t>(attempt + 1)) %
+                                 static_cast<uint64_t>(n));
+    }
+  }
+
+  Totals SumLocked() const {
+    Totals t;
+    for (const Counters& c : counters_) {
+      t.read_ns += c.read_ns.load(std::memory_order_relaxed);
+      t.decode_ns += c.decode_ns.load(std::memory_order_relaxed);
+      t.augment_ns += c.augment_ns.load(std::memory_order_relaxed);
+      t.wait_ns += c.wait_ns.load(std::memory_order_relaxed);
+      t.images += c.images.load(std::memory_order_relaxed);
+      t.skipped += c.skipped.load(std::memory_order_relaxed);
+      t.bytes += c.bytes.load(std::memory_order_relaxed);
+    }
+    t.consumer_wait_ns = consumer_wait_ns_;
+    t.batches = batches_;
+    t.wall_ns = wall_ns_;
+    return t;
+  }
+
+  static void Subtract(Totals* a, const Totals& b) {
+    a->read_ns -= b.read_ns;
+    a->decode_ns -= b.decode_ns;
+    a->augment_ns -= b.augment_ns;
+    a->wait_ns -= b.wait_ns;
+    a->images -= b.images;
+    a->skipped -= b.skipped;
+    a->bytes -= b.bytes;
+    a->consumer_wait_ns -= b.consumer_wait_ns;
+    a->batches -= b.batches;
+    a->wall_ns -= b.wall_ns;
+  }
+
+  static StageStats ToStats(const Totals& t) {
+    StageStats s;
+    s.images = t.images;
+    s.batches = t.batches;
+    s.skipped = t.skipped;
+    s.seconds = t.wall_ns * 1e-9;
+    s.read_s = t.read_ns * 1e-9;
+    s.decode_s = t.decode_ns * 1e-9;
+    s.augment_s = t.augment_ns * 1e-9;
+    s.worker_wait_s = t.wait_ns * 1e-9;
+    s.consumer_wait_s = t.consumer_wait_ns * 1e-9;
+    s.bytes_read = t.bytes;
+    return s;
+  }
+
+  void FinishEpochLocked() {
+    if (!epoch_done_) {
+      wall_ns_ += NowNs() - epoch_start_ns_;
+      epoch_done_ = true;
+    }
+    active_ = false;
+  }
+
+  const std::shared_ptr<Source> source_;
+  const LoaderOptions options_;
+  const int height_, width_;
+  const PixelWriter writer_;
+  ProcessorConfig processor_config_;
+  int threads_ = 1;
+  std::shared_ptr<BatchPool> pool_;
+
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_;   // workers: new epoch, batch installed, room in flight
+  std::condition_variable ready_cv_;  // consumer: a batch completed
+  std::condition_variable idle_cv_;   // Stop/Start: a worker left the epoch
+  bool shutdown_ = false;             // guarded by mu_
+  bool active_ = false;               // guarded by mu_
+  bool started_once_ = false;         // guarded by mu_
+  uint64_t generation_ = 0;           // guarded by mu_
+  int busy_workers_ = 0;              // guarded by mu_
+  int64_t epoch_ = 0;                 // guarded by mu_; read by workers of the epoch
+  int64_t next_epoch_ = 0;            // guarded by mu_
+  int64_t next_to_consume_ = 0;       // guarded by mu_
+  int64_t epoch_batches_ = 0;         // set by Start before workers run
+  int64_t epoch_samples_ = 0;         // set by Start before workers run
+  std::unique_ptr<EpochReader> reader_;  // set by Start before workers run
+  std::vector<RingSlot> ring_;
+  std::atomic<int64_t> next_position_{0};
+  std::atomic<bool> cancelled_{false};
+  Status fatal_;                      // guarded by mu_
+
+  // Counters.
+  std::vector<Counters> counters_;
+  std::vector<std::atomic<size_t>> scratch_bytes_;
+  int64_t consumer_wait_ns_ = 0;      // guarded by mu_
+  int64_t batches_ = 0;               // guarded by mu_
+  int64_t wall_ns_ = 0;               // guarded by mu_
+  int64_t epoch_start_ns_ = 0;        // guarded by mu_
+  bool epoch_done_ = true;            // guarded by mu_
+  Totals epoch_snapshot_;             // guarded by mu_
+
+  // Declared last: joined in the destructor before the members above die.
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<Source> source,
+                                                 const LoaderOptions& options) {
+  if (source == nullptr) return InvalidArgumentError("source is null");
+  if (options.batch_size < 1) {
+    return InvalidArgumentError("batch_size must be >= 1, got " +
+                                std::to_string(options.batch_size));
+  }
+  if (options.prefetch < 1) {
+    return InvalidArgumentError("prefetch must be >= 1, got " + std::to_string(options.prefetch));
+  }
+  if (options.threads < 0 || options.threads > 1024) {
+    return InvalidArgumentError("threads must be between 0 (one per core) and 1024, got " +
+                                std::to_string(options.threads));
+  }
+  if (options.max_skip_attempts < 1) {
+    return InvalidArgumentError("max_skip_attempts must be >= 1");
+  }
+  if (source->size() < 0) {
+    return UnimplementedError(source->Describe() +
+                              ": sources of unknown length are not supported yet");
+  }
+  if (source->size() == 0) return InvalidArgumentError(source->Describe() + " has no samples");
+  int height = 0, width = 0;
+  RETURN_IF_ERROR(StaticOutputSize(options.transforms, &height, &width));
+  for (const Transform& t : options.transforms) {
+    if (t.kind == Transform::Kind::kNormalize && options.dtype == DType::kUint8) {
+      return InvalidArgumentError(
+          "Normalize cannot be applied to uint8 output: use dtype float32, float16 or bfloat16, "
+          "or drop Normalize and normalise on the device");
+    }
+    if (t.kind == Transform::Kind::kNormalize) {
+      for (float s : t.std) {
+        if (!(s != 0.f)) return InvalidArgumentError("Normalize std must be non-zero");
+      }
+    }
+    if (t.kind == Transform::Kind::kRandomResizedCrop &&
+        (t.scale_min <= 0 || t.scale_min > t.scale_max || t.ratio_min <= 0 ||
+         t.ratio_min > t.ratio_max)) {
+      return InvalidArgumentError("invalid " + t.ToString());
+    }
+    if (t.kind == Transform::Kind::kRandomHorizontalFlip && (t.p < 0 || t.p > 1)) {
+      return InvalidArgumentError("RandomHorizontalFlip p must be in [0, 1]");
+    }
+    if ((t.kind == Transform::Kind::kResize || t.kind == Transform::Kind::kCenterCrop ||
+         t.kind == Transform::Kind::kRandomResizedCrop) &&
+        (t.height <= 0 || t.width < 0 || (t.kind != Transform::Kind::kResize && t.width == 0))) {
+      return InvalidArgumentError("sizes must be positive in " + t.ToString());
+    }
+  }
+  if (options.drop_last && source->size() < options.batch_size) {
+    return InvalidArgumentError("drop_last=True with " + std::to_string(source->size()) +
+                                " samples and batch_size " + std::to_string(options.batch_size) +
+                                " gives no batch at all");
+  }
+  return std::unique_ptr<Loader>(new LoaderImpl(std::move(source), options, height, width));
+}
+
+}  // namespace stoker

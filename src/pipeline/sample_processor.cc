@@ -1,0 +1,178 @@
+// Copyright 2026 The stoker Authors.
+#include "pipeline/sample_processor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+namespace stoker {
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+struct SinkCtx {
+  const PixelWriter* writer;
+  uint8_t* slot;
+};
+
+void SinkToSlot(void* ctx, int y, const uint8_t* rgb, int /*width*/) {
+  auto* c = static_cast<SinkCtx*>(ctx);
+  c->writer->WriteRow(rgb, y, c->slot);
+}
+
+bool Inside(const Rect& r, int w, int h) {
+  return r.x >= 0 && r.y >= 0 && r.right() <= w && r.bottom() <= h && r.width > 0 &&
+         r.height > 0;
+}
+
+// Copies `crop` of `src` (which may extend outside it) into `dst`, zero
+// outside: torchvision's padding.
+void CropWithPadding(const RgbView& src, const Rect& crop, RgbImage* dst) {
+  dst->Resize(crop.width, crop.height);
+  for (int y = 0; y < crop.height; ++y) {
+    uint8_t* out = dst->row(y);
+    std::memset(out, 0, static_cast<size_t>(crop.width) * 3);
+    const int sy = crop.y + y;
+    if (sy < 0 || sy >= src.height) continue;
+    const int x0 = std::max(0, crop.x), x1 = std::min(src.width, crop.right());
+    if (x1 > x0) {
+      std::memcpy(out + (x0 - crop.x) * 3, src.row(sy) + x0 * 3,
+                  static_cast<size_t>(x1 - x0) * 3);
+    }
+  }
+}
+
+}  // namespace
+
+SampleProcessor::SampleProcessor(const ProcessorConfig& config, const PixelWriter* writer)
+    : config_(config), writer_(writer), decoder_(config.decoder) {}
+
+size_t SampleProcessor::scratch_bytes() const {
+  return resampler_.scratch_bytes() + stage_a_.capacity_bytes() + stage_b_.capacity_bytes();
+}
+
+Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slot,
+                                StageTimes* times) {
+  const int64_t t0 = NowNs();
+  ImageHeader header;
+  const bool raw = sample.pixels != nullptr;
+  if (raw) {
+    header.width = sample.pixel_width;
+    header.height = sample.pixel_height;
+  } else {
+    RETURN_IF_ERROR(decoder_.Open(sample.bytes, sample.size, &header));
+  }
+  GeometryPlan plan;
+  RETURN_IF_ERROR(PlanGeometry(config_.transforms, header.width, header.height, rng, &plan));
+  if (plan.width() != writer_->width() || plan.height() != writer_->height()) {
+    return InternalError("planned output size does not match the batch");
+  }
+  const GeometryStage& st = plan.stages[0];
+  if (plan.num_stages != 1 || !Inside(st.crop, header.width, header.height)) {
+    int64_t t1 = NowNs();
+    if (raw) {
+      times->decode_ns += t1 - t0;
+      Status s = ProcessSlow(sample, plan, slot);
+      times->augment_ns += NowNs() - t1;
+      return s;
+    }
+    Status s = ProcessSlow(sample, plan, slot);
+    times->augment_ns += NowNs() - t1;
+    return s;
+  }
+
+  // Fast path. Pick the DCT scale: the largest 1/d keeping the crop at least
+  // as large as the output in both directions, when the crop is >= 2x.
+  int d = 1;
+  if (config_.dct_scaling && !raw && header.format == ImageFormat::kJpeg) {
+    while (d < 8 && st.crop.width >= 2 * d * st.out_width &&
+           st.crop.height >= 2 * d * st.out_height) {
+      d *= 2;
+    }
+  }
+  last_scale_denom_ = d;
+  const double inv = 1.0 / d;
+  const int sw = (header.width + d - 1) / d, sh = (header.height + d - 1) / d;
+  auto span = [&](int a, int b, int limit, int* lo, int* hi) {
+    *lo = static_cast<int>(std::floor(a * inv));
+    *hi = std::min(limit, static_cast<int>(std::ceil(b * inv)));
+  };
+  int xlo, xhi, ylo, yhi;
+  span(st.crop.x, st.crop.right(), sw, &xlo, &xhi);
+  span(st.crop.y, st.crop.bottom(), sh, &ylo, &yhi);
+  ComputeAxisCoeffs(st.crop.x * inv, st.crop.right() * inv, xlo, xhi, st.out_width,
+                    st.window.x, st.window.width, plan.flip, &h_);
+  ComputeAxisCoeffs(st.crop.y * inv, st.crop.bottom() * inv, ylo, yhi, st.out_height,
+                    st.window.y, st.window.height, false, &v_);
+  SinkCtx ctx{writer_, slot};
+  if (raw) {
+    RgbView view{sample.pixels, sample.pixel_width, sample.pixel_height, sample.pixel_stride};
+    const int64_t t1 = NowNs();
+    times->decode_ns += t1 - t0;
+    resampler_.Run(view, 0, 0, h_, v_, &SinkToSlot, &ctx);
+    times->augment_ns += NowNs() - t1;
+    return Status::OK();
+  }
+  // Decode just the rectangle the taps read (full-resolution coordinates).
+  DecodeRequest req;
+  req.scale_denom = d;
+  req.region = Rect{h_.min_input * d, v_.min_input * d, (h_.max_input - h_.min_input) * d,
+                    (v_.max_input - v_.min_input) * d};
+  DecodedRegion region;
+  RETURN_IF_ERROR(decoder_.Decode(req, &region));
+  if (region.scale_denom != d && d != 1) {
+    return InternalError("decoder ignored the DCT scale");
+  }
+  const int64_t t1 = NowNs();
+  times->decode_ns += t1 - t0;
+  resampler_.Run(region.pixels, region.region.x, region.region.y, h_, v_, &SinkToSlot, &ctx);
+  times->augment_ns += NowNs() - t1;
+  return Status::OK();
+}
+
+Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan& plan,
+                                    uint8_t* slot) {
+  last_scale_denom_ = 1;
+  RgbView current;
+  if (sample.pixels != nullptr) {
+    current = RgbView{sample.pixels, sample.pixel_width, sample.pixel_height, sample.pixel_stride};
+  } else {
+    DecodedRegion all;
+    RETURN_IF_ERROR(decoder_.Decode(DecodeRequest{}, &all));
+    current = all.pixels;
+  }
+  RgbImage* bufs[2] = {&stage_a_, &stage_b_};
+  int which = 0;
+  for (int s = 0; s < plan.num_stages; ++s) {
+    const GeometryStage& st = plan.stages[s];
+    const bool last = s + 1 == plan.num_stages;
+    RgbView cropped = current;
+    int lo_x = st.crop.x, lo_y = st.crop.y;
+    if (!Inside(st.crop, current.width, current.height)) {
+      CropWithPadding(current, st.crop, bufs[which]);
+      cropped = bufs[which]->view();
+      which ^= 1;
+      lo_x = lo_y = 0;
+    }
+    ComputeAxisCoeffs(lo_x, lo_x + st.crop.width, lo_x, lo_x + st.crop.width, st.out_width,
+                      st.window.x, st.window.width, last && plan.flip, &h_);
+    ComputeAxisCoeffs(lo_y, lo_y + st.crop.height, lo_y, lo_y + st.crop.height, st.out_height,
+                      st.window.y, st.window.height, false, &v_);
+    if (last) {
+      SinkCtx ctx{writer_, slot};
+      resampler_.Run(cropped, 0, 0, h_, v_, &SinkToSlot, &ctx);
+    } else {
+      resampler_.RunToImage(cropped, 0, 0, h_, v_, bufs[which]);
+      current = bufs[which]->view();
+      which ^= 1;
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace stoker

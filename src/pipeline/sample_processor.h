@@ -1,0 +1,74 @@
+// Copyright 2026 The stoker Authors.
+//
+// SampleProcessor: everything one worker does to one sample after reading
+// it -- header parse, geometry plan, region decode, fused resample + flip +
+// normalise + convert into the sample's slot.
+//
+// Fast path (one resampling stage whose crop lies inside the image, the case
+// for RandomResizedCrop and Resize + CenterCrop): the filter taps of the
+// output window are computed first, then only the source rectangle they
+// touch is decoded (JPEG region decode, with DCT-domain downscaling when the
+// crop is at least 2x the output in both directions and `dct_scaling` is
+// on), then one resample pass writes rows through the PixelWriter into the
+// slot. Slow path (several resizes, or crops that pad): full decode, then
+// each stage materialised in scratch images.
+//
+// Thread-safety: NOT thread-safe; one per worker thread. Owns scratch that
+// is reused (no per-sample allocation in steady state).
+#ifndef STOKER_PIPELINE_SAMPLE_PROCESSOR_H_
+#define STOKER_PIPELINE_SAMPLE_PROCESSOR_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "base/rng.h"
+#include "codec/decoder.h"
+#include "ops/convert.h"
+#include "ops/geometry.h"
+#include "ops/resample.h"
+#include "stoker/source.h"
+#include "stoker/transforms.h"
+
+namespace stoker {
+
+struct ProcessorConfig {
+  std::vector<Transform> transforms;
+  bool dct_scaling = true;
+  DecoderOptions decoder;
+};
+
+// Nanoseconds spent in each part of Process().
+struct StageTimes {
+  int64_t decode_ns = 0;
+  int64_t augment_ns = 0;
+};
+
+class SampleProcessor {
+ public:
+  SampleProcessor(const ProcessorConfig& config, const PixelWriter* writer);
+
+  // Turns `sample` into the final pixels at `slot`, drawing random
+  // parameters from `rng`. Errors name no file: the caller adds it.
+  Status Process(const SampleData& sample, Rng* rng, uint8_t* slot, StageTimes* times);
+
+  // Scratch bytes held (for memory accounting).
+  size_t scratch_bytes() const;
+  // Last scale denominator used (1 unless DCT scaling kicked in); for tests.
+  int last_scale_denom() const { return last_scale_denom_; }
+
+ private:
+  Status ProcessSlow(const SampleData& sample, const GeometryPlan& plan, uint8_t* slot);
+  void WriteFrom(const RgbView& src, int origin_x, int origin_y, uint8_t* slot);
+
+  const ProcessorConfig& config_;
+  const PixelWriter* writer_;
+  ImageDecoder decoder_;
+  Resampler resampler_;
+  AxisCoeffs h_, v_;
+  RgbImage stage_a_, stage_b_;
+  int last_scale_denom_ = 1;
+};
+
+}  // namespace stoker
+
+#endif  // STOKER_PIPELINE_SAMPLE_PROCESSOR_H_

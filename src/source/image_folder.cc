@@ -1,0 +1,166 @@
+// Copyright 2026 The stoker Authors.
+#include "source/image_folder.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <set>
+#include <utility>
+
+#include "io/file.h"
+
+namespace stoker {
+
+bool HasImageExtension(const std::string& name) {
+  auto ends_with = [&](const char* ext) {
+    const size_t n = std::strlen(ext);
+    if (name.size() < n) return false;
+    for (size_t i = 0; i < n; ++i) {
+      char c = name[name.size() - n + i];
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      if (c != ext[i]) return false;
+    }
+    return true;
+  };
+  return ends_with(".jpg") || ends_with(".jpeg") || ends_with(".png");
+}
+
+namespace {
+
+struct Entry {
+  std::string name;
+  bool is_dir;
+};
+
+// Lists `dir` (following symlinks to find out what entries are).
+Status ListDir(const std::string& dir, std::vector<Entry>* out) {
+  out->clear();
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) {
+    const int err = errno;
+    std::string msg = dir + ": cannot list directory: " + std::strerror(err);
+    return err == ENOENT ? NotFoundError(msg) : IoError(msg);
+  }
+  while (struct dirent* e = ::readdir(d)) {
+    const char* n = e->d_name;
+    if (std::strcmp(n, ".") == 0 || std::strcmp(n, "..") == 0) continue;
+    bool is_dir = false;
+    if (e->d_type == DT_DIR) {
+      is_dir = true;
+    } else if (e->d_type == DT_LNK || e->d_type == DT_UNKNOWN) {
+      struct stat st;
+      if (::stat((dir + "/" + n).c_str(), &st) == 0) is_dir = S_ISDIR(st.st_mode);
+    }
+    out->push_back(Entry{n, is_dir});
+  }
+  ::closedir(d);
+  std::sort(out->begin(), out->end(),
+            [](const Entry& a, const Entry& b) { return a.name < b.name; });
+  return Status::OK();
+}
+
+// torchvision walks each class with sorted(os.walk(dir, followlinks=True)):
+// directories in order of their full path, files sorted within each.
+Status WalkClass(const std::string& root, const std::string& rel,
+                 std::set<std::pair<dev_t, ino_t>>* seen,
+                 std::vector<std::pair<std::string, std::vector<std::string>>>* dirs) {
+  const std::string abs = root + "/" + rel;
+  struct stat st;
+  if (::stat(abs.c_str(), &st) != 0) return Status::OK();  // dangling link
+  if (!seen->insert({st.st_dev, st.st_ino}).second) return Status::OK();  // loop
+  std::vector<Entry> entries;
+  RETURN_IF_ERROR(ListDir(abs, &entries));
+  std::vector<std::string> files;
+  for (const Entry& e : entries) {
+    if (!e.is_dir && HasImageExtension(e.name)) files.push_back(rel + "/" + e.name);
+  }
+  dirs->emplace_back(rel, std::move(files));
+  for (const Entry& e : entries) {
+    if (e.is_dir) RETURN_IF_ERROR(WalkClass(root, rel + "/" + e.name, seen, dirs));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<ImageFolder>> ImageFolder::Open(const std::string& root_in) {
+  std::string root = root_in;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  struct stat st;
+  if (::stat(root.c_str(), &st) != 0) {
+    return NotFoundError(root + ": no such directory");
+  }
+  if (!S_ISDIR(st.st_mode)) return InvalidArgumentError(root + ": not a directory");
+  std::vector<Entry> top;
+  RETURN_IF_ERROR(ListDir(root, &top));
+  std::shared_ptr<ImageFolder> folder(new ImageFolder());
+  folder->root_ = root;
+  folder->offsets_.push_back(0);
+  std::vector<std::string> empty_classes;
+  for (const Entry& e : top) {
+    if (!e.is_dir) continue;
+    const int32_t label = static_cast<int32_t>(folder->classes_.size());
+    folder->classes_.push_back(e.name);
+    std::set<std::pair<dev_t, ino_t>> seen;
+    std::vector<std::pair<std::string, std::vector<std::string>>> dirs;
+    RETURN_IF_ERROR(WalkClass(root, e.name, &seen, &dirs));
+    std::sort(dirs.begin(), dirs.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    size_t count = 0;
+    for (const auto& [dir, files] : dirs) {
+      for (const std::string& f : files) {
+        folder->names_ += f;
+        folder->offsets_.push_back(folder->names_.size());
+        folder->labels_.push_back(label);
+        ++count;
+      }
+    }
+    if (count == 0) empty_classes.push_back(e.name);
+  }
+  if (folder->classes_.empty()) {
+    return InvalidArgumentError(root + ": no class sub-directories (ImageFolder expects "
+                                "ROOT/<class>/<image>.jpg)");
+  }
+  if (!empty_classes.empty()) {
+    std::string list;
+    for (const auto& c : empty_classes) list += (list.empty() ? "" : ", ") + c;
+    return InvalidArgumentError(root + ": found no .jpg/.jpeg/.png files for the classes: " +
+                                list);
+  }
+  return folder;
+}
+
+std::string ImageFolder::Path(int64_t index) const {
+  return root_ + "/" + names_.substr(offsets_[index], offsets_[index + 1] - offsets_[index]);
+}
+
+std::string ImageFolder::NameOf(int64_t index) const { return Path(index); }
+
+std::string ImageFolder::Describe() const {
+  return "ImageFolder(" + root_ + ", " + std::to_string(classes_.size()) + " classes, " +
+         std::to_string(size()) + " images)";
+}
+
+Status ImageFolder::ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const {
+  if (index < 0 || index >= size()) {
+    return InvalidArgumentError("sample index " + std::to_string(index) + " out of range");
+  }
+  // Build the path in a thread-local buffer: no allocation once warmed up.
+  thread_local std::string path;
+  path.assign(root_);
+  path.push_back('/');
+  path.append(names_, offsets_[index], offsets_[index + 1] - offsets_[index]);
+  size_t n = 0;
+  RETURN_IF_ERROR(ReadFileInto(path, &scratch->bytes, &n));
+  out->id = index;
+  out->label = labels_[index];
+  out->bytes = scratch->bytes.data();
+  out->size = n;
+  out->pixels = nullptr;
+  return Status::OK();
+}
+
+}  // namespace stoker

@@ -1,0 +1,57 @@
+// Copyright 2026 The stoker Authors.
+//
+// ImageFolder: a directory with one sub-directory per class, like
+// torchvision.datasets.ImageFolder. Classes are the sub-directories sorted
+// by name (byte order) and get label ids 0, 1, ...; inside each class the
+// directory tree is walked recursively (symbolic links followed, loops
+// detected), directories in sorted order and files sorted by name, keeping
+// names ending in .jpg, .jpeg or .png in any case. This is torchvision's
+// order, so index i names the same file in both.
+//
+// Thread-safety: immutable after Open(); ReadIndex is thread-safe.
+// Errors: Open returns NotFound when the root does not exist, InvalidArgument
+// when it has no class directories or a class has no images.
+#ifndef STOKER_SOURCE_IMAGE_FOLDER_H_
+#define STOKER_SOURCE_IMAGE_FOLDER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stoker/source.h"
+
+namespace stoker {
+
+class ImageFolder : public RandomAccessSource {
+ public:
+  static StatusOr<std::shared_ptr<ImageFolder>> Open(const std::string& root);
+
+  int64_t size() const override { return static_cast<int64_t>(labels_.size()); }
+  std::string Describe() const override;
+  std::vector<std::string> classes() const override { return classes_; }
+  Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const override;
+  std::string NameOf(int64_t index) const override;
+
+  const std::string& root() const { return root_; }
+  // Path of sample `index` (root-relative paths are stored, joined on use).
+  std::string Path(int64_t index) const;
+  int64_t Label(int64_t index) const { return labels_[index]; }
+
+ private:
+  ImageFolder() = default;
+
+  std::string root_;
+  std::vector<std::string> classes_;
+  // Paths relative to root_, packed to keep the index small: offsets_[i] ..
+  // offsets_[i + 1] in names_.
+  std::string names_;
+  std::vector<uint64_t> offsets_;
+  std::vector<int32_t> labels_;
+};
+
+// True for names ending in .jpg, .jpeg or .png (any case).
+bool HasImageExtension(const std::string& name);
+
+}  // namespace stoker
+
+#endif  // STOKER_SOURCE_IMAGE_FOLDER_H_

@@ -1,0 +1,633 @@
+// Copyright 2026 The stoker Authors.
+#include "synth/synth.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <csetjmp>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <vector>
+
+// jpeglib.h needs FILE and size_t declared first.
+#include <jpeglib.h>
+
+namespace stoker {
+namespace {
+
+// Image seeds: bits [0, kClassShift) are the image's index within its class,
+// bits [kClassShift, 64) the class key that selects the palette.
+constexpr int kClassShift = 20;
+constexpr int kMaxJpegSide = 65500;  // JPEG_MAX_DIMENSION
+
+// ---------------------------------------------------------------------------
+// Random numbers.
+
+constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ULL;
+
+inline uint64_t Mix64(uint64_t z) {
+  z += kGolden;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// splitmix64.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : state_(seed) {}
+
+  uint64_t Next() {
+    state_ += kGolden;
+    uint64_t z = state_;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+
+  // Uniform in [lo, hi] (inclusive); lo <= hi.
+  int Uniform(int lo, int hi) {
+    const uint64_t span = static_cast<uint64_t>(static_cast<int64_t>(hi) - lo + 1);
+    return lo + static_cast<int>(((Next() >> 32) * span) >> 32);
+  }
+
+ private:
+  uint64_t state_;
+};
+
+// ---------------------------------------------------------------------------
+// Colours.
+
+struct Rgb {
+  int r, g, b;
+};
+
+struct Hsv {
+  int h, s, v;  // h in degrees (any integer), s and v in 0..255
+};
+
+inline int Clamp255(int v) { return v < 0 ? 0 : (v > 255 ? 255 : v); }
+
+Rgb HsvToRgb(Hsv c) {
+  const int h = ((c.h % 360) + 360) % 360;
+  const int s = Clamp255(c.s);
+  const int v = Clamp255(c.v);
+  const int region = h / 60;
+  const int rem = (h % 60) * 255 / 60;
+  const int p = v * (255 - s) / 255;
+  const int q = v * (255 * 255 - s * rem) / (255 * 255);
+  const int t = v * (255 * 255 - s * (255 - rem)) / (255 * 255);
+  switch (region) {
+    case 0: return {v, t, p};
+    case 1: return {q, v, p};
+    case 2: return {p, v, t};
+    case 3: return {p, q, v};
+    case 4: return {t, p, v};
+    default: return {v, p, q};
+  }
+}
+
+// The colours a class draws from. The base hue is a Weyl sequence in the class
+// key, so classes with consecutive keys get hues a golden angle (~137.5
+// degrees) apart; the rest of the palette comes from a hash of the key.
+constexpr int kPaletteSize = 5;
+
+struct Palette {
+  Hsv colors[kPaletteSize];
+};
+
+Palette MakePalette(uint64_t class_key) {
+  constexpr int kKeyBits = 64 - kClassShift;
+  constexpr uint64_t kKeyMask = (uint64_t{1} << kKeyBits) - 1;
+  const uint64_t frac = (class_key * (kGolden >> kClassShift)) & kKeyMask;
+  const int base_hue = static_cast<int>((frac * 360) >> kKeyBits);
+
+  Rng rng(Mix64(class_key ^ 0x70616c6574746531ULL));
+  const int spread = rng.Uniform(15, 40);
+  const int hue_offsets[kPaletteSize] = {0, spread, -spread, 180 + rng.Uniform(-30, 30), 0};
+  Palette p;
+  for (int k = 0; k < kPaletteSize; ++k) {
+    p.colors[k] = {base_hue + hue_offsets[k], rng.Uniform(90, 230), rng.Uniform(70, 235)};
+  }
+  // One dark and one light entry so images have some tonal range.
+  p.colors[kPaletteSize - 1].v = rng.Uniform(25, 70);
+  p.colors[1].v = std::max(p.colors[1].v, 200);
+  return p;
+}
+
+// A palette colour with per-image jitter. Entry 0 (the class hue) is drawn
+// twice as often as the others.
+Rgb PickColor(Rng& rng, const Palette& palette) {
+  int k = rng.Uniform(0, kPaletteSize);
+  if (k == kPaletteSize) k = 0;
+  Hsv c = palette.colors[k];
+  c.h += rng.Uniform(-12, 12);
+  c.s += rng.Uniform(-40, 40);
+  c.v += rng.Uniform(-45, 45);
+  return HsvToRgb(c);
+}
+
+// ---------------------------------------------------------------------------
+// Value noise: a lattice of random values in [-128, 127] every `cell` pixels
+// (at a random phase), interpolated with smoothstep weights. Evaluated a row
+// at a time: two lattice rows are blended once per row, then each lattice
+// cell is walked with one multiply per pixel.
+
+class ValueNoise {
+ public:
+  ValueNoise(Rng& rng, int width, int height, int cell)
+      : cell_(cell), ox_(rng.Uniform(0, cell - 1)), oy_(rng.Uniform(0, cell - 1)) {
+    lw_ = (width + ox_) / cell_ + 2;
+    const int lh = (height + oy_) / cell_ + 2;
+    lattice_.resize(static_cast<size_t>(lw_) * lh);
+    for (size_t i = 0; i < lattice_.size(); i += 8) {
+      uint64_t bits = rng.Next();
+      for (size_t j = i; j < std::min(i + 8, lattice_.size()); ++j) {
+        lattice_[j] = static_cast<int8_t>(bits & 0xff);
+        bits >>= 8;
+      }
+    }
+    weights_.resize(cell_);
+    const int64_t c3 = int64_t{cell_} * cell_ * cell_;
+    for (int f = 0; f < cell_; ++f) {
+      // 256 * smoothstep(f / cell).
+      const int64_t num = 3 * int64_t{f} * f * cell_ - 2 * int64_t{f} * f * f;
+      weights_[f] = static_cast<int>(num * 256 / c3);
+    }
+  }
+
+  // The noise at one point (0 <= x < width, 0 <= y < height), in [-128, 127].
+  int At(int x, int y) const {
+    const int ix = (x + ox_) / cell_, iy = (y + oy_) / cell_;
+    const int wx = weights_[(x + ox_) % cell_], wy = weights_[(y + oy_) % cell_];
+    const int8_t* a = &lattice_[static_cast<size_t>(iy) * lw_ + ix];
+    const int8_t* b = a + lw_;
+    const int top = a[0] * (256 - wx) + a[1] * wx;
+    const int bottom = b[0] * (256 - wx) + b[1] * wx;
+    return (top * (256 - wy) + bottom * wy) >> 16;
+  }
+
+ private:
+  int cell_, ox_, oy_, lw_ = 0;
+  std::vector<int8_t> lattice_;
+  std::vector<int> weights_;
+};
+
+// Fine lattice noise: random values every 2^cell_shift pixels, interpolated
+// linearly, produced a row at a time with one add per pixel.
+class LatticeNoise {
+ public:
+  LatticeNoise(Rng& rng, int width, int height, int cell_shift)
+      : width_(width),
+        shift_(cell_shift),
+        ox_(rng.Uniform(0, (1 << cell_shift) - 1)),
+        oy_(rng.Uniform(0, (1 << cell_shift) - 1)) {
+    lw_ = ((width + ox_) >> shift_) + 2;
+    const int lh = ((height + oy_) >> shift_) + 2;
+    lattice_.resize(static_cast<size_t>(lw_) * lh);
+    for (size_t i = 0; i < lattice_.size(); i += 8) {
+      uint64_t bits = rng.Next();
+      for (size_t j = i; j < std::min(i + 8, lattice_.size()); ++j, bits >>= 8) {
+        lattice_[j] = static_cast<int8_t>(bits & 0xff);
+      }
+    }
+    row_.resize(lw_);
+  }
+
+  // Adds to out[0..width) the noise of row y, scaled so that a lattice value
+  // of +-128 gives +-`amplitude` (amplitude < 2^14).
+  void AddRow(int y, int amplitude, int* out) {
+    const int cell = 1 << shift_;
+    const int fy = (y + oy_) & (cell - 1);
+    const int8_t* a = &lattice_[static_cast<size_t>((y + oy_) >> shift_) * lw_];
+    const int8_t* b = a + lw_;
+    // row_ is in units of 1 / (cell * cell * 128) of `amplitude`.
+    for (int i = 0; i < lw_; ++i) row_[i] = (a[i] * (cell - fy) + b[i] * fy) * amplitude;
+    const int shift = 2 * shift_ + 7;
+    int x = 0, fx = ox_;
+    for (int i = 0; x < width_; ++i, fx = 0) {
+      const int delta = row_[i + 1] - row_[i];
+      int value = row_[i] * cell + delta * fx;
+      const int n = std::min(cell - fx, width_ - x);
+      for (int k = 0; k < n; ++k, value += delta) out[x + k] += value >> shift;
+      x += n;
+    }
+  }
+
+ private:
+  int width_, shift_, ox_, oy_, lw_ = 0;
+  std::vector<int8_t> lattice_;
+  std::vector<int> row_;
+};
+
+// ---------------------------------------------------------------------------
+// Scene description.
+
+struct Blob {
+  int cx, cy;
+  int64_t r2;    // radius squared
+  int strength;  // 0..256
+  Rgb color;
+};
+
+struct Shape {
+  bool ellipse;
+  int y0, y1;  // rows covered, clipped to the image
+  int cx, cy, rx, ry;
+  int alpha;        // 0..256
+  Rgb top, bottom;  // vertical gradient inside the shape
+};
+
+// Texture amplitudes, peak grey levels. Tuned so that 500x375 photos at
+// quality 90, 4:4:4 come out near 110 KB, like ImageNet.
+constexpr int kMottleAmplitude = 14;  // value noise, cell ~min_side / 12 (~31 px)
+constexpr int kChromaAmplitude = 8;   // chroma value noise, cell ~min_side / 24
+constexpr int kDetailAmplitude = 10;  // lattice noise, 8 px cell (less for small images)
+constexpr int kMediumAmplitude = 8;   // lattice noise, 4 px cell
+constexpr int kFineAmplitude = 8;     // lattice noise, 2 px cell
+constexpr int kGrainAmplitude = 6;    // per-pixel noise (triangular)
+
+// Fine noise is accumulated in 1/kNoiseScale grey levels.
+constexpr int kNoiseShift = 7;
+constexpr int kNoiseScale = 1 << kNoiseShift;
+
+inline int Blend(int dst, int src, int w16) { return dst + (((src - dst) * w16) >> 16); }
+
+}  // namespace
+
+std::vector<uint8_t> SynthesizePixels(int width, int height, uint64_t seed) {
+  if (width < 1 || height < 1 || width > kMaxJpegSide || height > kMaxJpegSide) return {};
+  const Palette palette = MakePalette(seed >> kClassShift);
+  Rng rng(Mix64(seed ^ 0x696d616765736565ULL));
+  const int min_side = std::min(width, height);
+  const int max_side = std::max(width, height);
+
+  // Background: a linear gradient from colour a to colour b along (gx, gy),
+  // t = (gx * x + gy * y - tmin) / (tmax - tmin).
+  const Rgb grad_a = PickColor(rng, palette);
+  const Rgb grad_b = PickColor(rng, palette);
+  const int gx = rng.Uniform(-256, 256);
+  const int gy = rng.Uniform(-256, 256);
+  int64_t tmin = 0, tmax = 0;
+  for (int corner = 0; corner < 4; ++corner) {
+    const int64_t t = int64_t{gx} * ((corner & 1) ? width - 1 : 0) +
+                      int64_t{gy} * ((corner & 2) ? height - 1 : 0);
+    tmin = corner == 0 ? t : std::min(tmin, t);
+    tmax = corner == 0 ? t : std::max(tmax, t);
+  }
+  const int64_t trange = std::max<int64_t>(1, tmax - tmin);
+
+  // Soft blobs over it.
+  std::vector<Blob> blobs(rng.Uniform(3, 6));
+  for (Blob& b : blobs) {
+    b.cx = rng.Uniform(-width / 4, width + width / 4);
+    b.cy = rng.Uniform(-height / 4, height + height / 4);
+    const int radius = rng.Uniform(std::max(2, min_side / 4), std::max(3, max_side * 4 / 5));
+    b.r2 = int64_t{radius} * radius;
+    b.strength = rng.Uniform(150, 256);
+    b.color = PickColor(rng, palette);
+  }
+
+  // Hard-edged rectangles and ellipses, each with a vertical gradient.
+  std::vector<Shape> shapes(rng.Uniform(3, 10));
+  for (Shape& s : shapes) {
+    s.ellipse = rng.Uniform(0, 1) == 1;
+    s.rx = rng.Uniform(std::max(1, min_side / 24), std::max(1, min_side / 4));
+    s.ry = rng.Uniform(std::max(1, min_side / 24), std::max(1, min_side / 4));
+    s.cx = rng.Uniform(0, width - 1);
+    s.cy = rng.Uniform(0, height - 1);
+    s.y0 = std::max(0, s.cy - s.ry);
+    s.y1 = std::min(height - 1, s.cy + s.ry);
+    s.alpha = rng.Uniform(140, 256);
+    s.top = PickColor(rng, palette);
+    s.bottom = {Clamp255(s.top.r + rng.Uniform(-60, 60)), Clamp255(s.top.g + rng.Uniform(-60, 60)),
+                Clamp255(s.top.b + rng.Uniform(-60, 60))};
+  }
+
+  // Everything smooth is evaluated on a grid every `step` pixels, in 1/256
+  // grey levels, and interpolated bilinearly: indistinguishable at these
+  // scales and much cheaper than evaluating it per pixel. That is the
+  // gradient, the blobs, coarse mottling, chroma noise, detail noise (a random
+  // value per grid point) and the gain that makes the texture strong in some
+  // regions and faint in others.
+  const int step_shift = min_side >= 256 ? 3 : (min_side >= 64 ? 2 : (min_side >= 16 ? 1 : 0));
+  const int step = 1 << step_shift;
+  const int grid_w = (width - 1) / step + 2;
+  const int grid_h = (height - 1) / step + 2;
+  ValueNoise mottle(rng, grid_w * step, grid_h * step, std::max(8, min_side / 12));
+  ValueNoise mask(rng, grid_w * step, grid_h * step, std::max(16, min_side / 3));
+  const int chroma_cell = std::max(2 * step, min_side / 24);
+  ValueNoise chroma_u(rng, grid_w * step, grid_h * step, chroma_cell);
+  ValueNoise chroma_v(rng, grid_w * step, grid_h * step, chroma_cell);
+  constexpr int kGridChannels = 4;  // r, g, b, gain
+  std::vector<int> grid(static_cast<size_t>(grid_w) * grid_h * kGridChannels);
+  for (int j = 0; j < grid_h; ++j) {
+    for (int i = 0; i < grid_w; ++i) {
+      const int px = i * step, py = j * step;
+      const int64_t t = std::clamp<int64_t>(
+          ((int64_t{gx} * px + int64_t{gy} * py - tmin) << 16) / trange, 0, 65536);
+      int64_t c[3] = {(int64_t{grad_a.r} << 8) + (((grad_b.r - grad_a.r) * t) >> 8),
+                      (int64_t{grad_a.g} << 8) + (((grad_b.g - grad_a.g) * t) >> 8),
+                      (int64_t{grad_a.b} << 8) + (((grad_b.b - grad_a.b) * t) >> 8)};
+      for (const Blob& b : blobs) {
+        const int64_t dx = px - b.cx, dy = py - b.cy;
+        const int64_t d2 = dx * dx + dy * dy;
+        if (d2 >= b.r2) continue;
+        const int64_t u = ((b.r2 - d2) << 16) / b.r2;           // 1 - d^2/r^2
+        const int64_t w = (((u * u) >> 16) * b.strength) >> 8;  // 0..65536
+        c[0] += (((int64_t{b.color.r} << 8) - c[0]) * w) >> 16;
+        c[1] += (((int64_t{b.color.g} << 8) - c[1]) * w) >> 16;
+        c[2] += (((int64_t{b.color.b} << 8) - c[2]) * w) >> 16;
+      }
+      const int gain = 256 + mask.At(px, py) * 3 / 2;  // 1/4..7/4, in 1/256
+      const int detail = static_cast<int8_t>(rng.Next() >> 56);
+      // Noise values are in [-128, 127]; *2 scales them to 1/256 levels.
+      const int m = mottle.At(px, py) * 2 * kMottleAmplitude +
+                    ((detail * 2 * kDetailAmplitude * gain) >> 8);
+      const int u = chroma_u.At(px, py) * 2 * kChromaAmplitude;
+      const int v = chroma_v.At(px, py) * 2 * kChromaAmplitude;
+      int* g = &grid[(static_cast<size_t>(j) * grid_w + i) * kGridChannels];
+      g[0] = static_cast<int>(c[0]) + m + v;
+      g[1] = static_cast<int>(c[1]) + m - ((u + v) >> 1);
+      g[2] = static_cast<int>(c[2]) + m + u;
+      g[3] = gain << 8;  // interpolates back to gain in 1/256
+    }
+  }
+
+  // Fine texture: lattice noise at 4 and 2 pixels, and grain.
+  LatticeNoise medium(rng, width, height, 2);
+  LatticeNoise fine(rng, width, height, 1);
+  Rng grain(rng.Next());
+
+  std::vector<uint8_t> out(static_cast<size_t>(width) * height * 3);
+  std::vector<int> rr(width), gg(width), bb(width), noise(width);
+  std::vector<int> grid_row(static_cast<size_t>(grid_w) * kGridChannels);
+  const int grid_shift = 8 + 2 * step_shift;
+  const int grid_round = 1 << (grid_shift - 1);
+  for (int y = 0; y < height; ++y) {
+    // Fine texture and grain, in 1/kNoiseScale grey levels.
+    {
+      uint64_t bits = 0;
+      for (int x = 0; x < width; ++x) {
+        if ((x & 3) == 0) bits = grain.Next();
+        const int g1 = static_cast<int>(bits & 0xff), g2 = static_cast<int>((bits >> 8) & 0xff);
+        bits >>= 16;
+        noise[x] = (g1 + g2 - 255) * (kGrainAmplitude * kNoiseScale) / 256;
+      }
+      medium.AddRow(y, kMediumAmplitude * kNoiseScale, noise.data());
+      fine.AddRow(y, kFineAmplitude * kNoiseScale, noise.data());
+    }
+    // Smooth layer plus gain-scaled noise: blend two grid rows, then walk
+    // each grid cell adding the per-pixel increment.
+    const int fy = y & (step - 1);
+    const int* g0 = &grid[static_cast<size_t>(y >> step_shift) * grid_w * kGridChannels];
+    const int* g1 = g0 + grid_w * kGridChannels;
+    for (int i = 0; i < grid_w * kGridChannels; ++i) {
+      grid_row[i] = g0[i] * (step - fy) + g1[i] * fy;
+    }
+    uint8_t* row = &out[static_cast<size_t>(y) * width * 3];
+    for (int x0 = 0; x0 < width; x0 += step) {
+      const int* gr = &grid_row[(x0 >> step_shift) * kGridChannels];
+      int r = gr[0] * step + grid_round, g = gr[1] * step + grid_round;
+      int b = gr[2] * step + grid_round, k = gr[3] * step + grid_round;
+      const int dr = gr[4] - gr[0], dg = gr[5] - gr[1], db = gr[6] - gr[2], dk = gr[7] - gr[3];
+      const int x1 = std::min(x0 + step, width);
+      for (int x = x0; x < x1; ++x) {
+        rr[x] = r >> grid_shift;
+        gg[x] = g >> grid_shift;
+        bb[x] = b >> grid_shift;
+        noise[x] = (noise[x] * (k >> grid_shift)) >> (8 + kNoiseShift);
+        row[3 * x + 0] = static_cast<uint8_t>(Clamp255(rr[x] + noise[x]));
+        row[3 * x + 1] = static_cast<uint8_t>(Clamp255(gg[x] + noise[x]));
+        row[3 * x + 2] = static_cast<uint8_t>(Clamp255(bb[x] + noise[x]));
+        r += dr;
+        g += dg;
+        b += db;
+        k += dk;
+      }
+    }
+    // Shapes, under the noise: repaint the pixels they cover.
+    for (const Shape& s : shapes) {
+      if (y < s.y0 || y > s.y1) continue;
+      int half = s.rx;
+      if (s.ellipse) {
+        const int64_t dy = y - s.cy;
+        const int64_t ry2 = int64_t{s.ry} * s.ry;
+        half = static_cast<int>(static_cast<double>(s.rx) *
+                                std::sqrt(static_cast<double>(ry2 - dy * dy) /
+                                          static_cast<double>(ry2)));
+      }
+      const int xa = std::max(0, s.cx - half);
+      const int xb = std::min(width - 1, s.cx + half);
+      const int v = static_cast<int>(((int64_t{y} - (s.cy - s.ry)) << 16) / (2 * s.ry + 1));
+      const Rgb c = {Blend(s.top.r, s.bottom.r, v), Blend(s.top.g, s.bottom.g, v),
+                     Blend(s.top.b, s.bottom.b, v)};
+      const int w = s.alpha << 8;
+      for (int x = xa; x <= xb; ++x) {
+        rr[x] = Blend(rr[x], c.r, w);
+        gg[x] = Blend(gg[x], c.g, w);
+        bb[x] = Blend(bb[x], c.b, w);
+        row[3 * x + 0] = static_cast<uint8_t>(Clamp255(rr[x] + noise[x]));
+        row[3 * x + 1] = static_cast<uint8_t>(Clamp255(gg[x] + noise[x]));
+        row[3 * x + 2] = static_cast<uint8_t>(Clamp255(bb[x] + noise[x]));
+      }
+    }
+  }
+  return out;
+}
+
+namespace {
+
+struct JpegErrorManager {
+  jpeg_error_mgr pub;
+  std::jmp_buf jump;
+};
+
+[[noreturn]] void JpegErrorExit(j_common_ptr cinfo) {
+  auto* err = reinterpret_cast<JpegErrorManager*>(cinfo->err);
+  std::longjmp(err->jump, 1);
+}
+
+void JpegOutputMessage(j_common_ptr) {}  // warnings are not printed
+
+// Encodes `pixels` (RGB, HWC). Kept free of C++ objects with destructors
+// because libjpeg errors leave it by longjmp.
+bool EncodeJpeg(const uint8_t* pixels, int width, int height, int quality, int subsampling,
+                unsigned char** buffer, unsigned long* size) {  // NOLINT(runtime/int)
+  jpeg_compress_struct cinfo;
+  JpegErrorManager err;
+  cinfo.err = jpeg_std_error(&err.pub);
+  err.pub.error_exit = JpegErrorExit;
+  err.pub.output_message = JpegOutputMessage;
+  if (setjmp(err.jump)) {
+    jpeg_destroy_compress(&cinfo);
+    return false;
+  }
+  jpeg_create_compress(&cinfo);
+  jpeg_mem_dest(&cinfo, buffer, size);
+  cinfo.image_width = static_cast<JDIMENSION>(width);
+  cinfo.image_height = static_cast<JDIMENSION>(height);
+  cinfo.input_components = 3;
+  cinfo.in_color_space = JCS_RGB;
+  jpeg_set_defaults(&cinfo);
+  jpeg_set_quality(&cinfo, quality, TRUE);
+  cinfo.dct_method = JDCT_ISLOW;
+  cinfo.comp_info[0].h_samp_factor = subsampling == 444 ? 1 : 2;
+  cinfo.comp_info[0].v_samp_factor = subsampling == 420 ? 2 : 1;
+  for (int c = 1; c < 3; ++c) {
+    cinfo.comp_info[c].h_samp_factor = 1;
+    cinfo.comp_info[c].v_samp_factor = 1;
+  }
+  jpeg_start_compress(&cinfo, TRUE);
+  const size_t stride = static_cast<size_t>(width) * 3;
+  while (cinfo.next_scanline < cinfo.image_height) {
+    JSAMPROW rows[16];
+    JDIMENSION n = 0;
+    for (; n < 16 && cinfo.next_scanline + n < cinfo.image_height; ++n) {
+      rows[n] = const_cast<JSAMPROW>(pixels + (cinfo.next_scanline + n) * stride);
+    }
+    jpeg_write_scanlines(&cinfo, rows, n);
+  }
+  jpeg_finish_compress(&cinfo);
+  jpeg_destroy_compress(&cinfo);
+  return true;
+}
+
+}  // namespace
+
+std::vector<uint8_t> SynthesizeJpeg(int width, int height, uint64_t seed, int quality,
+                                    int subsampling) {
+  if (quality < 1 || quality > 100) return {};
+  if (subsampling != 444 && subsampling != 422 && subsampling != 420) return {};
+  const std::vector<uint8_t> pixels = SynthesizePixels(width, height, seed);
+  if (pixels.empty()) return {};
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;  // NOLINT(runtime/int): libjpeg's type
+  const bool ok = EncodeJpeg(pixels.data(), width, height, quality, subsampling, &buffer, &size);
+  std::vector<uint8_t> jpeg;
+  if (ok && buffer != nullptr) jpeg.assign(buffer, buffer + size);
+  std::free(buffer);
+  return jpeg;
+}
+
+SynthImageSpec SynthImageSpecFor(const SynthOptions& options, int class_index,
+                                 int image_index) {
+  const uint64_t class_key =
+      Mix64(options.seed ^ 0x636c617373657321ULL) + static_cast<uint64_t>(class_index);
+  SynthImageSpec spec;
+  spec.seed = (class_key << kClassShift) |
+              (static_cast<uint64_t>(image_index) & ((uint64_t{1} << kClassShift) - 1));
+  Rng rng(Mix64(spec.seed ^ 0x73697a6573697a65ULL));
+  const auto scaled = [&rng](int side) {
+    const int64_t permille = rng.Uniform(800, 1200);
+    return static_cast<int>(std::clamp<int64_t>((side * permille + 500) / 1000, 1, kMaxJpegSide));
+  };
+  spec.width = scaled(options.width);
+  spec.height = scaled(options.height);
+  if (rng.Uniform(0, 5) == 0) std::swap(spec.width, spec.height);
+  spec.subsampling = rng.Uniform(0, 3) == 0 ? 420 : 444;
+  return spec;
+}
+
+namespace {
+
+Status WriteFile(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) {
+    return IoError("cannot open " + path + " for writing: " + std::strerror(errno));
+  }
+  const size_t written = std::fwrite(bytes.data(), 1, bytes.size(), f);
+  const int write_errno = errno;
+  if (written != bytes.size()) {
+    std::fclose(f);
+    return IoError("cannot write " + path + ": " + std::strerror(write_errno));
+  }
+  if (std::fclose(f) != 0) {
+    return IoError("cannot write " + path + ": " + std::strerror(errno));
+  }
+  return Status::OK();
+}
+
+Status CreateDirectories(const std::filesystem::path& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) return IoError("cannot create directory " + path.string() + ": " + ec.message());
+  if (!std::filesystem::is_directory(path, ec)) {
+    return IoError("cannot create directory " + path.string() + ": not a directory");
+  }
+  return Status::OK();
+}
+
+std::string Numbered(const char* prefix, int width, int64_t n, const char* suffix) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%s%0*lld%s", prefix, width, static_cast<long long>(n),  // NOLINT
+                suffix);
+  return buf;
+}
+
+}  // namespace
+
+StatusOr<int64_t> WriteSyntheticImageFolder(const std::string& dir,
+                                            const SynthOptions& options) {
+  if (dir.empty()) return InvalidArgumentError("synthetic image folder: empty directory name");
+  if (options.classes < 0 || options.images_per_class < 0 ||
+      options.images_per_class > kSynthMaxImagesPerClass) {
+    return InvalidArgumentError("synthetic image folder: need 0 <= classes and 0 <= "
+                                "images_per_class <= " +
+                                std::to_string(kSynthMaxImagesPerClass) + ", got " +
+                                std::to_string(options.classes) + " and " +
+                                std::to_string(options.images_per_class));
+  }
+  if (options.width < 1 || options.height < 1 || options.width > kSynthMaxSide ||
+      options.height > kSynthMaxSide) {
+    return InvalidArgumentError("synthetic image folder: width and height must be in 1.." +
+                                std::to_string(kSynthMaxSide) + ", got " +
+                                std::to_string(options.width) + "x" +
+                                std::to_string(options.height));
+  }
+  if (options.quality < 1 || options.quality > 100) {
+    return InvalidArgumentError("synthetic image folder: quality must be in 1..100, got " +
+                                std::to_string(options.quality));
+  }
+
+  const std::filesystem::path root(dir);
+  RETURN_IF_ERROR(CreateDirectories(root));
+  const int64_t total = int64_t{options.classes} * options.images_per_class;
+  const bool show_progress = options.progress && isatty(STDERR_FILENO) == 1;
+  int64_t written = 0;
+  int last_percent = -1;
+  for (int c = 0; c < options.classes; ++c) {
+    const std::filesystem::path class_dir = root / Numbered("class_", 3, c, "");
+    RETURN_IF_ERROR(CreateDirectories(class_dir));
+    for (int i = 0; i < options.images_per_class; ++i) {
+      const SynthImageSpec spec = SynthImageSpecFor(options, c, i);
+      const std::vector<uint8_t> jpeg =
+          SynthesizeJpeg(spec.width, spec.height, spec.seed, options.quality, spec.subsampling);
+      const std::string path =
+          (class_dir / Numbered("img_", 6, int64_t{c} * options.images_per_class + i, ".jpg"))
+              .string();
+      if (jpeg.empty()) return InternalError("cannot encode synthetic image " + path);
+      RETURN_IF_ERROR(WriteFile(path, jpeg));
+      ++written;
+      if (show_progress) {
+        const int percent = static_cast<int>(written * 100 / total);
+        if (percent != last_percent || written == total) {
+          last_percent = percent;
+          std::fprintf(stderr, "\rsynthesizing images: %lld/%lld (%d%%)",  // NOLINT
+                       static_cast<long long>(written), static_cast<long long>(total), percent);
+          std::fflush(stderr);
+        }
+      }
+    }
+  }
+  if (show_progress && total > 0) std::fprintf(stderr, "\n");
+  return written;
+}
+
+}  // namespace stoker

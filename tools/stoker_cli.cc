@@ -1,0 +1,293 @@
+// Copyright 2026 The stoker Authors.
+//
+// The `stoker` command: a thin front end over include/stoker.
+//
+//   stoker bench DATA [--pipeline train|val] [--batch-size N] [--threads N] [--prefetch N]
+//                     [--epochs N] [--dtype D] [--layout L] [--json] [--compare torch]
+//   stoker synth DIR  [--classes N] [--per-class N] [--width W] [--height H] [--seed S]
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "source/image_folder.h"
+#include "stoker/loader.h"
+#include "synth/synth.h"
+
+namespace stoker {
+namespace {
+
+double NowS() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+double CpuSeconds() {
+  rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
+         ru.ru_stime.tv_usec * 1e-6;
+}
+
+double PeakRssMiB() {
+  rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss / 1024.0;
+}
+
+double CurrentRssMiB() {
+  std::ifstream f("/proc/self/statm");
+  long pages_total = 0, pages_rss = 0;
+  f >> pages_total >> pages_rss;
+  return pages_rss * (sysconf(_SC_PAGESIZE) / 1048576.0);
+}
+
+const std::array<float, 3> kMean = {0.485f, 0.456f, 0.406f};
+const std::array<float, 3> kStd = {0.229f, 0.224f, 0.225f};
+
+std::vector<Transform> PipelineTransforms(const std::string& pipeline, DType dtype) {
+  std::vector<Transform> t;
+  if (pipeline == "train") {
+    t = {Transform::RandomResizedCrop(224, 224), Transform::RandomHorizontalFlip()};
+  } else {
+    t = {Transform::Resize(256), Transform::CenterCrop(224, 224)};
+  }
+  if (dtype != DType::kUint8) t.push_back(Transform::Normalize(kMean, kStd));
+  return t;
+}
+
+struct BenchResult {
+  double images_per_sec = 0;
+  double cpu_s_per_1000 = 0;
+  double peak_rss_mib = 0;
+  double engine_mib = 0;  // peak RSS growth beyond the batch buffers
+  double first_batch_ms = 0;
+  int64_t images_per_epoch = 0;
+  std::vector<double> epoch_rates;
+  LoaderStats stats;
+};
+
+std::string FormatJson(const std::string& data, const std::string& pipeline,
+                       const LoaderOptions& o, const BenchResult& r) {
+  std::ostringstream j;
+  j.precision(6);
+  const StageStats& s = r.stats.total;
+  j << "{\"tool\": \"stoker\", \"data\": \"" << data << "\", \"pipeline\": \"" << pipeline
+    << "\", \"batch_size\": " << o.batch_size << ", \"threads\": " << r.stats.threads
+    << ", \"prefetch\": " << o.prefetch << ", \"dtype\": \"" << DTypeName(o.dtype)
+    << "\", \"layout\": \"" << LayoutName(o.layout) << "\", \"images\": " << r.images_per_epoch
+    << ", \"images_per_sec\": " << r.images_per_sec
+    << ", \"cpu_s_per_1000\": " << r.cpu_s_per_1000 << ", \"peak_rss_mib\": " << r.peak_rss_mib
+    << ", \"engine_mib\": " << r.engine_mib << ", \"batch_buffer_mib\": "
+    << r.stats.batch_buffer_bytes / 1048576.0 << ", \"first_batch_ms\": " << r.first_batch_ms
+    << ", \"epoch_images_per_sec\": [";
+  for (size_t i = 0; i < r.epoch_rates.size(); ++i) j << (i ? ", " : "") << r.epoch_rates[i];
+  j << "], \"stages\": {\"read_s\": " << s.read_s << ", \"decode_s\": " << s.decode_s
+    << ", \"augment_s\": " << s.augment_s << ", \"worker_wait_s\": " << s.worker_wait_s
+    << ", \"consumer_wait_s\": " << s.consumer_wait_s << "}, \"skipped\": " << s.skipped << "}";
+  return j.str();
+}
+
+// Runs the loader for one warm-up epoch plus `epochs` timed epochs.
+Status RunBench(const std::string& data, const LoaderOptions& options, int epochs,
+                BenchResult* r) {
+  const double rss_before = CurrentRssMiB();
+  ASSIGN_OR_RETURN(std::shared_ptr<ImageFolder> folder, ImageFolder::Open(data));
+  const double t_create = NowS();
+  ASSIGN_OR_RETURN(std::unique_ptr<Loader> loader, Loader::Create(folder, options));
+  double cpu0 = 0, t_epoch = 0;
+  int64_t images = 0;
+  for (int e = 0; e <= epochs; ++e) {
+    if (e == 1) cpu0 = CpuSeconds();
+    t_epoch = NowS();
+    RETURN_IF_ERROR(loader->Start());
+    int64_t n = 0;
+    for (;;) {
+      BatchPtr b;
+      bool end = false;
+      RETURN_IF_ERROR(loader->Next(&b, &end));
+      if (end) break;
+      if (e == 0 && n == 0) r->first_batch_ms = (NowS() - t_create) * 1e3;
+      n += b->size();
+    }
+    const double dt = NowS() - t_epoch;
+    if (e > 0) {
+      r->epoch_rates.push_back(n / dt);
+      images += n;
+    }
+    r->images_per_epoch = n;
+  }
+  const double cpu = CpuSeconds() - cpu0;
+  std::vector<double> rates = r->epoch_rates;
+  std::sort(rates.begin(), rates.end());
+  r->images_per_sec = rates.empty() ? 0 : rates[rates.size() / 2];
+  r->cpu_s_per_1000 = images > 0 ? cpu / images * 1000 : 0;
+  r->stats = loader->stats();
+  r->peak_rss_mib = PeakRssMiB();
+  r->engine_mib = std::max(0.0, r->peak_rss_mib - rss_before -
+                                    r->stats.batch_buffer_bytes / 1048576.0);
+  return Status::OK();
+}
+
+// Extracts the number after "key": following `from` in a JSON text.
+double JsonNumber(const std::string& text, const std::string& key, size_t from = 0) {
+  const size_t k = text.find("\"" + key + "\"", from);
+  if (k == std::string::npos) return -1;
+  const size_t colon = text.find(':', k);
+  return std::atof(text.c_str() + colon + 1);
+}
+
+int CmdBench(const std::string& data, const std::string& pipeline, LoaderOptions o, int epochs,
+             bool json, const std::string& compare) {
+  o.transforms = PipelineTransforms(pipeline, o.dtype);
+  BenchResult r;
+  Status st = RunBench(data, o, epochs, &r);
+  if (!st.ok()) {
+    std::fprintf(stderr, "stoker bench: %s\n", st.ToString().c_str());
+    return 1;
+  }
+  std::string peer_json;
+  if (compare == "torch") {
+    const std::string cmd = std::string("/usr/bin/python3 ") + STOKER_SOURCE_DIR +
+                            "/bench/torch_baseline.py '" + data + "' --pipeline " + pipeline +
+                            " --batch-size " + std::to_string(o.batch_size) +
+                            " --epochs " + std::to_string(epochs) + " --dtype " +
+                            (o.dtype == DType::kUint8 ? "uint8" : "float32") +
+                            " --json --quiet";
+    if (!json) std::fprintf(stderr, "running the torch DataLoader baseline: %s\n", cmd.c_str());
+    FILE* p = popen(cmd.c_str(), "r");
+    if (p != nullptr) {
+      char buf[4096];
+      size_t n;
+      while ((n = fread(buf, 1, sizeof buf, p)) > 0) peer_json.append(buf, n);
+      if (pclose(p) != 0) peer_json.clear();
+    }
+    if (peer_json.empty()) {
+      std::fprintf(stderr, "stoker bench: the torch baseline failed (is torch installed for "
+                           "/usr/bin/python3?)\n");
+    }
+  }
+  const size_t best = peer_json.find("\"best\"");
+  const double peer_rate = best == std::string::npos ? -1 : JsonNumber(peer_json, "images_per_sec", best);
+  if (json) {
+    std::string out = FormatJson(data, pipeline, o, r);
+    if (!peer_json.empty()) {
+      while (!peer_json.empty() && (peer_json.back() == '\n' || peer_json.back() == ' ')) peer_json.pop_back();
+      out.pop_back();
+      out += ", \"peer\": " + peer_json + ", \"ratio\": " + std::to_string(r.images_per_sec / peer_rate) + "}";
+    }
+    std::printf("%s\n", out.c_str());
+    return 0;
+  }
+  const StageStats& s = r.stats.total;
+  std::printf("stoker bench  %s  pipeline=%s batch=%d threads=%d prefetch=%d dtype=%s\n",
+              data.c_str(), pipeline.c_str(), o.batch_size, r.stats.threads, o.prefetch,
+              DTypeName(o.dtype));
+  std::printf("  images/s (median of %d epochs)   %10.1f\n", epochs, r.images_per_sec);
+  std::printf("  CPU-seconds per 1,000 images     %10.3f\n", r.cpu_s_per_1000);
+  std::printf("  peak RSS                         %10.1f MiB (batch buffers %.1f MiB)\n",
+              r.peak_rss_mib, r.stats.batch_buffer_bytes / 1048576.0);
+  std::printf("  first batch                      %10.1f ms\n", r.first_batch_ms);
+  std::printf("  busy seconds: read %.3f  decode %.3f  augment %.3f  (worker wait %.3f, "
+              "consumer wait %.3f)\n", s.read_s, s.decode_s, s.augment_s, s.worker_wait_s,
+              s.consumer_wait_s);
+  if (peer_rate > 0) {
+    const double peer_cpu = JsonNumber(peer_json, "cpu_s_per_1000", best);
+    const double peer_pss = JsonNumber(peer_json, "pss_mib", best);
+    std::printf("torch DataLoader (best of its configurations)\n");
+    std::printf("  images/s                         %10.1f\n", peer_rate);
+    std::printf("  CPU-seconds per 1,000 images     %10.3f\n", peer_cpu);
+    std::printf("  PSS summed over processes        %10.1f MiB\n", peer_pss);
+    std::printf("stoker / DataLoader: %.2fx images/s, %.2fx CPU per image\n",
+                r.images_per_sec / peer_rate, r.cpu_s_per_1000 / peer_cpu);
+  }
+  return 0;
+}
+
+int CmdSynth(const std::string& dir, const SynthOptions& o) {
+  const double t0 = NowS();
+  auto n = WriteSyntheticImageFolder(dir, o);
+  if (!n.ok()) {
+    std::fprintf(stderr, "stoker synth: %s\n", n.status().ToString().c_str());
+    return 1;
+  }
+  std::fprintf(stderr, "wrote %lld images in %d classes to %s in %.1f s\n",
+               static_cast<long long>(n.value()), o.classes, dir.c_str(), NowS() - t0);
+  return 0;
+}
+
+}  // namespace
+}  // namespace stoker
+
+int main(int argc, char** argv) {
+  using namespace stoker;
+  CLI::App app{"stoker: keeps accelerators fed. Image folders to batched tensors on native "
+               "threads, and the numbers that show where the time goes."};
+  app.require_subcommand(1);
+
+  std::string data, pipeline = "train", dtype = "float32", layout = "NCHW", compare;
+  LoaderOptions o;
+  o.shuffle = true;
+  int epochs = 3;
+  bool json = false;
+  CLI::App* bench = app.add_subcommand(
+      "bench", "Measure images/s, CPU-seconds per 1,000 images, peak RSS and time to first "
+               "batch on an image folder (one warm-up epoch, then the median of timed epochs).");
+  bench->add_option("DATA", data, "ImageFolder root (DATA/<class>/<image>.jpg)")
+      ->required()->check(CLI::ExistingDirectory);
+  bench->add_option("--pipeline", pipeline,
+                    "train = RandomResizedCrop(224) + flip + normalise; "
+                    "val = Resize(256) + CenterCrop(224) + normalise")
+      ->check(CLI::IsMember({"train", "val"}))->capture_default_str();
+  bench->add_option("--batch-size", o.batch_size, "samples per batch")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  bench->add_option("--threads", o.threads, "worker threads (0: one per core)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  bench->add_option("--prefetch", o.prefetch, "batches in flight")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  bench->add_option("--epochs", epochs, "timed epochs after the warm-up epoch")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  bench->add_option("--dtype", dtype, "uint8 (no normalise), float32, float16 or bfloat16")
+      ->check(CLI::IsMember({"uint8", "float32", "float16", "bfloat16"}))->capture_default_str();
+  bench->add_option("--layout", layout, "NCHW or NHWC")
+      ->check(CLI::IsMember({"NCHW", "NHWC"}))->capture_default_str();
+  bench->add_option("--compare", compare,
+                    "also run the same pipeline through torch.utils.data.DataLoader "
+                    "(bench/torch_baseline.py, best of 0-4 workers) and print the ratio")
+      ->check(CLI::IsMember({"torch"}));
+  bench->add_flag("--json", json, "print one JSON object instead of the table");
+
+  std::string synth_dir;
+  SynthOptions so;
+  CLI::App* synth = app.add_subcommand(
+      "synth", "Write a deterministic synthetic ImageFolder of photo-like JPEGs "
+               "(for demos and benchmarks).");
+  synth->add_option("DIR", synth_dir, "output directory")->required();
+  synth->add_option("--classes", so.classes, "class directories")->capture_default_str();
+  synth->add_option("--per-class", so.images_per_class, "images per class")->capture_default_str();
+  synth->add_option("--width", so.width, "typical width")->capture_default_str();
+  synth->add_option("--height", so.height, "typical height")->capture_default_str();
+  synth->add_option("--quality", so.quality, "JPEG quality")->capture_default_str();
+  synth->add_option("--seed", so.seed, "seed")->capture_default_str();
+
+  CLI11_PARSE(app, argc, argv);
+  if (bench->parsed()) {
+    o.dtype = ParseDType(dtype).value();
+    o.layout = ParseLayout(layout).value();
+    return CmdBench(data, pipeline, o, epochs, json, compare);
+  }
+  if (synth->parsed()) {
+    so.progress = isatty(2);
+    return CmdSynth(synth_dir, so);
+  }
+  return 0;
+}
