@@ -9,8 +9,12 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
 #include <memory>
 
+#include "base/rng.h"
+#include "codec/decoder.h"
+#include "ops/geometry.h"
 #include "source/image_folder.h"
 #include "stoker/loader.h"
 
@@ -119,6 +123,38 @@ void RegisterLoader(py::module_& m) {
       .def_static("random_horizontal_flip", &Transform::RandomHorizontalFlip)
       .def_static("normalize", &Transform::Normalize)
       .def("__repr__", &Transform::ToString);
+
+  // Testing hooks: the decoder and the RandomResizedCrop sampler on their own.
+  m.def("_decode",
+        [](py::bytes data, int64_t max_pixels) {
+          std::string bytes = data;
+          ImageDecoder decoder(DecoderOptions{max_pixels});
+          DecodedRegion r;
+          Status s = decoder.DecodeAll(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                       bytes.size(), &r);
+          if (!s.ok()) Throw(s);
+          py::array_t<uint8_t> out({r.pixels.height, r.pixels.width, 3});
+          for (int y = 0; y < r.pixels.height; ++y) {
+            std::memcpy(out.mutable_data(y, 0, 0), r.pixels.row(y),
+                        static_cast<size_t>(r.pixels.width) * 3);
+          }
+          return out;
+        },
+        py::arg("data"), py::arg("max_pixels") = int64_t{1} << 28,
+        "Decodes JPEG/PNG bytes to an RGB [H, W, 3] uint8 array (for tests).");
+  m.def("_sample_random_resized_crop",
+        [](int width, int height, const Transform& t, uint64_t seed, int n) {
+          py::array_t<int32_t> out({n, 4});
+          for (int i = 0; i < n; ++i) {
+            Rng rng(HashSeed(seed, static_cast<uint64_t>(i)));
+            const Rect r = SampleRandomResizedCrop(width, height, t, &rng);
+            int32_t* o = out.mutable_data(i, 0);
+            o[0] = r.y; o[1] = r.x; o[2] = r.height; o[3] = r.width;
+          }
+          return out;
+        },
+        py::arg("width"), py::arg("height"), py::arg("transform"), py::arg("seed"), py::arg("n"),
+        "n crops (top, left, height, width) as torchvision's get_params returns them (for tests).");
 
   py::class_<Loader>(m, "Loader")
       .def(py::init([](std::shared_ptr<Source> source, int batch_size, bool shuffle,

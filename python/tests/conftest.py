@@ -1,0 +1,180 @@
+"""Shared fixtures for the stoker Python tests.
+
+Every test makes its own data: photo-like images (smooth colour fields, a
+gradient, a few hard edges and sensor-like noise) written with Pillow into
+pytest's tmp directories, laid out as ImageFolder trees root/<class>/<file>.
+Fixtures are session-scoped so each tree is generated once per run.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import pytest
+from PIL import Image
+
+# Make `import stoker` work when pytest is run without PYTHONPATH=python.
+_PYTHON_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+if _PYTHON_DIR not in sys.path:
+    sys.path.insert(0, _PYTHON_DIR)
+
+MEAN = (0.485, 0.456, 0.406)
+STD = (0.229, 0.224, 0.225)
+
+
+def photo(width: int, height: int, seed: int) -> np.ndarray:
+    """A photo-like RGB uint8 array [height, width, 3]."""
+    rng = np.random.default_rng(seed)
+    # Smooth colour field: a coarse random grid upsampled bicubically.
+    gw, gh = max(2, width // 60), max(2, height // 60)
+    coarse = rng.integers(0, 256, size=(gh, gw, 3), dtype=np.uint8)
+    field = np.asarray(Image.fromarray(coarse).resize((width, height), Image.BICUBIC),
+                       dtype=np.float32)
+    # A diagonal gradient.
+    yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
+    grad = (xx / max(1, width - 1) * 60.0 - yy / max(1, height - 1) * 40.0)[..., None]
+    img = 0.75 * field + grad + 20.0
+    # A few hard-edged shapes (high frequencies the resampler must handle).
+    for _ in range(4):
+        x0, y0 = rng.integers(0, width), rng.integers(0, height)
+        x1 = min(width, x0 + rng.integers(width // 10 + 1, width // 3 + 2))
+        y1 = min(height, y0 + rng.integers(height // 10 + 1, height // 3 + 2))
+        img[y0:y1, x0:x1] = rng.integers(0, 256, size=3)
+    # Thin lines.
+    img[:, rng.integers(0, width)] = 250.0
+    img[rng.integers(0, height), :] = 5.0
+    # Sensor-like noise.
+    img += rng.normal(0.0, 6.0, size=img.shape)
+    return np.clip(np.rint(img), 0, 255).astype(np.uint8)
+
+
+def save_jpeg(arr: np.ndarray, path, *, subsampling: int = 0, quality: int = 90,
+              mode: str = "RGB") -> None:
+    img = Image.fromarray(arr)
+    if mode != "RGB":
+        img = img.convert(mode)
+    kwargs = {"quality": quality}
+    if mode != "L":
+        kwargs["subsampling"] = subsampling
+    img.save(path, format="JPEG", **kwargs)
+
+
+def save_png(arr: np.ndarray, path, *, mode: str = "RGB", seed: int = 0) -> None:
+    img = Image.fromarray(arr)
+    if mode == "RGBA":
+        rng = np.random.default_rng(seed)
+        alpha = rng.integers(0, 256, size=arr.shape[:2], dtype=np.uint8)
+        img = Image.fromarray(np.dstack([arr, alpha]), "RGBA")
+    elif mode == "P":
+        img = img.quantize(colors=200)
+    elif mode != "RGB":
+        img = img.convert(mode)
+    img.save(path, format="PNG")
+
+
+# (class, file, width, height, kind, option)
+PARITY_IMAGES = [
+    ("a_jpeg444", "w500x375.jpg", 500, 375, "jpeg", 0),
+    ("a_jpeg444", "p375x500.jpg", 375, 500, "jpeg", 0),
+    ("a_jpeg444", "s333x250.jpg", 333, 250, "jpeg", 0),
+    ("a_jpeg444", "t200x150.jpg", 200, 150, "jpeg", 0),
+    ("a_jpeg444", "u1200x900.jpg", 1200, 900, "jpeg", 0),
+    ("a_jpeg444", "v257x255.jpg", 257, 255, "jpeg", 0),
+    ("b_jpeg420", "w500x375.jpg", 500, 375, "jpeg", 2),
+    ("b_jpeg420", "p375x500.jpg", 375, 500, "jpeg", 2),
+    ("b_jpeg420", "s333x250.jpg", 333, 250, "jpeg", 2),
+    ("b_jpeg420", "t200x150.jpg", 200, 150, "jpeg", 2),
+    ("b_jpeg420", "u1200x900.jpg", 1200, 900, "jpeg", 2),
+    ("b_jpeg420", "v901x1201.jpg", 901, 1201, "jpeg", 2),
+    ("b_jpeg420", "x257x255.jpg", 257, 255, "jpeg", 2),
+    ("c_jpeg422", "w500x375.jpg", 500, 375, "jpeg", 1),
+    ("c_jpeg422", "p375x500.jpg", 375, 500, "jpeg", 1),
+    ("c_jpeg422", "s333x250.jpg", 333, 250, "jpeg", 1),
+    ("c_jpeg422", "t200x150.jpg", 200, 150, "jpeg", 1),
+    ("c_jpeg422", "u1200x900.jpg", 1200, 900, "jpeg", 1),
+    ("d_grey", "w500x375.jpg", 500, 375, "grey", 0),
+    ("d_grey", "p375x500.jpg", 375, 500, "grey", 0),
+    ("d_grey", "t200x150.jpg", 200, 150, "grey", 0),
+    ("e_cmyk", "w500x375.jpg", 500, 375, "cmyk", 0),
+    ("e_cmyk", "p375x500.jpg", 375, 500, "cmyk", 0),
+    ("e_cmyk", "t200x150.jpg", 200, 150, "cmyk", 0),
+    ("f_png", "rgb500x375.png", 500, 375, "png", "RGB"),
+    ("f_png", "rgba375x500.png", 375, 500, "png", "RGBA"),
+    ("f_png", "l333x250.png", 333, 250, "png", "L"),
+    ("f_png", "p200x150.png", 200, 150, "png", "P"),
+    ("f_png", "rgb1200x900.png", 1200, 900, "png", "RGB"),
+]
+
+
+def write_image(path, width, height, kind, option, seed):
+    arr = photo(width, height, seed)
+    if kind == "jpeg":
+        save_jpeg(arr, path, subsampling=option)
+    elif kind == "grey":
+        save_jpeg(arr, path, mode="L")
+    elif kind == "cmyk":
+        save_jpeg(arr, path, mode="CMYK")
+    elif kind == "png":
+        save_png(arr, path, mode=option, seed=seed)
+    else:
+        raise AssertionError(kind)
+
+
+@pytest.fixture(scope="session")
+def parity_root(tmp_path_factory):
+    """An ImageFolder of JPEGs (4:4:4, 4:2:0, 4:2:2, grey, CMYK) and PNGs (RGB, RGBA, L, P)."""
+    root = tmp_path_factory.mktemp("parity")
+    for seed, (cls, name, w, h, kind, option) in enumerate(PARITY_IMAGES):
+        d = root / cls
+        d.mkdir(exist_ok=True)
+        write_image(d / name, w, h, kind, option, 1000 + seed)
+    # Sanity: the files are what we meant them to be.
+    with Image.open(root / "e_cmyk" / "w500x375.jpg") as im:
+        assert im.mode == "CMYK"
+    with Image.open(root / "d_grey" / "w500x375.jpg") as im:
+        assert im.mode == "L"
+    with Image.open(root / "f_png" / "p200x150.png") as im:
+        assert im.mode == "P"
+    return str(root)
+
+
+# Class name -> number of images; uneven on purpose, 37 in all (prime).
+SMALL_CLASSES = {"cat": 13, "dog": 11, "emu": 13}
+
+
+@pytest.fixture(scope="session")
+def small_root(tmp_path_factory):
+    """A small ImageFolder for the Loader contract: 37 images, 3 classes, mixed sizes/formats."""
+    root = tmp_path_factory.mktemp("small")
+    sizes = [(96, 72), (72, 96), (120, 90), (64, 48), (160, 120), (50, 50), (90, 60)]
+    k = 0
+    for cls, count in SMALL_CLASSES.items():
+        d = root / cls
+        d.mkdir()
+        for i in range(count):
+            w, h = sizes[k % len(sizes)]
+            arr = photo(w, h, 5000 + k)
+            if k % 5 == 4:
+                save_png(arr, d / f"img{i:02d}.png")
+            else:
+                save_jpeg(arr, d / f"img{i:02d}.jpg", subsampling=(0, 2, 1)[k % 3])
+            k += 1
+    return str(root)
+
+
+def collect(loader, *, indexed=True):
+    """Runs one epoch; returns (images, labels, indices) concatenated, as torch tensors."""
+    import torch
+    imgs, labels, ids = [], [], []
+    for batch in loader:
+        if indexed:
+            x, y, i = batch
+            ids.append(i.clone())
+        else:
+            x, y = batch
+        imgs.append(x.clone())
+        labels.append(y.clone())
+    out_ids = torch.cat(ids) if ids else None
+    return torch.cat(imgs), torch.cat(labels), out_ids

@@ -1,0 +1,361 @@
+// Copyright 2026 The stoker Authors.
+#include "stoker/loader.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <set>
+#include <thread>
+
+#include "testing/memory_source.h"
+#include "testing/test_images.h"
+
+namespace stoker {
+namespace {
+
+using testing::MemorySample;
+using testing::MemorySource;
+
+const std::array<float, 3> kMean = {0.485f, 0.456f, 0.406f};
+const std::array<float, 3> kStd = {0.229f, 0.224f, 0.225f};
+
+// n JPEG samples of varied sizes; label = index % 5.
+std::vector<MemorySample> JpegSamples(int n) {
+  std::vector<MemorySample> out;
+  for (int i = 0; i < n; ++i) {
+    const int w = 60 + (i * 13) % 50, h = 48 + (i * 7) % 40;
+    testing::JpegSpec spec;
+    spec.subsampling = i % 3 == 0 ? 420 : 444;
+    MemorySample s;
+    s.bytes = testing::EncodeJpeg(testing::MakePixels(w, h, i), w, h, spec);
+    s.label = i % 5;
+    s.name = "mem/" + std::to_string(i) + ".jpg";
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+LoaderOptions TrainOptions(int batch, int threads) {
+  LoaderOptions o;
+  o.batch_size = batch;
+  o.threads = threads;
+  o.shuffle = true;
+  o.seed = 5;
+  o.transforms = {Transform::RandomResizedCrop(32, 32), Transform::RandomHorizontalFlip(),
+                  Transform::Normalize(kMean, kStd)};
+  return o;
+}
+
+struct Epoch {
+  std::vector<int64_t> ids;
+  std::vector<int64_t> labels;
+  std::vector<int> sizes;
+  std::vector<uint8_t> pixels;
+};
+
+// Runs one epoch and collects everything. Fails the test on error.
+Epoch RunEpoch(Loader* loader) {
+  Epoch e;
+  EXPECT_TRUE(loader->Start().ok());
+  for (;;) {
+    BatchPtr b;
+    bool end = false;
+    Status s = loader->Next(&b, &end);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    if (!s.ok() || end) break;
+    e.sizes.push_back(b->size());
+    e.ids.insert(e.ids.end(), b->ids(), b->ids() + b->size());
+    e.labels.insert(e.labels.end(), b->labels(), b->labels() + b->size());
+    e.pixels.insert(e.pixels.end(), b->images(), b->images() + b->image_bytes());
+  }
+  return e;
+}
+
+std::unique_ptr<Loader> Make(std::shared_ptr<Source> src, const LoaderOptions& o) {
+  auto l = Loader::Create(std::move(src), o);
+  EXPECT_TRUE(l.ok()) << l.status().ToString();
+  return std::move(l).value();
+}
+
+TEST(LoaderTest, EverySampleExactlyOncePerEpoch) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(37));
+  auto loader = Make(src, TrainOptions(8, 3));
+  EXPECT_EQ(loader->num_batches(), 5);
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    Epoch e = RunEpoch(loader.get());
+    EXPECT_EQ(e.sizes, (std::vector<int>{8, 8, 8, 8, 5}));
+    std::set<int64_t> unique(e.ids.begin(), e.ids.end());
+    EXPECT_EQ(unique.size(), 37u);
+    EXPECT_EQ(*unique.begin(), 0);
+    EXPECT_EQ(*unique.rbegin(), 36);
+    for (size_t i = 0; i < e.ids.size(); ++i) EXPECT_EQ(e.labels[i], e.ids[i] % 5);
+  }
+}
+
+TEST(LoaderTest, DropLastKeepsFullBatchesOnly) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(37));
+  LoaderOptions o = TrainOptions(8, 2);
+  o.drop_last = true;
+  auto loader = Make(src, o);
+  EXPECT_EQ(loader->num_batches(), 4);
+  Epoch e = RunEpoch(loader.get());
+  EXPECT_EQ(e.sizes, (std::vector<int>{8, 8, 8, 8}));
+  EXPECT_EQ(std::set<int64_t>(e.ids.begin(), e.ids.end()).size(), 32u);
+}
+
+TEST(LoaderTest, OrderComesFromSeedAndEpoch) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(20));
+  LoaderOptions o = TrainOptions(6, 2);
+  o.shuffle = false;
+  Epoch seq = RunEpoch(Make(src, o).get());
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(seq.ids[i], i);
+
+  o.shuffle = true;
+  auto loader = Make(src, o);
+  loader->SetEpoch(4);
+  Epoch e4 = RunEpoch(loader.get());
+  auto perm = EpochPermutation(20, o.seed, 4);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(e4.ids[i], perm[i]);
+  Epoch e5 = RunEpoch(loader.get());  // advances to epoch 5 by itself
+  EXPECT_EQ(loader->epoch(), 5);
+  EXPECT_NE(e4.ids, e5.ids);
+  loader->SetEpoch(4);
+  EXPECT_EQ(RunEpoch(loader.get()).pixels, e4.pixels);
+}
+
+TEST(LoaderTest, OutputIsIdenticalForAnyThreadCountAndPrefetch) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(30));
+  for (DType dtype : {DType::kFloat32, DType::kBFloat16, DType::kUint8}) {
+    LoaderOptions o = TrainOptions(7, 1);
+    o.dtype = dtype;
+    if (dtype == DType::kUint8) o.transforms.pop_back();  // no Normalize
+    Epoch ref = RunEpoch(Make(src, o).get());
+    ASSERT_FALSE(ref.pixels.empty());
+    for (int threads : {2, 5}) {
+      for (int prefetch : {1, 4}) {
+        o.threads = threads;
+        o.prefetch = prefetch;
+        Epoch e = RunEpoch(Make(src, o).get());
+        EXPECT_EQ(e.ids, ref.ids);
+        EXPECT_TRUE(e.pixels == ref.pixels)
+            << DTypeName(dtype) << " threads=" << threads << " prefetch=" << prefetch;
+      }
+    }
+  }
+}
+
+TEST(LoaderTest, RawPixelsAndLosslessPngGiveTheSameOutput) {
+  std::vector<MemorySample> raw, png;
+  for (int i = 0; i < 6; ++i) {
+    const int w = 50 + i * 3, h = 40 + i;
+    auto px = testing::MakePixels(w, h, 100 + i);
+    MemorySample r;
+    r.bytes = px;
+    r.raw_width = w;
+    r.raw_height = h;
+    r.name = "raw" + std::to_string(i);
+    raw.push_back(r);
+    MemorySample p;
+    std::vector<uint8_t> expected;
+    p.bytes = testing::EncodePng(px, w, h, testing::PngSpec{}, &expected);
+    ASSERT_EQ(expected, px);
+    p.name = "png" + std::to_string(i);
+    png.push_back(p);
+  }
+  LoaderOptions o = TrainOptions(3, 2);
+  Epoch a = RunEpoch(Make(std::make_shared<MemorySource>(raw), o).get());
+  Epoch b = RunEpoch(Make(std::make_shared<MemorySource>(png), o).get());
+  EXPECT_TRUE(a.pixels == b.pixels);
+}
+
+std::vector<MemorySample> WithBadSample(int n, int bad_index) {
+  auto samples = JpegSamples(n);
+  samples[bad_index].bytes.resize(samples[bad_index].bytes.size() / 2);  // truncated
+  samples[bad_index].name = "mem/bad.jpg";
+  return samples;
+}
+
+TEST(LoaderTest, RaisePolicyNamesTheSampleAndStopsTheEpoch) {
+  auto src = std::make_shared<MemorySource>(WithBadSample(20, 13));
+  LoaderOptions o = TrainOptions(4, 2);
+  o.shuffle = false;
+  auto loader = Make(src, o);
+  ASSERT_TRUE(loader->Start().ok());
+  Status err;
+  int good_batches = 0;
+  for (;;) {
+    BatchPtr b;
+    bool end = false;
+    err = loader->Next(&b, &end);
+    if (!err.ok() || end) break;
+    ++good_batches;
+  }
+  EXPECT_EQ(good_batches, 3);  // batches 0..2; batch 3 holds sample 13
+  EXPECT_EQ(err.code(), StatusCode::kDataLoss);
+  EXPECT_NE(err.message().find("mem/bad.jpg"), std::string::npos) << err.message();
+  EXPECT_NE(err.message().find("JPEG"), std::string::npos) << err.message();
+  BatchPtr b;
+  bool end = false;
+  EXPECT_TRUE(loader->Next(&b, &end).ok());
+  EXPECT_TRUE(end);
+  // The next epoch starts cleanly.
+  ASSERT_TRUE(loader->Start().ok());
+  EXPECT_TRUE(loader->Next(&b, &end).ok());
+  EXPECT_FALSE(end);
+}
+
+TEST(LoaderTest, SkipPolicyReplacesDeterministicallyAndCounts) {
+  auto src = std::make_shared<MemorySource>(WithBadSample(20, 13));
+  LoaderOptions o = TrainOptions(4, 1);
+  o.on_error = OnError::kSkip;
+  auto loader = Make(src, o);
+  Epoch ref = RunEpoch(loader.get());
+  EXPECT_EQ(ref.sizes, (std::vector<int>{4, 4, 4, 4, 4}));
+  EXPECT_EQ(std::count(ref.ids.begin(), ref.ids.end(), 13), 0);
+  EXPECT_GE(loader->stats().total.skipped, 1);
+  EXPECT_EQ(loader->stats().total.images, 20);
+  o.threads = 4;
+  Epoch again = RunEpoch(Make(src, o).get());
+  EXPECT_EQ(again.ids, ref.ids);
+  EXPECT_TRUE(again.pixels == ref.pixels);
+}
+
+TEST(LoaderTest, SkipPolicyGivesUpWhenNothingIsReadable) {
+  std::vector<MemorySample> bad(5);
+  for (int i = 0; i < 5; ++i) {
+    bad[i].bytes = {'n', 'o', 'p', 'e'};
+    bad[i].name = "bad" + std::to_string(i);
+  }
+  LoaderOptions o = TrainOptions(2, 2);
+  o.on_error = OnError::kSkip;
+  o.max_skip_attempts = 4;
+  auto loader = Make(std::make_shared<MemorySource>(bad), o);
+  ASSERT_TRUE(loader->Start().ok());
+  BatchPtr b;
+  bool end = false;
+  Status s = loader->Next(&b, &end);
+  // Under skip an unreplaceable sample still reaches the consumer as an error.
+  EXPECT_TRUE(s.ok());
+  EXPECT_FALSE(end);
+  ASSERT_NE(b, nullptr);
+  EXPECT_FALSE(b->buffer()->errors()[0].ok());
+  EXPECT_NE(b->buffer()->errors()[0].message().find("no readable replacement"),
+            std::string::npos);
+}
+
+TEST(LoaderTest, StopMidEpochThenRestart) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(40), /*read_delay_us=*/200);
+  auto loader = Make(src, TrainOptions(4, 3));
+  for (int round = 0; round < 5; ++round) {
+    ASSERT_TRUE(loader->Start().ok());
+    BatchPtr b;
+    bool end = false;
+    ASSERT_TRUE(loader->Next(&b, &end).ok());
+    loader->Stop();
+  }
+  const int64_t reads = src->reads();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(src->reads(), reads);  // stopped means no more work
+  Epoch e = RunEpoch(loader.get());
+  EXPECT_EQ(std::set<int64_t>(e.ids.begin(), e.ids.end()).size(), 40u);
+}
+
+TEST(LoaderTest, BatchOutlivesTheLoader) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(8));
+  auto loader = Make(src, TrainOptions(4, 2));
+  ASSERT_TRUE(loader->Start().ok());
+  BatchPtr b;
+  bool end = false;
+  ASSERT_TRUE(loader->Next(&b, &end).ok());
+  std::vector<uint8_t> copy(b->images(), b->images() + b->image_bytes());
+  loader.reset();
+  EXPECT_TRUE(std::equal(copy.begin(), copy.end(), b->images()));
+}
+
+class CountingAllocator : public BatchAllocator {
+ public:
+  StatusOr<void*> Allocate(size_t bytes) override {
+    allocs.fetch_add(1);
+    return HostAllocator()->Allocate(bytes);
+  }
+  void Deallocate(void* p, size_t bytes) override { HostAllocator()->Deallocate(p, bytes); }
+  const char* name() const override { return "counting"; }
+  std::atomic<int> allocs{0};
+};
+
+TEST(LoaderTest, SteadyStateAllocatesNoBatchMemory) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(24));
+  auto alloc = std::make_shared<CountingAllocator>();
+  LoaderOptions o = TrainOptions(4, 2);
+  o.prefetch = 3;
+  o.allocator = alloc;
+  auto loader = Make(src, o);
+  RunEpoch(loader.get());
+  const int after_first = alloc->allocs.load();
+  EXPECT_LE(after_first, o.prefetch + 2);
+  for (int i = 0; i < 3; ++i) RunEpoch(loader.get());
+  EXPECT_EQ(alloc->allocs.load(), after_first);
+}
+
+TEST(LoaderTest, PrefetchBoundsWorkAheadOfTheConsumer) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(60));
+  LoaderOptions o = TrainOptions(4, 3);
+  o.prefetch = 2;
+  auto loader = Make(src, o);
+  ASSERT_TRUE(loader->Start().ok());
+  for (int taken = 1; taken <= 4; ++taken) {
+    BatchPtr b;
+    bool end = false;
+    ASSERT_TRUE(loader->Next(&b, &end).ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // a slow consumer
+    // Claimed positions: at most the in-flight batches plus one sample per
+    // thread waiting at the boundary.
+    EXPECT_LE(src->reads(), (taken + o.prefetch) * o.batch_size + o.threads);
+  }
+  LoaderStats s = loader->stats();
+  EXPECT_GT(s.total.worker_wait_s, 0.0);
+}
+
+TEST(LoaderTest, StatsCountImagesBatchesAndStageTimes) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(12));
+  auto loader = Make(src, TrainOptions(5, 2));
+  RunEpoch(loader.get());
+  RunEpoch(loader.get());
+  LoaderStats s = loader->stats();
+  EXPECT_EQ(s.total.images, 24);
+  EXPECT_EQ(s.total.batches, 6);
+  EXPECT_EQ(s.epoch.images, 12);
+  EXPECT_EQ(s.epoch.batches, 3);
+  EXPECT_GT(s.total.decode_s, 0);
+  EXPECT_GT(s.total.augment_s, 0);
+  EXPECT_GT(s.total.seconds, 0);
+  EXPECT_GT(s.total.bytes_read, 0);
+  EXPECT_EQ(s.threads, 2);
+  EXPECT_EQ(s.current_epoch, 1);
+}
+
+TEST(LoaderTest, CreateRejectsBadOptions) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(3));
+  LoaderOptions o = TrainOptions(4, 1);
+  o.batch_size = 0;
+  EXPECT_EQ(Loader::Create(src, o).status().code(), StatusCode::kInvalidArgument);
+  o = TrainOptions(4, 1);
+  o.dtype = DType::kUint8;  // with Normalize
+  Status s = Loader::Create(src, o).status();
+  EXPECT_NE(s.message().find("uint8"), std::string::npos) << s.message();
+  o = TrainOptions(4, 1);
+  o.transforms = {Transform::Resize(32)};  // no fixed size
+  s = Loader::Create(src, o).status();
+  EXPECT_NE(s.message().find("fixed"), std::string::npos) << s.message();
+  o = TrainOptions(4, 1);
+  o.drop_last = true;  // 3 samples, batch 4: nothing at all
+  EXPECT_EQ(Loader::Create(src, o).status().code(), StatusCode::kInvalidArgument);
+  o = TrainOptions(4, 1);
+  o.prefetch = 0;
+  EXPECT_EQ(Loader::Create(src, o).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace stoker
