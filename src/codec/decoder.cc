@@ -14,6 +14,8 @@
 namespace stoker {
 namespace {
 
+constexpr size_t kTailPadding = 16;
+
 std::string Dims(int64_t w, int64_t h) {
   return std::to_string(w) + "x" + std::to_string(h);
 }
@@ -119,7 +121,8 @@ class ImageDecoder::Jpeg {
     const int comps = cinfo_.output_components;  // 3, or 4 for CMYK
     const size_t row_bytes = static_cast<size_t>(ow) * comps;
     const int rows = y1 - y0;
-    const size_t need = row_bytes * rows;
+    // Slack after the last row: the resampler's vector loads may read past it.
+    const size_t need = row_bytes * rows + kTailPadding;
     if (pixels_.size() < need) pixels_.resize(need);
 
     if (y0 > 0) jpeg_skip_scanlines(&cinfo_, static_cast<JDIMENSION>(y0));

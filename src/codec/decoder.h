@@ -24,7 +24,8 @@
 //
 // Thread-safety: an ImageDecoder is NOT thread-safe; keep one per thread. It
 // owns scratch memory that is reused, so a steady state allocates nothing.
-// Views returned by Decode() stay valid until the next Open() or Decode().
+// Views returned by Decode() stay valid until the next Open() or Decode(), and
+// at least 16 readable bytes follow their last row.
 // Errors: Open/Decode return DataLoss for corrupt data, Unimplemented for
 // valid but unsupported input (e.g. 12-bit JPEG), ResourceExhausted when the
 // image has more pixels than `max_pixels`, InvalidArgument for non-images.

@@ -34,12 +34,13 @@ struct RgbView {
 
 // An owned, growable 8-bit RGB image. Reallocates only when it must grow, so a
 // per-thread instance reaches a steady state with no allocation per sample.
+// At least 16 bytes of slack follow the last row (for vector loads).
 class RgbImage {
  public:
   void Resize(int width, int height) {
     width_ = width;
     height_ = height;
-    const size_t need = static_cast<size_t>(width) * height * 3;
+    const size_t need = static_cast<size_t>(width) * height * 3 + 16;
     if (pixels_.size() < need) pixels_.resize(need);
   }
   int width() const { return width_; }

@@ -31,6 +31,12 @@ struct AxisCoeffs {
   std::vector<int32_t> weights;   // fixed point, sum 1 << kPrecisionBits
   int min_input = 0;              // inputs used: [min_input, max_input)
   int max_input = 0;
+  // Every output reads exactly `taps` inputs (zero weights pad the real
+  // ones), which lets the horizontal pass use unrolled vector kernels.
+  bool fixed_taps = false;
+  // With fixed_taps: the weights of output pairs broadcast for the vector
+  // kernels (see resample.cc).
+  std::vector<int32_t> wide;
 };
 
 constexpr int kPrecisionBits = 22;  // Pillow's 32 - 8 - 2
@@ -41,9 +47,12 @@ constexpr int kPrecisionBits = 22;  // Pillow's 32 - 8 - 2
 // does for an image of hi - lo pixels. Only outputs [window_start,
 // window_start + window_length) are produced; outputs outside [0, out_size)
 // are padding. With `reverse`, outputs are stored in reverse order (a
-// horizontal flip for free).
+// horizontal flip for free). With `fixed_taps` (and at least `taps` inputs
+// in [lo, hi)), every output gets exactly `taps` inputs: the same sums, in a
+// shape the vector kernels of the horizontal pass want.
 void ComputeAxisCoeffs(double in0, double in1, int lo, int hi, int out_size, int window_start,
-                       int window_length, bool reverse, AxisCoeffs* coeffs);
+                       int window_length, bool reverse, AxisCoeffs* coeffs,
+                       bool fixed_taps = false);
 
 class Resampler {
  public:
@@ -52,8 +61,10 @@ class Resampler {
 
   // Resamples `src`, whose pixel (0, 0) sits at (origin_x, origin_y) of the
   // input grid. The source must cover the coefficients' input spans.
+  // `tail_padding`: at least 16 readable bytes follow the view's last row
+  // (lets the last row use the fast loads too).
   void Run(const RgbView& src, int origin_x, int origin_y, const AxisCoeffs& horizontal,
-           const AxisCoeffs& vertical, RowSink sink, void* ctx);
+           const AxisCoeffs& vertical, RowSink sink, void* ctx, bool tail_padding = false);
 
   // Convenience: resample into an owned image.
   void RunToImage(const RgbView& src, int origin_x, int origin_y, const AxisCoeffs& horizontal,

@@ -106,7 +106,7 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slo
   span(st.crop.x, st.crop.right(), sw, &xlo, &xhi);
   span(st.crop.y, st.crop.bottom(), sh, &ylo, &yhi);
   ComputeAxisCoeffs(st.crop.x * inv, st.crop.right() * inv, xlo, xhi, st.out_width,
-                    st.window.x, st.window.width, plan.flip, &h_);
+                    st.window.x, st.window.width, plan.flip, &h_, /*fixed_taps=*/true);
   ComputeAxisCoeffs(st.crop.y * inv, st.crop.bottom() * inv, ylo, yhi, st.out_height,
                     st.window.y, st.window.height, false, &v_);
   SinkCtx ctx{writer_, slot};
@@ -130,7 +130,8 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slo
   }
   const int64_t t1 = NowNs();
   times->decode_ns += t1 - t0;
-  resampler_.Run(region.pixels, region.region.x, region.region.y, h_, v_, &SinkToSlot, &ctx);
+  resampler_.Run(region.pixels, region.region.x, region.region.y, h_, v_, &SinkToSlot, &ctx,
+                 /*tail_padding=*/true);
   times->augment_ns += NowNs() - t1;
   return Status::OK();
 }
@@ -160,7 +161,8 @@ Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan
       lo_x = lo_y = 0;
     }
     ComputeAxisCoeffs(lo_x, lo_x + st.crop.width, lo_x, lo_x + st.crop.width, st.out_width,
-                      st.window.x, st.window.width, last && plan.flip, &h_);
+                      st.window.x, st.window.width, last && plan.flip, &h_,
+                      /*fixed_taps=*/true);
     ComputeAxisCoeffs(lo_y, lo_y + st.crop.height, lo_y, lo_y + st.crop.height, st.out_height,
                       st.window.y, st.window.height, false, &v_);
     if (last) {

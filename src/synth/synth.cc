@@ -135,9 +135,8 @@ Rgb PickColor(Rng& rng, const Palette& palette) {
 
 // ---------------------------------------------------------------------------
 // Value noise: a lattice of random values in [-128, 127] every `cell` pixels
-// (at a random phase), interpolated with smoothstep weights. Evaluated a row
-// at a time: two lattice rows are blended once per row, then each lattice
-// cell is walked with one multiply per pixel.
+// (at a random phase), interpolated with smoothstep weights, evaluated at
+// single points (the smooth-layer grid).
 
 class ValueNoise {
  public:
@@ -179,17 +178,16 @@ class ValueNoise {
   std::vector<int> weights_;
 };
 
-// Fine lattice noise: random values every 2^cell_shift pixels, interpolated
-// linearly, produced a row at a time with one add per pixel.
+// Fine lattice noise: random values in [-128, 127] every 2^kShift pixels,
+// interpolated linearly, produced a row at a time.
+template <int kShift>
 class LatticeNoise {
  public:
-  LatticeNoise(Rng& rng, int width, int height, int cell_shift)
-      : width_(width),
-        shift_(cell_shift),
-        ox_(rng.Uniform(0, (1 << cell_shift) - 1)),
-        oy_(rng.Uniform(0, (1 << cell_shift) - 1)) {
-    lw_ = ((width + ox_) >> shift_) + 2;
-    const int lh = ((height + oy_) >> shift_) + 2;
+  static constexpr int kCell = 1 << kShift;
+
+  LatticeNoise(Rng& rng, int width, int height)
+      : width_(width), lw_((width >> kShift) + 2) {
+    const int lh = (height >> kShift) + 2;
     lattice_.resize(static_cast<size_t>(lw_) * lh);
     for (size_t i = 0; i < lattice_.size(); i += 8) {
       uint64_t bits = rng.Next();
@@ -200,30 +198,53 @@ class LatticeNoise {
     row_.resize(lw_);
   }
 
-  // Adds to out[0..width) the noise of row y, scaled so that a lattice value
-  // of +-128 gives +-`amplitude` (amplitude < 2^14).
-  void AddRow(int y, int amplitude, int* out) {
-    const int cell = 1 << shift_;
-    const int fy = (y + oy_) & (cell - 1);
-    const int8_t* a = &lattice_[static_cast<size_t>((y + oy_) >> shift_) * lw_];
+  // Sets (kAdd: adds to) out[0..width) the noise of row y, scaled so that a
+  // lattice value of +-128 gives +-`amplitude` (amplitude < 2^14).
+  template <bool kAdd>
+  void Row(int y, int amplitude, int* out) {
+    const int fy = y & (kCell - 1);
+    const int8_t* a = &lattice_[static_cast<size_t>(y >> kShift) * lw_];
     const int8_t* b = a + lw_;
-    // row_ is in units of 1 / (cell * cell * 128) of `amplitude`.
-    for (int i = 0; i < lw_; ++i) row_[i] = (a[i] * (cell - fy) + b[i] * fy) * amplitude;
-    const int shift = 2 * shift_ + 7;
-    int x = 0, fx = ox_;
-    for (int i = 0; x < width_; ++i, fx = 0) {
-      const int delta = row_[i + 1] - row_[i];
-      int value = row_[i] * cell + delta * fx;
-      const int n = std::min(cell - fx, width_ - x);
-      for (int k = 0; k < n; ++k, value += delta) out[x + k] += value >> shift;
-      x += n;
+    // row_ is in units of 1 / (kCell * kCell * 128) of `amplitude`.
+    for (int i = 0; i < lw_; ++i) row_[i] = (a[i] * (kCell - fy) + b[i] * fy) * amplitude;
+    constexpr int kOutShift = 2 * kShift + 7;
+    const int* r = row_.data();
+    const int full = width_ >> kShift;
+    for (int i = 0; i < full; ++i) {
+      const int base = r[i] << kShift;
+      const int delta = r[i + 1] - r[i];
+      int* o = out + (i << kShift);
+      for (int k = 0; k < kCell; ++k) {
+        const int v = (base + delta * k) >> kOutShift;
+        o[k] = kAdd ? o[k] + v : v;
+      }
+    }
+    for (int x = full << kShift; x < width_; ++x) {
+      const int k = x & (kCell - 1);
+      const int v = ((r[full] << kShift) + (r[full + 1] - r[full]) * k) >> kOutShift;
+      out[x] = kAdd ? out[x] + v : v;
     }
   }
 
  private:
-  int width_, shift_, ox_, oy_, lw_ = 0;
+  int width_, lw_;
   std::vector<int8_t> lattice_;
   std::vector<int> row_;
+};
+
+// Per-pixel grain comes from tables of random values read at a random offset
+// per row, which is much cheaper than a random number per pixel and looks the
+// same. The tables hold at least this many values and twice the width.
+constexpr int kMinGrainTableSize = 4096;
+
+// Per-row buffers of SynthesizePixels.
+struct RowBuffers {
+  explicit RowBuffers(int width, int grid_values)
+      : rr(width), gg(width), bb(width), noise(width), grid_row(grid_values) {}
+
+  std::vector<int> rr, gg, bb;  // smooth layer and shapes, grey levels
+  std::vector<int> noise;       // luminance texture: 1/kNoiseScale levels, then levels
+  std::vector<int> grid_row;    // the smooth-layer grid, blended for this row
 };
 
 // ---------------------------------------------------------------------------
@@ -244,20 +265,74 @@ struct Shape {
   Rgb top, bottom;  // vertical gradient inside the shape
 };
 
-// Texture amplitudes, peak grey levels. Tuned so that 500x375 photos at
-// quality 90, 4:4:4 come out near 110 KB, like ImageNet.
-constexpr int kMottleAmplitude = 14;  // value noise, cell ~min_side / 12 (~31 px)
-constexpr int kChromaAmplitude = 8;   // chroma value noise, cell ~min_side / 24
-constexpr int kDetailAmplitude = 10;  // lattice noise, 8 px cell (less for small images)
-constexpr int kMediumAmplitude = 8;   // lattice noise, 4 px cell
-constexpr int kFineAmplitude = 8;     // lattice noise, 2 px cell
-constexpr int kGrainAmplitude = 6;    // per-pixel noise (triangular)
+// Texture amplitudes, peak grey levels. Tuned so that 500x375 images at
+// quality 90, 4:4:4 come out at 95-125 KB, like ImageNet photos (~110 KB).
+// All but the chroma terms are further scaled by the per-image busyness
+// (5/8..11/8) and a slowly varying gain (1/4..7/4).
+constexpr int kMottleAmplitude = 14;       // value noise, cell ~min_side / 12 (not gained)
+constexpr int kChromaAmplitude = 8;        // chroma value noise, cell ~min_side / 24
+constexpr int kDetailAmplitude = 8;        // random per grid point (8 px; less when small)
+constexpr int kMediumAmplitude = 10;       // lattice noise, 4 px cell
+constexpr int kFineAmplitude = 20;         // lattice noise, 2 px cell
+constexpr int kGrainAmplitude = 14;        // per-pixel noise (triangular)
+constexpr int kChromaGrainAmplitude = 12;  // per-pixel chroma noise (uniform)
 
 // Fine noise is accumulated in 1/kNoiseScale grey levels.
 constexpr int kNoiseShift = 7;
 constexpr int kNoiseScale = 1 << kNoiseShift;
 
 inline int Blend(int dst, int src, int w16) { return dst + (((src - dst) * w16) >> 16); }
+
+// Clamps v to 0..255 (compiles to min/max, which vectorizes; a lookup table
+// would not).
+inline uint8_t ClampPixel(int v) { return static_cast<uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v)); }
+
+constexpr int kGridChannels = 4;  // r, g, b, gain
+
+// Writes one output row: the smooth layer, interpolated from b.grid_row (grid
+// step 2^kStepShift), plus the luminance texture in b.noise scaled by the
+// interpolated gain, plus grain (gl, gr, gb: the tables at this row's
+// offset). Leaves the smooth layer in b.rr/gg/bb and the scaled luminance
+// noise, grain included, in b.noise.
+template <int kStepShift>
+void ComposeRow(int width, const int16_t* gl, const int8_t* gr, const int8_t* gb, RowBuffers& b,
+                uint8_t* row) {
+  constexpr int kStep = 1 << kStepShift;
+  constexpr int kGridShift = 8 + 2 * kStepShift;
+  constexpr int kRound = 1 << (kGridShift - 1);
+  // Local pointers: stores through `row` may alias anything, so members
+  // would be reloaded after each.
+  int* const rr = b.rr.data();
+  int* const gg = b.gg.data();
+  int* const bb = b.bb.data();
+  int* const noise = b.noise.data();
+  const int* const grid_row = b.grid_row.data();
+  const auto cell = [&](int x0, int n_pixels) {
+    const int* g = &grid_row[(x0 >> kStepShift) * kGridChannels];
+    const int r0 = g[0] * kStep + kRound, g0 = g[1] * kStep + kRound;
+    const int b0 = g[2] * kStep + kRound;
+    const int dr = g[4] - g[0], dg = g[5] - g[1], db = g[6] - g[2];
+    // The gain changes so slowly that it is constant over a grid cell.
+    const int gain = g[3] >> (kGridShift - kStepShift);
+    for (int j = 0; j < n_pixels; ++j) {
+      const int x = x0 + j;
+      const int n = ((noise[x] + gl[x]) * gain) >> (8 + kNoiseShift);
+      const int r = (r0 + dr * j) >> kGridShift;
+      const int g1 = (g0 + dg * j) >> kGridShift;
+      const int b1 = (b0 + db * j) >> kGridShift;
+      rr[x] = r;
+      gg[x] = g1;
+      bb[x] = b1;
+      noise[x] = n;
+      row[3 * x + 0] = ClampPixel(r + n + gr[x]);
+      row[3 * x + 1] = ClampPixel(g1 + n - ((gr[x] + gb[x]) >> 1));
+      row[3 * x + 2] = ClampPixel(b1 + n + gb[x]);
+    }
+  };
+  const int full = width & ~(kStep - 1);
+  for (int x0 = 0; x0 < full; x0 += kStep) cell(x0, kStep);
+  if (full < width) cell(full, width - full);
+}
 
 }  // namespace
 
@@ -322,10 +397,12 @@ std::vector<uint8_t> SynthesizePixels(int width, int height, uint64_t seed) {
   const int grid_h = (height - 1) / step + 2;
   ValueNoise mottle(rng, grid_w * step, grid_h * step, std::max(8, min_side / 12));
   ValueNoise mask(rng, grid_w * step, grid_h * step, std::max(16, min_side / 3));
+  // How busy this image is overall, like real photos that range from plain
+  // to cluttered: scales the texture by 5/8..11/8.
+  const int busyness = rng.Uniform(160, 352);
   const int chroma_cell = std::max(2 * step, min_side / 24);
   ValueNoise chroma_u(rng, grid_w * step, grid_h * step, chroma_cell);
   ValueNoise chroma_v(rng, grid_w * step, grid_h * step, chroma_cell);
-  constexpr int kGridChannels = 4;  // r, g, b, gain
   std::vector<int> grid(static_cast<size_t>(grid_w) * grid_h * kGridChannels);
   for (int j = 0; j < grid_h; ++j) {
     for (int i = 0; i < grid_w; ++i) {
@@ -345,7 +422,8 @@ std::vector<uint8_t> SynthesizePixels(int width, int height, uint64_t seed) {
         c[1] += (((int64_t{b.color.g} << 8) - c[1]) * w) >> 16;
         c[2] += (((int64_t{b.color.b} << 8) - c[2]) * w) >> 16;
       }
-      const int gain = 256 + mask.At(px, py) * 3 / 2;  // 1/4..7/4, in 1/256
+      // 1/4..7/4 of the image's busyness, in 1/256.
+      const int gain = ((256 + mask.At(px, py) * 3 / 2) * busyness) >> 8;
       const int detail = static_cast<int8_t>(rng.Next() >> 56);
       // Noise values are in [-128, 127]; *2 scales them to 1/256 levels.
       const int m = mottle.At(px, py) * 2 * kMottleAmplitude +
@@ -361,56 +439,45 @@ std::vector<uint8_t> SynthesizePixels(int width, int height, uint64_t seed) {
   }
 
   // Fine texture: lattice noise at 4 and 2 pixels, and grain.
-  LatticeNoise medium(rng, width, height, 2);
-  LatticeNoise fine(rng, width, height, 1);
-  Rng grain(rng.Next());
+  LatticeNoise<2> medium(rng, width, height);
+  LatticeNoise<1> fine(rng, width, height);
+  int grain_size = kMinGrainTableSize;
+  while (grain_size < 2 * width) grain_size *= 2;
+  std::vector<int16_t> grain_l(grain_size);  // luminance, 1/kNoiseScale levels
+  std::vector<int8_t> grain_r(grain_size), grain_b(grain_size);  // chroma, levels
+  for (int i = 0; i < grain_size; ++i) {
+    const uint64_t bits = rng.Next();
+    const int g1 = static_cast<int>(bits & 0xff), g2 = static_cast<int>((bits >> 8) & 0xff);
+    grain_l[i] = static_cast<int16_t>((g1 + g2 - 255) * (kGrainAmplitude * kNoiseScale) / 256);
+    grain_r[i] = static_cast<int8_t>(
+        ((static_cast<int>((bits >> 16) & 0xff) - 128) * kChromaGrainAmplitude) >> 7);
+    grain_b[i] = static_cast<int8_t>(
+        ((static_cast<int>((bits >> 24) & 0xff) - 128) * kChromaGrainAmplitude) >> 7);
+  }
 
   std::vector<uint8_t> out(static_cast<size_t>(width) * height * 3);
-  std::vector<int> rr(width), gg(width), bb(width), noise(width);
-  std::vector<int> grid_row(static_cast<size_t>(grid_w) * kGridChannels);
-  const int grid_shift = 8 + 2 * step_shift;
-  const int grid_round = 1 << (grid_shift - 1);
+  RowBuffers buf(width, grid_w * kGridChannels);
   for (int y = 0; y < height; ++y) {
-    // Fine texture and grain, in 1/kNoiseScale grey levels.
-    {
-      uint64_t bits = 0;
-      for (int x = 0; x < width; ++x) {
-        if ((x & 3) == 0) bits = grain.Next();
-        const int g1 = static_cast<int>(bits & 0xff), g2 = static_cast<int>((bits >> 8) & 0xff);
-        bits >>= 16;
-        noise[x] = (g1 + g2 - 255) * (kGrainAmplitude * kNoiseScale) / 256;
-      }
-      medium.AddRow(y, kMediumAmplitude * kNoiseScale, noise.data());
-      fine.AddRow(y, kFineAmplitude * kNoiseScale, noise.data());
-    }
-    // Smooth layer plus gain-scaled noise: blend two grid rows, then walk
-    // each grid cell adding the per-pixel increment.
+    // Luminance texture, in 1/kNoiseScale grey levels.
+    medium.Row<false>(y, kMediumAmplitude * kNoiseScale, buf.noise.data());
+    fine.Row<true>(y, kFineAmplitude * kNoiseScale, buf.noise.data());
+    // The smooth layer's grid, blended between the two grid rows around y.
     const int fy = y & (step - 1);
     const int* g0 = &grid[static_cast<size_t>(y >> step_shift) * grid_w * kGridChannels];
     const int* g1 = g0 + grid_w * kGridChannels;
     for (int i = 0; i < grid_w * kGridChannels; ++i) {
-      grid_row[i] = g0[i] * (step - fy) + g1[i] * fy;
+      buf.grid_row[i] = g0[i] * (step - fy) + g1[i] * fy;
     }
     uint8_t* row = &out[static_cast<size_t>(y) * width * 3];
-    for (int x0 = 0; x0 < width; x0 += step) {
-      const int* gr = &grid_row[(x0 >> step_shift) * kGridChannels];
-      int r = gr[0] * step + grid_round, g = gr[1] * step + grid_round;
-      int b = gr[2] * step + grid_round, k = gr[3] * step + grid_round;
-      const int dr = gr[4] - gr[0], dg = gr[5] - gr[1], db = gr[6] - gr[2], dk = gr[7] - gr[3];
-      const int x1 = std::min(x0 + step, width);
-      for (int x = x0; x < x1; ++x) {
-        rr[x] = r >> grid_shift;
-        gg[x] = g >> grid_shift;
-        bb[x] = b >> grid_shift;
-        noise[x] = (noise[x] * (k >> grid_shift)) >> (8 + kNoiseShift);
-        row[3 * x + 0] = static_cast<uint8_t>(Clamp255(rr[x] + noise[x]));
-        row[3 * x + 1] = static_cast<uint8_t>(Clamp255(gg[x] + noise[x]));
-        row[3 * x + 2] = static_cast<uint8_t>(Clamp255(bb[x] + noise[x]));
-        r += dr;
-        g += dg;
-        b += db;
-        k += dk;
-      }
+    const int grain_offset = rng.Uniform(0, grain_size - width);
+    const int16_t* gl = grain_l.data() + grain_offset;
+    const int8_t* gr = grain_r.data() + grain_offset;
+    const int8_t* gb = grain_b.data() + grain_offset;
+    switch (step_shift) {
+      case 0: ComposeRow<0>(width, gl, gr, gb, buf, row); break;
+      case 1: ComposeRow<1>(width, gl, gr, gb, buf, row); break;
+      case 2: ComposeRow<2>(width, gl, gr, gb, buf, row); break;
+      default: ComposeRow<3>(width, gl, gr, gb, buf, row); break;
     }
     // Shapes, under the noise: repaint the pixels they cover.
     for (const Shape& s : shapes) {
@@ -429,13 +496,17 @@ std::vector<uint8_t> SynthesizePixels(int width, int height, uint64_t seed) {
       const Rgb c = {Blend(s.top.r, s.bottom.r, v), Blend(s.top.g, s.bottom.g, v),
                      Blend(s.top.b, s.bottom.b, v)};
       const int w = s.alpha << 8;
+      int* const rr = buf.rr.data();
+      int* const gg = buf.gg.data();
+      int* const bb = buf.bb.data();
+      const int* const noise = buf.noise.data();
       for (int x = xa; x <= xb; ++x) {
         rr[x] = Blend(rr[x], c.r, w);
         gg[x] = Blend(gg[x], c.g, w);
         bb[x] = Blend(bb[x], c.b, w);
-        row[3 * x + 0] = static_cast<uint8_t>(Clamp255(rr[x] + noise[x]));
-        row[3 * x + 1] = static_cast<uint8_t>(Clamp255(gg[x] + noise[x]));
-        row[3 * x + 2] = static_cast<uint8_t>(Clamp255(bb[x] + noise[x]));
+        row[3 * x + 0] = ClampPixel(rr[x] + noise[x] + gr[x]);
+        row[3 * x + 1] = ClampPixel(gg[x] + noise[x] - ((gr[x] + gb[x]) >> 1));
+        row[3 * x + 2] = ClampPixel(bb[x] + noise[x] + gb[x]);
       }
     }
   }

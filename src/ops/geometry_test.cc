@@ -1,0 +1,487 @@
+// Copyright 2026 The stoker Authors.
+#include "ops/geometry.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace stoker {
+namespace {
+
+using T = Transform;
+
+GeometryPlan Plan(const std::vector<Transform>& ts, int w, int h, uint64_t seed = 1) {
+  Rng rng(seed);
+  GeometryPlan plan;
+  const Status st = PlanGeometry(ts, w, h, &rng, &plan);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return plan;
+}
+
+// ------------------------------------------------------------- helpers ----
+
+TEST(ShorterSideSizeTest, MatchesTorchvisionTruncation) {
+  // Expected values from torchvision's rule, int(size * long / short),
+  // evaluated in Python.
+  struct Case {
+    int w, h, size, ow, oh;
+  };
+  const Case cases[] = {
+      {500, 375, 256, 341, 256},   // landscape: 341.33 -> 341
+      {375, 500, 256, 256, 341},   // portrait
+      {300, 300, 256, 256, 256},   // square
+      {640, 427, 224, 335, 224},   // 335.74 -> 335 (truncated, not rounded)
+      {427, 640, 224, 224, 335},
+      {333, 251, 224, 297, 224},
+      {251, 333, 224, 224, 297},
+      {1920, 1080, 256, 455, 256},
+      {1000, 10, 7, 700, 7},
+      {3, 7, 5, 5, 11},
+      {99, 100, 50, 50, 50},       // 50.505 -> 50
+      {101, 100, 50, 50, 50},
+      {400, 200, 100, 200, 100},   // exact
+      {256, 512, 256, 256, 512},
+      {10, 10, 300, 300, 300},     // upscaling
+  };
+  for (const Case& c : cases) {
+    int ow = -1, oh = -1;
+    ShorterSideSize(c.w, c.h, c.size, &ow, &oh);
+    EXPECT_EQ(ow, c.ow) << c.w << "x" << c.h << " -> " << c.size;
+    EXPECT_EQ(oh, c.oh) << c.w << "x" << c.h << " -> " << c.size;
+  }
+}
+
+TEST(RoundHalfEvenTest, MatchesPythonRound) {
+  EXPECT_EQ(RoundHalfEven(0.5), 0);
+  EXPECT_EQ(RoundHalfEven(1.5), 2);
+  EXPECT_EQ(RoundHalfEven(2.5), 2);
+  EXPECT_EQ(RoundHalfEven(3.5), 4);
+  EXPECT_EQ(RoundHalfEven(58.5), 58);
+  EXPECT_EQ(RoundHalfEven(59.5), 60);
+  EXPECT_EQ(RoundHalfEven(-0.5), 0);
+  EXPECT_EQ(RoundHalfEven(-1.5), -2);
+  EXPECT_EQ(RoundHalfEven(-2.5), -2);
+  EXPECT_EQ(RoundHalfEven(0.49999999), 0);
+  EXPECT_EQ(RoundHalfEven(2.5000001), 3);
+  EXPECT_EQ(RoundHalfEven(7.0), 7);
+  EXPECT_EQ(RoundHalfEven(-7.2), -7);
+}
+
+// --------------------------------------------------------- PlanGeometry ----
+
+TEST(PlanGeometryTest, ResizeThenCenterCropIsOneStage) {
+  const GeometryPlan p = Plan({T::Resize(256), T::CenterCrop(224, 224)}, 500, 375);
+  ASSERT_EQ(p.num_stages, 1);
+  EXPECT_FALSE(p.flip);
+  const GeometryStage& s = p.stages[0];
+  EXPECT_EQ(s.crop, (Rect{0, 0, 500, 375}));
+  // Resize(256): 375 -> 256, 500 -> int(256 * 500 / 375) = 341.
+  EXPECT_EQ(s.out_width, 341);
+  EXPECT_EQ(s.out_height, 256);
+  // CenterCrop(224): top = round((256 - 224) / 2) = 16,
+  // left = round((341 - 224) / 2) = round(58.5) = 58 (half to even).
+  EXPECT_EQ(s.window, (Rect{58, 16, 224, 224}));
+  EXPECT_EQ(p.width(), 224);
+  EXPECT_EQ(p.height(), 224);
+}
+
+TEST(PlanGeometryTest, ResizeThenCenterCropPortrait) {
+  const GeometryPlan p = Plan({T::Resize(256), T::CenterCrop(224, 224)}, 375, 500);
+  ASSERT_EQ(p.num_stages, 1);
+  EXPECT_EQ(p.stages[0].out_width, 256);
+  EXPECT_EQ(p.stages[0].out_height, 341);
+  EXPECT_EQ(p.stages[0].window, (Rect{16, 58, 224, 224}));
+}
+
+TEST(PlanGeometryTest, EmptyListIsIdentity) {
+  const GeometryPlan p = Plan({}, 123, 45);
+  ASSERT_EQ(p.num_stages, 1);
+  EXPECT_FALSE(p.flip);
+  EXPECT_EQ(p.stages[0].crop, (Rect{0, 0, 123, 45}));
+  EXPECT_EQ(p.stages[0].out_width, 123);
+  EXPECT_EQ(p.stages[0].out_height, 45);
+  EXPECT_EQ(p.stages[0].window, (Rect{0, 0, 123, 45}));
+  // Normalize is not geometric.
+  const GeometryPlan q = Plan({T::Normalize({0.5f, 0.5f, 0.5f}, {0.2f, 0.2f, 0.2f})}, 123, 45);
+  ASSERT_EQ(q.num_stages, 1);
+  EXPECT_EQ(q.stages[0].window, (Rect{0, 0, 123, 45}));
+}
+
+TEST(PlanGeometryTest, CenterCropAloneCropsWithoutResampling) {
+  // top = round((375 - 200) / 2) = round(87.5) = 88, left = 150.
+  const GeometryPlan p = Plan({T::CenterCrop(200, 200)}, 500, 375);
+  ASSERT_EQ(p.num_stages, 1);
+  EXPECT_EQ(p.stages[0].crop, (Rect{150, 88, 200, 200}));
+  EXPECT_EQ(p.stages[0].out_width, 200);
+  EXPECT_EQ(p.stages[0].out_height, 200);
+  EXPECT_EQ(p.stages[0].window, (Rect{0, 0, 200, 200}));
+  // Then a resize of the crop is still one stage.
+  const GeometryPlan q = Plan({T::CenterCrop(200, 200), T::Resize(100)}, 500, 375);
+  ASSERT_EQ(q.num_stages, 1);
+  EXPECT_EQ(q.stages[0].crop, (Rect{150, 88, 200, 200}));
+  EXPECT_EQ(q.stages[0].out_width, 100);
+  EXPECT_EQ(q.stages[0].out_height, 100);
+  EXPECT_EQ(q.stages[0].window, (Rect{0, 0, 100, 100}));
+}
+
+TEST(PlanGeometryTest, ResizeToExplicitSize) {
+  const GeometryPlan p = Plan({T::Resize(100, 300)}, 640, 480);
+  ASSERT_EQ(p.num_stages, 1);
+  EXPECT_EQ(p.stages[0].out_width, 300);
+  EXPECT_EQ(p.stages[0].out_height, 100);
+  EXPECT_EQ(p.stages[0].window, (Rect{0, 0, 300, 100}));
+  EXPECT_EQ(p.stages[0].crop, (Rect{0, 0, 640, 480}));
+}
+
+TEST(PlanGeometryTest, CenterCropLargerThanImagePadsLikeTorchvision) {
+  // torchvision pads left = (crop_w - w) // 2, right = (crop_w - w + 1) // 2
+  // (likewise top/bottom), then crops at round((padded - crop) / 2) = 0.
+  {
+    const GeometryPlan p = Plan({T::CenterCrop(300, 400)}, 250, 150);
+    ASSERT_EQ(p.num_stages, 1);
+    EXPECT_EQ(p.stages[0].crop, (Rect{-75, -75, 400, 300}));
+    EXPECT_EQ(p.stages[0].out_width, 400);
+    EXPECT_EQ(p.stages[0].out_height, 300);
+    EXPECT_EQ(p.width(), 400);
+    EXPECT_EQ(p.height(), 300);
+  }
+  {
+    // Odd margins: pad left = 149 // 2 = 74 (right 75), top = 149 // 2 = 74.
+    const GeometryPlan p = Plan({T::CenterCrop(300, 400)}, 251, 151);
+    EXPECT_EQ(p.stages[0].crop, (Rect{-74, -74, 400, 300}));
+  }
+  {
+    // Larger in width only: left pad 12; top = round((500 - 224) / 2) = 138.
+    const GeometryPlan p = Plan({T::CenterCrop(224, 224)}, 200, 500);
+    EXPECT_EQ(p.stages[0].crop, (Rect{-12, 138, 224, 224}));
+  }
+  {
+    // Larger in width by one: pad left 1 // 2 = 0, right 1; and
+    // top = round((501 - 224) / 2) = round(138.5) = 138.
+    const GeometryPlan p = Plan({T::CenterCrop(224, 224)}, 223, 501);
+    EXPECT_EQ(p.stages[0].crop, (Rect{0, 138, 224, 224}));
+  }
+  {
+    // After a resize, the window extends outside the resized grid.
+    const GeometryPlan p = Plan({T::Resize(100), T::CenterCrop(120, 120)}, 300, 200);
+    ASSERT_EQ(p.num_stages, 1);
+    EXPECT_EQ(p.stages[0].out_width, 150);
+    EXPECT_EQ(p.stages[0].out_height, 100);
+    // width: 150 >= 120 -> left = round(15) = 15; height: pad top 10.
+    EXPECT_EQ(p.stages[0].window, (Rect{15, -10, 120, 120}));
+  }
+}
+
+TEST(PlanGeometryTest, RandomResizedCropIsOneStageInsideTheImage) {
+  const Transform rrc = T::RandomResizedCrop(224, 224);
+  std::set<std::tuple<int, int, int, int>> distinct;
+  for (uint64_t seed = 0; seed < 300; ++seed) {
+    const GeometryPlan p = Plan({rrc}, 500, 375, seed);
+    ASSERT_EQ(p.num_stages, 1);
+    const GeometryStage& s = p.stages[0];
+    EXPECT_GE(s.crop.x, 0);
+    EXPECT_GE(s.crop.y, 0);
+    EXPECT_GT(s.crop.width, 0);
+    EXPECT_GT(s.crop.height, 0);
+    EXPECT_LE(s.crop.right(), 500);
+    EXPECT_LE(s.crop.bottom(), 375);
+    EXPECT_EQ(s.out_width, 224);
+    EXPECT_EQ(s.out_height, 224);
+    EXPECT_EQ(s.window, (Rect{0, 0, 224, 224}));
+    EXPECT_FALSE(p.flip);
+    // The crop is the one SampleRandomResizedCrop draws from the same stream.
+    Rng rng(seed);
+    EXPECT_EQ(s.crop, SampleRandomResizedCrop(500, 375, rrc, &rng));
+    distinct.insert({s.crop.x, s.crop.y, s.crop.width, s.crop.height});
+  }
+  EXPECT_GT(distinct.size(), 250u);
+  // Non-square output: (height, width).
+  const GeometryPlan q = Plan({T::RandomResizedCrop(100, 200)}, 640, 480, 3);
+  EXPECT_EQ(q.stages[0].out_width, 200);
+  EXPECT_EQ(q.stages[0].out_height, 100);
+  EXPECT_EQ(q.width(), 200);
+  EXPECT_EQ(q.height(), 100);
+}
+
+TEST(PlanGeometryTest, FlipProbability) {
+  EXPECT_TRUE(Plan({T::RandomHorizontalFlip(1.0)}, 10, 10).flip);
+  EXPECT_FALSE(Plan({T::RandomHorizontalFlip(0.0)}, 10, 10).flip);
+  int flips = 0, always = 0, never = 0;
+  for (uint64_t seed = 0; seed < 1000; ++seed) {
+    flips += Plan({T::RandomHorizontalFlip(0.5)}, 10, 10, seed).flip;
+    always += Plan({T::RandomHorizontalFlip(1.0)}, 10, 10, seed).flip;
+    never += Plan({T::RandomHorizontalFlip(0.0)}, 10, 10, seed).flip;
+  }
+  EXPECT_EQ(always, 1000);
+  EXPECT_EQ(never, 0);
+  EXPECT_GT(flips, 420);
+  EXPECT_LT(flips, 580);
+  // Two certain flips cancel.
+  EXPECT_FALSE(
+      Plan({T::RandomHorizontalFlip(1.0), T::RandomHorizontalFlip(1.0)}, 10, 10).flip);
+  // Flipping does not move anything by itself.
+  const GeometryPlan p = Plan({T::RandomHorizontalFlip(1.0)}, 31, 17);
+  EXPECT_EQ(p.stages[0].crop, (Rect{0, 0, 31, 17}));
+  EXPECT_EQ(p.stages[0].window, (Rect{0, 0, 31, 17}));
+}
+
+TEST(PlanGeometryTest, FlipBeforeCenterCropMirrorsTheCrop) {
+  // 11 wide, crop 4: left = round(3.5) = 4 in the grid the crop sees. After a
+  // flip that grid is mirrored: columns 4..7 of the flipped image are
+  // columns 3..6 of the original.
+  const GeometryPlan plain = Plan({T::CenterCrop(4, 4)}, 11, 8);
+  EXPECT_EQ(plain.stages[0].crop, (Rect{4, 2, 4, 4}));
+  EXPECT_FALSE(plain.flip);
+  const GeometryPlan flipped =
+      Plan({T::RandomHorizontalFlip(1.0), T::CenterCrop(4, 4)}, 11, 8);
+  EXPECT_EQ(flipped.stages[0].crop, (Rect{3, 2, 4, 4}));
+  EXPECT_TRUE(flipped.flip);
+  // Flip after the crop: the crop is not mirrored.
+  const GeometryPlan after = Plan({T::CenterCrop(4, 4), T::RandomHorizontalFlip(1.0)}, 11, 8);
+  EXPECT_EQ(after.stages[0].crop, (Rect{4, 2, 4, 4}));
+  EXPECT_TRUE(after.flip);
+  // After a resize too: 341 wide, window left 58 -> mirrored 341 - 58 - 224.
+  const GeometryPlan rs =
+      Plan({T::Resize(256), T::RandomHorizontalFlip(1.0), T::CenterCrop(224, 224)}, 500, 375);
+  ASSERT_EQ(rs.num_stages, 1);
+  EXPECT_EQ(rs.stages[0].window, (Rect{341 - 58 - 224, 16, 224, 224}));
+  EXPECT_TRUE(rs.flip);
+}
+
+TEST(PlanGeometryTest, FlipBeforeRandomResizedCropMirrorsTheCrop) {
+  const Transform rrc = T::RandomResizedCrop(64, 64);
+  for (uint64_t seed = 0; seed < 50; ++seed) {
+    const GeometryPlan p = Plan({T::RandomHorizontalFlip(1.0), rrc}, 300, 200, seed);
+    Rng rng(seed);
+    rng.Uniform();  // the flip's draw comes first
+    const Rect r = SampleRandomResizedCrop(300, 200, rrc, &rng);
+    ASSERT_EQ(p.num_stages, 1);
+    EXPECT_TRUE(p.flip);
+    EXPECT_EQ(p.stages[0].crop, (Rect{300 - r.x - r.width, r.y, r.width, r.height}));
+  }
+}
+
+TEST(PlanGeometryTest, ResizeThenRandomResizedCropIsTwoStages) {
+  const Transform rrc = T::RandomResizedCrop(224, 224);
+  for (uint64_t seed = 0; seed < 50; ++seed) {
+    const GeometryPlan p = Plan({T::Resize(256), rrc}, 500, 375, seed);
+    ASSERT_EQ(p.num_stages, 2);
+    EXPECT_EQ(p.stages[0].crop, (Rect{0, 0, 500, 375}));
+    EXPECT_EQ(p.stages[0].out_width, 341);
+    EXPECT_EQ(p.stages[0].out_height, 256);
+    EXPECT_EQ(p.stages[0].window, (Rect{0, 0, 341, 256}));
+    Rng rng(seed);
+    const Rect r = SampleRandomResizedCrop(341, 256, rrc, &rng);
+    EXPECT_EQ(p.stages[1].crop, r);
+    EXPECT_GE(r.x, 0);
+    EXPECT_LE(r.right(), 341);
+    EXPECT_LE(r.bottom(), 256);
+    EXPECT_EQ(p.stages[1].out_width, 224);
+    EXPECT_EQ(p.stages[1].out_height, 224);
+    EXPECT_EQ(p.stages[1].window, (Rect{0, 0, 224, 224}));
+    EXPECT_EQ(p.width(), 224);
+  }
+  // A second resize after a crop of a resize starts a stage on the window.
+  const GeometryPlan q =
+      Plan({T::Resize(256), T::CenterCrop(224, 224), T::Resize(112)}, 500, 375);
+  ASSERT_EQ(q.num_stages, 2);
+  EXPECT_EQ(q.stages[0].window, (Rect{58, 16, 224, 224}));
+  EXPECT_EQ(q.stages[1].crop, (Rect{0, 0, 224, 224}));
+  EXPECT_EQ(q.stages[1].out_width, 112);
+  EXPECT_EQ(q.stages[1].out_height, 112);
+  EXPECT_EQ(q.width(), 112);
+}
+
+TEST(PlanGeometryTest, CropsBeforeTheFirstResizeCompose) {
+  const Transform rrc = T::RandomResizedCrop(96, 96);
+  for (uint64_t seed = 0; seed < 30; ++seed) {
+    // CenterCrop(200): (150, 88) in 500x375; the RRC crop is drawn in the
+    // 200x200 grid and lands at that offset.
+    const GeometryPlan p = Plan({T::CenterCrop(200, 200), rrc}, 500, 375, seed);
+    ASSERT_EQ(p.num_stages, 1);
+    Rng rng(seed);
+    const Rect r = SampleRandomResizedCrop(200, 200, rrc, &rng);
+    EXPECT_EQ(p.stages[0].crop, (Rect{150 + r.x, 88 + r.y, r.width, r.height}));
+    EXPECT_EQ(p.stages[0].out_width, 96);
+    EXPECT_EQ(p.stages[0].window, (Rect{0, 0, 96, 96}));
+  }
+  // Two centre crops: 500x375 -> (150, 88, 200, 200) -> centre 51 of 200:
+  // left = round(74.5) = 74, top = 74.
+  const GeometryPlan q = Plan({T::CenterCrop(200, 200), T::CenterCrop(51, 51)}, 500, 375);
+  EXPECT_EQ(q.stages[0].crop, (Rect{224, 162, 51, 51}));
+  // Mirrored: the inner crop of the flipped 200 grid starts at 200-74-51=75.
+  const GeometryPlan f = Plan(
+      {T::CenterCrop(200, 200), T::RandomHorizontalFlip(1.0), T::CenterCrop(51, 51)}, 500, 375);
+  EXPECT_EQ(f.stages[0].crop, (Rect{225, 162, 51, 51}));
+  EXPECT_TRUE(f.flip);
+}
+
+TEST(PlanGeometryTest, TooManyResizesIsInvalidArgument) {
+  std::vector<Transform> ts;
+  for (int i = 0; i < GeometryPlan::kMaxStages; ++i) ts.push_back(T::Resize(100 + 10 * i));
+  Rng rng(1);
+  GeometryPlan plan;
+  ASSERT_TRUE(PlanGeometry(ts, 640, 480, &rng, &plan).ok());
+  EXPECT_EQ(plan.num_stages, GeometryPlan::kMaxStages);
+  ts.push_back(T::Resize(50));
+  const Status st = PlanGeometry(ts, 640, 480, &rng, &plan);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_FALSE(st.message().empty());
+}
+
+// ----------------------------------------------------- StaticOutputSize ----
+
+TEST(StaticOutputSizeTest, ErrorsWithoutAFixedSize) {
+  int h = -1, w = -1;
+  Status st = StaticOutputSize({T::Resize(256)}, &h, &w);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(st.message().empty());
+  st = StaticOutputSize({}, &h, &w);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  st = StaticOutputSize({T::RandomHorizontalFlip(), T::Normalize({0, 0, 0}, {1, 1, 1})}, &h, &w);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  // A shorter-side resize after the fixed size makes it variable again.
+  st = StaticOutputSize({T::CenterCrop(224, 224), T::Resize(256)}, &h, &w);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  st = StaticOutputSize({T::CenterCrop(0, 10)}, &h, &w);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+}
+
+TEST(StaticOutputSizeTest, FixedSizes) {
+  int h = -1, w = -1;
+  ASSERT_TRUE(StaticOutputSize({T::RandomResizedCrop(224, 224)}, &h, &w).ok());
+  EXPECT_EQ(h, 224);
+  EXPECT_EQ(w, 224);
+  ASSERT_TRUE(StaticOutputSize({T::CenterCrop(100, 200)}, &h, &w).ok());
+  EXPECT_EQ(h, 100);
+  EXPECT_EQ(w, 200);
+  ASSERT_TRUE(StaticOutputSize({T::Resize(120, 160)}, &h, &w).ok());
+  EXPECT_EQ(h, 120);
+  EXPECT_EQ(w, 160);
+  ASSERT_TRUE(StaticOutputSize({T::Resize(256), T::CenterCrop(224, 224)}, &h, &w).ok());
+  EXPECT_EQ(h, 224);
+  EXPECT_EQ(w, 224);
+  ASSERT_TRUE(StaticOutputSize({T::RandomResizedCrop(160, 128), T::RandomHorizontalFlip(),
+                                T::Normalize({0.4f, 0.4f, 0.4f}, {0.2f, 0.2f, 0.2f})},
+                               &h, &w)
+                  .ok());
+  EXPECT_EQ(h, 160);
+  EXPECT_EQ(w, 128);
+  // The last fixed size wins.
+  ASSERT_TRUE(StaticOutputSize({T::CenterCrop(300, 300), T::Resize(64, 32)}, &h, &w).ok());
+  EXPECT_EQ(h, 64);
+  EXPECT_EQ(w, 32);
+}
+
+// ---------------------------------------------- SampleRandomResizedCrop ----
+
+TEST(SampleRandomResizedCropTest, CropsRespectScaleAndRatio) {
+  struct Case {
+    int w, h;
+    Transform t;
+  };
+  const Case cases[] = {
+      {500, 375, T::RandomResizedCrop(224, 224)},
+      {375, 500, T::RandomResizedCrop(224, 224)},
+      {640, 640, T::RandomResizedCrop(224, 224, 0.3, 0.9, 0.5, 2.0)},
+      {1000, 300, T::RandomResizedCrop(224, 224, 0.08, 1.0, 0.75, 4.0 / 3.0)},
+      {64, 48, T::RandomResizedCrop(32, 32)},
+  };
+  for (const Case& c : cases) {
+    const double area = static_cast<double>(c.w) * c.h;
+    int fallbacks = 0, n = 0;
+    double area_sum = 0;
+    for (uint64_t seed = 0; seed < 3000; ++seed) {
+      Rng rng(seed * 7919 + 13);
+      const Rect r = SampleRandomResizedCrop(c.w, c.h, c.t, &rng);
+      ASSERT_GE(r.x, 0);
+      ASSERT_GE(r.y, 0);
+      ASSERT_GT(r.width, 0);
+      ASSERT_GT(r.height, 0);
+      ASSERT_LE(r.right(), c.w);
+      ASSERT_LE(r.bottom(), c.h);
+      const bool whole = r == Rect{0, 0, c.w, c.h};
+      if (whole) {
+        ++fallbacks;
+        continue;
+      }
+      // w = round(sqrt(A * ar)), h = round(sqrt(A / ar)): each within 0.5 of
+      // the real values, so these bounds are rigorous.
+      const double w = r.width, h = r.height;
+      EXPECT_LE((w - 0.5) * (h - 0.5), c.t.scale_max * area * (1 + 1e-12)) << w << "x" << h;
+      EXPECT_GE((w + 0.5) * (h + 0.5), c.t.scale_min * area * (1 - 1e-12)) << w << "x" << h;
+      EXPECT_LE((w - 0.5) / (h + 0.5), c.t.ratio_max * (1 + 1e-12)) << w << "x" << h;
+      EXPECT_GE((w + 0.5) / (h - 0.5), c.t.ratio_min * (1 - 1e-12)) << w << "x" << h;
+      area_sum += w * h / area;
+      ++n;
+    }
+    EXPECT_LT(fallbacks, 300) << c.w << "x" << c.h;
+    ASSERT_GT(n, 0);
+    const double mean = area_sum / n;
+    EXPECT_GT(mean, c.t.scale_min) << c.w << "x" << c.h;
+    EXPECT_LT(mean, (c.t.scale_min + c.t.scale_max) / 2 + 0.05) << c.w << "x" << c.h;
+  }
+}
+
+TEST(SampleRandomResizedCropTest, PositionsCoverTheImage) {
+  const Transform t = T::RandomResizedCrop(224, 224, 0.08, 0.1);
+  int min_x = 1 << 30, max_right = 0, min_y = 1 << 30, max_bottom = 0;
+  for (uint64_t seed = 0; seed < 2000; ++seed) {
+    Rng rng(seed);
+    const Rect r = SampleRandomResizedCrop(400, 300, t, &rng);
+    min_x = std::min(min_x, r.x);
+    min_y = std::min(min_y, r.y);
+    max_right = std::max(max_right, r.right());
+    max_bottom = std::max(max_bottom, r.bottom());
+  }
+  EXPECT_LT(min_x, 5);
+  EXPECT_LT(min_y, 5);
+  EXPECT_GT(max_right, 395);
+  EXPECT_GT(max_bottom, 295);
+}
+
+TEST(SampleRandomResizedCropTest, DeterministicForASeed) {
+  const Transform t = T::RandomResizedCrop(224, 224);
+  std::set<std::tuple<int, int, int, int>> distinct;
+  for (uint64_t seed = 0; seed < 100; ++seed) {
+    Rng a(seed), b(seed);
+    const Rect ra = SampleRandomResizedCrop(640, 480, t, &a);
+    const Rect rb = SampleRandomResizedCrop(640, 480, t, &b);
+    EXPECT_EQ(ra, rb);
+    EXPECT_EQ(a.Next(), b.Next());  // and consumed the same draws
+    distinct.insert({ra.x, ra.y, ra.width, ra.height});
+  }
+  EXPECT_GT(distinct.size(), 90u);
+}
+
+TEST(SampleRandomResizedCropTest, FallbackForExtremeAspect) {
+  const Transform t = T::RandomResizedCrop(224, 224);
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    Rng rng(seed);
+    // Too wide: h = 10, w = round(10 * 4 / 3) = 13, centred.
+    EXPECT_EQ(SampleRandomResizedCrop(1000, 10, t, &rng), (Rect{493, 0, 13, 10}));
+    // Too tall: w = 10, h = round(10 / 0.75) = 13.
+    EXPECT_EQ(SampleRandomResizedCrop(10, 1000, t, &rng), (Rect{0, 493, 10, 13}));
+  }
+  // Half-way rounding is Python's: round(3 * 1.5) = round(4.5) = 4.
+  const Transform t2 = T::RandomResizedCrop(8, 8, 0.08, 1.0, 0.5, 1.5);
+  Rng rng(5);
+  EXPECT_EQ(SampleRandomResizedCrop(100, 3, t2, &rng), (Rect{48, 0, 4, 3}));
+  // Every attempt too large, image aspect inside the range: the whole image.
+  const Transform t3 = T::RandomResizedCrop(8, 8, 1.0, 1.0, 0.9, 1.1);
+  Rng rng3(6);
+  // (An attempt can only succeed with exactly 100x100, the same rectangle.)
+  EXPECT_EQ(SampleRandomResizedCrop(100, 100, t3, &rng3), (Rect{0, 0, 100, 100}));
+  // Aspect below the range: w = width, h = round(w / ratio_min).
+  const Transform t4 = T::RandomResizedCrop(8, 8, 1.0, 1.0, 2.0, 2.0);
+  Rng rng4(7);
+  EXPECT_EQ(SampleRandomResizedCrop(100, 100, t4, &rng4), (Rect{0, 25, 100, 50}));
+}
+
+}  // namespace
+}  // namespace stoker
