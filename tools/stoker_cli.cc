@@ -4,6 +4,7 @@
 //
 //   stoker bench DATA [--pipeline train|val] [--batch-size N] [--threads N] [--prefetch N]
 //                     [--epochs N] [--dtype D] [--layout L] [--json] [--compare torch]
+//   stoker decode DATA [--threads N] [--epochs N] [--json]
 //   stoker synth DIR  [--classes N] [--per-class N] [--width W] [--height H] [--seed S]
 #include <sys/resource.h>
 #include <unistd.h>
@@ -19,6 +20,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <atomic>
+#include <thread>
+
+#include "codec/decoder.h"
 #include "source/image_folder.h"
 #include "stoker/loader.h"
 #include "synth/synth.h"
@@ -213,6 +218,57 @@ int CmdBench(const std::string& data, const std::string& pipeline, LoaderOptions
   return 0;
 }
 
+// The full-decode ceiling: every file read and fully decoded with
+// libjpeg-turbo / libpng (no region decode, no scaling, no transforms),
+// `threads` threads each taking the next file. Median of `epochs` passes
+// after a warm-up pass.
+int CmdDecode(const std::string& data, int threads, int epochs, bool json) {
+  auto folder = ImageFolder::Open(data);
+  if (!folder.ok()) {
+    std::fprintf(stderr, "stoker decode: %s\n", folder.status().ToString().c_str());
+    return 1;
+  }
+  const std::shared_ptr<ImageFolder> f = folder.value();
+  if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
+  std::vector<double> rates;
+  std::atomic<int64_t> failures{0};
+  const double cpu0 = CpuSeconds();
+  for (int e = 0; e <= epochs; ++e) {
+    std::atomic<int64_t> next{0};
+    const double t0 = NowS();
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&] {
+        ImageDecoder decoder;
+        SampleScratch scratch;
+        for (int64_t i; (i = next.fetch_add(1)) < f->size();) {
+          SampleData s;
+          DecodedRegion r;
+          if (!f->ReadIndex(i, &scratch, &s).ok() || !decoder.DecodeAll(s.bytes, s.size, &r).ok()) {
+            failures.fetch_add(1);
+          }
+        }
+      });
+    }
+    for (auto& t : pool) t.join();
+    if (e > 0) rates.push_back(f->size() / (NowS() - t0));
+  }
+  const double cpu = CpuSeconds() - cpu0;
+  std::sort(rates.begin(), rates.end());
+  const double rate = rates[rates.size() / 2];
+  if (json) {
+    std::printf("{\"tool\": \"decode\", \"threads\": %d, \"images\": %lld, \"images_per_sec\": %.2f, "
+                "\"cpu_s_per_1000\": %.4f, \"failures\": %lld}\n",
+                threads, static_cast<long long>(f->size()), rate,
+                cpu / (f->size() * (epochs + 1)) * 1000, static_cast<long long>(failures.load()));
+  } else {
+    std::printf("full decode (libjpeg-turbo/libpng, no transforms), %d threads: %.1f images/s "
+                "(median of %d passes), %lld failures\n",
+                threads, rate, epochs, static_cast<long long>(failures.load()));
+  }
+  return 0;
+}
+
 int CmdSynth(const std::string& dir, const SynthOptions& o) {
   const double t0 = NowS();
   auto n = WriteSyntheticImageFolder(dir, o);
@@ -279,7 +335,22 @@ int main(int argc, char** argv) {
   synth->add_option("--quality", so.quality, "JPEG quality")->capture_default_str();
   synth->add_option("--seed", so.seed, "seed")->capture_default_str();
 
+  std::string decode_data;
+  int decode_threads = 0, decode_epochs = 3;
+  bool decode_json = false;
+  CLI::App* decode = app.add_subcommand(
+      "decode", "Measure the full-decode ceiling: read and fully decode every image of a "
+                "folder (no region decode, no transforms), one thread per core by default.");
+  decode->add_option("DATA", decode_data, "ImageFolder root")->required()
+      ->check(CLI::ExistingDirectory);
+  decode->add_option("--threads", decode_threads, "decoding threads (0: one per core)")
+      ->capture_default_str();
+  decode->add_option("--epochs", decode_epochs, "timed passes after a warm-up pass")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  decode->add_flag("--json", decode_json, "print one JSON object");
+
   CLI11_PARSE(app, argc, argv);
+  if (decode->parsed()) return CmdDecode(decode_data, decode_threads, decode_epochs, decode_json);
   if (bench->parsed()) {
     o.dtype = ParseDType(dtype).value();
     o.layout = ParseLayout(layout).value();

@@ -107,11 +107,12 @@ class ImageDecoder::Jpeg {
 
     // Horizontal crop. Widening by one column on each side keeps fancy
     // chroma upsampling from treating the span end as an image edge, which
-    // makes the kept pixels identical to a full decode.
+    // makes the kept pixels identical to a full decode. Spans are at least
+    // 16 columns: libjpeg upsamples a span of one chroma sample differently.
     JDIMENSION xoff = 0;
     if (x1 - x0 < sw) {
       const int cx0 = std::max(0, x0 - 1);
-      const int cx1 = std::min(sw, x1 + 1);
+      const int cx1 = std::min(sw, std::max(x1 + 1, cx0 + 16));
       xoff = static_cast<JDIMENSION>(cx0);
       JDIMENSION cw = static_cast<JDIMENSION>(cx1 - cx0);
       if (cx1 - cx0 < sw) jpeg_crop_scanline(&cinfo_, &xoff, &cw);
@@ -240,8 +241,11 @@ class ImageDecoder::Png {
     if (color == PNG_COLOR_TYPE_GRAY || color == PNG_COLOR_TYPE_GRAY_ALPHA) {
       png_set_gray_to_rgb(png_);
     }
-    // tRNS and alpha are dropped, as Pillow's convert("RGB") does.
-    if (color & PNG_COLOR_MASK_ALPHA) png_set_strip_alpha(png_);
+    // tRNS and alpha are dropped, as Pillow's convert("RGB") does (palette
+    // expansion turns tRNS into an alpha channel).
+    if ((color & PNG_COLOR_MASK_ALPHA) || png_get_valid(png_, info_, PNG_INFO_tRNS)) {
+      png_set_strip_alpha(png_);
+    }
     png_set_interlace_handling(png_);
     png_read_update_info(png_, info_);
     const int w = static_cast<int>(png_get_image_width(png_, info_));

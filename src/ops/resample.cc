@@ -39,7 +39,9 @@ void ComputeAxisCoeffs(double in0, double in1, int lo, int hi, int out_size, int
   c->min_input = hi;
   c->max_input = lo;
   c->fixed_taps = fixed_taps && in_size >= taps;
-  double k[64];
+  thread_local std::vector<double> k_scratch;  // grows only: no allocation per call
+  if (k_scratch.size() < static_cast<size_t>(taps)) k_scratch.resize(taps);
+  double* k = k_scratch.data();
   for (int i = 0; i < window_length; ++i) {
     const int xx = window_start + i;
     const int slot = reverse ? window_length - 1 - i : i;

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <string>
 #include <system_error>
+#include <type_traits>
 #include <vector>
 
 // jpeglib.h needs FILE and size_t declared first.
@@ -266,10 +267,10 @@ struct Shape {
 };
 
 // Texture amplitudes, peak grey levels. Tuned so that 500x375 images at
-// quality 90, 4:4:4 come out at 95-125 KB, like ImageNet photos (~110 KB).
-// All but the chroma terms are further scaled by the per-image busyness
-// (5/8..11/8) and a slowly varying gain (1/4..7/4).
-constexpr int kMottleAmplitude = 14;       // value noise, cell ~min_side / 12 (not gained)
+// quality 90, 4:4:4 come out at 90-130 KiB, like ImageNet photos (~110 KB).
+// The detail, medium, fine and grain terms are further scaled by the
+// per-image busyness (5/8..11/8) and a slowly varying gain (1/4..7/4).
+constexpr int kMottleAmplitude = 14;       // value noise, cell ~min_side / 12
 constexpr int kChromaAmplitude = 8;        // chroma value noise, cell ~min_side / 24
 constexpr int kDetailAmplitude = 8;        // random per grid point (8 px; less when small)
 constexpr int kMediumAmplitude = 10;       // lattice noise, 4 px cell
@@ -292,11 +293,12 @@ constexpr int kGridChannels = 4;  // r, g, b, gain
 // Writes one output row: the smooth layer, interpolated from b.grid_row (grid
 // step 2^kStepShift), plus the luminance texture in b.noise scaled by the
 // interpolated gain, plus grain (gl, gr, gb: the tables at this row's
-// offset). Leaves the smooth layer in b.rr/gg/bb and the scaled luminance
-// noise, grain included, in b.noise.
+// offset). For the shapes to be painted afterwards, leaves the smooth layer
+// in b.rr/gg/bb and the scaled luminance noise in b.noise, but only for the
+// grid cells that overlap [keep_begin, keep_end).
 template <int kStepShift>
-void ComposeRow(int width, const int16_t* gl, const int8_t* gr, const int8_t* gb, RowBuffers& b,
-                uint8_t* row) {
+void ComposeRow(int width, const int16_t* gl, const int8_t* gr, const int8_t* gb, int keep_begin,
+                int keep_end, RowBuffers& b, uint8_t* row) {
   constexpr int kStep = 1 << kStepShift;
   constexpr int kGridShift = 8 + 2 * kStepShift;
   constexpr int kRound = 1 << (kGridShift - 1);
@@ -307,7 +309,7 @@ void ComposeRow(int width, const int16_t* gl, const int8_t* gr, const int8_t* gb
   int* const bb = b.bb.data();
   int* const noise = b.noise.data();
   const int* const grid_row = b.grid_row.data();
-  const auto cell = [&](int x0, int n_pixels) {
+  const auto cell = [&](int x0, int n_pixels, auto keep) {
     const int* g = &grid_row[(x0 >> kStepShift) * kGridChannels];
     const int r0 = g[0] * kStep + kRound, g0 = g[1] * kStep + kRound;
     const int b0 = g[2] * kStep + kRound;
@@ -320,18 +322,26 @@ void ComposeRow(int width, const int16_t* gl, const int8_t* gr, const int8_t* gb
       const int r = (r0 + dr * j) >> kGridShift;
       const int g1 = (g0 + dg * j) >> kGridShift;
       const int b1 = (b0 + db * j) >> kGridShift;
-      rr[x] = r;
-      gg[x] = g1;
-      bb[x] = b1;
-      noise[x] = n;
+      if constexpr (decltype(keep)::value) {
+        rr[x] = r;
+        gg[x] = g1;
+        bb[x] = b1;
+        noise[x] = n;
+      }
       row[3 * x + 0] = ClampPixel(r + n + gr[x]);
       row[3 * x + 1] = ClampPixel(g1 + n - ((gr[x] + gb[x]) >> 1));
       row[3 * x + 2] = ClampPixel(b1 + n + gb[x]);
     }
   };
   const int full = width & ~(kStep - 1);
-  for (int x0 = 0; x0 < full; x0 += kStep) cell(x0, kStep);
-  if (full < width) cell(full, width - full);
+  for (int x0 = 0; x0 < full; x0 += kStep) {
+    if (x0 + kStep > keep_begin && x0 < keep_end) {
+      cell(x0, kStep, std::true_type());
+    } else {
+      cell(x0, kStep, std::false_type());
+    }
+  }
+  if (full < width) cell(full, width - full, std::true_type());
 }
 
 }  // namespace
@@ -424,7 +434,7 @@ std::vector<uint8_t> SynthesizePixels(int width, int height, uint64_t seed) {
       }
       // 1/4..7/4 of the image's busyness, in 1/256.
       const int gain = ((256 + mask.At(px, py) * 3 / 2) * busyness) >> 8;
-      const int detail = static_cast<int8_t>(rng.Next() >> 56);
+      const int detail = static_cast<int>(rng.Next() >> 56) - 128;
       // Noise values are in [-128, 127]; *2 scales them to 1/256 levels.
       const int m = mottle.At(px, py) * 2 * kMottleAmplitude +
                     ((detail * 2 * kDetailAmplitude * gain) >> 8);
@@ -457,6 +467,12 @@ std::vector<uint8_t> SynthesizePixels(int width, int height, uint64_t seed) {
 
   std::vector<uint8_t> out(static_cast<size_t>(width) * height * 3);
   RowBuffers buf(width, grid_w * kGridChannels);
+  struct Span {
+    const Shape* shape;
+    int begin, last;  // pixels covered on the current row, inclusive
+  };
+  std::vector<Span> spans;
+  spans.reserve(shapes.size());
   for (int y = 0; y < height; ++y) {
     // Luminance texture, in 1/kNoiseScale grey levels.
     medium.Row<false>(y, kMediumAmplitude * kNoiseScale, buf.noise.data());
@@ -468,18 +484,9 @@ std::vector<uint8_t> SynthesizePixels(int width, int height, uint64_t seed) {
     for (int i = 0; i < grid_w * kGridChannels; ++i) {
       buf.grid_row[i] = g0[i] * (step - fy) + g1[i] * fy;
     }
-    uint8_t* row = &out[static_cast<size_t>(y) * width * 3];
-    const int grain_offset = rng.Uniform(0, grain_size - width);
-    const int16_t* gl = grain_l.data() + grain_offset;
-    const int8_t* gr = grain_r.data() + grain_offset;
-    const int8_t* gb = grain_b.data() + grain_offset;
-    switch (step_shift) {
-      case 0: ComposeRow<0>(width, gl, gr, gb, buf, row); break;
-      case 1: ComposeRow<1>(width, gl, gr, gb, buf, row); break;
-      case 2: ComposeRow<2>(width, gl, gr, gb, buf, row); break;
-      default: ComposeRow<3>(width, gl, gr, gb, buf, row); break;
-    }
-    // Shapes, under the noise: repaint the pixels they cover.
+    // The shapes' spans on this row.
+    spans.clear();
+    int keep_begin = width, keep_end = 0;
     for (const Shape& s : shapes) {
       if (y < s.y0 || y > s.y1) continue;
       int half = s.rx;
@@ -490,17 +497,34 @@ std::vector<uint8_t> SynthesizePixels(int width, int height, uint64_t seed) {
                                 std::sqrt(static_cast<double>(ry2 - dy * dy) /
                                           static_cast<double>(ry2)));
       }
-      const int xa = std::max(0, s.cx - half);
-      const int xb = std::min(width - 1, s.cx + half);
+      const Span span = {&s, std::max(0, s.cx - half), std::min(width - 1, s.cx + half)};
+      spans.push_back(span);
+      keep_begin = std::min(keep_begin, span.begin);
+      keep_end = std::max(keep_end, span.last + 1);
+    }
+    uint8_t* row = &out[static_cast<size_t>(y) * width * 3];
+    const int grain_offset = rng.Uniform(0, grain_size - width);
+    const int16_t* gl = grain_l.data() + grain_offset;
+    const int8_t* gr = grain_r.data() + grain_offset;
+    const int8_t* gb = grain_b.data() + grain_offset;
+    switch (step_shift) {
+      case 0: ComposeRow<0>(width, gl, gr, gb, keep_begin, keep_end, buf, row); break;
+      case 1: ComposeRow<1>(width, gl, gr, gb, keep_begin, keep_end, buf, row); break;
+      case 2: ComposeRow<2>(width, gl, gr, gb, keep_begin, keep_end, buf, row); break;
+      default: ComposeRow<3>(width, gl, gr, gb, keep_begin, keep_end, buf, row); break;
+    }
+    // Shapes, under the noise: repaint the pixels they cover.
+    int* const rr = buf.rr.data();
+    int* const gg = buf.gg.data();
+    int* const bb = buf.bb.data();
+    const int* const noise = buf.noise.data();
+    for (const Span& span : spans) {
+      const Shape& s = *span.shape;
       const int v = static_cast<int>(((int64_t{y} - (s.cy - s.ry)) << 16) / (2 * s.ry + 1));
       const Rgb c = {Blend(s.top.r, s.bottom.r, v), Blend(s.top.g, s.bottom.g, v),
                      Blend(s.top.b, s.bottom.b, v)};
       const int w = s.alpha << 8;
-      int* const rr = buf.rr.data();
-      int* const gg = buf.gg.data();
-      int* const bb = buf.bb.data();
-      const int* const noise = buf.noise.data();
-      for (int x = xa; x <= xb; ++x) {
+      for (int x = span.begin; x <= span.last; ++x) {
         rr[x] = Blend(rr[x], c.r, w);
         gg[x] = Blend(gg[x], c.g, w);
         bb[x] = Blend(bb[x], c.b, w);
@@ -530,7 +554,7 @@ void JpegOutputMessage(j_common_ptr) {}  // warnings are not printed
 // Encodes `pixels` (RGB, HWC). Kept free of C++ objects with destructors
 // because libjpeg errors leave it by longjmp.
 bool EncodeJpeg(const uint8_t* pixels, int width, int height, int quality, int subsampling,
-                unsigned char** buffer, unsigned long* size) {  // NOLINT(runtime/int)
+                unsigned char** buffer, unsigned long* size) {  // NOLINT: libjpeg's type
   jpeg_compress_struct cinfo;
   JpegErrorManager err;
   cinfo.err = jpeg_std_error(&err.pub);
@@ -579,7 +603,7 @@ std::vector<uint8_t> SynthesizeJpeg(int width, int height, uint64_t seed, int qu
   const std::vector<uint8_t> pixels = SynthesizePixels(width, height, seed);
   if (pixels.empty()) return {};
   unsigned char* buffer = nullptr;
-  unsigned long size = 0;  // NOLINT(runtime/int): libjpeg's type
+  unsigned long size = 0;  // NOLINT: libjpeg's type
   const bool ok = EncodeJpeg(pixels.data(), width, height, quality, subsampling, &buffer, &size);
   std::vector<uint8_t> jpeg;
   if (ok && buffer != nullptr) jpeg.assign(buffer, buffer + size);
