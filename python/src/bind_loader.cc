@@ -39,6 +39,13 @@ PyObject* g_stoker_error = nullptr;
   }
 }
 
+// Errors met while iterating concern the data, whatever their code: they
+// all raise stoker.StokerError, whose message names the sample.
+[[noreturn]] void ThrowIterationError(const Status& s) {
+  PyErr_SetString(g_stoker_error, s.message().c_str());
+  throw py::error_already_set();
+}
+
 template <typename T>
 T Unwrap(StatusOr<T> v) {
   if (!v.ok()) Throw(v.status());
@@ -207,7 +214,7 @@ void RegisterLoader(py::module_& m) {
                py::gil_scoped_release release;
                s = l.Next(&batch, &end);
              }
-             if (!s.ok()) Throw(s);
+             if (!s.ok()) ThrowIterationError(s);
              if (end) return py::none();
              return BatchArrays(std::move(batch));
            },

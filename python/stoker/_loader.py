@@ -112,9 +112,10 @@ class Loader:
     def _convert(self, arrays):
         images, labels, ids = arrays
         if torch is not None:
-            images = torch.from_numpy(images)
-            if self._dtype == "bfloat16":
-                images = images.view(torch.bfloat16)
+            if self._dtype == "bfloat16":  # numpy has no bfloat16: the bits travel as int16
+                images = torch.from_numpy(images.view(np.int16)).view(torch.bfloat16)
+            else:
+                images = torch.from_numpy(images)
             labels = torch.from_numpy(labels)
             ids = torch.from_numpy(ids)
         if self._return_indices:

@@ -15,10 +15,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-# Make `import stoker` work when pytest is run without PYTHONPATH=python.
+# Make `import stoker` work when pytest is run without PYTHONPATH=python (appended, so
+# that a PYTHONPATH pointing at another build still wins).
 _PYTHON_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 if _PYTHON_DIR not in sys.path:
-    sys.path.insert(0, _PYTHON_DIR)
+    sys.path.append(_PYTHON_DIR)
 
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
@@ -105,6 +106,11 @@ PARITY_IMAGES = [
     ("f_png", "l333x250.png", 333, 250, "png", "L"),
     ("f_png", "p200x150.png", 200, 150, "png", "P"),
     ("f_png", "rgb1200x900.png", 1200, 900, "png", "RGB"),
+    # Progressive (and Huffman-optimised) JPEGs; one with an EXIF orientation tag, which
+    # torchvision does not apply (so neither may stoker).
+    ("g_progressive", "w500x375.jpg", 500, 375, "progressive", 2),
+    ("g_progressive", "p375x500.jpg", 375, 500, "progressive", 0),
+    ("g_progressive", "r300x200_exif6.jpg", 300, 200, "exif", 6),
 ]
 
 
@@ -118,6 +124,14 @@ def write_image(path, width, height, kind, option, seed):
         save_jpeg(arr, path, mode="CMYK")
     elif kind == "png":
         save_png(arr, path, mode=option, seed=seed)
+    elif kind == "progressive":
+        Image.fromarray(arr).save(path, format="JPEG", quality=90, subsampling=option,
+                                  progressive=True, optimize=True)
+    elif kind == "exif":
+        img = Image.fromarray(arr)
+        exif = img.getexif()
+        exif[0x0112] = option  # Orientation
+        img.save(path, format="JPEG", quality=90, exif=exif.tobytes())
     else:
         raise AssertionError(kind)
 
@@ -162,6 +176,12 @@ def small_root(tmp_path_factory):
                 save_jpeg(arr, d / f"img{i:02d}.jpg", subsampling=(0, 2, 1)[k % 3])
             k += 1
     return str(root)
+
+
+def stoker_python_dir() -> str:
+    """The directory holding the `stoker` package under test (for subprocesses)."""
+    import stoker
+    return os.path.dirname(os.path.dirname(os.path.abspath(stoker.__file__)))
 
 
 def collect(loader, *, indexed=True):

@@ -134,6 +134,7 @@ class LoaderImpl : public Loader {
     next_position_.store(0, std::memory_order_relaxed);
     cancelled_.store(false, std::memory_order_relaxed);
     next_to_consume_ = 0;
+    fatal_ = Status::OK();
     for (RingSlot& s : ring_) {
       s.batch.store(-1, std::memory_order_relaxed);
       s.buffer = nullptr;
@@ -163,13 +164,19 @@ class LoaderImpl : public Loader {
     const int64_t b = next_to_consume_;
     RingSlot& slot = ring_[b % ring_.size()];
     auto ready = [&] {
-      return slot.batch.load(std::memory_order_acquire) == b &&
-             slot.remaining.load(std::memory_order_acquire) == 0;
+      return !fatal_.ok() || (slot.batch.load(std::memory_order_acquire) == b &&
+                              slot.remaining.load(std::memory_order_acquire) == 0);
     };
     if (!ready()) {
       const int64_t t0 = NowNs();
       ready_cv_.wait(lock, ready);
       consumer_wait_ns_ += NowNs() - t0;
+    }
+    if (!fatal_.ok()) {
+      Status fatal = fatal_;
+      lock.unlock();
+      Stop();
+      return fatal;
     }
     BatchBuffer* buf = slot.buffer;
     slot.buffer = nullptr;
@@ -179,7 +186,9 @@ class LoaderImpl : public Loader {
     lock.unlock();
     work_cv_.notify_all();
 
-    if (options_.on_error == OnError::kRaise) {
+    // Under kRaise any bad sample; under kSkip one that found no readable
+    // replacement. Either way the slot holds no valid sample.
+    {
       for (int i = 0; i < buf->size; ++i) {
         if (!buf->errors()[i].ok()) {
           Status err = buf->errors()[i];

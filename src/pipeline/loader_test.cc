@@ -236,13 +236,35 @@ TEST(LoaderTest, SkipPolicyGivesUpWhenNothingIsReadable) {
   BatchPtr b;
   bool end = false;
   Status s = loader->Next(&b, &end);
-  // Under skip an unreplaceable sample still reaches the consumer as an error.
-  EXPECT_TRUE(s.ok());
-  EXPECT_FALSE(end);
-  ASSERT_NE(b, nullptr);
-  EXPECT_FALSE(b->buffer()->errors()[0].ok());
-  EXPECT_NE(b->buffer()->errors()[0].message().find("no readable replacement"),
-            std::string::npos);
+  // An unreplaceable sample reaches the consumer as an error, never as a
+  // slot of stale pixels.
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(b, nullptr);
+  EXPECT_NE(s.message().find("no readable replacement after 4 attempts"), std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("bad"), std::string::npos) << s.message();
+  EXPECT_GE(loader->stats().total.skipped, 4);
+}
+
+// Batch memory that cannot be had is reported, not waited for.
+TEST(LoaderTest, AllocationFailureIsAnErrorNotAHang) {
+  class FailingAllocator : public BatchAllocator {
+   public:
+    StatusOr<void*> Allocate(size_t) override { return ResourceExhaustedError("no memory"); }
+    void Deallocate(void*, size_t) override {}
+    const char* name() const override { return "failing"; }
+  };
+  LoaderOptions o = TrainOptions(2, 2);
+  o.allocator = std::make_shared<FailingAllocator>();
+  auto loader = Make(std::make_shared<MemorySource>(JpegSamples(4)), o);
+  ASSERT_TRUE(loader->Start().ok());
+  BatchPtr b;
+  bool end = false;
+  Status s = loader->Next(&b, &end);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
+  // The next epoch tries again (and fails the same way, without hanging).
+  ASSERT_TRUE(loader->Start().ok());
+  EXPECT_EQ(loader->Next(&b, &end).code(), StatusCode::kResourceExhausted);
 }
 
 TEST(LoaderTest, StopMidEpochThenRestart) {
