@@ -63,10 +63,20 @@ def ceiling(args, data) -> dict:
                      str(args.epochs), "--json"])
 
 
-def stoker_python(args, data, pipeline) -> dict:
+def stoker_python(args, data, pipeline, dtype="float32") -> dict:
     return run_json([PY, str(ROOT / "bench/stoker_python.py"), str(data), "--pipeline", pipeline,
                      "--threads", "2", "--epochs", str(args.epochs), "--batch-size",
-                     str(args.batch_size)])
+                     str(args.batch_size), "--dtype", dtype, "--prefetch", "2"])
+
+
+def repeated_folder(src: Path, repeat: int, dest: Path) -> Path:
+    """An ImageFolder of symlinks naming every image of `src` `repeat` times."""
+    for cls in sorted(p for p in src.iterdir() if p.is_dir()):
+        (dest / cls.name).mkdir(parents=True)
+        for f in sorted(cls.iterdir()):
+            for k in range(repeat):
+                (dest / cls.name / f"{f.stem}_r{k}{f.suffix}").symlink_to(f.resolve())
+    return dest
 
 
 def cpu_incl_import(r: dict, images_per_epoch: int, epochs: int) -> float:
@@ -86,23 +96,49 @@ def main() -> int:
                         help="DataLoader over workers 0 and 2 only (faster, for demos)")
     parser.add_argument("--stoker", default=str(ROOT / "build/stoker"), help="the CLI binary")
     parser.add_argument("--json", type=Path, help="also write all results to this file")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="interleaved repetitions of the stoker CLI runs (median kept)")
+    parser.add_argument("--repeat", type=int, default=1, metavar="N",
+                        help="name every image N times (symlinks), e.g. 5 to turn 200 photos "
+                             "into a 1,000-image folder that still fits the page cache")
     args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="stoker_bench_") as tmp:
+        if args.repeat > 1:
+            args.data = repeated_folder(args.data, args.repeat, Path(tmp) / "data")
+        return run(args)
 
+
+def run(args) -> int:
     r: dict = {"data": str(args.data), "epochs": args.epochs, "batch_size": args.batch_size}
     log("DataLoader baselines")
     r["torch_train"] = torch_best(args, args.data, "train")
     r["torch_val"] = torch_best(args, args.data, "val")
     log("full-decode ceiling")
     r["ceiling"] = ceiling(args, args.data)
-    log("stoker (CLI)")
-    for pipeline in ("train", "val"):
-        for threads in (1, 2):
-            r[f"stoker_{pipeline}_t{threads}"] = stoker_cli(args, args.data, pipeline, threads)
-    for dtype in ("uint8", "float16", "bfloat16"):
-        r[f"stoker_train_{dtype}"] = stoker_cli(args, args.data, "train", 2, dtype)
+    log(f"stoker (CLI), {args.rounds} interleaved rounds, median per configuration")
+    configs = [(f"stoker_{p}_t{t}", p, t, "float32") for p in ("train", "val") for t in (1, 2)]
+    configs += [(f"stoker_train_{d}", "train", 2, d) for d in ("uint8", "float16", "bfloat16")]
+    runs: dict = {key: [] for key, *_ in configs}
+    for _ in range(args.rounds):
+        for key, pipeline, threads, dtype in configs:
+            runs[key].append(stoker_cli(args, args.data, pipeline, threads, dtype))
+    for key, results in runs.items():
+        results.sort(key=lambda m: m["images_per_sec"])
+        r[key] = results[len(results) // 2]
+        r[key]["rounds_images_per_sec"] = [m["images_per_sec"] for m in results]
     log("stoker (Python, torch imported)")
     r["py_train"] = stoker_python(args, args.data, "train")
     r["py_val"] = stoker_python(args, args.data, "val")
+    r["torch_import_rss_mib"] = float(subprocess.run(
+        [PY, "-c", "import resource, torch, torchvision; "
+                   "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)"],
+        check=True, stdout=subprocess.PIPE, text=True).stdout)
+    log("memory at uint8 (DataLoader: PILToTensor, 2 workers, prefetch 2)")
+    r["torch_train_uint8"] = run_json([PY, str(ROOT / "bench/torch_baseline.py"), str(args.data),
+                                       "--pipeline", "train", "--dtype", "uint8", "--workers", "2",
+                                       "--prefetch", "2", "--epochs", str(args.epochs),
+                                       "--batch-size", str(args.batch_size), "--json", "--quiet"])
+    r["py_train_uint8"] = stoker_python(args, args.data, "train", "uint8")
 
     if args.large:
         with tempfile.TemporaryDirectory(prefix="stoker_large_") as tmp:
@@ -129,8 +165,16 @@ def main() -> int:
          / cpu_incl_import({**r["torch_train"]["best"],
                             "import_cpu_s": r["torch_train"]["import_cpu_s"]}, n, args.epochs),
          "<= 0.45"),
-        ("Python peak RSS vs DataLoader summed PSS", r["py_train"]["peak_rss_mib"]
+        ("Python peak RSS vs DataLoader summed PSS, float32", r["py_train"]["peak_rss_mib"]
          / r["torch_train"]["best"]["pss_mib"], "<= 0.5"),
+        ("Python peak RSS vs DataLoader summed PSS, uint8", r["py_train_uint8"]["peak_rss_mib"]
+         / r["torch_train_uint8"]["best"]["pss_mib"], "<= 0.5"),
+        ("  the same beyond `import torch` (RSS), float32",
+         (r["py_train"]["peak_rss_mib"] - r["torch_import_rss_mib"])
+         / (r["torch_train"]["best"]["pss_mib"] - r["torch_import_rss_mib"]), ""),
+        ("  the same beyond `import torch` (RSS), uint8",
+         (r["py_train_uint8"]["peak_rss_mib"] - r["torch_import_rss_mib"])
+         / (r["torch_train_uint8"]["best"]["pss_mib"] - r["torch_import_rss_mib"]), ""),
         ("engine memory beyond batch buffers (MiB)", r["stoker_train_t2"]["engine_mib"], "<= 64"),
         ("first batch from Python (ms)", r["py_train"]["first_batch_ms"], "<= 100"),
         ("train 2 threads vs 1 thread", r["stoker_train_t2"]["images_per_sec"]
@@ -164,6 +208,8 @@ def main() -> int:
         ("stoker train bfloat16", r["stoker_train_bfloat16"]),
         ("stoker train (Python)", r["py_train"]),
         ("stoker val (Python)", r["py_val"]),
+        ("DataLoader train uint8 (2 workers)", r["torch_train_uint8"]["best"]),
+        ("stoker train uint8 (Python)", r["py_train_uint8"]),
     ]
     if args.large:
         rows += [("large: DataLoader train", r["large_torch_train"]["best"]),

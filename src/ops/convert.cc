@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include <immintrin.h>
+
 namespace stoker {
 
 size_t DTypeSize(DType dtype) {
@@ -107,6 +109,7 @@ float HalfToFloat(uint16_t h) {
 PixelWriter::PixelWriter(DType dtype, Layout layout, int height, int width, bool normalize,
                          const std::array<float, 3>& mean, const std::array<float, 3>& std)
     : dtype_(dtype), layout_(layout), height_(height), width_(width) {
+  avx2_ = __builtin_cpu_supports("avx2");
   sample_bytes_ = static_cast<size_t>(height) * width * 3 * DTypeSize(dtype);
   for (int c = 0; c < 3; ++c) {
     for (int v = 0; v < 256; ++v) {
@@ -116,6 +119,7 @@ PixelWriter::PixelWriter(DType dtype, Layout layout, int height, int width, bool
       if (normalize) x = (x - mean[c]) / std[c];
       f32_[c][v] = x;
       u16_[c][v] = dtype == DType::kBFloat16 ? FloatToBFloat16(x) : FloatToHalf(x);
+      u32_[c][v] = u16_[c][v];
     }
   }
 }
@@ -157,8 +161,77 @@ __attribute__((always_inline)) inline void WriteInterleaved(const uint8_t* rgb, 
 
 }  // namespace
 
+// Splits 8 RGB pixels (24 bytes) into three vectors of 8 bytes (low halves).
+__attribute__((target("avx2"), always_inline)) inline void Deinterleave8(const uint8_t* rgb,
+                                                                       __m128i* r, __m128i* g,
+                                                                       __m128i* b) {
+  const __m128i lo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rgb));       // bytes 0-15
+  const __m128i hi = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rgb + 8));   // bytes 8-23
+  const __m128i r_lo = _mm_setr_epi8(0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+  const __m128i r_hi = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, 10, 13, -1, -1, -1, -1, -1, -1, -1, -1);
+  const __m128i g_lo = _mm_setr_epi8(1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+  const __m128i g_hi = _mm_setr_epi8(-1, -1, -1, -1, -1, 8, 11, 14, -1, -1, -1, -1, -1, -1, -1, -1);
+  const __m128i b_lo = _mm_setr_epi8(2, 5, 8, 11, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+  const __m128i b_hi = _mm_setr_epi8(-1, -1, -1, -1, -1, 9, 12, 15, -1, -1, -1, -1, -1, -1, -1, -1);
+  *r = _mm_or_si128(_mm_shuffle_epi8(lo, r_lo), _mm_shuffle_epi8(hi, r_hi));
+  *g = _mm_or_si128(_mm_shuffle_epi8(lo, g_lo), _mm_shuffle_epi8(hi, g_hi));
+  *b = _mm_or_si128(_mm_shuffle_epi8(lo, b_lo), _mm_shuffle_epi8(hi, b_hi));
+}
+
+// NCHW rows, 8 pixels at a time: deinterleave, then one table gather per
+// channel (float32 or 16-bit values) or a plain store (uint8). Returns the
+// number of pixels written; the caller finishes the tail.
+__attribute__((target("avx2"))) int WritePlanarAvx2(const uint8_t* rgb, int width, size_t plane,
+                                                   DType dtype, const float* f32,
+                                                   const int32_t* u32, uint8_t* out) {
+  int x = 0;
+  for (; x + 8 <= width; x += 8) {
+    __m128i ch[3];
+    Deinterleave8(rgb + 3 * x, &ch[0], &ch[1], &ch[2]);
+    for (int c = 0; c < 3; ++c) {
+      if (dtype == DType::kUint8) {
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(out + c * plane + x), ch[c]);
+        continue;
+      }
+      const __m256i idx = _mm256_cvtepu8_epi32(ch[c]);
+      if (dtype == DType::kFloat32) {
+        float* o = reinterpret_cast<float*>(out) + c * plane + x;
+        _mm256_storeu_ps(o, _mm256_i32gather_ps(f32 + 256 * c, idx, 4));
+      } else {
+        const __m256i v = _mm256_i32gather_epi32(u32 + 256 * c, idx, 4);
+        const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(v, v), 0x08);
+        uint16_t* o = reinterpret_cast<uint16_t*>(out) + c * plane + x;
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm256_castsi256_si128(packed));
+      }
+    }
+  }
+  return x;
+}
+
 void PixelWriter::WriteRow(const uint8_t* rgb, int y, uint8_t* slot) const {
   const size_t plane = static_cast<size_t>(height_) * width_;
+  if (layout_ == Layout::kNCHW && avx2_) {
+    // Planes start at slot + c * plane elements; this row at offset y * width.
+    const size_t esize = DTypeSize(dtype_);
+    uint8_t* row = slot + static_cast<size_t>(y) * width_ * esize;
+    const int done = WritePlanarAvx2(rgb, width_, plane, dtype_, &f32_[0][0], &u32_[0][0], row);
+    if (done == width_) return;
+    // The tail, pixel by pixel.
+    const uint8_t* t = rgb + 3 * done;
+    const int n = width_ - done;
+    for (int c = 0; c < 3; ++c) {
+      for (int x = 0; x < n; ++x) {
+        const uint8_t v = t[3 * x + c];
+        const size_t at = c * plane + done + x;
+        switch (dtype_) {
+          case DType::kUint8: row[at] = v; break;
+          case DType::kFloat32: reinterpret_cast<float*>(row)[at] = f32_[c][v]; break;
+          default: reinterpret_cast<uint16_t*>(row)[at] = u16_[c][v]; break;
+        }
+      }
+    }
+    return;
+  }
   if (layout_ == Layout::kNHWC) {
     const size_t offset = static_cast<size_t>(y) * width_ * 3;
     switch (dtype_) {

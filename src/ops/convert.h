@@ -30,6 +30,7 @@ class PixelWriter {
               const std::array<float, 3>& mean, const std::array<float, 3>& std);
 
   // Writes `width` RGB pixels as row `y` of the sample starting at `slot`.
+  // NCHW rows use AVX2 (deinterleave + table gathers) where the CPU has it.
   void WriteRow(const uint8_t* rgb, int y, uint8_t* slot) const;
   // Bytes per sample.
   size_t sample_bytes() const { return sample_bytes_; }
@@ -47,6 +48,8 @@ class PixelWriter {
   size_t sample_bytes_;
   std::array<std::array<float, 256>, 3> f32_;
   std::array<std::array<uint16_t, 256>, 3> u16_;
+  std::array<std::array<int32_t, 256>, 3> u32_;  // u16_ widened, for 32-bit gathers
+  bool avx2_ = false;
 };
 
 }  // namespace stoker
