@@ -153,6 +153,19 @@ double JsonNumber(const std::string& text, const std::string& key, size_t from =
 
 int CmdBench(const std::string& data, const std::string& pipeline, LoaderOptions o, int epochs,
              bool json, const std::string& compare) {
+  if (compare == "full") {
+    // The whole side-by-side benchmark (bench/run_bench.py) replaces this process.
+    const std::string script = std::string(STOKER_SOURCE_DIR) + "/bench/run_bench.py";
+    const std::string epochs_s = std::to_string(epochs), batch_s = std::to_string(o.batch_size);
+    const std::string self = "/proc/self/exe";
+    char exe[4096];
+    const ssize_t n = readlink(self.c_str(), exe, sizeof exe - 1);
+    const std::string binary = n > 0 ? std::string(exe, n) : "build/stoker";
+    execl("/usr/bin/python3", "python3", script.c_str(), data.c_str(), "--epochs", epochs_s.c_str(),
+          "--batch-size", batch_s.c_str(), "--stoker", binary.c_str(), static_cast<char*>(nullptr));
+    std::fprintf(stderr, "stoker bench: cannot run /usr/bin/python3 %s\n", script.c_str());
+    return 1;
+  }
   o.transforms = PipelineTransforms(pipeline, o.dtype);
   BenchResult r;
   Status st = RunBench(data, o, epochs, &r);
@@ -317,9 +330,12 @@ int main(int argc, char** argv) {
   bench->add_option("--layout", layout, "NCHW or NHWC")
       ->check(CLI::IsMember({"NCHW", "NHWC"}))->capture_default_str();
   bench->add_option("--compare", compare,
-                    "also run the same pipeline through torch.utils.data.DataLoader "
-                    "(bench/torch_baseline.py, best of 0-4 workers) and print the ratio")
-      ->check(CLI::IsMember({"torch"}));
+                    "torch: also run the same pipeline through torch.utils.data.DataLoader "
+                    "(bench/torch_baseline.py, best of 0-4 workers) and print the ratio; "
+                    "full: the whole side-by-side benchmark (bench/run_bench.py: DataLoader, "
+                    "full-decode ceiling, stoker at 1 and 2 threads, train and val, every "
+                    "dtype, Python memory and first batch, ratios against the targets)")
+      ->check(CLI::IsMember({"torch", "full"}));
   bench->add_flag("--json", json, "print one JSON object instead of the table");
 
   std::string synth_dir;

@@ -30,7 +30,9 @@ class PixelWriter {
               const std::array<float, 3>& mean, const std::array<float, 3>& std);
 
   // Writes `width` RGB pixels as row `y` of the sample starting at `slot`.
-  // NCHW rows use AVX2 (deinterleave + table gathers) where the CPU has it.
+  // NCHW rows use AVX2 where the CPU has it: byte shuffles for uint8, and for
+  // the float types the tables' own float32 operations on 8 lanes at once
+  // (bit-identical to the tables, which the tests check).
   void WriteRow(const uint8_t* rgb, int y, uint8_t* slot) const;
   // Bytes per sample.
   size_t sample_bytes() const { return sample_bytes_; }
@@ -48,8 +50,9 @@ class PixelWriter {
   size_t sample_bytes_;
   std::array<std::array<float, 256>, 3> f32_;
   std::array<std::array<uint16_t, 256>, 3> u16_;
-  std::array<std::array<int32_t, 256>, 3> u32_;  // u16_ widened, for 32-bit gathers
   bool avx2_ = false;
+  bool normalize_ = false;
+  std::array<float, 3> mean_{}, std_{};
 };
 
 }  // namespace stoker
