@@ -18,6 +18,7 @@
 #include <mutex>
 #include <thread>
 
+#include "base/clock.h"
 #include "base/rng.h"
 #include "ops/convert.h"
 #include "ops/geometry.h"
@@ -26,12 +27,6 @@
 
 namespace stoker {
 namespace {
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 int AvailableCores() {
   cpu_set_t set;

@@ -1,6 +1,8 @@
 // Copyright 2026 The stoker Authors.
 #include "pipeline/sample_processor.h"
 
+#include "base/clock.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -8,12 +10,6 @@
 
 namespace stoker {
 namespace {
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 struct SinkCtx {
   const PixelWriter* writer;
@@ -74,16 +70,7 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slo
   }
   const GeometryStage& st = plan.stages[0];
   if (plan.num_stages != 1 || !Inside(st.crop, header.width, header.height)) {
-    int64_t t1 = NowNs();
-    if (raw) {
-      times->decode_ns += t1 - t0;
-      Status s = ProcessSlow(sample, plan, slot);
-      times->augment_ns += NowNs() - t1;
-      return s;
-    }
-    Status s = ProcessSlow(sample, plan, slot);
-    times->augment_ns += NowNs() - t1;
-    return s;
+    return ProcessSlow(sample, plan, slot, t0, times);
   }
 
   // Fast path. Pick the DCT scale: the largest 1/d keeping the crop at least
@@ -137,7 +124,7 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slo
 }
 
 Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan& plan,
-                                    uint8_t* slot) {
+                                    uint8_t* slot, int64_t t0, StageTimes* times) {
   last_scale_denom_ = 1;
   RgbView current;
   if (sample.pixels != nullptr) {
@@ -147,6 +134,8 @@ Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan
     RETURN_IF_ERROR(decoder_.Decode(DecodeRequest{}, &all));
     current = all.pixels;
   }
+  const int64_t t1 = NowNs();
+  times->decode_ns += t1 - t0;
   RgbImage* bufs[2] = {&stage_a_, &stage_b_};
   int which = 0;
   for (int s = 0; s < plan.num_stages; ++s) {
@@ -174,6 +163,7 @@ Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan
       which ^= 1;
     }
   }
+  times->augment_ns += NowNs() - t1;
   return Status::OK();
 }
 

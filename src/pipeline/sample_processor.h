@@ -57,7 +57,9 @@ class SampleProcessor {
   int last_scale_denom() const { return last_scale_denom_; }
 
  private:
-  Status ProcessSlow(const SampleData& sample, const GeometryPlan& plan, uint8_t* slot);
+  // `t0`: when Process() began (decode time is counted from it).
+  Status ProcessSlow(const SampleData& sample, const GeometryPlan& plan, uint8_t* slot,
+                     int64_t t0, StageTimes* times);
   void WriteFrom(const RgbView& src, int origin_x, int origin_y, uint8_t* slot);
 
   const ProcessorConfig& config_;
