@@ -301,17 +301,14 @@ RowFn FixedTapKernel(int taps) {
   }
 }
 
-__attribute__((target_clones("avx2", "default")))
 void HorizontalRow(const uint8_t* src, int origin_x, const AxisCoeffs& h, uint8_t* out) {
   HorizontalRowImpl<false>(src, origin_x, h, out);
 }
 
-__attribute__((target_clones("avx2", "default")))
 void HorizontalRowSafe(const uint8_t* src, int origin_x, const AxisCoeffs& h, uint8_t* out) {
   HorizontalRowImpl<true>(src, origin_x, h, out);
 }
 
-__attribute__((target_clones("avx2", "default")))
 void VerticalRow(const uint8_t* temp, size_t temp_stride, int first, const int32_t* w, int n,
                  int bytes, int32_t* acc, uint8_t* out) {
   for (int x = 0; x < bytes; ++x) acc[x] = 1 << (kPrecisionBits - 1);
