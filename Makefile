@@ -6,7 +6,8 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure build test demo clean test-asan test-tsan
+.PHONY: all deps configure build test demo clean test-asan test-tsan fuzz
+FUZZ_SECONDS ?= 60
 
 all: build
 
@@ -43,5 +44,19 @@ test-tsan: deps
 	@cmake --build build-tsan -j $(JOBS) --target pipeline_test
 	@build-tsan/src/pipeline_test
 
+# libFuzzer on the decoders (JPEG incl. region/scaled decode, PNG) and the
+# per-sample path, FUZZ_SECONDS each; new crashers go to fuzz/regressions/.
+fuzz:
+	@scripts/install-deps.sh fuzz
+	@CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DSTOKER_BUILD_FUZZERS=ON -DSTOKER_BUILD_TESTS=OFF -DSTOKER_BUILD_PYTHON=OFF \
+	  -G "$$(command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')" >/dev/null
+	@cmake --build build-fuzz -j $(JOBS) --target decode_fuzz make_seeds
+	@build-fuzz/fuzz/make_seeds build-fuzz/seeds/decode >/dev/null
+	@mkdir -p build-fuzz/corpus/decode
+	@build-fuzz/fuzz/decode_fuzz -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 \
+	  -artifact_prefix=fuzz/regressions/decode/ -print_final_stats=1 \
+	  build-fuzz/corpus/decode build-fuzz/seeds/decode fuzz/regressions/decode
+
 clean:
-	rm -rf $(BUILD) build-asan build-tsan python/stoker/_C*.so
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz python/stoker/_C*.so

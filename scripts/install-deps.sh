@@ -2,6 +2,8 @@
 # Installs the Debian packages stoker needs to build and test, when any is
 # missing. Idempotent: prints nothing and touches nothing when all are present.
 # Needs root (or sudo) only when something has to be installed.
+#   scripts/install-deps.sh          what `make` and `make test` need
+#   scripts/install-deps.sh fuzz     plus clang and libFuzzer (`make fuzz`)
 set -euo pipefail
 
 PACKAGES=(
@@ -11,6 +13,9 @@ PACKAGES=(
   python3-dev python3-numpy python3-pytest python3-pil
   python3-torch python3-torchvision
 )
+if [[ "${1:-}" == "fuzz" ]]; then
+  PACKAGES+=(clang-14 libclang-rt-14-dev)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -3,9 +3,21 @@
 
 #include <cstring>
 
+#include <cpuid.h>
 #include <immintrin.h>
 
 namespace stoker {
+namespace {
+
+// F16C is checked with cpuid: not every compiler's __builtin_cpu_supports
+// knows its name.
+bool CpuHasAvx2AndF16c() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+  return __builtin_cpu_supports("avx2") && (c & bit_F16C) != 0;
+}
+
+}  // namespace
 
 size_t DTypeSize(DType dtype) {
   switch (dtype) {
@@ -109,7 +121,7 @@ float HalfToFloat(uint16_t h) {
 PixelWriter::PixelWriter(DType dtype, Layout layout, int height, int width, bool normalize,
                          const std::array<float, 3>& mean, const std::array<float, 3>& std)
     : dtype_(dtype), layout_(layout), height_(height), width_(width) {
-  avx2_ = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  avx2_ = CpuHasAvx2AndF16c();
   normalize_ = normalize;
   mean_ = mean;
   std_ = std;
