@@ -202,12 +202,39 @@ class ImageDecoder::Jpeg {
 
 // ----------------------------------------------------------------- PNG ----
 
+namespace {
+
+// Walks the chunk list and checks every declared chunk length against the
+// bytes that are really there, so libpng never allocates for a length the
+// file cannot hold (it would allocate, and zero, up to 2 GiB before noticing
+// the truncation).
+Status CheckPngChunkLengths(const uint8_t* data, size_t size) {
+  size_t pos = 8;  // after the signature
+  while (pos + 8 <= size) {
+    const uint32_t len = (uint32_t{data[pos]} << 24) | (uint32_t{data[pos + 1]} << 16) |
+                         (uint32_t{data[pos + 2]} << 8) | uint32_t{data[pos + 3]};
+    const std::string type(reinterpret_cast<const char*>(data + pos + 4), 4);
+    const size_t left = size - pos - 8;
+    if (len > 0x7FFFFFFFu || len > left) {
+      return DataLossError("PNG: chunk '" + type + "' declares " + std::to_string(len) +
+                           " bytes but the file has " + std::to_string(left) +
+                           " left (truncated or corrupt)");
+    }
+    pos += 8 + static_cast<size_t>(len) + 4;  // header, data, CRC
+    if (type == "IEND") break;
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 class ImageDecoder::Png {
  public:
   ~Png() { Reset(); }
 
   Status Open(const uint8_t* data, size_t size, int64_t max_pixels, ImageHeader* h) {
     Reset();
+    RETURN_IF_ERROR(CheckPngChunkLengths(data, size));
     data_ = data;
     size_ = size;
     pos_ = 0;

@@ -16,11 +16,14 @@
 // scaling by 1/2, 1/4 or 1/8 is used when the caller allows it. The pixels in
 // the returned region are bit-identical to the same pixels of a full decode at
 // the same scale. Corrupt-data warnings from libjpeg (truncation, bad Huffman
-// codes) are errors: a damaged image never yields silently wrong pixels.
+// codes) are errors, so damage that libjpeg detects never yields made-up
+// pixels (damage inside entropy-coded data that still parses cannot be
+// detected by any decoder and decodes to wrong pixels).
 // PNG: every colour type and bit depth, palette with or without tRNS, and
 // interlaced images; 16-bit samples keep their most significant byte and
 // alpha is dropped. PNG has no region decode: the whole image is decoded and
-// the region is a view into it.
+// the region is a view into it. Every chunk's declared length is checked
+// against the bytes present before libpng allocates for it.
 //
 // Thread-safety: an ImageDecoder is NOT thread-safe; keep one per thread. It
 // owns scratch memory that is reused, so a steady state allocates nothing.

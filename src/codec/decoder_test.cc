@@ -16,6 +16,11 @@
 // After <cstdio>: jpeglib.h uses FILE.
 #include <jpeglib.h>
 
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "base/rng.h"
 #include "testing/test_images.h"
 
@@ -1051,6 +1056,240 @@ TEST(DecoderReuseTest, OpenWithoutDecodeThenOpenAgain) {
   }
   EXPECT_EQ(DecodeWhole(&dec, jpeg).rgb, want.rgb);
   EXPECT_EQ(DecodeWhole(&dec, png).rgb, expected);
+}
+
+}  // namespace
+}  // namespace stoker
+
+// ------------------------------------------------ crafted damage (soak) ----
+
+namespace stoker {
+namespace {
+
+// A PNG chunk: length, type, data, CRC over type + data.
+Bytes PngChunk(const char* type, const Bytes& data) {
+  Bytes c(8);
+  PutBe32(&c[0], static_cast<uint32_t>(data.size()));
+  std::memcpy(&c[4], type, 4);
+  c.insert(c.end(), data.begin(), data.end());
+  c.resize(c.size() + 4);
+  PutBe32(&c[c.size() - 4], Crc32(&c[4], 4 + data.size()));
+  return c;
+}
+
+// IHDR of `png` followed by a tEXt chunk header declaring `declared` bytes and a
+// few bytes of its body: the file ends long before the declared length.
+Bytes PngWithOversizedText(const Bytes& png, uint32_t declared) {
+  Bytes bad(png.begin(), png.begin() + 33);  // signature + IHDR
+  bad.resize(bad.size() + 4);
+  PutBe32(&bad[33], declared);
+  const char kText[] = "tEXtComment\0truncated";
+  bad.insert(bad.end(), kText, kText + sizeof(kText) - 1);
+  return bad;
+}
+
+TEST(DecoderDamageTest, PngAncillaryChunkDeclaringHugeLengthIsDataLoss) {
+  // A tEXt chunk right after IHDR (which ends at byte 33) whose header declares
+  // 100 MB while only a few bytes follow.
+  const Bytes px = MakePixels(32, 24, 41);
+  Bytes expected;
+  const Bytes png = EncodePng(px, 32, 24, PngSpec{}, &expected);
+  ASSERT_EQ(0, std::memcmp(&png[12], "IHDR", 4));
+  Bytes bad = PngWithOversizedText(png, 100000000u);
+  ImageDecoder dec;
+  const Status st = OpenAndDecode(&dec, bad);
+  EXPECT_EQ(st.code(), StatusCode::kDataLoss) << st.ToString();
+  EXPECT_NE(st.message().find("PNG"), std::string::npos) << st.message();
+  EXPECT_EQ(DecodeWhole(&dec, png).rgb, expected);
+  // A well-formed small tEXt chunk in the same place is fine (the crafting is sound).
+  Bytes good(png.begin(), png.begin() + 33);
+  const char kKv[] = "Comment\0hello";
+  const Bytes chunk = PngChunk("tEXt", Bytes(kKv, kKv + sizeof(kKv) - 1));
+  good.insert(good.end(), chunk.begin(), chunk.end());
+  good.insert(good.end(), png.begin() + 33, png.end());
+  EXPECT_EQ(DecodeWhole(&dec, good).rgb, expected);
+}
+
+// Regression: png_set_chunk_malloc_max(64 MiB) alone does not stop libpng
+// 1.6.39 from allocating (and zeroing) a text chunk's declared length before
+// reading it, so a 58-byte file declaring 0x7FFFFFFF bytes cost ~2 GiB of
+// resident memory (per worker thread) before "file is truncated". The decoder
+// now checks chunk lengths against the file first. Measured in a forked
+// child: its peak RSS must stay within 32 MiB of our current RSS.
+TEST(DecoderDamageTest, PngChunkLengthIsCheckedBeforeAllocating) {
+  const Bytes px = MakePixels(32, 24, 41);
+  Bytes expected;
+  const Bytes png = EncodePng(px, 32, 24, PngSpec{}, &expected);
+  for (uint32_t declared : {100000000u, 0x7FFFFFFFu}) {
+    const Bytes bad = PngWithOversizedText(png, declared);
+    // Our current (not peak) resident size, in KiB: the child starts from it.
+    long pages = 0, resident = 0;
+    if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+      if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+      std::fclose(f);
+    }
+    const long self_kib = resident * (sysconf(_SC_PAGESIZE) / 1024);
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ImageDecoder dec;
+      _exit(OpenAndDecode(&dec, bad).code() == StatusCode::kDataLoss ? 0 : 1);
+    }
+    int wstatus = 0;
+    rusage child{};
+    ASSERT_EQ(wait4(pid, &wstatus, 0, &child), pid);
+    ASSERT_TRUE(WIFEXITED(wstatus)) << declared;
+    EXPECT_EQ(WEXITSTATUS(wstatus), 0) << declared << ": not DataLoss";
+    EXPECT_LT(child.ru_maxrss - self_kib, 32 * 1024)
+        << "declared " << declared << ": child peak RSS " << child.ru_maxrss
+        << " KiB, parent " << self_kib << " KiB";
+  }
+}
+
+// Rewrites the CRC of the chunk whose data starts at `data` with `len` bytes.
+void FixPngCrc(Bytes* b, size_t data, uint32_t len) {
+  PutBe32(&(*b)[data + len], Crc32(&(*b)[data - 4], 4 + len));
+}
+
+TEST(DecoderDamageTest, PngInvalidDeflateWithValidCrcIsDataLoss) {
+  // Only zlib can notice: the chunk CRC is recomputed after the damage.
+  const int w = 100, h = 80;
+  const Bytes px = MakePixels(w, h, 42);
+  Bytes expected;
+  const Bytes png = EncodePng(px, w, h, PngSpec{}, &expected);
+  uint32_t len = 0;
+  const size_t data = FindPngChunkData(png, "IDAT", &len);
+  ASSERT_NE(data, std::string::npos);
+  ASSERT_GT(len, 100u);
+  ImageDecoder dec;
+  {
+    // First deflate block header: BTYPE = 11 (reserved) -> "invalid block type".
+    Bytes bad = png;
+    bad[data + 2] |= 0x06;
+    FixPngCrc(&bad, data, len);
+    const Status st = OpenAndDecode(&dec, bad);
+    EXPECT_EQ(st.code(), StatusCode::kDataLoss) << st.ToString();
+    EXPECT_NE(st.message().find("PNG"), std::string::npos) << st.message();
+  }
+  {
+    // The zlib header itself (FCHECK no longer a multiple of 31).
+    Bytes bad = png;
+    bad[data + 1] ^= 0x01;
+    FixPngCrc(&bad, data, len);
+    EXPECT_EQ(OpenAndDecode(&dec, bad).code(), StatusCode::kDataLoss);
+  }
+  {
+    // A run of 0xFF bytes right after the zlib header.
+    Bytes bad = png;
+    for (size_t i = 2; i < 34; ++i) bad[data + i] = 0xFF;
+    FixPngCrc(&bad, data, len);
+    const Status st = OpenAndDecode(&dec, bad);
+    EXPECT_EQ(st.code(), StatusCode::kDataLoss) << st.ToString();
+  }
+  EXPECT_EQ(DecodeWhole(&dec, png).rgb, expected);
+}
+
+TEST(DecoderDamageTest, PngFlippedDeflateBytesWithValidCrcNeverCrash) {
+  // Single flipped bytes anywhere after the zlib header, CRC recomputed. A flip
+  // can leave a stream that still inflates (to wrong bytes); zlib's Adler-32
+  // then only mismatches at the very end, after all rows are out, where libpng
+  // reports a benign error. Either way: never a crash, and a failure is DataLoss.
+  const int w = 100, h = 80;
+  const Bytes px = MakePixels(w, h, 43);
+  Bytes expected;
+  const Bytes png = EncodePng(px, w, h, PngSpec{}, &expected);
+  uint32_t len = 0;
+  const size_t data = FindPngChunkData(png, "IDAT", &len);
+  ASSERT_NE(data, std::string::npos);
+  ImageDecoder dec;
+  Rng rng(44);
+  int failed = 0, silent_wrong = 0, trials = 0;
+  for (int trial = 0; trial < 80; ++trial, ++trials) {
+    Bytes bad = png;
+    const size_t pos = data + 2 + rng.Below(len - 2);
+    bad[pos] ^= static_cast<uint8_t>(1 + rng.Below(255));
+    FixPngCrc(&bad, data, len);
+    DecodedRegion r;
+    const Status st = OpenAndDecode(&dec, bad, {}, &r);
+    if (!st.ok()) {
+      ++failed;
+      EXPECT_EQ(st.code(), StatusCode::kDataLoss) << st.ToString();
+      continue;
+    }
+    ASSERT_EQ(r.pixels.width, w);
+    ASSERT_EQ(r.pixels.height, h);
+    if (Pack(r.pixels).rgb != expected) ++silent_wrong;
+  }
+  std::printf("[ info ] flipped deflate byte, valid CRC: %d of %d failed, %d decoded to "
+              "different pixels without an error\n", failed, trials, silent_wrong);
+  EXPECT_GT(failed, trials / 2);
+  EXPECT_EQ(DecodeWhole(&dec, png).rgb, expected);
+}
+
+TEST(DecoderDamageTest, JpegBogusHuffmanTableIsDataLoss) {
+  const int w = 64, h = 48;
+  const Bytes px = MakePixels(w, h, 45);
+  for (bool progressive : {false, true}) {
+    JpegSpec spec;
+    spec.progressive = progressive;
+    const Bytes jpeg = EncodeJpeg(px, w, h, spec);
+    const size_t dht = FindMarker(jpeg, 0xC4);
+    ASSERT_NE(dht, std::string::npos);
+    // FF C4 len(2) Tc/Th(1) counts[16] symbols[...]: counts summing past 256.
+    Bytes bad = jpeg;
+    for (int i = 0; i < 16; ++i) bad[dht + 5 + i] = 0xFF;
+    ImageDecoder dec;
+    const Status st = OpenAndDecode(&dec, bad);
+    EXPECT_EQ(st.code(), StatusCode::kDataLoss) << progressive << ": " << st.ToString();
+    EXPECT_NE(st.message().find("JPEG"), std::string::npos) << st.message();
+    // Table class/id out of range (Th = 15).
+    Bytes bad_id = jpeg;
+    bad_id[dht + 4] = static_cast<uint8_t>((bad_id[dht + 4] & 0xF0) | 0x0F);
+    EXPECT_EQ(OpenAndDecode(&dec, bad_id).code(), StatusCode::kDataLoss) << progressive;
+    EXPECT_EQ(DecodeWhole(&dec, jpeg).width, w);
+  }
+}
+
+TEST(DecoderDamageTest, JpegFlippedHuffmanTableBytesNeverCrash) {
+  const int w = 96, h = 64;
+  const Bytes px = MakePixels(w, h, 46);
+  for (bool progressive : {false, true}) {
+    JpegSpec spec;
+    spec.subsampling = 420;
+    spec.progressive = progressive;
+    const Bytes jpeg = EncodeJpeg(px, w, h, spec);
+    // Every DHT segment's payload bytes.
+    std::vector<size_t> table_bytes;
+    for (size_t m = FindMarker(jpeg, 0xC4); m != std::string::npos;
+         m = FindMarker(jpeg, 0xC4, m + 2)) {
+      const size_t seg = (static_cast<size_t>(jpeg[m + 2]) << 8) | jpeg[m + 3];
+      for (size_t i = m + 4; i < m + 2 + seg; ++i) table_bytes.push_back(i);
+      if (m > ScanDataStart(jpeg)) break;
+    }
+    ASSERT_FALSE(table_bytes.empty());
+    ImageDecoder dec;
+    Rng rng(progressive ? 47 : 48);
+    int failed = 0;
+    for (int trial = 0; trial < 100; ++trial) {
+      Bytes bad = jpeg;
+      const int flips = 1 + static_cast<int>(rng.Below(3));
+      for (int f = 0; f < flips; ++f) {
+        bad[table_bytes[rng.Below(table_bytes.size())]] ^=
+            static_cast<uint8_t>(1 + rng.Below(255));
+      }
+      DecodedRegion r;
+      const Status st = OpenAndDecode(&dec, bad, {}, &r);
+      if (st.ok()) {
+        EXPECT_EQ(r.pixels.width, w);
+        EXPECT_EQ(r.pixels.height, h);
+      } else {
+        ++failed;
+        EXPECT_EQ(st.code(), StatusCode::kDataLoss) << st.ToString();
+      }
+    }
+    EXPECT_GT(failed, 0) << progressive;
+    EXPECT_EQ(DecodeWhole(&dec, jpeg).height, h);
+  }
 }
 
 }  // namespace

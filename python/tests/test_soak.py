@@ -1,0 +1,244 @@
+"""Soak and lifecycle-under-stress tests: memory stays flat over many epochs, repeated
+early breaks leak nothing, and SIGINT during iteration ends the process promptly.
+
+Native threads are counted in /proc/self/task, open descriptors in /proc/self/fd,
+resident memory in /proc/self/statm. Every test makes its own small images with
+Pillow into tmp_path.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+import torch
+
+import stoker
+from conftest import MEAN, STD, photo, save_jpeg, save_png, stoker_python_dir
+
+TRAIN = [stoker.RandomResizedCrop(32), stoker.RandomHorizontalFlip(), stoker.Normalize(MEAN, STD)]
+PAGE = os.sysconf("SC_PAGE_SIZE")
+MiB = 1 << 20
+
+
+def thread_count() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+def fd_count() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * PAGE
+
+
+def settle(target: int, timeout: float = 3.0) -> int:
+    """Thread count, polled until it drops to `target` (exited threads vanish lazily)."""
+    deadline = time.monotonic() + timeout
+    n = thread_count()
+    while n > target and time.monotonic() < deadline:
+        time.sleep(0.01)
+        n = thread_count()
+    return n
+
+
+@pytest.fixture(scope="module", autouse=True)
+def warm_torch():
+    # Start torch's own thread pool (if any) before baselines are taken, so that only
+    # stoker's threads come and go here.
+    torch.ones(1 << 20).add_(1).sum()
+    torch.ones(8, 3, 32, 32).clone()
+
+
+@pytest.fixture(autouse=True)
+def quiesce():
+    for name in ("last_type", "last_value", "last_traceback"):
+        if hasattr(sys, name):
+            delattr(sys, name)
+    gc.collect()
+    settle(0, timeout=0.2)
+
+
+def make_folder(root, count, w, h, *, png_every=0, seed=0):
+    """An ImageFolder tree of `count` photo-like images in two classes."""
+    for cls in ("a", "b"):
+        (root / cls).mkdir(parents=True, exist_ok=True)
+    for k in range(count):
+        d = root / ("a", "b")[k % 2]
+        arr = photo(w, h, seed + k)
+        if png_every and k % png_every == 0:
+            save_png(arr, d / f"{k:03d}.png")
+        else:
+            save_jpeg(arr, d / f"{k:03d}.jpg", subsampling=(0, 2)[k % 2])
+    return str(root)
+
+
+# ----------------------------------------------------------------- soak ----
+
+# RSS tolerance. The loader's own memory is fixed after the first epoch (batch buffers
+# come from a pool, per-thread scratch only grows), so growth over 48 more epochs means
+# a leak. The relative bound alone is too tight for a process this small (RSS of the
+# pytest + torch process is a few hundred MiB, 5% is ~15 MiB, but on a lean process it
+# could be < 1 MiB): glibc malloc keeps freed chunks in per-thread arenas and trims
+# them lazily, and CPython's obmalloc arenas come and go with the test's own Python
+# objects, so a couple of MiB of drift either way is allocator noise, not a leak.
+RSS_REL = 0.05
+RSS_SLACK = 2 * MiB
+
+
+def test_soak_50_epochs_memory_threads_fds_flat(tmp_path):
+    root = make_folder(tmp_path / "soak", 24, 64, 48, png_every=6, seed=100)
+    folder = stoker.ImageFolder(root)
+    gc.collect()
+    base_threads, base_fds = thread_count(), fd_count()
+    loader = stoker.Loader(folder, batch_size=8, transforms=TRAIN, threads=2, shuffle=True,
+                           seed=7)
+    rss = []
+    for epoch in range(50):
+        n = 0
+        for x, y in loader:
+            n += len(y)
+            assert x.shape[1:] == (3, 32, 32)
+        assert n == 24
+        del x, y
+        rss.append(rss_bytes())
+    assert loader.epoch == 49
+    assert loader.stats()["images"] == 50 * 24
+    assert loader.stats()["skipped"] == 0
+    ref, last = rss[1], rss[49]  # after epoch 2 and after epoch 50
+    allowed = RSS_REL * ref + RSS_SLACK
+    assert abs(last - ref) <= allowed, (
+        f"RSS after epoch 50 is {last / MiB:.1f} MiB, after epoch 2 {ref / MiB:.1f} MiB "
+        f"(allowed +-{allowed / MiB:.1f} MiB); per epoch: "
+        f"{[round(r / MiB, 1) for r in rss]}")
+    assert thread_count() == base_threads + 2
+    del loader
+    gc.collect()
+    assert settle(base_threads) == base_threads
+    assert fd_count() == base_fds
+
+
+def test_100_random_early_breaks_then_full_epoch(tmp_path):
+    root = make_folder(tmp_path / "breaks", 24, 64, 48, png_every=5, seed=200)
+    folder = stoker.ImageFolder(root)
+    gc.collect()
+    base_threads, base_fds = thread_count(), fd_count()
+    loader = stoker.Loader(folder, batch_size=4, transforms=TRAIN, threads=2, prefetch=3,
+                           shuffle=True, seed=11, return_indices=True)
+    assert len(loader) == 6
+    rng = random.Random(4321)
+    t0 = time.monotonic()
+    for k in range(100):
+        stop_at = rng.randrange(0, len(loader))
+        if rng.random() < 0.2:
+            # A manual iterator dropped mid-epoch instead of a `break`.
+            it = iter(loader)
+            for _ in range(stop_at + 1):
+                next(it)
+            del it
+        else:
+            for b, (x, y, i) in enumerate(loader):
+                if b == stop_at:
+                    break
+            del x, y, i
+        assert thread_count() == base_threads + 2, f"workers changed after break {k}"
+    assert time.monotonic() - t0 < 15.0, "100 early breaks were slow"
+    # Still a complete, correct epoch afterwards.
+    epoch = loader.epoch
+    ids = [j for _, _, i in loader for j in i.tolist()]
+    assert sorted(ids) == list(range(24))
+    assert loader.epoch == epoch + 1
+    del loader
+    gc.collect()
+    assert settle(base_threads) == base_threads
+    assert fd_count() == base_fds
+
+
+# --------------------------------------------------------------- SIGINT ----
+
+CHILD = textwrap.dedent("""
+    import gc, os, sys, time
+    sys.modules["torch"] = None  # numpy batches; keeps start-up fast and thread-free
+    import stoker
+    catch = sys.argv[2] == "catch"
+    loader = stoker.Loader(stoker.ImageFolder(sys.argv[1]), batch_size=4, threads=2,
+                           prefetch=2, shuffle=True,
+                           transforms=[stoker.Resize(300), stoker.CenterCrop(256)],
+                           dct_scaling=False)
+
+    def run():
+        first = True
+        while True:  # endless epochs
+            for x, y in loader:
+                if first:
+                    print("ready", flush=True)
+                    first = False
+
+    if catch:
+        try:
+            run()
+        except KeyboardInterrupt:
+            print("caught KeyboardInterrupt", flush=True)
+        del loader
+        gc.collect()
+        deadline = time.monotonic() + 3
+        while len(os.listdir("/proc/self/task")) > 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        print("threads", len(os.listdir("/proc/self/task")), flush=True)
+    else:
+        run()
+""")
+
+
+@pytest.fixture(scope="module")
+def slow_root(tmp_path_factory):
+    # Full-size PNG decodes (no region or DCT shortcuts): each batch takes a while, so
+    # the signal usually arrives while the main thread waits inside next().
+    root = tmp_path_factory.mktemp("slow")
+    return make_folder(root, 12, 640, 480, png_every=2, seed=300)
+
+
+def run_child_and_interrupt(root, mode):
+    env = dict(os.environ, PYTHONPATH=stoker_python_dir())
+    p = subprocess.Popen([sys.executable, "-c", CHILD, root, mode], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stdout.readline()
+        assert line.strip() == "ready", (line, p.stderr.read() if p.poll() is not None else "")
+        time.sleep(0.3)  # let it run a few batches (and cross epochs)
+        assert p.poll() is None, "child ended on its own"
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        try:
+            out, err = p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"child still running 10 s after SIGINT ({mode})")
+        return p.returncode, out, err, time.monotonic() - t0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+
+
+def test_sigint_caught_stops_all_threads(slow_root):
+    rc, out, err, took = run_child_and_interrupt(slow_root, "catch")
+    assert rc == 0, (rc, out, err)
+    assert "caught KeyboardInterrupt" in out, (out, err)
+    assert "threads 1" in out.splitlines(), (out, err)
+    assert took < 10
+
+
+def test_sigint_uncaught_kills_the_process(slow_root):
+    rc, out, err, took = run_child_and_interrupt(slow_root, "nocatch")
+    assert rc != 0, (rc, out, err)
+    assert "KeyboardInterrupt" in err, err
+    assert took < 10
