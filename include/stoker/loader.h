@@ -42,6 +42,7 @@
 #define STOKER_LOADER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -133,6 +134,12 @@ class Loader {
   virtual Status Start() = 0;
   // The next batch in order. Blocks. `*end` is set when the epoch is done.
   virtual Status Next(BatchPtr* batch, bool* end) = 0;
+  // The same, calling `poll` about every `poll_ms` while it waits; a non-OK
+  // status from `poll` is returned at once (the epoch goes on; call Stop() to
+  // end it). The Python layer polls for signals so Ctrl-C is not held up by
+  // a slow batch.
+  virtual Status Next(BatchPtr* batch, bool* end, const std::function<Status()>& poll,
+                      int poll_ms) = 0;
   // Cancels the epoch in progress and waits until no worker touches it.
   virtual void Stop() = 0;
 

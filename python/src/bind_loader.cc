@@ -210,10 +210,22 @@ void RegisterLoader(py::module_& m) {
              BatchPtr batch;
              bool end = false;
              Status s;
+             bool signalled = false;
              {
                py::gil_scoped_release release;
-               s = l.Next(&batch, &end);
+               // Let Python run its signal handlers while we wait, so Ctrl-C
+               // raises KeyboardInterrupt without waiting for the batch.
+               auto poll = [&signalled]() -> Status {
+                 py::gil_scoped_acquire acquire;
+                 if (PyErr_CheckSignals() != 0) {
+                   signalled = true;
+                   return CancelledError("interrupted by a signal");
+                 }
+                 return Status::OK();
+               };
+               s = l.Next(&batch, &end, poll, 50);
              }
+             if (signalled) throw py::error_already_set();
              if (!s.ok()) ThrowIterationError(s);
              if (end) return py::none();
              return BatchArrays(std::move(batch));

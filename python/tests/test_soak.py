@@ -242,3 +242,51 @@ def test_sigint_uncaught_kills_the_process(slow_root):
     assert rc != 0, (rc, out, err)
     assert "KeyboardInterrupt" in err, err
     assert took < 10
+
+
+SLOW_BATCH_CHILD = textwrap.dedent("""
+    import sys
+    import stoker
+    root, n = sys.argv[1], int(sys.argv[2])
+    # Full decodes of large JPEGs plus a big downscale, one thread, one batch of n:
+    # the first batch takes seconds.
+    loader = stoker.Loader(stoker.ImageFolder(root), batch_size=n, threads=1, prefetch=1,
+                           transforms=[stoker.Resize((16, 16))], dct_scaling=False)
+    it = iter(loader)
+    print("waiting", flush=True)
+    try:
+        next(it)
+        print("got the batch", flush=True)
+    except KeyboardInterrupt:
+        print("caught", loader.stats()["images"], flush=True)
+""")
+
+
+def test_sigint_is_not_held_up_by_a_slow_batch(tmp_path):
+    # Ctrl-C must raise while next() waits, not after the batch is complete.
+    from PIL import Image
+    import numpy as np
+    big = tmp_path / "big.jpg"
+    rng = np.random.default_rng(5)
+    Image.fromarray(rng.integers(0, 256, (3000, 4000, 3), dtype=np.uint8)).save(big, quality=90)
+    n = 12
+    (tmp_path / "data" / "c").mkdir(parents=True)
+    for i in range(n):
+        (tmp_path / "data" / "c" / f"{i:02d}.jpg").symlink_to(big)
+    env = dict(os.environ, PYTHONPATH=stoker_python_dir())
+    p = subprocess.Popen([sys.executable, "-c", SLOW_BATCH_CHILD, str(tmp_path / "data"), str(n)],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "waiting"
+        time.sleep(0.3)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 0, (out, err)
+    words = out.split()
+    assert words[0] == "caught", (out, err)
+    # Interrupted before the batch was done: fewer images than the batch holds.
+    assert int(words[1]) < n, out

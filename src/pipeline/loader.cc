@@ -144,7 +144,10 @@ class LoaderImpl : public Loader {
     return Status::OK();
   }
 
-  Status Next(BatchPtr* out, bool* end) override {
+  Status Next(BatchPtr* out, bool* end) override { return Next(out, end, nullptr, 0); }
+
+  Status Next(BatchPtr* out, bool* end, const std::function<Status()>& poll,
+              int poll_ms) override {
     std::unique_lock<std::mutex> lock(mu_);
     *end = false;
     if (!active_) {
@@ -164,7 +167,19 @@ class LoaderImpl : public Loader {
     };
     if (!ready()) {
       const int64_t t0 = NowNs();
-      ready_cv_.wait(lock, ready);
+      if (!poll) {
+        ready_cv_.wait(lock, ready);
+      } else {
+        while (!ready_cv_.wait_for(lock, std::chrono::milliseconds(poll_ms), ready)) {
+          lock.unlock();
+          Status polled = poll();
+          lock.lock();
+          if (!polled.ok()) {
+            consumer_wait_ns_ += NowNs() - t0;
+            return polled;
+          }
+        }
+      }
       consumer_wait_ns_ += NowNs() - t0;
     }
     if (!fatal_.ok()) {

@@ -296,6 +296,29 @@ TEST(LoaderTest, BatchOutlivesTheLoader) {
   EXPECT_TRUE(std::equal(copy.begin(), copy.end(), b->images()));
 }
 
+TEST(LoaderTest, PollInterruptsAWaitWithoutLosingTheBatch) {
+  // 20 ms per read, 8 samples per batch, 1 thread: a batch takes ~160 ms.
+  auto src = std::make_shared<MemorySource>(JpegSamples(16), /*read_delay_us=*/20000);
+  auto loader = Make(src, TrainOptions(8, 1));
+  ASSERT_TRUE(loader->Start().ok());
+  int polls = 0;
+  BatchPtr b;
+  bool end = false;
+  Status s = loader->Next(&b, &end, [&]() -> Status {
+    return ++polls >= 2 ? CancelledError("stop waiting") : Status::OK();
+  }, 10);
+  EXPECT_EQ(s.code(), StatusCode::kCancelled);
+  EXPECT_EQ(polls, 2);
+  EXPECT_LT(src->reads(), 8);  // returned before the first batch was complete
+  EXPECT_EQ(b, nullptr);
+  // The epoch went on: the same batch arrives next, then the second one.
+  ASSERT_TRUE(loader->Next(&b, &end).ok());
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->index(), 0);
+  ASSERT_TRUE(loader->Next(&b, &end).ok());
+  EXPECT_EQ(b->index(), 1);
+}
+
 class CountingAllocator : public BatchAllocator {
  public:
   StatusOr<void*> Allocate(size_t bytes) override {
