@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "codec/decoder.h"
+#include "diagnose/diagnose.h"
 #include "source/image_folder.h"
 #include "stoker/loader.h"
 #include "synth/synth.h"
@@ -282,6 +283,57 @@ int CmdDecode(const std::string& data, int threads, int epochs, bool json) {
   return 0;
 }
 
+// Diagnoses the pipeline on DATA with a simulated training step of
+// `step_ms` (a sleep: a GPU step leaves the CPU free).
+int CmdDiagnose(const std::string& data, const std::string& pipeline, LoaderOptions o,
+                double step_ms, int batches, bool json) {
+  o.transforms = PipelineTransforms(pipeline, o.dtype);
+  auto folder = ImageFolder::Open(data);
+  if (!folder.ok()) {
+    std::fprintf(stderr, "stoker diagnose: %s\n", folder.status().ToString().c_str());
+    return 1;
+  }
+  auto loader = Loader::Create(folder.value(), o);
+  if (!loader.ok()) {
+    std::fprintf(stderr, "stoker diagnose: %s\n", loader.status().ToString().c_str());
+    return 1;
+  }
+  auto step = [step_ms](const BatchPtr&) {
+    if (step_ms > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(step_ms));
+  };
+  DiagnoseOptions d;
+  d.batches = batches;
+  auto r = Diagnose(loader.value().get(), step, d);
+  if (!r.ok()) {
+    std::fprintf(stderr, "stoker diagnose: %s\n", r.status().ToString().c_str());
+    return 1;
+  }
+  const Diagnosis& g = r.value();
+  if (json) {
+    std::string out = "{\"tool\": \"diagnose\", \"step_ms\": " + std::to_string(step_ms) +
+                      ", \"modes\": [";
+    for (size_t i = 0; i < g.modes.size(); ++i) {
+      out += std::string(i ? ", " : "") + "{\"mode\": \"" + g.modes[i].name +
+             "\", \"images_per_sec\": " + std::to_string(g.modes[i].images_per_sec) +
+             ", \"ratio_to_previous\": " + std::to_string(g.modes[i].ratio_to_previous) + "}";
+    }
+    const StageStats& s = g.pipeline_stats.total;
+    out += "], \"stages\": {\"read_s\": " + std::to_string(s.read_s) +
+           ", \"decode_s\": " + std::to_string(s.decode_s) +
+           ", \"augment_s\": " + std::to_string(s.augment_s) +
+           ", \"consumer_wait_s\": " + std::to_string(s.consumer_wait_s) +
+           "}, \"data_bound\": " + (g.data_bound ? "true" : "false") +
+           ", \"bottleneck\": \"" + g.bottleneck + "\", \"cost_factor\": " +
+           std::to_string(g.cost_factor) + ", \"verdict\": \"" + g.verdict + "\"}";
+    std::printf("%s\n", out.c_str());
+    return 0;
+  }
+  std::printf("stoker diagnose  %s  pipeline=%s batch=%d threads=%d step=%.1f ms\n",
+              data.c_str(), pipeline.c_str(), o.batch_size, g.pipeline_stats.threads, step_ms);
+  std::printf("%s", FormatDiagnosis(g).c_str());
+  return 0;
+}
+
 int CmdSynth(const std::string& dir, const SynthOptions& o) {
   const double t0 = NowS();
   auto n = WriteSyntheticImageFolder(dir, o);
@@ -365,7 +417,41 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::PositiveNumber);
   decode->add_flag("--json", decode_json, "print one JSON object");
 
+  std::string diag_data, diag_pipeline = "train", diag_dtype = "float32";
+  LoaderOptions diag;
+  double step_ms = 0;
+  int diag_batches = 30;
+  bool diag_json = false;
+  CLI::App* diagnose = app.add_subcommand(
+      "diagnose", "Is the training step waiting for data, and which stage is to blame? Feeds "
+                  "a simulated step from (1) one cached batch, (2) a copied batch, (3) one "
+                  "sample copied into every slot, (4) encoded bytes cached in memory, (5) the "
+                  "full pipeline, and names the stage that slows it down.");
+  diagnose->add_option("DATA", diag_data, "ImageFolder root")->required()
+      ->check(CLI::ExistingDirectory);
+  diagnose->add_option("--pipeline", diag_pipeline, "train or val (as for bench)")
+      ->check(CLI::IsMember({"train", "val"}))->capture_default_str();
+  diagnose->add_option("--batch-size", diag.batch_size, "samples per batch")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  diagnose->add_option("--threads", diag.threads, "worker threads (0: one per core)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  diagnose->add_option("--prefetch", diag.prefetch, "batches in flight")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  diagnose->add_option("--dtype", diag_dtype, "uint8, float32, float16 or bfloat16")
+      ->check(CLI::IsMember({"uint8", "float32", "float16", "bfloat16"}))->capture_default_str();
+  diagnose->add_option("--step-ms", step_ms,
+                       "simulated training step per batch, in ms (0: an infinitely fast step)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  diagnose->add_option("--batches", diag_batches, "steps measured per mode")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  diagnose->add_flag("--json", diag_json, "print one JSON object");
+
   CLI11_PARSE(app, argc, argv);
+  if (diagnose->parsed()) {
+    diag.shuffle = true;
+    diag.dtype = ParseDType(diag_dtype).value();
+    return CmdDiagnose(diag_data, diag_pipeline, diag, step_ms, diag_batches, diag_json);
+  }
   if (decode->parsed()) return CmdDecode(decode_data, decode_threads, decode_epochs, decode_json);
   if (bench->parsed()) {
     o.dtype = ParseDType(dtype).value();

@@ -196,7 +196,7 @@ def test_gil_is_released_while_loading(parity_root):
     t.start()
     try:
         windows = []
-        for _ in range(3):
+        for _ in range(8):  # enough waiting inside next() even on a fast machine
             it = iter(loader)
             while True:
                 t0 = time.monotonic()
