@@ -8,8 +8,10 @@ Fixtures are session-scoped so each tree is generated once per run.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -198,3 +200,44 @@ def collect(loader, *, indexed=True):
         labels.append(y.clone())
     out_ids = torch.cat(ids) if ids else None
     return torch.cat(imgs), torch.cat(labels), out_ids
+
+
+# --- Process-level checks shared by the lifecycle and soak tests. ---------
+
+def thread_count() -> int:
+    """Native threads of this process (/proc/self/task)."""
+    return len(os.listdir("/proc/self/task"))
+
+
+def fd_count() -> int:
+    """Open file descriptors of this process (/proc/self/fd)."""
+    return len(os.listdir("/proc/self/fd"))
+
+
+def settle(target: int, timeout: float = 3.0) -> int:
+    """Thread count, polled until it drops to `target` (exited threads vanish lazily)."""
+    deadline = time.monotonic() + timeout
+    n = thread_count()
+    while n > target and time.monotonic() < deadline:
+        time.sleep(0.01)
+        n = thread_count()
+    return n
+
+
+def warm_torch_threads() -> None:
+    """Starts torch's own intra-op thread pool (if any) before baselines are taken, so
+    that only stoker's threads come and go in a test."""
+    import torch
+    torch.ones(1 << 20).add_(1).sum()
+    torch.ones(8, 3, 32, 32).clone()
+
+
+def drop_loaders_of_earlier_tests() -> None:
+    """Loaders of earlier tests must be gone before a baseline is taken. pytest keeps the
+    last failure's traceback (and so its frames' loaders) in sys.last_traceback until the
+    next test's call phase; drop it now and collect."""
+    for name in ("last_type", "last_value", "last_traceback"):
+        if hasattr(sys, name):
+            delattr(sys, name)
+    gc.collect()
+    settle(0, timeout=0.2)  # let exited threads disappear from /proc

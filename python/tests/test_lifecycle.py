@@ -7,7 +7,6 @@ Native threads are counted in /proc/self/task, open descriptors in
 from __future__ import annotations
 
 import gc
-import os
 import random
 import sys
 import threading
@@ -17,48 +16,21 @@ import pytest
 import torch
 
 import stoker
-from conftest import MEAN, STD, SMALL_CLASSES
+from conftest import (MEAN, STD, SMALL_CLASSES, drop_loaders_of_earlier_tests, fd_count,
+                      settle, thread_count, warm_torch_threads)
 
 N = sum(SMALL_CLASSES.values())
 TRAIN = [stoker.RandomResizedCrop(32), stoker.RandomHorizontalFlip(), stoker.Normalize(MEAN, STD)]
 
 
-def thread_count() -> int:
-    return len(os.listdir("/proc/self/task"))
-
-
-def fd_count() -> int:
-    return len(os.listdir("/proc/self/fd"))
-
-
-def settle(target: int, timeout: float = 3.0) -> int:
-    """Thread count, polled until it drops to `target` (exited threads vanish lazily)."""
-    deadline = time.monotonic() + timeout
-    n = thread_count()
-    while n > target and time.monotonic() < deadline:
-        time.sleep(0.01)
-        n = thread_count()
-    return n
-
-
 @pytest.fixture(scope="module", autouse=True)
 def warm_torch():
-    # Start torch's own intra-op thread pool (if any) before taking baselines, so that
-    # only stoker's threads come and go during these tests.
-    torch.ones(1 << 20).add_(1).sum()
-    torch.ones(8, 3, 224, 224).clone()
+    warm_torch_threads()
 
 
 @pytest.fixture(autouse=True)
 def quiesce():
-    # Loaders of earlier tests must be gone before a baseline is taken. pytest keeps the
-    # last failure's traceback (and so its frames' loaders) in sys.last_traceback until the
-    # next test's call phase; drop it now and collect.
-    for name in ("last_type", "last_value", "last_traceback"):
-        if hasattr(sys, name):
-            delattr(sys, name)
-    gc.collect()
-    settle(0, timeout=0.2)  # let exited threads disappear from /proc
+    drop_loaders_of_earlier_tests()
 
 
 @pytest.fixture

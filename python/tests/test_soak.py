@@ -18,22 +18,14 @@ import textwrap
 import time
 
 import pytest
-import torch
 
 import stoker
-from conftest import MEAN, STD, photo, save_jpeg, save_png, stoker_python_dir
+from conftest import (MEAN, STD, drop_loaders_of_earlier_tests, fd_count, photo, save_jpeg,
+                      save_png, settle, stoker_python_dir, thread_count, warm_torch_threads)
 
 TRAIN = [stoker.RandomResizedCrop(32), stoker.RandomHorizontalFlip(), stoker.Normalize(MEAN, STD)]
 PAGE = os.sysconf("SC_PAGE_SIZE")
 MiB = 1 << 20
-
-
-def thread_count() -> int:
-    return len(os.listdir("/proc/self/task"))
-
-
-def fd_count() -> int:
-    return len(os.listdir("/proc/self/fd"))
 
 
 def rss_bytes() -> int:
@@ -41,31 +33,14 @@ def rss_bytes() -> int:
         return int(f.read().split()[1]) * PAGE
 
 
-def settle(target: int, timeout: float = 3.0) -> int:
-    """Thread count, polled until it drops to `target` (exited threads vanish lazily)."""
-    deadline = time.monotonic() + timeout
-    n = thread_count()
-    while n > target and time.monotonic() < deadline:
-        time.sleep(0.01)
-        n = thread_count()
-    return n
-
-
 @pytest.fixture(scope="module", autouse=True)
 def warm_torch():
-    # Start torch's own thread pool (if any) before baselines are taken, so that only
-    # stoker's threads come and go here.
-    torch.ones(1 << 20).add_(1).sum()
-    torch.ones(8, 3, 32, 32).clone()
+    warm_torch_threads()
 
 
 @pytest.fixture(autouse=True)
 def quiesce():
-    for name in ("last_type", "last_value", "last_traceback"):
-        if hasattr(sys, name):
-            delattr(sys, name)
-    gc.collect()
-    settle(0, timeout=0.2)
+    drop_loaders_of_earlier_tests()
 
 
 def make_folder(root, count, w, h, *, png_every=0, seed=0):
