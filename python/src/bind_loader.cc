@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "base/rng.h"
+#include "diagnose/diagnose.h"
 #include "codec/decoder.h"
 #include "ops/geometry.h"
 #include "source/image_folder.h"
@@ -162,6 +163,50 @@ void RegisterLoader(py::module_& m) {
         },
         py::arg("width"), py::arg("height"), py::arg("transform"), py::arg("seed"), py::arg("n"),
         "n crops (top, left, height, width) as torchvision's get_params returns them (for tests).");
+
+  m.def("diagnose",
+        [](Loader& loader, py::object step, int batches) {
+          // The step runs with the GIL; the first Python error stops calling
+          // it and is raised when the diagnosis returns.
+          std::unique_ptr<py::error_already_set> error;
+          auto call = [&](const BatchPtr& batch) {
+            py::gil_scoped_acquire acquire;
+            if (error || step.is_none()) return;
+            try {
+              step(BatchArrays(batch));
+            } catch (py::error_already_set& e) {
+              error = std::make_unique<py::error_already_set>(std::move(e));
+            }
+          };
+          DiagnoseOptions options;
+          options.batches = batches;
+          StatusOr<Diagnosis> result = [&] {
+            py::gil_scoped_release release;
+            return Diagnose(&loader, call, options);
+          }();
+          if (error) throw std::move(*error);
+          if (!result.ok()) ThrowIterationError(result.status());
+          const Diagnosis& d = result.value();
+          py::list modes;
+          for (const ModeResult& mr : d.modes) {
+            py::dict row;
+            row["mode"] = mr.name;
+            row["stage"] = mr.stage;
+            row["images_per_sec"] = mr.images_per_sec;
+            row["ratio_to_previous"] = mr.ratio_to_previous;
+            modes.append(row);
+          }
+          py::dict out;
+          out["modes"] = modes;
+          out["stages"] = StageDict(d.pipeline_stats.total);
+          out["data_bound"] = d.data_bound;
+          out["bottleneck"] = d.bottleneck;
+          out["cost_factor"] = d.cost_factor;
+          out["verdict"] = d.verdict;
+          out["table"] = FormatDiagnosis(d);
+          return out;
+        },
+        py::arg("loader"), py::arg("step"), py::arg("batches"));
 
   py::class_<Loader>(m, "Loader")
       .def(py::init([](std::shared_ptr<Source> source, int batch_size, bool shuffle,

@@ -16,7 +16,7 @@ straight into its slot of a pooled batch buffer.
 """
 
 from stoker._C import ImageFolder, StokerError
-from stoker._loader import Loader
+from stoker._loader import Loader, diagnose
 from stoker._transforms import (
     CenterCrop,
     Normalize,
@@ -29,6 +29,7 @@ __all__ = [
     "CenterCrop",
     "ImageFolder",
     "Loader",
+    "diagnose",
     "Normalize",
     "RandomHorizontalFlip",
     "RandomResizedCrop",

@@ -161,3 +161,26 @@ class _EpochIterator:
                 self._finish()
         except Exception:  # interpreter shutdown
             pass
+
+
+def diagnose(loader: Loader, step_fn=None, batches: int = 30) -> dict:
+    """Is the training step waiting for data, and which stage is to blame?
+
+    Feeds ``step_fn(images, labels)`` (your training step; None: an infinitely fast
+    one) from (1) one cached batch, (2) a batch copied before each step (a host copy
+    stands in for host-to-device without a GPU), (3) one sample copied into every slot,
+    (4) the encoded bytes of a few batches cached in memory, and (5) the full pipeline,
+    ``batches`` steps each. Returns a dict: ``modes`` (mode, images_per_sec,
+    ratio_to_previous), ``stages`` (busy seconds of the full pipeline), ``data_bound``,
+    ``bottleneck`` ("read", "decode", "augment", "copy", "collate" or ""),
+    ``cost_factor``, ``verdict`` (one line) and ``table`` (all of it as text).
+    """
+    if loader._impl is None:
+        raise RuntimeError("the loader is closed")
+    loader._finish_current()
+    step = None
+    if step_fn is not None:
+        def step(arrays):
+            images, labels = loader._convert(arrays)[:2]
+            step_fn(images, labels)
+    return _C.diagnose(loader._impl, step, int(batches))
