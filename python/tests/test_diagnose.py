@@ -40,7 +40,7 @@ def test_slow_step_is_not_data_bound_and_sees_tensors(small_jpegs):
 
     def step(images, labels):
         seen.append((tuple(images.shape), images.dtype, labels.dtype))
-        time.sleep(0.015)  # a "GPU step": the CPU is free meanwhile
+        time.sleep(0.03)  # a "GPU step": the CPU is free meanwhile
 
     r = stoker.diagnose(loader, step, batches=8)
     assert not r["data_bound"], r["table"]

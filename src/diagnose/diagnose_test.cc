@@ -87,12 +87,14 @@ TEST(DiagnoseTest, HeavyAugmentationIsNamed) {
 TEST(DiagnoseTest, SlowConsumerIsNotDataBound) {
   auto src = std::make_shared<MemorySource>(Jpegs(32, 48, 32));
   Diagnosis d = RunDiagnosis(src, Options({Transform::CenterCrop(16, 16)}), [](const BatchPtr&) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(15));  // the "GPU step"
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the "GPU step"
   }, 8);
   EXPECT_FALSE(d.data_bound) << FormatDiagnosis(d);
   EXPECT_EQ(d.bottleneck, "");
   EXPECT_NE(d.verdict.find("not data-bound"), std::string::npos);
-  EXPECT_NEAR(d.cost_factor, 1.0, 0.05);
+  // Not data-bound means the full pipeline keeps within 5% of the step alone.
+  EXPECT_LT(d.cost_factor, 1.0 / 0.95);
+  EXPECT_GT(d.cost_factor, 0.9);
 }
 
 TEST(DiagnoseTest, FormatShowsEveryModeAndTheVerdict) {
