@@ -21,6 +21,10 @@ void SinkToSlot(void* ctx, int y, const uint8_t* rgb, int /*width*/) {
   c->writer->WriteRow(rgb, y, c->slot);
 }
 
+RgbView RawView(const SampleData& s) {
+  return RgbView{s.pixels, s.pixel_width, s.pixel_height, s.pixel_stride};
+}
+
 bool Inside(const Rect& r, int w, int h) {
   return r.x >= 0 && r.y >= 0 && r.right() <= w && r.bottom() <= h && r.width > 0 &&
          r.height > 0;
@@ -96,29 +100,29 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slo
                     st.window.x, st.window.width, plan.flip, &h_, /*fixed_taps=*/true);
   ComputeAxisCoeffs(st.crop.y * inv, st.crop.bottom() * inv, ylo, yhi, st.out_height,
                     st.window.y, st.window.height, false, &v_);
-  SinkCtx ctx{writer_, slot};
+  RgbView view;
+  int origin_x = 0, origin_y = 0;
+  bool tail_padding = false;
   if (raw) {
-    RgbView view{sample.pixels, sample.pixel_width, sample.pixel_height, sample.pixel_stride};
-    const int64_t t1 = NowNs();
-    times->decode_ns += t1 - t0;
-    resampler_.Run(view, 0, 0, h_, v_, &SinkToSlot, &ctx);
-    times->augment_ns += NowNs() - t1;
-    return Status::OK();
-  }
-  // Decode just the rectangle the taps read (full-resolution coordinates).
-  DecodeRequest req;
-  req.scale_denom = d;
-  req.region = Rect{h_.min_input * d, v_.min_input * d, (h_.max_input - h_.min_input) * d,
-                    (v_.max_input - v_.min_input) * d};
-  DecodedRegion region;
-  RETURN_IF_ERROR(decoder_.Decode(req, &region));
-  if (region.scale_denom != d && d != 1) {
-    return InternalError("decoder ignored the DCT scale");
+    view = RawView(sample);
+  } else {
+    // Decode just the rectangle the taps read (full-resolution coordinates).
+    DecodeRequest req;
+    req.scale_denom = d;
+    req.region = Rect{h_.min_input * d, v_.min_input * d, (h_.max_input - h_.min_input) * d,
+                      (v_.max_input - v_.min_input) * d};
+    DecodedRegion region;
+    RETURN_IF_ERROR(decoder_.Decode(req, &region));
+    if (region.scale_denom != d) return InternalError("decoder ignored the DCT scale");
+    view = region.pixels;
+    origin_x = region.region.x;
+    origin_y = region.region.y;
+    tail_padding = true;  // decoder buffers keep slack after the last row
   }
   const int64_t t1 = NowNs();
   times->decode_ns += t1 - t0;
-  resampler_.Run(region.pixels, region.region.x, region.region.y, h_, v_, &SinkToSlot, &ctx,
-                 /*tail_padding=*/true);
+  SinkCtx ctx{writer_, slot};
+  resampler_.Run(view, origin_x, origin_y, h_, v_, &SinkToSlot, &ctx, tail_padding);
   times->augment_ns += NowNs() - t1;
   return Status::OK();
 }
@@ -128,7 +132,7 @@ Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan
   last_scale_denom_ = 1;
   RgbView current;
   if (sample.pixels != nullptr) {
-    current = RgbView{sample.pixels, sample.pixel_width, sample.pixel_height, sample.pixel_stride};
+    current = RawView(sample);
   } else {
     DecodedRegion all;
     RETURN_IF_ERROR(decoder_.Decode(DecodeRequest{}, &all));
