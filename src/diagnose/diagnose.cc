@@ -7,50 +7,15 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "source/memory_source.h"
 
 namespace stoker {
 namespace {
 
-// The encoded (or raw) bytes of the first samples of a source, in memory.
-class CachedSource : public RandomAccessSource {
- public:
-  struct Item {
-    std::vector<uint8_t> bytes;
-    int64_t id = 0, label = 0;
-    int width = 0, height = 0;  // raw pixels when > 0
-    std::string name;
-  };
-  explicit CachedSource(std::vector<Item> items) : items_(std::move(items)) {}
-  int64_t size() const override { return static_cast<int64_t>(items_.size()); }
-  std::string Describe() const override {
-    return "cached bytes of " + std::to_string(items_.size()) + " samples";
-  }
-  std::string NameOf(int64_t i) const override { return items_[i].name; }
-  Status ReadIndex(int64_t i, SampleScratch*, SampleData* out) const override {
-    const Item& it = items_[i];
-    out->id = it.id;
-    out->label = it.label;
-    if (it.width > 0) {
-      out->pixels = it.bytes.data();
-      out->pixel_width = it.width;
-      out->pixel_height = it.height;
-      out->pixel_stride = static_cast<ptrdiff_t>(it.width) * 3;
-      out->bytes = nullptr;
-    } else {
-      out->bytes = it.bytes.data();
-      out->pixels = nullptr;
-    }
-    out->size = it.bytes.size();
-    return Status::OK();
-  }
-
- private:
-  std::vector<Item> items_;
-};
-
-StatusOr<std::shared_ptr<CachedSource>> CacheSamples(Source* source, int64_t count) {
+// The encoded (or raw) bytes of the first `count` samples of `source`.
+StatusOr<std::shared_ptr<MemorySource>> CacheSamples(Source* source, int64_t count) {
   ASSIGN_OR_RETURN(std::unique_ptr<EpochReader> reader, source->StartEpoch(EpochSpec{}));
-  std::vector<CachedSource::Item> items;
+  std::vector<MemorySample> items;
   SampleScratch scratch;
   for (int64_t p = 0; p < count; ++p) {
     SampleData s;
@@ -58,13 +23,13 @@ StatusOr<std::shared_ptr<CachedSource>> CacheSamples(Source* source, int64_t cou
     Status st = reader->Read(p, &scratch, &s, &end);
     if (end) break;
     if (!st.ok()) continue;  // the full pipeline will report it
-    CachedSource::Item it;
+    MemorySample it;
     it.id = s.id;
     it.label = s.label;
     it.name = reader->Name(p);
     if (s.pixels != nullptr) {
-      it.width = s.pixel_width;
-      it.height = s.pixel_height;
+      it.raw_width = s.pixel_width;
+      it.raw_height = s.pixel_height;
       for (int y = 0; y < s.pixel_height; ++y) {
         const uint8_t* row = s.pixels + y * s.pixel_stride;
         it.bytes.insert(it.bytes.end(), row, row + s.pixel_width * 3);
@@ -75,7 +40,7 @@ StatusOr<std::shared_ptr<CachedSource>> CacheSamples(Source* source, int64_t cou
     items.push_back(std::move(it));
   }
   if (items.empty()) return DataLossError("diagnose: no readable sample to cache");
-  return std::make_shared<CachedSource>(std::move(items));
+  return std::make_shared<MemorySource>(std::move(items));
 }
 
 // Runs `batches` batches of `loader` (restarting epochs as needed) through
@@ -153,7 +118,7 @@ StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const Batc
   // Mode 4: the same engine over the encoded bytes of a few batches in memory.
   const int64_t cache_count =
       std::min<int64_t>(loader->num_samples(), int64_t{4} * loader->options().batch_size);
-  ASSIGN_OR_RETURN(std::shared_ptr<CachedSource> cached,
+  ASSIGN_OR_RETURN(std::shared_ptr<MemorySource> cached,
                    CacheSamples(loader->source().get(), cache_count));
   LoaderOptions cached_options = loader->options();
   cached_options.drop_last = false;
@@ -164,10 +129,8 @@ StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const Batc
                      r4});
   cached_loader.reset();
   // Mode 5: the real thing.
-  const LoaderStats before = loader->stats();
   ASSIGN_OR_RETURN(double r5, RunLoader(loader, n, step));
   d.pipeline_stats = loader->stats();
-  (void)before;
   d.modes.push_back({"5 full pipeline (adds reading from storage)", "read", r5});
   for (size_t i = 1; i < d.modes.size(); ++i) {
     d.modes[i].ratio_to_previous =

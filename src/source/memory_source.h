@@ -1,0 +1,43 @@
+// Copyright 2026 The stoker Authors.
+//
+// MemorySource: a random-access source over samples held in memory --
+// encoded bytes or raw 8-bit RGB pixels, each with a label and a name. Reads
+// hand out pointers into the source's own storage (no copy). `stoker
+// diagnose` caches encoded bytes in one; tests build their data with it.
+//
+// Thread-safety: immutable after construction; ReadIndex is thread-safe.
+#ifndef STOKER_SOURCE_MEMORY_SOURCE_H_
+#define STOKER_SOURCE_MEMORY_SOURCE_H_
+
+#include <string>
+#include <vector>
+
+#include "stoker/source.h"
+
+namespace stoker {
+
+struct MemorySample {
+  std::vector<uint8_t> bytes;   // encoded image, or raw RGB (HWC) when raw_width > 0
+  int raw_width = 0;
+  int raw_height = 0;
+  int64_t id = -1;              // the sample id to report; -1: its index here
+  int64_t label = 0;
+  std::string name;
+};
+
+class MemorySource : public RandomAccessSource {
+ public:
+  explicit MemorySource(std::vector<MemorySample> samples) : samples_(std::move(samples)) {}
+
+  int64_t size() const override { return static_cast<int64_t>(samples_.size()); }
+  std::string Describe() const override;
+  std::string NameOf(int64_t index) const override { return samples_[index].name; }
+  Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const override;
+
+ private:
+  std::vector<MemorySample> samples_;
+};
+
+}  // namespace stoker
+
+#endif  // STOKER_SOURCE_MEMORY_SOURCE_H_
