@@ -11,7 +11,7 @@ PACKAGES=(
   libjpeg62-turbo-dev libpng-dev zlib1g-dev
   libgtest-dev libcli11-dev pybind11-dev
   python3-dev python3-numpy python3-pytest python3-pil
-  python3-torch python3-torchvision
+  python3-torch python3-torchvision python3-matplotlib
 )
 if [[ "${1:-}" == "fuzz" ]]; then
   PACKAGES+=(clang-14 libclang-rt-14-dev)

@@ -5,7 +5,10 @@
 //   stoker bench DATA [--pipeline train|val] [--batch-size N] [--threads N] [--prefetch N]
 //                     [--epochs N] [--dtype D] [--layout L] [--json] [--compare torch]
 //   stoker decode DATA [--threads N] [--epochs N] [--json]
-//   stoker synth DIR  [--classes N] [--per-class N] [--width W] [--height H] [--seed S]
+//   stoker diagnose DATA [--step-ms X] [--json]
+//   stoker tune DATA [--threads 1,2,4] [--prefetch 1,2,4,8] [--batch-size 64,...]
+//                    [--step-ms X] [--plot tune.png] [--json]
+//   stoker synth DIR  [--classes N] [--per-class N] [--width W] [--height H] [--seed S] [--json]
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -23,8 +26,10 @@
 #include <atomic>
 #include <thread>
 
+#include "base/json.h"
 #include "codec/decoder.h"
 #include "diagnose/diagnose.h"
+#include "diagnose/tune.h"
 #include "source/image_folder.h"
 #include "stoker/loader.h"
 #include "synth/synth.h"
@@ -87,7 +92,7 @@ std::string FormatJson(const std::string& data, const std::string& pipeline,
   std::ostringstream j;
   j.precision(6);
   const StageStats& s = r.stats.total;
-  j << "{\"tool\": \"stoker\", \"data\": \"" << data << "\", \"pipeline\": \"" << pipeline
+  j << "{\"tool\": \"stoker\", \"data\": " << JsonQuote(data) << ", \"pipeline\": \"" << pipeline
     << "\", \"batch_size\": " << o.batch_size << ", \"threads\": " << r.stats.threads
     << ", \"prefetch\": " << o.prefetch << ", \"dtype\": \"" << DTypeName(o.dtype)
     << "\", \"layout\": \"" << LayoutName(o.layout) << "\", \"images\": " << r.images_per_epoch
@@ -313,8 +318,8 @@ int CmdDiagnose(const std::string& data, const std::string& pipeline, LoaderOpti
     std::string out = "{\"tool\": \"diagnose\", \"step_ms\": " + std::to_string(step_ms) +
                       ", \"modes\": [";
     for (size_t i = 0; i < g.modes.size(); ++i) {
-      out += std::string(i ? ", " : "") + "{\"mode\": \"" + g.modes[i].name +
-             "\", \"images_per_sec\": " + std::to_string(g.modes[i].images_per_sec) +
+      out += std::string(i ? ", " : "") + "{\"mode\": " + JsonQuote(g.modes[i].name) +
+             ", \"images_per_sec\": " + std::to_string(g.modes[i].images_per_sec) +
              ", \"ratio_to_previous\": " + std::to_string(g.modes[i].ratio_to_previous) + "}";
     }
     const StageStats& s = g.pipeline_stats.total;
@@ -324,7 +329,7 @@ int CmdDiagnose(const std::string& data, const std::string& pipeline, LoaderOpti
            ", \"consumer_wait_s\": " + std::to_string(s.consumer_wait_s) +
            "}, \"data_bound\": " + (g.data_bound ? "true" : "false") +
            ", \"bottleneck\": \"" + g.bottleneck + "\", \"cost_factor\": " +
-           std::to_string(g.cost_factor) + ", \"verdict\": \"" + g.verdict + "\"}";
+           std::to_string(g.cost_factor) + ", \"verdict\": " + JsonQuote(g.verdict) + "}";
     std::printf("%s\n", out.c_str());
     return 0;
   }
@@ -334,15 +339,70 @@ int CmdDiagnose(const std::string& data, const std::string& pipeline, LoaderOpti
   return 0;
 }
 
-int CmdSynth(const std::string& dir, const SynthOptions& o) {
+int CmdSynth(const std::string& dir, const SynthOptions& o, bool json) {
   const double t0 = NowS();
   auto n = WriteSyntheticImageFolder(dir, o);
   if (!n.ok()) {
     std::fprintf(stderr, "stoker synth: %s\n", n.status().ToString().c_str());
     return 1;
   }
-  std::fprintf(stderr, "wrote %lld images in %d classes to %s in %.1f s\n",
-               static_cast<long long>(n.value()), o.classes, dir.c_str(), NowS() - t0);
+  if (json) {
+    std::printf("{\"tool\": \"synth\", \"dir\": %s, \"images\": %lld, \"classes\": %d, "
+                "\"seconds\": %.3f}\n",
+                JsonQuote(dir).c_str(), static_cast<long long>(n.value()), o.classes,
+                NowS() - t0);
+  } else {
+    std::fprintf(stderr, "wrote %lld images in %d classes to %s in %.1f s\n",
+                 static_cast<long long>(n.value()), o.classes, dir.c_str(), NowS() - t0);
+  }
+  return 0;
+}
+
+// Sweeps threads x prefetch x batch size on DATA and recommends the
+// smallest configuration that does the job (see src/diagnose/tune.h).
+int CmdTune(const std::string& data, const std::string& pipeline, LoaderOptions o,
+            TuneOptions t, const std::string& plot, bool json) {
+  o.transforms = PipelineTransforms(pipeline, o.dtype);
+  auto folder = ImageFolder::Open(data);
+  if (!folder.ok()) {
+    std::fprintf(stderr, "stoker tune: %s\n", folder.status().ToString().c_str());
+    return 1;
+  }
+  const bool tty = isatty(2);
+  if (tty) {
+    const double t0 = NowS();
+    t.progress = [t0](int i, int total, const std::string& what) {
+      std::fprintf(stderr, "\r\033[K[%d/%d] %s  (%.0f s)", i + 1, total, what.c_str(), NowS() - t0);
+      std::fflush(stderr);
+    };
+  }
+  auto results = Tune(folder.value(), o, t);
+  if (tty) std::fprintf(stderr, "\r\033[K");
+  if (!results.ok()) {
+    std::fprintf(stderr, "stoker tune: %s\n", results.status().ToString().c_str());
+    return 1;
+  }
+  const TuneRecommendation rec = Recommend(results.value(), t.step_ms);
+  const std::string j = TuneJson(results.value(), rec, t.step_ms);
+  if (!plot.empty()) {
+    // matplotlib draws it: tools/plot_tune.py reads the JSON from stdin.
+    const std::string cmd = std::string("/usr/bin/python3 ") + STOKER_SOURCE_DIR +
+                            "/tools/plot_tune.py '" + plot + "'";
+    FILE* p = popen(cmd.c_str(), "w");
+    if (p == nullptr || std::fwrite(j.data(), 1, j.size(), p) != j.size() || pclose(p) != 0) {
+      std::fprintf(stderr, "stoker tune: --plot failed (it needs /usr/bin/python3 with "
+                           "matplotlib: Debian package python3-matplotlib)\n");
+      return 1;
+    }
+  }
+  if (json) {
+    std::printf("%s\n", j.c_str());
+    return 0;
+  }
+  std::printf("stoker tune  %s  pipeline=%s dtype=%s step=%.1f ms, %.1f s per configuration\n",
+              data.c_str(), pipeline.c_str(), DTypeName(o.dtype), t.step_ms, t.seconds);
+  std::printf("%s", FormatTune(results.value(), rec).c_str());
+  if (!plot.empty()) std::printf("plot: %s\n", plot.c_str());
   return 0;
 }
 
@@ -446,7 +506,58 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::PositiveNumber);
   diagnose->add_flag("--json", diag_json, "print one JSON object");
 
+  std::string tune_data, tune_pipeline = "train", tune_dtype = "float32", tune_plot;
+  TuneOptions tune_opts;
+  tune_opts.threads.clear();
+  for (int t = 1; t < static_cast<int>(std::thread::hardware_concurrency()); t *= 2) {
+    tune_opts.threads.push_back(t);
+  }
+  tune_opts.threads.push_back(std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
+  bool tune_json = false, tune_no_auto = false;
+  CLI::App* tune = app.add_subcommand(
+      "tune", "Sweep threads x prefetch x batch size on an image folder; print images/s, "
+              "CPU-seconds per 1,000 images, peak RSS and consumer wait for each, and "
+              "recommend the smallest configuration (fewest threads, then least memory) "
+              "within 5% of the best throughput -- or, with --step-ms, the smallest that "
+              "keeps the step waiting less than 2% of the time. Also runs threads=\"auto\", "
+              "prefetch=\"auto\" for comparison.");
+  tune->add_option("DATA", tune_data, "ImageFolder root")->required()
+      ->check(CLI::ExistingDirectory);
+  tune->add_option("--pipeline", tune_pipeline, "train or val (as for bench)")
+      ->check(CLI::IsMember({"train", "val"}))->capture_default_str();
+  tune->add_option("--threads", tune_opts.threads, "thread counts to try (comma-separated)")
+      ->delimiter(',')->capture_default_str()->check(CLI::Range(1, 1024));
+  tune->add_option("--prefetch", tune_opts.prefetch, "prefetch depths to try")
+      ->delimiter(',')->capture_default_str()->check(CLI::Range(1, 1024));
+  tune->add_option("--batch-size", tune_opts.batch_sizes, "batch sizes to try")
+      ->delimiter(',')->capture_default_str()->check(CLI::PositiveNumber);
+  tune->add_option("--dtype", tune_dtype, "uint8, float32, float16 or bfloat16")
+      ->check(CLI::IsMember({"uint8", "float32", "float16", "bfloat16"}))->capture_default_str();
+  tune->add_option("--step-ms", tune_opts.step_ms,
+                   "simulated training step per batch, in ms (0: as fast as possible)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  tune->add_option("--seconds", tune_opts.seconds, "measured seconds per configuration")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  tune->add_option("--auto-batches", tune_opts.auto_batches,
+                   "batches the auto-tuned run takes (measured over the last third)")
+      ->capture_default_str()->check(CLI::Range(3, 1000000));
+  tune->add_flag("--no-auto", tune_no_auto, "skip the threads=auto, prefetch=auto run");
+  tune->add_option("--plot", tune_plot,
+                   "write a PNG of images/s against threads, one line per prefetch "
+                   "(needs matplotlib)");
+  tune->add_flag("--json", tune_json, "print one JSON object instead of the table");
+
+  bool synth_json = false;
+  synth->add_flag("--json", synth_json, "print one JSON object (images, classes, seconds)");
+
   CLI11_PARSE(app, argc, argv);
+  if (tune->parsed()) {
+    LoaderOptions to;
+    to.shuffle = true;
+    to.dtype = ParseDType(tune_dtype).value();
+    tune_opts.include_auto = !tune_no_auto;
+    return CmdTune(tune_data, tune_pipeline, to, tune_opts, tune_plot, tune_json);
+  }
   if (diagnose->parsed()) {
     diag.shuffle = true;
     diag.dtype = ParseDType(diag_dtype).value();
@@ -459,8 +570,8 @@ int main(int argc, char** argv) {
     return CmdBench(data, pipeline, o, epochs, json, compare);
   }
   if (synth->parsed()) {
-    so.progress = isatty(2);
-    return CmdSynth(synth_dir, so);
+    so.progress = isatty(2) && !synth_json;
+    return CmdSynth(synth_dir, so, synth_json);
   }
   return 0;
 }

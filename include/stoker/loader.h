@@ -82,6 +82,21 @@ struct LoaderOptions {
   int64_t max_pixels = int64_t{1} << 28;
   // Batch memory; null means HostAllocator().
   std::shared_ptr<BatchAllocator> allocator;
+  // Tune the worker threads and/or the prefetch depth online while batches
+  // are taken (threads="auto", prefetch="auto" in Python): more threads
+  // while they raise throughput and the consumer waits, fewer when the
+  // consumer never waits. `threads` / `prefetch` are then the starting
+  // points (threads 0: half the ceiling), `max_threads` / `max_prefetch` the
+  // ceilings. See src/pipeline/tuner.h for the policy.
+  bool auto_threads = false;
+  bool auto_prefetch = false;
+  int max_threads = 0;   // 0: one per available core
+  int max_prefetch = 8;
+  // Batches per tuning window (at least; a window also lasts >= 0.1 s).
+  int tune_window = 8;
+  // The per-stage clock reads behind read_s/decode_s/augment_s. Always on
+  // in normal use (they cost about 0.01%); off only to measure that cost.
+  bool stage_timing = true;
 };
 
 // Counters. Busy times are summed over threads.
@@ -103,8 +118,10 @@ struct LoaderStats {
   StageStats total;
   StageStats epoch;  // the epoch in progress, or the last one
   int64_t current_epoch = 0;
-  int threads = 0;
-  int prefetch = 0;
+  int threads = 0;              // active worker threads (tuned when auto)
+  int prefetch = 0;             // batches allowed in flight (tuned when auto)
+  std::string tuning;           // the tuner's last decision ("" unless auto)
+  int64_t tuning_changes = 0;   // settings changes made by the tuner
   int batch_buffers = 0;        // allocated batch buffers
   size_t batch_buffer_bytes = 0;
   size_t scratch_bytes = 0;     // per-thread decode/resample scratch, summed

@@ -213,7 +213,8 @@ void RegisterLoader(py::module_& m) {
                        uint64_t seed, bool drop_last, std::vector<Transform> transforms,
                        int threads, int prefetch, const std::string& dtype,
                        const std::string& layout, const std::string& on_error, bool dct_scaling,
-                       int64_t max_pixels) {
+                       int64_t max_pixels, bool auto_threads, bool auto_prefetch, int max_threads,
+                       int max_prefetch) {
              LoaderOptions o;
              o.batch_size = batch_size;
              o.shuffle = shuffle;
@@ -229,12 +230,18 @@ void RegisterLoader(py::module_& m) {
              else throw py::value_error("on_error must be 'raise' or 'skip', got '" + on_error + "'");
              o.dct_scaling = dct_scaling;
              o.max_pixels = max_pixels;
+             o.auto_threads = auto_threads;
+             o.auto_prefetch = auto_prefetch;
+             o.max_threads = max_threads;
+             o.max_prefetch = max_prefetch;
              return Unwrap(Loader::Create(std::move(source), o));
            }),
            py::arg("source"), py::arg("batch_size"), py::arg("shuffle"), py::arg("seed"),
            py::arg("drop_last"), py::arg("transforms"), py::arg("threads"), py::arg("prefetch"),
            py::arg("dtype"), py::arg("layout"), py::arg("on_error"), py::arg("dct_scaling"),
-           py::arg("max_pixels"))
+           py::arg("max_pixels"), py::arg("auto_threads") = false,
+           py::arg("auto_prefetch") = false, py::arg("max_threads") = 0,
+           py::arg("max_prefetch") = 8)
       .def("__len__", &Loader::num_batches)
       .def_property_readonly("num_samples", &Loader::num_samples)
       .def_property_readonly("height", &Loader::height)
@@ -284,6 +291,8 @@ void RegisterLoader(py::module_& m) {
         d["current_epoch"] = s.current_epoch;
         d["threads"] = s.threads;
         d["prefetch"] = s.prefetch;
+        d["tuning"] = s.tuning;
+        d["tuning_changes"] = s.tuning_changes;
         d["batch_buffers"] = s.batch_buffers;
         d["batch_buffer_bytes"] = s.batch_buffer_bytes;
         d["scratch_bytes"] = s.scratch_bytes;

@@ -27,8 +27,13 @@ class Loader:
       seed: the seed for the order and for every sample's augmentation.
       drop_last: drop the last batch when it would be short.
       transforms: list of stoker transforms (torchvision names); must end in a fixed size.
-      threads: worker threads (default: one per available core).
-      prefetch: batches in flight (each one batch buffer of memory).
+      threads: worker threads (default: one per available core), or "auto": tuned while
+        you iterate -- more threads while they raise throughput and your step waits for
+        data, fewer when it never waits (between 1 and ``max_threads``).
+      prefetch: batches in flight (each one batch buffer of memory), or "auto" (between 1
+        and ``max_prefetch``: deeper while your step waits and threads cannot help).
+      max_threads: the ceiling for ``threads="auto"`` (default: one per available core).
+      max_prefetch: the ceiling for ``prefetch="auto"``.
       dtype: "uint8" (raw pixels, no Normalize), "float32", "float16" or "bfloat16".
       layout: "NCHW" (default, ``[B, 3, H, W]``) or "NHWC".
       on_error: "raise" (an exception naming the file) or "skip" (replace the sample
@@ -45,22 +50,31 @@ class Loader:
 
     def __init__(self, source, *, batch_size: int, shuffle: bool = False, seed: int = 0,
                  drop_last: bool = False, transforms: Sequence = (),
-                 threads: Optional[int] = None, prefetch: int = 2, dtype: str = "float32",
+                 threads=None, prefetch=2, dtype: str = "float32",
                  layout: str = "NCHW", on_error: str = "raise", return_indices: bool = False,
-                 dct_scaling: bool = True, max_pixels: int = 1 << 28):
+                 dct_scaling: bool = True, max_pixels: int = 1 << 28,
+                 max_threads: Optional[int] = None, max_prefetch: int = 8):
         if dtype not in _DTYPES:
             raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}")
-        if threads is None:
+        auto_threads = threads == "auto"
+        auto_prefetch = prefetch == "auto"
+        if threads is None or auto_threads:
             threads = 0
-        if not isinstance(threads, int) or threads < 0:
-            raise ValueError(f"threads must be a non-negative int or None, got {threads!r}")
+        if prefetch == "auto":
+            prefetch = 2
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
+            raise ValueError(f"threads must be a non-negative int, None or 'auto', got {threads!r}")
+        if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 1:
+            raise ValueError(f"prefetch must be a positive int or 'auto', got {prefetch!r}")
         self._dtype = dtype
         self._return_indices = return_indices
         self._source = source
         self._iterator = None
         self._impl = _C.Loader(source, int(batch_size), bool(shuffle), int(seed),
                                bool(drop_last), list(transforms), threads, int(prefetch),
-                               dtype, layout, on_error, bool(dct_scaling), int(max_pixels))
+                               dtype, layout, on_error, bool(dct_scaling), int(max_pixels),
+                               auto_threads, auto_prefetch, int(max_threads or 0),
+                               int(max_prefetch))
 
     def __len__(self) -> int:
         return len(self._impl)
@@ -80,7 +94,8 @@ class Loader:
     def stats(self) -> dict:
         """Counters: images, batches, seconds, images_per_sec, skipped, per-stage busy seconds
         (read_s, decode_s, augment_s summed over threads), worker_wait_s, consumer_wait_s,
-        and the same for the current epoch under "epoch"."""
+        and the same for the current epoch under "epoch"; threads and prefetch in use, and
+        with "auto" the tuner's last decision ("tuning") and how often it changed them."""
         return self._impl.stats()
 
     def __iter__(self):

@@ -88,7 +88,7 @@ TEST(DiagnoseTest, SlowConsumerIsNotDataBound) {
   auto src = std::make_shared<MemorySource>(Jpegs(32, 48, 32));
   Diagnosis d = RunDiagnosis(src, Options({Transform::CenterCrop(16, 16)}), [](const BatchPtr&) {
     std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the "GPU step"
-  }, 8);
+  }, 16);  // 16 steps: one scheduling hiccup on a loaded machine stays under 5%
   EXPECT_FALSE(d.data_bound) << FormatDiagnosis(d);
   EXPECT_EQ(d.bottleneck, "");
   EXPECT_NE(d.verdict.find("not data-bound"), std::string::npos);

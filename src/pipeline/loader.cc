@@ -23,6 +23,7 @@
 #include "ops/convert.h"
 #include "ops/geometry.h"
 #include "pipeline/sample_processor.h"
+#include "pipeline/tuner.h"
 #include "stoker/loader.h"
 
 namespace stoker {
@@ -60,7 +61,31 @@ class LoaderImpl : public Loader {
         width_(width),
         writer_(options.dtype, options.layout, height, width, HasNormalize(options.transforms),
                 NormalizeOf(options.transforms).mean, NormalizeOf(options.transforms).std) {
-    threads_ = options_.threads > 0 ? options_.threads : AvailableCores();
+    // Workers: `threads`, or up to the ceiling when tuned (the ones above
+    // the active count sleep). The ring: `prefetch` slots, or the ceiling.
+    const int cores = AvailableCores();
+    if (options_.auto_threads) {
+      threads_ = options_.max_threads > 0 ? options_.max_threads : cores;
+    } else {
+      threads_ = options_.threads > 0 ? options_.threads : cores;
+    }
+    const int ring = options_.auto_prefetch ? std::max(options_.prefetch, options_.max_prefetch)
+                                            : options_.prefetch;
+    int active = threads_;
+    if (options_.auto_threads) {
+      active = options_.threads > 0 ? std::min(options_.threads, threads_)
+                                    : std::max(1, threads_ / 2);
+    }
+    active_threads_.store(active, std::memory_order_relaxed);
+    in_flight_ = std::min(options_.prefetch, ring);
+    if (options_.auto_threads || options_.auto_prefetch) {
+      TunerConfig tc;
+      tc.tune_threads = options_.auto_threads;
+      tc.tune_prefetch = options_.auto_prefetch;
+      tc.max_threads = threads_;
+      tc.max_prefetch = ring;
+      tuner_ = std::make_unique<Tuner>(tc, TunerSettings{active, in_flight_});
+    }
     BatchShape shape;
     shape.batch_size = options_.batch_size;
     shape.height = height;
@@ -68,11 +93,12 @@ class LoaderImpl : public Loader {
     shape.dtype = options_.dtype;
     shape.layout = options_.layout;
     pool_ = BatchPool::Create(shape, options_.allocator ? options_.allocator : HostAllocator(),
-                              options_.prefetch + 2);
+                              ring + 2);
     processor_config_.transforms = options_.transforms;
     processor_config_.dct_scaling = options_.dct_scaling;
     processor_config_.decoder.max_pixels = options_.max_pixels;
-    ring_ = std::vector<RingSlot>(static_cast<size_t>(options_.prefetch));
+    processor_config_.timing = options_.stage_timing;
+    ring_ = std::vector<RingSlot>(static_cast<size_t>(ring));
     counters_ = std::vector<Counters>(static_cast<size_t>(threads_));
     scratch_bytes_ = std::vector<std::atomic<size_t>>(static_cast<size_t>(threads_));
   }
@@ -82,6 +108,7 @@ class LoaderImpl : public Loader {
     {
       std::lock_guard<std::mutex> lock(mu_);
       shutdown_ = true;
+      cancelled_.store(true, std::memory_order_release);  // wakes parked workers
     }
     work_cv_.notify_all();
     for (std::thread& t : workers_) t.join();
@@ -111,6 +138,9 @@ class LoaderImpl : public Loader {
     Stop();
     EnsureThreads();
     std::unique_lock<std::mutex> lock(mu_);
+    // Workers parked by the tuner may still sit in the finished epoch.
+    cancelled_.store(true, std::memory_order_release);
+    work_cv_.notify_all();
     idle_cv_.wait(lock, [&] { return busy_workers_ == 0; });
     epoch_ = next_epoch_;
     next_epoch_ = epoch_ + 1;
@@ -137,6 +167,7 @@ class LoaderImpl : public Loader {
     epoch_snapshot_ = SumLocked();
     epoch_start_ns_ = NowNs();
     epoch_done_ = false;
+    epoch_restart_ = true;  // the wait for the new epoch's first batch is not tuned on
     active_ = true;
     ++generation_;
     lock.unlock();
@@ -165,6 +196,7 @@ class LoaderImpl : public Loader {
       return !fatal_.ok() || (slot.batch.load(std::memory_order_acquire) == b &&
                               slot.remaining.load(std::memory_order_acquire) == 0);
     };
+    int64_t waited_ns = 0;
     if (!ready()) {
       const int64_t t0 = NowNs();
       if (!poll) {
@@ -180,7 +212,8 @@ class LoaderImpl : public Loader {
           }
         }
       }
-      consumer_wait_ns_ += NowNs() - t0;
+      waited_ns = NowNs() - t0;
+      consumer_wait_ns_ += waited_ns;
     }
     if (!fatal_.ok()) {
       Status fatal = fatal_;
@@ -193,6 +226,7 @@ class LoaderImpl : public Loader {
     slot.batch.store(-1, std::memory_order_release);
     ++next_to_consume_;
     ++batches_;
+    if (tuner_ != nullptr) TuneLocked(buf->size, waited_ns);
     lock.unlock();
     work_cv_.notify_all();
 
@@ -238,8 +272,12 @@ class LoaderImpl : public Loader {
     Subtract(&e, epoch_snapshot_);
     s.epoch = ToStats(e);
     s.current_epoch = epoch_;
-    s.threads = threads_;
-    s.prefetch = options_.prefetch;
+    s.threads = active_threads_.load(std::memory_order_relaxed);
+    s.prefetch = in_flight_;
+    if (tuner_ != nullptr) {
+      s.tuning = tuner_->reason();
+      s.tuning_changes = tuner_->changes();
+    }
     s.batch_buffers = pool_->allocated();
     s.batch_buffer_bytes = pool_->allocated_bytes();
     for (const auto& b : scratch_bytes_) s.scratch_bytes += b.load(std::memory_order_relaxed);
@@ -298,6 +336,15 @@ class LoaderImpl : public Loader {
     const int64_t bsz = options_.batch_size;
     const size_t k = ring_.size();
     while (!cancelled_.load(std::memory_order_acquire)) {
+      if (index >= active_threads_.load(std::memory_order_relaxed)) {
+        // Parked by the tuner: holds no position, so nothing waits on it.
+        std::unique_lock<std::mutex> lock(mu_);
+        work_cv_.wait(lock, [&] {
+          return cancelled_.load(std::memory_order_relaxed) ||
+                 index < active_threads_.load(std::memory_order_relaxed);
+        });
+        continue;
+      }
       const int64_t p = next_position_.fetch_add(1, std::memory_order_relaxed);
       if (p >= epoch_samples_) return;
       const int64_t b = p / bsz;
@@ -332,7 +379,7 @@ class LoaderImpl : public Loader {
     {
       std::unique_lock<std::mutex> lock(mu_);
       work_cv_.wait(lock, [&] {
-        return cancelled_.load(std::memory_order_relaxed) || b < next_to_consume_ + k;
+        return cancelled_.load(std::memory_order_relaxed) || b < next_to_consume_ + in_flight_;
       });
       if (cancelled_.load(std::memory_order_relaxed)) return false;
     }
@@ -374,9 +421,10 @@ class LoaderImpl : public Loader {
     for (int attempt = 0;; ++attempt) {
       SampleData sample;
       bool end = false;
-      const int64_t t0 = NowNs();
+      const bool timing = options_.stage_timing;
+      const int64_t t0 = timing ? NowNs() : 0;
       Status st = reader_->Read(pos, scratch, &sample, &end);
-      const int64_t t1 = NowNs();
+      const int64_t t1 = timing ? NowNs() : 0;
       c->Add(c->read_ns, t1 - t0);
       if (st.ok() && end) st = DataLossError("source ended before position " + std::to_string(pos));
       if (st.ok()) {
@@ -416,6 +464,45 @@ class LoaderImpl : public Loader {
                                           static_cast<uint64_t>(attempt + 1)) %
                                  static_cast<uint64_t>(n));
     }
+  }
+
+  // Closes a tuning window every `tune_window` batches (and >= 0.1 s),
+  // feeds it to the tuner and applies its settings. Windows span epochs;
+  // the gap before an epoch's first batch (the pipeline restarting) is left
+  // out of them. `waited_ns`: how long the consumer waited for this batch.
+  void TuneLocked(int images, int64_t waited_ns) {
+    const int64_t now = NowNs();
+    const bool restart = epoch_restart_;
+    epoch_restart_ = false;
+    if (window_start_ns_ == 0) {
+      window_start_ns_ = now;
+      window_images_ = window_batches_ = 0;
+      window_wait_ns_ = consumer_wait_ns_;
+      last_batch_ns_ = now;
+      return;
+    }
+    if (restart) {
+      window_start_ns_ += now - last_batch_ns_;
+      window_wait_ns_ += waited_ns;
+      last_batch_ns_ = now;
+      return;
+    }
+    last_batch_ns_ = now;
+    window_images_ += images;
+    ++window_batches_;
+    const int64_t elapsed = now - window_start_ns_;
+    if (window_batches_ < std::max(1, options_.tune_window) || elapsed < 100'000'000) return;
+    TunerWindow w;
+    w.seconds = elapsed * 1e-9;
+    w.images = window_images_;
+    w.consumer_wait_s = (consumer_wait_ns_ - window_wait_ns_) * 1e-9;
+    const TunerSettings next = tuner_->Observe(w);
+    window_start_ns_ = now;
+    window_images_ = window_batches_ = 0;
+    window_wait_ns_ = consumer_wait_ns_;
+    active_threads_.store(next.threads, std::memory_order_relaxed);
+    in_flight_ = next.prefetch;
+    work_cv_.notify_all();  // the caller notifies too; parked workers must see it
   }
 
   Totals SumLocked() const {
@@ -498,6 +585,17 @@ class LoaderImpl : public Loader {
   std::atomic<int64_t> next_position_{0};
   std::atomic<bool> cancelled_{false};
   Status fatal_;                      // guarded by mu_
+  // Tuning: workers with index >= active_threads_ park; at most in_flight_
+  // batches are in flight (<= ring_.size()).
+  std::atomic<int> active_threads_{1};
+  int in_flight_ = 1;                 // guarded by mu_
+  std::unique_ptr<Tuner> tuner_;      // used under mu_ by the consumer
+  int64_t window_start_ns_ = 0;       // guarded by mu_; 0: no window open
+  int64_t window_images_ = 0;         // guarded by mu_
+  int64_t window_batches_ = 0;        // guarded by mu_
+  int64_t window_wait_ns_ = 0;        // consumer_wait_ns_ when the window opened
+  int64_t last_batch_ns_ = 0;         // guarded by mu_; when the last batch was taken
+  bool epoch_restart_ = false;        // guarded by mu_; no batch taken since Start()
 
   // Counters.
   std::vector<Counters> counters_;
@@ -528,6 +626,14 @@ StatusOr<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<Source> source,
   if (options.threads < 0 || options.threads > 1024) {
     return InvalidArgumentError("threads must be between 0 (one per core) and 1024, got " +
                                 std::to_string(options.threads));
+  }
+  if (options.max_threads < 0 || options.max_threads > 1024) {
+    return InvalidArgumentError("max_threads must be between 0 (one per core) and 1024, got " +
+                                std::to_string(options.max_threads));
+  }
+  if (options.auto_prefetch && options.max_prefetch < 1) {
+    return InvalidArgumentError("max_prefetch must be >= 1, got " +
+                                std::to_string(options.max_prefetch));
   }
   if (options.max_skip_attempts < 1) {
     return InvalidArgumentError("max_skip_attempts must be >= 1");

@@ -381,6 +381,91 @@ TEST(LoaderTest, StatsCountImagesBatchesAndStageTimes) {
   EXPECT_EQ(s.current_epoch, 1);
 }
 
+// Takes `batches` batches (over as many epochs as needed), sleeping
+// `step_ms` after each like a training step.
+void Consume(Loader* loader, int batches, int step_ms) {
+  ASSERT_TRUE(loader->Start().ok());
+  for (int done = 0; done < batches;) {
+    BatchPtr b;
+    bool end = false;
+    ASSERT_TRUE(loader->Next(&b, &end).ok());
+    if (end) {
+      ASSERT_TRUE(loader->Start().ok());
+      continue;
+    }
+    if (step_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(step_ms));
+    ++done;
+  }
+  loader->Stop();
+}
+
+TEST(LoaderTest, AutoThreadsGrowWhileASlowSourceStarvesTheConsumer) {
+  // Reads sleep 3 ms (storage latency): throughput grows with threads even
+  // on few cores, and the consumer waits for every batch.
+  auto src = std::make_shared<MemorySource>(JpegSamples(40), 3000);
+  LoaderOptions o = TrainOptions(4, 1);
+  o.auto_threads = true;
+  o.max_threads = 8;
+  o.tune_window = 4;
+  auto loader = Make(src, o);
+  EXPECT_EQ(loader->stats().threads, 1);
+  Consume(loader.get(), 160, 0);
+  const LoaderStats s = loader->stats();
+  EXPECT_GE(s.threads, 4) << s.tuning;
+  EXPECT_GT(s.tuning_changes, 0);
+  EXPECT_FALSE(s.tuning.empty());
+}
+
+TEST(LoaderTest, AutoThreadsShrinkWhenTheConsumerNeverWaits) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(20));
+  LoaderOptions o = TrainOptions(4, 4);
+  o.auto_threads = true;
+  o.max_threads = 4;
+  o.tune_window = 4;
+  auto loader = Make(src, o);
+  EXPECT_EQ(loader->stats().threads, 4);
+  Consume(loader.get(), 90, 20);  // a 20 ms step; a batch takes ~1 ms to make
+  const LoaderStats s = loader->stats();
+  EXPECT_LE(s.threads, 2) << s.tuning;
+  EXPECT_GE(s.threads, 1);
+}
+
+TEST(LoaderTest, TunedLoaderKeepsOrderAndPixels) {
+  // Threads parked and woken between epochs and mid-epoch must not change
+  // the output, nor hang Start() or the destructor.
+  auto src = std::make_shared<MemorySource>(JpegSamples(24), 500);
+  LoaderOptions o = TrainOptions(3, 2);
+  Epoch ref = RunEpoch(Make(src, o).get());
+  o.auto_threads = true;
+  o.auto_prefetch = true;
+  o.max_threads = 6;
+  o.tune_window = 1;
+  auto loader = Make(src, o);
+  for (int e = 0; e < 6; ++e) {
+    loader->SetEpoch(0);
+    Epoch got = RunEpoch(loader.get());
+    EXPECT_EQ(got.ids, ref.ids);
+    EXPECT_TRUE(got.pixels == ref.pixels) << "epoch run " << e;
+  }
+  const LoaderStats s = loader->stats();
+  EXPECT_GE(s.prefetch, 1);
+  EXPECT_LE(s.prefetch, 8);
+}
+
+TEST(LoaderTest, StageTimingCanBeTurnedOff) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(6));
+  LoaderOptions o = TrainOptions(3, 1);
+  o.stage_timing = false;
+  auto loader = Make(src, o);
+  RunEpoch(loader.get());
+  const LoaderStats s = loader->stats();
+  EXPECT_EQ(s.total.images, 6);
+  EXPECT_EQ(s.total.read_s, 0);
+  EXPECT_EQ(s.total.decode_s, 0);
+  EXPECT_EQ(s.total.augment_s, 0);
+  EXPECT_GT(s.total.seconds, 0);
+}
+
 TEST(LoaderTest, CreateRejectsBadOptions) {
   auto src = std::make_shared<MemorySource>(JpegSamples(3));
   LoaderOptions o = TrainOptions(4, 1);
@@ -399,6 +484,10 @@ TEST(LoaderTest, CreateRejectsBadOptions) {
   EXPECT_EQ(Loader::Create(src, o).status().code(), StatusCode::kInvalidArgument);
   o = TrainOptions(4, 1);
   o.prefetch = 0;
+  EXPECT_EQ(Loader::Create(src, o).status().code(), StatusCode::kInvalidArgument);
+  o = TrainOptions(4, 1);
+  o.auto_threads = true;
+  o.max_threads = -1;
   EXPECT_EQ(Loader::Create(src, o).status().code(), StatusCode::kInvalidArgument);
 }
 

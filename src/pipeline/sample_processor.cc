@@ -49,6 +49,8 @@ void CropWithPadding(const RgbView& src, const Rect& crop, RgbImage* dst) {
 
 }  // namespace
 
+int64_t SampleProcessor::Clock() const { return config_.timing ? NowNs() : 0; }
+
 SampleProcessor::SampleProcessor(const ProcessorConfig& config, const PixelWriter* writer)
     : config_(config), writer_(writer), decoder_(config.decoder) {}
 
@@ -58,7 +60,7 @@ size_t SampleProcessor::scratch_bytes() const {
 
 Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slot,
                                 StageTimes* times) {
-  const int64_t t0 = NowNs();
+  const int64_t t0 = Clock();
   ImageHeader header;
   const bool raw = sample.pixels != nullptr;
   if (raw) {
@@ -119,11 +121,11 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slo
     origin_y = region.region.y;
     tail_padding = true;  // decoder buffers keep slack after the last row
   }
-  const int64_t t1 = NowNs();
+  const int64_t t1 = Clock();
   times->decode_ns += t1 - t0;
   SinkCtx ctx{writer_, slot};
   resampler_.Run(view, origin_x, origin_y, h_, v_, &SinkToSlot, &ctx, tail_padding);
-  times->augment_ns += NowNs() - t1;
+  times->augment_ns += Clock() - t1;
   return Status::OK();
 }
 
@@ -138,7 +140,7 @@ Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan
     RETURN_IF_ERROR(decoder_.Decode(DecodeRequest{}, &all));
     current = all.pixels;
   }
-  const int64_t t1 = NowNs();
+  const int64_t t1 = Clock();
   times->decode_ns += t1 - t0;
   RgbImage* bufs[2] = {&stage_a_, &stage_b_};
   int which = 0;
@@ -167,7 +169,7 @@ Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan
       which ^= 1;
     }
   }
-  times->augment_ns += NowNs() - t1;
+  times->augment_ns += Clock() - t1;
   return Status::OK();
 }
 

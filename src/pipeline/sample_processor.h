@@ -35,6 +35,8 @@ struct ProcessorConfig {
   std::vector<Transform> transforms;
   bool dct_scaling = true;
   DecoderOptions decoder;
+  // Read the clock around decode and augment (StageTimes stay 0 when off).
+  bool timing = true;
 };
 
 // Nanoseconds spent in each part of Process().
@@ -57,6 +59,7 @@ class SampleProcessor {
   int last_scale_denom() const { return last_scale_denom_; }
 
  private:
+  int64_t Clock() const;  // NowNs(), or 0 when timing is off
   // `t0`: when Process() began (decode time is counted from it).
   Status ProcessSlow(const SampleData& sample, const GeometryPlan& plan, uint8_t* slot,
                      int64_t t0, StageTimes* times);
