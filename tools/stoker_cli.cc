@@ -26,6 +26,7 @@
 #include <atomic>
 #include <thread>
 
+#include "base/clock.h"
 #include "base/json.h"
 #include "codec/decoder.h"
 #include "diagnose/diagnose.h"
@@ -76,6 +77,16 @@ std::vector<Transform> PipelineTransforms(const std::string& pipeline, DType dty
   return t;
 }
 
+// What one read of the counters' clock costs here, in ns.
+double ClockCostNs() {
+  constexpr int kCalls = 1 << 20;
+  int64_t sink = 0;
+  const int64_t t0 = NowNs();
+  for (int i = 0; i < kCalls; ++i) sink += NowNs() & 1;
+  const int64_t t1 = NowNs();
+  return (t1 - t0 + (sink & 1)) / static_cast<double>(kCalls);
+}
+
 struct BenchResult {
   double images_per_sec = 0;
   double cpu_s_per_1000 = 0;
@@ -104,7 +115,9 @@ std::string FormatJson(const std::string& data, const std::string& pipeline,
   for (size_t i = 0; i < r.epoch_rates.size(); ++i) j << (i ? ", " : "") << r.epoch_rates[i];
   j << "], \"stages\": {\"read_s\": " << s.read_s << ", \"decode_s\": " << s.decode_s
     << ", \"augment_s\": " << s.augment_s << ", \"worker_wait_s\": " << s.worker_wait_s
-    << ", \"consumer_wait_s\": " << s.consumer_wait_s << "}, \"skipped\": " << s.skipped << "}";
+    << ", \"consumer_wait_s\": " << s.consumer_wait_s << "}, \"skipped\": " << s.skipped
+    << ", \"stage_timing\": " << (o.stage_timing ? "true" : "false")
+    << ", \"clock_ns\": " << ClockCostNs() << "}";
   return j.str();
 }
 
@@ -449,6 +462,9 @@ int main(int argc, char** argv) {
                     "dtype, Python memory and first batch, ratios against the targets)")
       ->check(CLI::IsMember({"torch", "full"}));
   bench->add_flag("--json", json, "print one JSON object instead of the table");
+  bool no_stage_timing = false;
+  bench->add_flag("--no-stage-timing", no_stage_timing,
+                  "turn off the per-stage clock reads (only to measure what they cost)");
 
   std::string synth_dir;
   SynthOptions so;
@@ -567,6 +583,7 @@ int main(int argc, char** argv) {
   if (bench->parsed()) {
     o.dtype = ParseDType(dtype).value();
     o.layout = ParseLayout(layout).value();
+    o.stage_timing = !no_stage_timing;
     return CmdBench(data, pipeline, o, epochs, json, compare);
   }
   if (synth->parsed()) {
