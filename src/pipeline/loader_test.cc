@@ -417,14 +417,24 @@ TEST(LoaderTest, AutoThreadsGrowWhileASlowSourceStarvesTheConsumer) {
 }
 
 TEST(LoaderTest, AutoThreadsShrinkWhenTheConsumerNeverWaits) {
-  auto src = std::make_shared<MemorySource>(JpegSamples(20));
+  // Small images, so that even under ThreadSanitizer one thread makes a
+  // batch well within the step, epoch restarts included.
+  std::vector<MemorySample> samples;
+  for (int i = 0; i < 40; ++i) {
+    MemorySample m;
+    m.bytes = testing::EncodeJpeg(testing::MakePixels(40, 30, i), 40, 30, testing::JpegSpec{});
+    m.name = std::to_string(i) + ".jpg";
+    samples.push_back(std::move(m));
+  }
+  auto src = std::make_shared<MemorySource>(std::move(samples));
   LoaderOptions o = TrainOptions(4, 4);
   o.auto_threads = true;
   o.max_threads = 4;
   o.tune_window = 4;
   auto loader = Make(src, o);
   EXPECT_EQ(loader->stats().threads, 4);
-  Consume(loader.get(), 90, 20);  // a 20 ms step; a batch takes ~1 ms to make
+  // A 40 ms step; a batch takes ~1 ms to make (~10 ms under ThreadSanitizer).
+  Consume(loader.get(), 70, 40);
   const LoaderStats s = loader->stats();
   EXPECT_LE(s.threads, 2) << s.tuning;
   EXPECT_GE(s.threads, 1);
