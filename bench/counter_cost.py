@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """What the always-on stage counters cost: `stoker bench` with and without the
 per-stage clock reads (--no-stage-timing), interleaved over rounds so drift on a
-shared machine hits both alike. Prints the median throughput ratio, its spread
-across rounds, and the cost the clock's price predicts (clock reads per image x
+shared machine hits both alike. Prints the median throughput ratio and CPU-per-image
+ratio, their spread across rounds, and the cost the clock's price predicts (clock reads per image x
 ns per read / ns per image).
 
     bench/counter_cost.py DATA [--rounds 7] [--threads 1] [--stoker build/stoker]
@@ -35,7 +35,7 @@ def main():
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--stoker", default="build/stoker")
     a = ap.parse_args()
-    ratios, on_rates, off_rates, clock = [], [], [], []
+    ratios, cpu_ratios, on_rates, off_rates, clock = [], [], [], [], []
     for r in range(a.rounds):
         first_on = r % 2 == 0
         results = {}
@@ -46,14 +46,18 @@ def main():
         on_rates.append(on)
         off_rates.append(off)
         ratios.append(on / off)
-        print(f"round {r + 1}: counters on {on:8.1f}  off {off:8.1f} images/s  on/off {on / off:.4f}",
-              file=sys.stderr)
+        # CPU time per image is steadier than wall time on a shared machine.
+        cpu_ratios.append(results[True]["cpu_s_per_1000"] / results[False]["cpu_s_per_1000"])
+        print(f"round {r + 1}: counters on {on:8.1f}  off {off:8.1f} images/s  on/off {on / off:.4f}"
+              f"  CPU per image on/off {cpu_ratios[-1]:.4f}", file=sys.stderr)
     per_image_ns = 1e9 / statistics.median(on_rates) * a.threads
     predicted = READS_PER_IMAGE * statistics.median(clock) / per_image_ns
     print(json.dumps({
         "rounds": a.rounds, "threads": a.threads,
         "median_on_over_off": statistics.median(ratios),
         "min_ratio": min(ratios), "max_ratio": max(ratios),
+        "median_cpu_on_over_off": statistics.median(cpu_ratios),
+        "min_cpu_ratio": min(cpu_ratios), "max_cpu_ratio": max(cpu_ratios),
         "median_on": statistics.median(on_rates), "median_off": statistics.median(off_rates),
         "clock_ns": statistics.median(clock),
         "predicted_cost": predicted,
