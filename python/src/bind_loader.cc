@@ -213,7 +213,7 @@ void RegisterLoader(py::module_& m) {
                        uint64_t seed, bool drop_last, std::vector<Transform> transforms,
                        int threads, int prefetch, const std::string& dtype,
                        const std::string& layout, const std::string& on_error, bool dct_scaling,
-                       int64_t max_pixels) {
+                       int64_t max_pixels, std::shared_ptr<BatchAllocator> allocator) {
              LoaderOptions o;
              o.batch_size = batch_size;
              o.shuffle = shuffle;
@@ -229,12 +229,13 @@ void RegisterLoader(py::module_& m) {
              else throw py::value_error("on_error must be 'raise' or 'skip', got '" + on_error + "'");
              o.dct_scaling = dct_scaling;
              o.max_pixels = max_pixels;
+             o.allocator = std::move(allocator);  // null: host memory
              return Unwrap(Loader::Create(std::move(source), o));
            }),
            py::arg("source"), py::arg("batch_size"), py::arg("shuffle"), py::arg("seed"),
            py::arg("drop_last"), py::arg("transforms"), py::arg("threads"), py::arg("prefetch"),
            py::arg("dtype"), py::arg("layout"), py::arg("on_error"), py::arg("dct_scaling"),
-           py::arg("max_pixels"))
+           py::arg("max_pixels"), py::arg("allocator") = nullptr)
       .def("__len__", &Loader::num_batches)
       .def_property_readonly("num_samples", &Loader::num_samples)
       .def_property_readonly("height", &Loader::height)
