@@ -17,6 +17,7 @@
 #include "device/device_plan.h"
 #include "stoker/batch.h"
 #include "stoker/device.h"
+#include "stoker/transforms.h"
 #ifdef STOKER_WITH_CUDA
 #include "cuda/pinned_allocator.h"
 #endif
@@ -192,6 +193,13 @@ void RegisterDevice(py::module_& m) {
         py::arg("images"), py::arg("ids"), py::arg("epoch"), py::arg("dtype"), py::arg("layout"),
         py::arg("normalize"), py::arg("mean"), py::arg("std"), py::arg("augment"),
         py::arg("seed"));
+
+  m.def("_normalize_params",
+        [](const Transform& t) -> py::object {
+          if (t.kind != Transform::Kind::kNormalize) return py::none();
+          return py::make_tuple(t.mean, t.std);
+        },
+        py::arg("transform"), "(mean, std) of a Normalize transform, else None.");
 
   m.def("pinned_allocator", [](int device) -> std::shared_ptr<BatchAllocator> {
 #ifdef STOKER_WITH_CUDA
