@@ -141,3 +141,15 @@ def test_gpu_early_break_and_next_epoch(folder):
             break
     n = sum(x.shape[0] for x, _ in loader)
     assert n == len(loader.source)
+
+
+@pytest.mark.skipif(NO_GPU is None, reason="a CUDA device is present")
+def test_gpu_bench_fails_clearly_without_gpu():
+    import os
+    import subprocess
+    import sys
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "gpu_bench.py")
+    r = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2
+    assert "gpu_bench: no CUDA device:" in r.stderr
+    assert r.stdout == ""
