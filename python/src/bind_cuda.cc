@@ -69,6 +69,23 @@ DeviceAugment AugmentFrom(const py::dict& d) {
   return a;
 }
 
+DeviceOptions OptionsFrom(const std::string& dtype, const std::string& layout, bool normalize,
+                          const std::array<float, 3>& mean, const std::array<float, 3>& std,
+                          const py::dict& augment) {
+  DeviceOptions o;
+  StatusOr<DType> dt = ParseDType(dtype);
+  if (!dt.ok()) Raise(dt.status());
+  o.dtype = dt.value();
+  StatusOr<Layout> l = ParseLayout(layout);
+  if (!l.ok()) Raise(l.status());
+  o.layout = l.value();
+  o.normalize = normalize;
+  o.mean = mean;
+  o.std = std;
+  o.augment = AugmentFrom(augment);
+  return o;
+}
+
 }  // namespace
 
 void RegisterDevice(py::module_& m) {
@@ -94,18 +111,8 @@ void RegisterDevice(py::module_& m) {
       .def(py::init([](int device, const std::string& dtype, const std::string& layout,
                        bool normalize, std::array<float, 3> mean, std::array<float, 3> std,
                        py::dict augment, uint64_t seed, int batch_size, int height, int width) {
-             DeviceOptions o;
+             DeviceOptions o = OptionsFrom(dtype, layout, normalize, mean, std, augment);
              o.device = device;
-             StatusOr<DType> dt = ParseDType(dtype);
-             if (!dt.ok()) Raise(dt.status());
-             o.dtype = dt.value();
-             StatusOr<Layout> l = ParseLayout(layout);
-             if (!l.ok()) Raise(l.status());
-             o.layout = l.value();
-             o.normalize = normalize;
-             o.mean = mean;
-             o.std = std;
-             o.augment = AugmentFrom(augment);
              o.seed = seed;
              o.batch_size = batch_size;
              StatusOr<std::unique_ptr<DeviceStage>> stage = [&] {
@@ -160,17 +167,7 @@ void RegisterDevice(py::module_& m) {
           if (images.ndim() != 4 || images.shape(3) != 3 || ids.size() != images.shape(0)) {
             throw py::value_error("images must be [n, H, W, 3] uint8 and ids [n]");
           }
-          DeviceOptions o;
-          StatusOr<DType> dt = ParseDType(dtype);
-          if (!dt.ok()) Raise(dt.status());
-          o.dtype = dt.value();
-          StatusOr<Layout> l = ParseLayout(layout);
-          if (!l.ok()) Raise(l.status());
-          o.layout = l.value();
-          o.normalize = normalize;
-          o.mean = mean;
-          o.std = std;
-          o.augment = AugmentFrom(augment);
+          const DeviceOptions o = OptionsFrom(dtype, layout, normalize, mean, std, augment);
           const int n = static_cast<int>(images.shape(0)), h = static_cast<int>(images.shape(1)),
                     w = static_cast<int>(images.shape(2));
           StatusOr<device::BatchGeometry> g = MakeBatchGeometry(o, h, w);

@@ -118,7 +118,11 @@ class _DeviceFeeder:
         self._pending = None
         if current is None:
             return None
-        self._pending = self._launch(impl.next())  # overlaps the consumer's step on `current`
+        try:
+            self._pending = self._launch(impl.next())  # overlaps the consumer's step on `current`
+        except BaseException:
+            self._pending = current  # finish() waits for its copy before its memory is freed
+            raise
         out, labels, ids, ticket = current
         self.stage.handoff(ticket, torch.cuda.current_stream(self.device).cuda_stream)
         return out, labels, ids
