@@ -123,8 +123,9 @@ class DeviceStage {
   // pinned memory), then (after `alloc_stream`'s work so far, so `out` may be
   // memory the framework just recycled) the conversion kernel into `out` and
   // the labels into `labels_out` (int64[n], device memory; may be null).
-  // Sets the batch buffer's reuse fence to the copy's event. Blocks on the
-  // GPU only when it is 4 batches behind.
+  // Sets the batch buffer's reuse fence to the copy's event (launch a batch
+  // once: a second launch replaces the fence). Blocks on the GPU only when it
+  // is 4 batches behind.
   virtual StatusOr<DeviceTicket> Launch(const BatchPtr& batch, void* out, int64_t* labels_out,
                                         uintptr_t alloc_stream) = 0;
   // Makes `consumer_stream` (0: the legacy default stream) wait for the
