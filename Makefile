@@ -31,7 +31,9 @@ demo: build
 
 # The C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer, and the
 # engine's tests under ThreadSanitizer (C++ only: the Python module is not
-# built with sanitizers).
+# built with sanitizers). CUDA is off in these builds and in `make fuzz`
+# (cmake/stoker_cuda.cmake: nvcc takes no -fsanitize); the GPU stage's host
+# maths (device_test) still runs under ASan.
 test-asan: deps
 	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTOKER_SANITIZE=address \
 	  -DSTOKER_BUILD_PYTHON=OFF -G "$$(command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')" >/dev/null

@@ -6,7 +6,9 @@ function(stoker_cc_library)
   add_library(${ARG_NAME} STATIC ${ARG_SRCS})
   target_include_directories(${ARG_NAME} PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(${ARG_NAME} PUBLIC ${ARG_DEPS})
-  target_compile_options(${ARG_NAME} PRIVATE ${STOKER_WARNINGS})
+  foreach(flag ${STOKER_WARNINGS})  # C++ sources only: nvcc takes other flags
+    target_compile_options(${ARG_NAME} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${flag}>)
+  endforeach()
   set_target_properties(${ARG_NAME} PROPERTIES POSITION_INDEPENDENT_CODE ON)
 endfunction()
 

@@ -214,7 +214,7 @@ void RegisterLoader(py::module_& m) {
                        int threads, int prefetch, const std::string& dtype,
                        const std::string& layout, const std::string& on_error, bool dct_scaling,
                        int64_t max_pixels, bool auto_threads, bool auto_prefetch, int max_threads,
-                       int max_prefetch) {
+                       int max_prefetch, std::shared_ptr<BatchAllocator> allocator) {
              LoaderOptions o;
              o.batch_size = batch_size;
              o.shuffle = shuffle;
@@ -234,6 +234,7 @@ void RegisterLoader(py::module_& m) {
              o.auto_prefetch = auto_prefetch;
              o.max_threads = max_threads;
              o.max_prefetch = max_prefetch;
+             o.allocator = std::move(allocator);  // null: host memory
              return Unwrap(Loader::Create(std::move(source), o));
            }),
            py::arg("source"), py::arg("batch_size"), py::arg("shuffle"), py::arg("seed"),
@@ -241,7 +242,7 @@ void RegisterLoader(py::module_& m) {
            py::arg("dtype"), py::arg("layout"), py::arg("on_error"), py::arg("dct_scaling"),
            py::arg("max_pixels"), py::arg("auto_threads") = false,
            py::arg("auto_prefetch") = false, py::arg("max_threads") = 0,
-           py::arg("max_prefetch") = 8)
+           py::arg("max_prefetch") = 8, py::arg("allocator") = nullptr)
       .def("__len__", &Loader::num_batches)
       .def_property_readonly("num_samples", &Loader::num_samples)
       .def_property_readonly("height", &Loader::height)

@@ -16,6 +16,7 @@ straight into its slot of a pooled batch buffer.
 """
 
 from stoker._C import ImageFolder, StokerError
+from stoker._device import DeviceAugment
 from stoker._loader import Loader, diagnose
 from stoker._transforms import (
     CenterCrop,
@@ -27,6 +28,7 @@ from stoker._transforms import (
 
 __all__ = [
     "CenterCrop",
+    "DeviceAugment",
     "ImageFolder",
     "Loader",
     "diagnose",

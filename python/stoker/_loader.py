@@ -7,7 +7,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from stoker import _C
+from stoker import _C, _device
 
 try:  # torch is optional: without it batches are numpy arrays.
     import torch
@@ -41,6 +41,11 @@ class Loader:
       return_indices: also yield the dataset index of every sample.
       dct_scaling: let JPEG decode at 1/2, 1/4, 1/8 size when a crop is downscaled 2x or more.
       max_pixels: refuse images with more pixels than this before decoding them.
+      device: "cpu" (default) or "cuda" / "cuda:N": the host makes uint8 batches in pinned
+        memory, a copy stream moves them to the GPU, and one kernel per batch applies
+        ``Normalize``, ``dtype`` and ``layout`` there (docs/gpu.md). Raises StokerError,
+        naming the reason, when no CUDA device can be used.
+      device_augment: ``stoker.DeviceAugment(...)``: batched GPU augmentations (CUDA only).
 
     Iterating yields ``(images, labels)`` torch tensors (numpy arrays without torch) that
     share the batch buffer: no copy. A batch stays valid while you hold it; its buffer
@@ -53,7 +58,8 @@ class Loader:
                  threads=None, prefetch=2, dtype: str = "float32",
                  layout: str = "NCHW", on_error: str = "raise", return_indices: bool = False,
                  dct_scaling: bool = True, max_pixels: int = 1 << 28,
-                 max_threads: Optional[int] = None, max_prefetch: int = 8):
+                 max_threads: Optional[int] = None, max_prefetch: int = 8, device: str = "cpu",
+                 device_augment=None):
         if dtype not in _DTYPES:
             raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}")
         auto_threads = threads == "auto"
@@ -70,11 +76,22 @@ class Loader:
         self._return_indices = return_indices
         self._source = source
         self._iterator = None
+        self._feeder = None
+        allocator = None
+        if device != "cpu" or device_augment is not None:
+            if device == "cpu":
+                raise ValueError("device_augment needs device='cuda' or 'cuda:N'")
+            self._feeder = _device._DeviceFeeder(device, transforms, dtype, layout,
+                                                 device_augment, int(seed), int(batch_size))
+            transforms, dtype, layout = self._feeder.host_transforms, "uint8", "NHWC"
+            allocator = self._feeder.allocator
         self._impl = _C.Loader(source, int(batch_size), bool(shuffle), int(seed),
                                bool(drop_last), list(transforms), threads, int(prefetch),
                                dtype, layout, on_error, bool(dct_scaling), int(max_pixels),
                                auto_threads, auto_prefetch, int(max_threads or 0),
-                               int(max_prefetch))
+                               int(max_prefetch), allocator)
+        if self._feeder is not None:
+            self._feeder.bind(self._impl.height, self._impl.width)
 
     def __len__(self) -> int:
         return len(self._impl)
@@ -103,6 +120,8 @@ class Loader:
             raise RuntimeError("the loader is closed")
         self._finish_current()
         self._impl.start()
+        if self._feeder is not None:
+            self._feeder.start_epoch()
         it = _EpochIterator(self)
         self._iterator = weakref.ref(it)
         return it
@@ -153,7 +172,12 @@ class _EpochIterator:
         if self._done:
             raise StopIteration
         try:
-            arrays = self._impl.next()
+            if self._loader._feeder is not None:  # already device tensors
+                arrays = self._loader._feeder.next(self._impl)
+                if arrays is not None:
+                    return arrays if self._loader._return_indices else arrays[:2]
+            else:
+                arrays = self._impl.next()
         except BaseException:
             self._finish()
             raise
@@ -169,6 +193,8 @@ class _EpochIterator:
         if not self._done:
             self._done = True
             self._impl.stop()
+            if self._loader._feeder is not None:
+                self._loader._feeder.finish()
 
     def __del__(self):
         try:

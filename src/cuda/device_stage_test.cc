@@ -1,0 +1,160 @@
+// Copyright 2026 The stoker Authors.
+//
+// The CUDA stage. Tests that need a GPU skip, with the reason, when none is
+// present (ctest label "gpu"); the no-device error paths run everywhere.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "base/rng.h"
+#include "cuda/event_pool.h"
+#include "cuda/pinned_allocator.h"
+#include "device/device_plan.h"
+#include "source/memory_source.h"
+#include "stoker/device.h"
+#include "stoker/loader.h"
+
+namespace stoker {
+namespace {
+
+// Empty when a device is usable, else why not.
+std::string NoDeviceReason() {
+  const Status s = CheckCudaDevice(0);
+  return s.ok() ? "" : s.message();
+}
+
+#define SKIP_WITHOUT_GPU()                                              \
+  do {                                                                  \
+    const std::string why = NoDeviceReason();                           \
+    if (!why.empty()) GTEST_SKIP() << "no CUDA device: " << why;        \
+  } while (0)
+
+TEST(PinnedAllocatorTest, NoDeviceIsAClearStatus) {
+  if (NoDeviceReason().empty()) GTEST_SKIP() << "a CUDA device is present";
+  auto allocator = cuda::PinnedHostAllocator(0);
+  const auto p = allocator->Allocate(1 << 20);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(p.status().message().find("cudaHostAlloc of 1048576 bytes"), std::string::npos)
+      << p.status().message();
+}
+
+// A Loader given the pinned allocator on a machine without a device reports
+// the allocation failure from Next(), not a crash or a hang.
+TEST(PinnedAllocatorTest, LoaderWithoutDeviceFailsInNext) {
+  if (NoDeviceReason().empty()) GTEST_SKIP() << "a CUDA device is present";
+  std::vector<MemorySample> samples(4);
+  for (auto& s : samples) {
+    s.bytes.assign(8 * 8 * 3, 100);
+    s.raw_width = s.raw_height = 8;
+  }
+  LoaderOptions o;
+  o.batch_size = 2;
+  o.threads = 1;
+  o.dtype = DType::kUint8;
+  o.layout = Layout::kNHWC;
+  o.transforms = {Transform::CenterCrop(8, 8)};
+  o.allocator = cuda::PinnedHostAllocator(0);
+  auto created = Loader::Create(std::make_shared<MemorySource>(samples), o);
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  auto loader = std::move(created).value();
+  ASSERT_TRUE(loader->Start().ok());
+  BatchPtr batch;
+  bool end = false;
+  const Status s = loader->Next(&batch, &end);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("cudaHostAlloc"), std::string::npos) << s.message();
+}
+
+TEST(EventPoolTest, ReusesEvents) {
+  SKIP_WITHOUT_GPU();
+  cuda::EventPool pool(0);
+  auto a = pool.Get();
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  pool.Put(a.value());
+  auto b = pool.Get();
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(a.value(), b.value());
+  EXPECT_EQ(pool.created(), 1);
+  pool.Put(b.value());
+}
+
+// Batches made by hand in pinned memory, through the stage, against the
+// host-compiled kernel code: bit for bit, every dtype, every augmentation.
+TEST(DeviceStageGpuTest, MatchesHostMathsBitForBit) {
+  SKIP_WITHOUT_GPU();
+  const int h = 20, w = 24, bsz = 5;
+  for (DType dtype : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
+    DeviceOptions o;
+    o.dtype = dtype;
+    o.batch_size = bsz;
+    o.seed = 9;
+    o.normalize = true;
+    o.mean = {0.485f, 0.456f, 0.406f};
+    o.std = {0.229f, 0.224f, 0.225f};
+    o.augment.flip_p = 0.5;
+    o.augment.crop_height = 16;
+    o.augment.crop_width = 18;
+    o.augment.pad = 2;
+    o.augment.brightness = o.augment.contrast = o.augment.saturation = 0.4f;
+    o.augment.degrees = 15.f;
+    o.augment.translate = 0.1f;
+    o.augment.scale_min = 0.9f;
+    o.augment.scale_max = 1.1f;
+    auto stage = DeviceStage::Create(o, h, w);
+    ASSERT_TRUE(stage.ok()) << stage.status().message();
+    BatchShape shape{bsz, h, w, DType::kUint8, Layout::kNHWC};
+    auto pool = BatchPool::Create(shape, stage.value()->host_allocator(), 4);
+    auto buf = pool->Acquire();
+    ASSERT_TRUE(buf.ok()) << buf.status().message();
+    BatchBuffer* b = buf.value();
+    b->size = bsz;
+    b->epoch = 2;
+    Rng rng(1);
+    for (size_t i = 0; i < b->image_bytes(); ++i) b->images()[i] = static_cast<uint8_t>(rng.Next());
+    for (int i = 0; i < bsz; ++i) {
+      b->ids()[i] = 100 + i;
+      b->labels()[i] = i * 7;
+    }
+    std::vector<uint8_t> input(b->images(), b->images() + b->image_bytes());
+    auto batch = std::make_shared<Batch>(pool, b);
+    const size_t bytes = stage.value()->output_bytes(bsz);
+    void* out = nullptr;
+    int64_t* labels = nullptr;
+    ASSERT_EQ(cudaMalloc(&out, bytes), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&labels), bsz * sizeof(int64_t)), cudaSuccess);
+    auto ticket = stage.value()->Launch(batch, out, labels, 0);
+    ASSERT_TRUE(ticket.ok()) << ticket.status().message();
+    batch.reset();  // the buffer waits for its copy before reuse
+    ASSERT_TRUE(stage.value()->Handoff(ticket.value(), 0).ok());
+    std::vector<uint8_t> got(bytes);
+    std::vector<int64_t> got_labels(bsz);
+    ASSERT_EQ(cudaMemcpy(got.data(), out, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(got_labels.data(), labels, bsz * 8, cudaMemcpyDeviceToHost), cudaSuccess);
+    cudaFree(out);
+    cudaFree(labels);
+
+    const device::BatchGeometry g = MakeBatchGeometry(o, h, w).value();
+    std::vector<device::SampleParams> params(bsz);
+    for (int i = 0; i < bsz; ++i) {
+      params[i] = DrawSampleParams(o.augment, g, o.seed, 2, 100 + i);
+      params[i].grey_mean = GreyMeanOnHost(input.data() + static_cast<size_t>(i) * h * w * 3, h, w);
+    }
+    std::vector<uint8_t> want(bytes);
+    TransformBatchOnHost(input.data(), bsz, g, params.data(), want.data());
+    EXPECT_EQ(got, want) << DTypeName(dtype);
+    for (int i = 0; i < bsz; ++i) EXPECT_EQ(got_labels[i], i * 7);
+    // The pinned buffer is recycled, not reallocated.
+    auto again = pool->Acquire();
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again.value(), b);
+    EXPECT_EQ(pool->total_allocations(), 1);
+    pool->Release(again.value());
+  }
+}
+
+}  // namespace
+}  // namespace stoker

@@ -1,0 +1,39 @@
+// Copyright 2026 The stoker Authors.
+#include "cuda/event_pool.h"
+
+#include "cuda/check.h"
+
+namespace stoker::cuda {
+
+EventPool::~EventPool() {
+  for (cudaEvent_t e : idle_) STOKER_CUDA_DTOR_CALL(cudaEventDestroy(e));
+}
+
+StatusOr<cudaEvent_t> EventPool::Get() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!idle_.empty()) {
+      cudaEvent_t e = idle_.back();
+      idle_.pop_back();
+      return e;
+    }
+  }
+  STOKER_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+  cudaEvent_t e = nullptr;
+  STOKER_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  std::lock_guard<std::mutex> lock(mu_);
+  ++created_;
+  return e;
+}
+
+void EventPool::Put(cudaEvent_t event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  idle_.push_back(event);
+}
+
+int EventPool::created() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return created_;
+}
+
+}  // namespace stoker::cuda

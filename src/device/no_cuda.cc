@@ -1,0 +1,30 @@
+// Copyright 2026 The stoker Authors.
+//
+// The GPU stage's entry points in a build without CUDA (STOKER_WITH_CUDA off
+// or no nvcc): every request for a CUDA device fails with a clear error; the
+// CPU path is unaffected.
+#include <string>
+
+#include "stoker/device.h"
+
+namespace stoker {
+namespace {
+
+Status NoCuda(int index) {
+  return UnimplementedError("device='cuda:" + std::to_string(index) +
+                            "' requested but stoker was built without CUDA (nvcc was not found "
+                            "or STOKER_WITH_CUDA=OFF); rebuild with the CUDA toolkit");
+}
+
+}  // namespace
+
+bool BuiltWithCuda() { return false; }
+
+Status CheckCudaDevice(int index) { return NoCuda(index); }
+
+StatusOr<std::unique_ptr<DeviceStage>> DeviceStage::Create(const DeviceOptions& options, int,
+                                                           int) {
+  return NoCuda(options.device);
+}
+
+}  // namespace stoker
