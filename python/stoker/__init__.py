@@ -15,7 +15,7 @@ straight into its slot of a pooled batch buffer.
             ...
 """
 
-from stoker._C import ImageFolder, StokerError
+from stoker._C import ImageFolder, Npy, StokerError
 from stoker._loader import Loader, diagnose
 from stoker._transforms import (
     CenterCrop,
@@ -31,6 +31,7 @@ __all__ = [
     "Loader",
     "diagnose",
     "Normalize",
+    "Npy",
     "RandomHorizontalFlip",
     "RandomResizedCrop",
     "Resize",

@@ -1,0 +1,47 @@
+// Copyright 2026 The stoker Authors.
+//
+// Bindings for the array sources: stoker.Npy (memory-mapped .npy) and
+// stoker.HDF5. Opening releases the GIL.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "errors.h"
+#include "source/npy.h"
+
+namespace py = pybind11;
+
+namespace stoker::python {
+
+void RegisterArrays(py::module_& m) {
+  py::class_<NpySource, Source, std::shared_ptr<NpySource>>(m, "Npy", R"doc(
+Images from a memory-mapped .npy file, labels from another.
+
+images: uint8 [N, H, W, C] or [N, C, H, W], C 3 (RGB) or 1 (grey, made RGB), C order.
+  [N, H, W, 3] is served without a copy (the page cache's pages); NCHW and grey
+  samples are interleaved per sample. The decode step is skipped; the transforms
+  apply as to decoded images.
+labels: path of a 1-D .npy of N numbers (bool, any int or uint, float holding
+  integers), or None (every label -1).
+layout: None (read from the shape; last dimension 1 or 3 means NHWC), "NHWC" or "NCHW".)doc")
+      .def(py::init([](const std::string& images, const std::optional<std::string>& labels,
+                       const std::optional<std::string>& layout) {
+             StatusOr<std::shared_ptr<NpySource>> s = [&] {
+               py::gil_scoped_release release;
+               return NpySource::Open(images, labels.value_or(""), layout.value_or(""));
+             }();
+             if (!s.ok()) Throw(s.status());
+             return std::move(s).value();
+           }),
+           py::arg("images"), py::arg("labels") = py::none(), py::arg("layout") = py::none())
+      .def_property_readonly("height", &NpySource::height)
+      .def_property_readonly("width", &NpySource::width)
+      .def_property_readonly("channels", &NpySource::channels)
+      .def_property_readonly("layout", [](const NpySource& s) { return s.nchw() ? "NCHW" : "NHWC"; })
+      .def_property_readonly("zero_copy", &NpySource::zero_copy);
+}
+
+}  // namespace stoker::python
