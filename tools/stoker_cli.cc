@@ -6,6 +6,7 @@
 //                     [--epochs N] [--dtype D] [--layout L] [--json] [--compare torch]
 //   stoker decode DATA [--threads N] [--epochs N] [--json]
 //   stoker synth DIR  [--classes N] [--per-class N] [--width W] [--height H] [--seed S]
+//   stoker convert SRC DEST [--shard-size 1GB] [--resize N] [--compress zstd] ... (convert_cmd.cc)
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 #include <thread>
 
 #include "codec/decoder.h"
+#include "convert_cmd.h"
 #include "diagnose/diagnose.h"
 #include "source/image_folder.h"
 #include "stoker/loader.h"
@@ -446,7 +448,10 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::PositiveNumber);
   diagnose->add_flag("--json", diag_json, "print one JSON object");
 
+  const std::shared_ptr<ConvertCommand> convert = AddConvertCommand(&app);
+
   CLI11_PARSE(app, argc, argv);
+  if (ConvertCommandParsed(*convert)) return RunConvertCommand(*convert);
   if (diagnose->parsed()) {
     diag.shuffle = true;
     diag.dtype = ParseDType(diag_dtype).value();
