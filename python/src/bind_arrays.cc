@@ -10,6 +10,7 @@
 #include <string>
 
 #include "errors.h"
+#include "source/hdf5_source.h"
 #include "source/npy.h"
 
 namespace py = pybind11;
@@ -42,6 +43,29 @@ layout: None (read from the shape; last dimension 1 or 3 means NHWC), "NHWC" or 
       .def_property_readonly("channels", &NpySource::channels)
       .def_property_readonly("layout", [](const NpySource& s) { return s.nchw() ? "NCHW" : "NHWC"; })
       .def_property_readonly("zero_copy", &NpySource::zero_copy);
+
+  py::class_<Hdf5Source, Source, std::shared_ptr<Hdf5Source>>(m, "HDF5", R"doc(
+Samples from datasets of an HDF5 file.
+
+images: name of a uint8 [N, H, W, 3] dataset (raw pixels, decode skipped) or of a 1-D
+  dataset of variable-length uint8 (h5py.vlen_dtype(np.uint8)) holding encoded JPEG/PNG
+  files (decoded in parallel by the engine).
+labels: name of a 1-D dataset of N integers (or integral floats), or None (labels -1).
+
+The serial HDF5 library is not thread-safe: stoker serialises its HDF5 calls with one
+mutex. The file is read for its shapes and labels and closed again here; reads open it
+lazily in the reading process (and reopen it after a fork).)doc")
+      .def(py::init([](const std::string& path, const std::string& images,
+                       const std::optional<std::string>& labels) {
+             StatusOr<std::shared_ptr<Hdf5Source>> s = [&] {
+               py::gil_scoped_release release;
+               return Hdf5Source::Open(path, images, labels.value_or(""));
+             }();
+             if (!s.ok()) Throw(s.status());
+             return std::move(s).value();
+           }),
+           py::arg("path"), py::arg("images") = "images", py::arg("labels") = "labels")
+      .def_property_readonly("raw", &Hdf5Source::raw);
 }
 
 }  // namespace stoker::python

@@ -15,7 +15,7 @@ straight into its slot of a pooled batch buffer.
             ...
 """
 
-from stoker._C import ImageFolder, Npy, StokerError
+from stoker._C import HDF5, ImageFolder, Npy, StokerError
 from stoker._loader import Loader, diagnose
 from stoker._transforms import (
     CenterCrop,
@@ -27,6 +27,7 @@ from stoker._transforms import (
 
 __all__ = [
     "CenterCrop",
+    "HDF5",
     "ImageFolder",
     "Loader",
     "diagnose",

@@ -136,3 +136,51 @@ def test_npy_source_outlives_loader_batches(arrays):
     del loader
     assert first.shape == (5, 3, 32, 32)
     assert int(first.sum()) > 0
+
+
+h5py = pytest.importorskip("h5py")
+
+
+@pytest.fixture(scope="module")
+def h5file(arrays, pixels):
+    path = arrays / "data.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("images", data=pixels, chunks=(1, H, W, 3), compression="gzip")
+        enc = f.create_dataset("jpegs", (N,), dtype=h5py.vlen_dtype(np.uint8))
+        for i in range(N):
+            enc[i] = np.frombuffer(next((arrays / "folder").glob(f"*/{i:03d}.png")).read_bytes(),
+                                   np.uint8)
+        f.create_dataset("labels", data=(np.arange(N) % 3).astype(np.uint8))
+        f.create_dataset("flabels", data=np.arange(N, dtype=np.float32))
+        f.create_dataset("short", data=np.arange(N - 1))
+    return path
+
+
+def test_hdf5_raw_and_encoded_match_npy(arrays, h5file):
+    t = [stoker.RandomResizedCrop(24), stoker.RandomHorizontalFlip()]
+    want = run(stoker.Npy(str(arrays / "x.npy"), str(arrays / "y.npy")), t, shuffle=True,
+               threads=3)
+    raw = stoker.HDF5(str(h5file))
+    assert raw.raw and len(raw) == N
+    enc = stoker.HDF5(str(h5file), images="jpegs", labels="flabels")
+    assert not enc.raw
+    for src in (raw, enc):
+        got = run(src, t, shuffle=True, threads=3)
+        assert torch.equal(got[0], want[0]) and torch.equal(got[2], want[2])
+    assert torch.equal(run(raw, t, shuffle=True)[1], want[1])
+    assert run(enc, VAL)[1].tolist() == list(range(N))
+    assert run(stoker.HDF5(str(h5file), labels=None), VAL)[1].tolist() == [-1] * N
+
+
+def test_hdf5_errors(tmp_path, h5file):
+    with pytest.raises(ValueError, match="no such dataset"):
+        stoker.HDF5(str(h5file), images="nope")
+    with pytest.raises(ValueError, match="labels for"):
+        stoker.HDF5(str(h5file), labels="short")
+    with pytest.raises(ValueError, match="images must be"):
+        stoker.HDF5(str(h5file), images="labels")
+    (tmp_path / "x.h5").write_bytes(b"not hdf5")
+    with pytest.raises(ValueError, match="not an HDF5 file"):
+        stoker.HDF5(str(tmp_path / "x.h5"))
+    with pytest.raises(FileNotFoundError):
+        stoker.HDF5(str(tmp_path / "missing.h5"))
