@@ -190,21 +190,17 @@ uint64_t LoadUnsigned(const uint8_t* p, int n, bool big_endian) {
 
 }  // namespace
 
-StatusOr<std::vector<int64_t>> ReadNpyLabels(const std::string& path) {
-  std::vector<uint8_t> bytes;
-  size_t n = 0;
-  RETURN_IF_ERROR(ReadFileInto(path, &bytes, &n));
+Status ParseNpyLabels(const uint8_t* data, size_t size, std::vector<int64_t>* out) {
   NpyHeader h;
-  Status s = ParseNpyHeader(bytes.data(), n, &h);
-  if (!s.ok()) return InvalidArgumentError(path + ": " + s.message());
+  RETURN_IF_ERROR(ParseNpyHeader(data, size, &h));
   if (h.shape.size() != 1) {
-    return InvalidArgumentError(path + ": labels must be a 1-D array, got " +
+    return InvalidArgumentError("labels must be a 1-D array, got " +
                                 std::to_string(h.shape.size()) + " dimensions");
   }
   const int64_t count = h.shape[0];
   const bool big = h.byte_order == '>';
-  std::vector<int64_t> out(static_cast<size_t>(count));
-  const uint8_t* p = bytes.data() + h.data_offset;
+  out->assign(static_cast<size_t>(count), 0);
+  const uint8_t* p = data + h.data_offset;
   for (int64_t i = 0; i < count; ++i, p += h.item_size) {
     const uint64_t raw = LoadUnsigned(p, h.item_size, big);
     int64_t v = 0;
@@ -214,7 +210,7 @@ StatusOr<std::vector<int64_t>> ReadNpyLabels(const std::string& path) {
         break;
       case 'u':
         if (raw > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-          return InvalidArgumentError(path + ": label " + std::to_string(i) + " (" +
+          return InvalidArgumentError("label " + std::to_string(i) + " (" +
                                       std::to_string(raw) + ") does not fit in int64");
         }
         v = static_cast<int64_t>(raw);
@@ -236,15 +232,24 @@ StatusOr<std::vector<int64_t>> ReadNpyLabels(const std::string& path) {
           std::memcpy(&d, &raw, 8);
         }
         if (!std::isfinite(d) || d != std::floor(d) || d < -9.2e18 || d > 9.2e18) {
-          return InvalidArgumentError(path + ": label " + std::to_string(i) +
-                                      " is not an integral value");
+          return InvalidArgumentError("label " + std::to_string(i) + " is not an integral value");
         }
         v = static_cast<int64_t>(d);
         break;
       }
     }
-    out[static_cast<size_t>(i)] = v;
+    (*out)[static_cast<size_t>(i)] = v;
   }
+  return Status::OK();
+}
+
+StatusOr<std::vector<int64_t>> ReadNpyLabels(const std::string& path) {
+  std::vector<uint8_t> bytes;
+  size_t n = 0;
+  RETURN_IF_ERROR(ReadFileInto(path, &bytes, &n));
+  std::vector<int64_t> out;
+  Status s = ParseNpyLabels(bytes.data(), n, &out);
+  if (!s.ok()) return Status(s.code(), path + ": " + s.message());
   return out;
 }
 

@@ -60,7 +60,10 @@ struct NpyHeader {
 // buffer. Errors: InvalidArgument naming what is wrong.
 Status ParseNpyHeader(const uint8_t* data, size_t size, NpyHeader* header);
 
-// Reads a 1-D numeric .npy array into int64 values (see the rules above).
+// Converts the 1-D numeric .npy array in [data, data + size) into int64
+// values (see the rules above). Errors: InvalidArgument.
+Status ParseNpyLabels(const uint8_t* data, size_t size, std::vector<int64_t>* out);
+// The same for the file at `path` (errors name it).
 StatusOr<std::vector<int64_t>> ReadNpyLabels(const std::string& path);
 
 class NpySource : public RandomAccessSource {
