@@ -5,10 +5,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <string>
 
 #include "convert/convert.h"
+#include "source/hdf5_source.h"
 #include "source/image_folder.h"
 #include "source/npy.h"
 
@@ -16,10 +18,10 @@ namespace stoker {
 
 struct ConvertCommand {
   CLI::App* sub = nullptr;
-  std::string src, dest, labels, layout, prefix = "shard", shard_size = "1GB", compress = "none";
+  std::string src, dest, labels, layout, images = "images", prefix = "shard", shard_size = "1GB", compress = "none";
   int64_t samples_per_shard = 0;
   int resize = 0, quality = 90, subsampling = 444, threads = 0;
-  bool overwrite = false, json = false, progress = true;
+  bool overwrite = false, json = false, progress = true, labels_given = false;
 };
 
 namespace {
@@ -55,11 +57,20 @@ StatusOr<std::shared_ptr<Source>> OpenSource(const ConvertCommand& c) {
     ASSIGN_OR_RETURN(std::shared_ptr<ImageFolder> f, ImageFolder::Open(c.src));
     return std::shared_ptr<Source>(f);
   }
-  if (c.src.size() > 4 && c.src.compare(c.src.size() - 4, 4, ".npy") == 0) {
+  auto ends_with = [&](const char* sfx) {
+    const size_t n = std::strlen(sfx);
+    return c.src.size() > n && c.src.compare(c.src.size() - n, n, sfx) == 0;
+  };
+  if (ends_with(".npy")) {
     ASSIGN_OR_RETURN(std::shared_ptr<NpySource> s, NpySource::Open(c.src, c.labels, c.layout));
     return std::shared_ptr<Source>(s);
   }
-  return InvalidArgumentError(c.src + ": not an image folder or a .npy file");
+  if (ends_with(".h5") || ends_with(".hdf5")) {
+    ASSIGN_OR_RETURN(std::shared_ptr<Hdf5Source> s,
+                     Hdf5Source::Open(c.src, c.images, c.labels_given ? c.labels : "labels"));
+    return std::shared_ptr<Source>(s);
+  }
+  return InvalidArgumentError(c.src + ": not an image folder, a .npy or an .h5/.hdf5 file");
 }
 
 std::string HumanBytes(double b) {
@@ -92,13 +103,15 @@ std::shared_ptr<ConvertCommand> AddConvertCommand(CLI::App* app) {
   auto c = std::make_shared<ConvertCommand>();
   CLI::App* s = app->add_subcommand(
       "convert",
-      "Write a source (an image folder, or a .npy array with --labels) as tar shards in the "
+      "Write a source (an image folder, a .npy array with --labels, or HDF5 datasets) as tar "
+      "shards in the "
       "WebDataset layout: per sample KEY.jpg or KEY.png (the original bytes, or re-encoded "
       "JPEG when resized) and KEY.cls (the label). Shards appear under their final names "
       "only when complete; an interrupted run leaves a temporary file, which the next run "
       "removes. Prints what it wrote.");
   c->sub = s;
-  s->add_option("SRC", c->src, "image folder (SRC/<class>/<image>) or images .npy")->required();
+  s->add_option("SRC", c->src, "image folder (SRC/<class>/<image>), images .npy, or .h5/.hdf5")
+      ->required();
   s->add_option("DEST", c->dest, "output directory (created if missing)")->required();
   s->add_option("--prefix", c->prefix, "shard names: DEST/PREFIX-000000.tar ...")
       ->capture_default_str();
@@ -123,7 +136,10 @@ std::shared_ptr<ConvertCommand> AddConvertCommand(CLI::App* app) {
       ->check(CLI::IsMember({"none", "gzip", "zstd"}))->capture_default_str();
   s->add_option("--threads", c->threads, "read/decode/resize/encode threads (0: one per core)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
-  s->add_option("--labels", c->labels, ".npy source: 1-D labels .npy (omitted: no .cls members)");
+  s->add_option("--labels", c->labels,
+                ".npy source: 1-D labels .npy (omitted: no .cls members); HDF5 source: the "
+                "labels dataset (default \"labels\"; \"\" for none)");
+  s->add_option("--images", c->images, "HDF5 source: the images dataset")->capture_default_str();
   s->add_option("--layout", c->layout, ".npy source: NHWC or NCHW (default: from the shape)")
       ->check(CLI::IsMember({"NHWC", "NCHW"}));
   s->add_flag("--overwrite", c->overwrite,
@@ -134,6 +150,10 @@ std::shared_ptr<ConvertCommand> AddConvertCommand(CLI::App* app) {
 }
 
 bool ConvertCommandParsed(const ConvertCommand& c) { return c.sub->parsed(); }
+
+namespace {
+bool LabelsGiven(const ConvertCommand& c) { return c.sub->count("--labels") > 0; }
+}  // namespace
 
 int RunConvertCommand(const ConvertCommand& c) {
   auto fail = [](const Status& s) {
@@ -155,7 +175,9 @@ int RunConvertCommand(const ConvertCommand& c) {
   o.quality = c.quality;
   o.subsampling = c.subsampling;
   o.threads = c.threads;
-  auto source = OpenSource(c);
+  ConvertCommand with_flags = c;
+  with_flags.labels_given = LabelsGiven(c);
+  auto source = OpenSource(with_flags);
   if (!source.ok()) return fail(source.status());
   const bool bar = c.progress && ::isatty(2);
   const auto t0 = std::chrono::steady_clock::now();

@@ -143,9 +143,26 @@ def test_npy_source(tmp_path):
     assert first.shape == (30, 40, 3) and np.abs(first - x[0]).mean() < 8  # q90 on noisy pixels
 
 
+def test_hdf5_source(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    x = np.stack([photo(40, 30, i) for i in range(4)])
+    with h5py.File(tmp_path / "d.h5", "w") as f:
+        f.create_dataset("pix", data=x)
+        f.create_dataset("labels", data=np.array([3, 1, 4, 1]))
+    r = convert(tmp_path / "d.h5", tmp_path / "out", "--images", "pix", "--resize", 15, "--json")
+    assert json.loads(r.stdout)["samples"] == 4
+    got = members(sorted((tmp_path / "out").iterdir()))
+    assert [int(d) for n, d in got if n.endswith(".cls")] == [3, 1, 4, 1]
+    assert Image.open(io.BytesIO(got[0][1])).size == (20, 15)
+    r = convert(tmp_path / "d.h5", tmp_path / "out2", "--images", "pix", "--labels", "")
+    assert "4 samples" in r.stdout
+    assert not any(p.name.endswith(".cls") for p in
+                   map(Path, [n for n, _ in members(sorted((tmp_path / "out2").iterdir()))]))
+
+
 @pytest.mark.parametrize("args,message", [
     (["missing_dir", "out"], "no such file"),
-    (["x.txt", "out"], "not an image folder or a .npy"),
+    (["x.txt", "out"], "not an image folder, a .npy or an .h5"),
     (["SRC", "out", "--compress", "lz4"], "--compress"),
     (["SRC", "out", "--shard-size", "big"], "bad size"),
     (["SRC", "out", "--quality", "0"], "--quality"),
