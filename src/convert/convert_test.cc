@@ -1,17 +1,15 @@
 // Copyright 2026 The stoker Authors.
 #include "convert/convert.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <filesystem>
 #include <set>
 
 #include "codec/decoder.h"
 #include "source/image_folder.h"
+#include "testing/files.h"
 #include "testing/memory_source.h"
 #include "testing/test_images.h"
 
@@ -22,33 +20,14 @@ using testing::MakeDirs;
 using testing::TempDir;
 using testing::WriteFile;
 
-struct Member {
-  std::string name;
-  std::vector<uint8_t> data;
-};
+using testing::ListDir;
 
-std::vector<Member> ReadShards(const std::vector<ShardInfo>& shards) {
-  std::vector<Member> out;
+std::vector<testing::TarMember> ReadShards(const std::vector<ShardInfo>& shards) {
+  std::vector<testing::TarMember> out;
   for (const ShardInfo& s : shards) {
-    struct archive* a = archive_read_new();
-    archive_read_support_filter_all(a);
-    archive_read_support_format_tar(a);
-    EXPECT_EQ(archive_read_open_filename(a, s.path.c_str(), 1 << 16), ARCHIVE_OK);
-    struct archive_entry* e;
-    while (archive_read_next_header(a, &e) == ARCHIVE_OK) {
-      Member m{archive_entry_pathname(e), std::vector<uint8_t>(archive_entry_size(e))};
-      archive_read_data(a, m.data.data(), m.data.size());
-      out.push_back(std::move(m));
-    }
-    archive_read_free(a);
-  }
-  return out;
-}
-
-std::set<std::string> Files(const std::string& dir) {
-  std::set<std::string> out;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    out.insert(e.path().filename().string());
+    auto m = testing::ReadTar(s.path);
+    EXPECT_FALSE(m.empty()) << s.path;
+    out.insert(out.end(), m.begin(), m.end());
   }
   return out;
 }
@@ -190,7 +169,7 @@ TEST(ConvertTest, BadSampleStopsWithItsNameAndLeavesNoPartialShard) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("z.jpg"), std::string::npos) << r.status().ToString();
   // Samples 0-2 fill shard 0; shard 1 held sample 3 when sample 4 failed: deleted.
-  EXPECT_EQ(Files(o.shards.dir), std::set<std::string>{"shard-000000.tar"});
+  EXPECT_EQ(ListDir(o.shards.dir), std::set<std::string>{"shard-000000.tar"});
   // Not an image at all, without resizing.
   WriteFile(src + "/dog/sub/z.jpg", {'h', 'i'});
   o.shards.overwrite = true;
@@ -230,7 +209,7 @@ TEST(ConvertTest, KilledRunLeavesNoFinalPartialShardAndRerunRecovers) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 3);
   // Shards 0 and 1 (samples 0-11) are complete; shard 2 was being written.
-  const std::set<std::string> after_kill = Files(dir.path());
+  const std::set<std::string> after_kill = ListDir(dir.path());
   EXPECT_EQ(after_kill, (std::set<std::string>{"shard-000000.tar", "shard-000001.tar",
                                                "shard-000002.tar.tmp-" + std::to_string(child)}));
   testing::MemorySource src(samples);
@@ -240,7 +219,7 @@ TEST(ConvertTest, KilledRunLeavesNoFinalPartialShardAndRerunRecovers) {
   o.shards.overwrite = true;
   auto r = ConvertToShards(&src, o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(Files(dir.path()), (std::set<std::string>{"shard-000000.tar", "shard-000001.tar",
+  EXPECT_EQ(ListDir(dir.path()), (std::set<std::string>{"shard-000000.tar", "shard-000001.tar",
                                                       "shard-000002.tar", "shard-000003.tar"}));
   EXPECT_EQ(ReadShards(r.value().shards).size(), 40u);
 }

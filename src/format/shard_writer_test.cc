@@ -1,14 +1,12 @@
 // Copyright 2026 The stoker Authors.
 #include "format/shard_writer.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <filesystem>
 #include <set>
 
+#include "testing/files.h"
 #include "testing/test_images.h"
 
 namespace stoker {
@@ -16,36 +14,16 @@ namespace {
 
 using testing::TempDir;
 
-struct Member {
-  std::string name;
-  std::string data;
-};
+using testing::ListDir;
 
-// Every member of a (possibly compressed) tar, read back with libarchive.
-std::vector<Member> ReadShard(const std::string& path) {
-  std::vector<Member> out;
-  struct archive* a = archive_read_new();
-  archive_read_support_filter_all(a);
-  archive_read_support_format_tar(a);
-  EXPECT_EQ(archive_read_open_filename(a, path.c_str(), 1 << 16), ARCHIVE_OK) << path;
-  struct archive_entry* e;
-  while (archive_read_next_header(a, &e) == ARCHIVE_OK) {
-    Member m{archive_entry_pathname(e), std::string(static_cast<size_t>(archive_entry_size(e)), '\0')};
-    EXPECT_EQ(archive_read_data(a, m.data.data(), m.data.size()),
-              static_cast<la_ssize_t>(m.data.size()));
-    EXPECT_EQ(archive_entry_filetype(e), AE_IFREG);
-    out.push_back(std::move(m));
-  }
-  archive_read_free(a);
-  return out;
-}
+std::string Text(const std::vector<uint8_t>& v) { return std::string(v.begin(), v.end()); }
 
-std::set<std::string> Files(const std::string& dir) {
-  std::set<std::string> out;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    out.insert(e.path().filename().string());
-  }
-  return out;
+// Every member of a (possibly compressed) tar; all must be regular files.
+std::vector<testing::TarMember> ReadShard(const std::string& path) {
+  auto m = testing::ReadTar(path);
+  for (const auto& x : m) EXPECT_TRUE(x.regular) << x.name;
+  EXPECT_FALSE(m.empty()) << path;
+  return m;
 }
 
 Status AddSample(ShardWriter* w, int i, size_t size = 10) {
@@ -69,12 +47,12 @@ TEST(ShardWriterTest, SplitsBySamplesAndKeepsOrder) {
     for (int i = 0; i < 5; ++i) ASSERT_TRUE(AddSample(w.value().get(), i).ok());
     ASSERT_TRUE(w.value()->Finish().ok());
     const std::string sfx = ShardSuffix(c);
-    EXPECT_EQ(Files(o.dir), (std::set<std::string>{"train-000000" + sfx, "train-000001" + sfx,
+    EXPECT_EQ(ListDir(o.dir), (std::set<std::string>{"train-000000" + sfx, "train-000001" + sfx,
                                                    "train-000002" + sfx}));
     ASSERT_EQ(w.value()->shards().size(), 3u);
     EXPECT_EQ(w.value()->shards()[2].samples, 1);
     EXPECT_GT(w.value()->shards()[0].file_bytes, 0);
-    std::vector<Member> all;
+    std::vector<testing::TarMember> all;
     for (int s = 0; s < 3; ++s) {
       auto m = ReadShard(w.value()->ShardPath(s));
       all.insert(all.end(), m.begin(), m.end());
@@ -82,9 +60,9 @@ TEST(ShardWriterTest, SplitsBySamplesAndKeepsOrder) {
     ASSERT_EQ(all.size(), 10u);
     for (int i = 0; i < 5; ++i) {
       EXPECT_EQ(all[2 * i].name, "k" + std::to_string(i) + ".jpg");
-      EXPECT_EQ(all[2 * i].data, std::string(10, static_cast<char>('a' + i)));
+      EXPECT_EQ(Text(all[2 * i].data), std::string(10, static_cast<char>('a' + i)));
       EXPECT_EQ(all[2 * i + 1].name, "k" + std::to_string(i) + ".cls");
-      EXPECT_EQ(all[2 * i + 1].data, std::to_string(i));
+      EXPECT_EQ(Text(all[2 * i + 1].data), std::to_string(i));
     }
   }
 }
@@ -138,7 +116,7 @@ TEST(ShardWriterTest, UnfinishedShardLeavesNoFile) {
     for (int i = 0; i < 3; ++i) ASSERT_TRUE(AddSample(w.value().get(), i).ok());
     // Dropped without Finish (an error upstream): shard 0 is complete, shard 1 is not.
   }
-  EXPECT_EQ(Files(dir.path()), std::set<std::string>{"shard-000000.tar"});
+  EXPECT_EQ(ListDir(dir.path()), std::set<std::string>{"shard-000000.tar"});
 }
 
 TEST(ShardWriterTest, RefusesExistingOutputUnlessOverwrite) {
@@ -161,7 +139,7 @@ TEST(ShardWriterTest, RefusesExistingOutputUnlessOverwrite) {
   ASSERT_TRUE(AddSample(w.value().get(), 9).ok());
   ASSERT_TRUE(w.value()->Finish().ok());
   // The older, longer run's shards 1 and 2 are gone.
-  EXPECT_EQ(Files(dir.path()), (std::set<std::string>{"shard-000000.tar", "other-000000.tar"}));
+  EXPECT_EQ(ListDir(dir.path()), (std::set<std::string>{"shard-000000.tar", "other-000000.tar"}));
   EXPECT_EQ(ReadShard(dir.path() + "/shard-000000.tar")[0].name, "k9.jpg");
 }
 
@@ -175,7 +153,7 @@ TEST(ShardWriterTest, RemovesStaleTempsOnly) {
   o.dir = d;
   auto w = ShardWriter::Create(o);
   ASSERT_TRUE(w.ok());
-  EXPECT_EQ(Files(d), (std::set<std::string>{"shard-000001.tar.tmp-" + std::to_string(getppid()),
+  EXPECT_EQ(ListDir(d), (std::set<std::string>{"shard-000001.tar.tmp-" + std::to_string(getppid()),
                                              "other-000000.tar.tmp-2147483646"}));
 }
 

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "stoker/loader.h"
+#include "testing/epoch_images.h"
 #include "testing/memory_source.h"
 #include "testing/test_images.h"
 
@@ -143,21 +144,7 @@ TEST(Hdf5SourceTest, LoaderMatchesInMemorySources) {
   o.shuffle = true;
   o.dtype = DType::kUint8;
   o.transforms = {Transform::RandomResizedCrop(20, 20), Transform::RandomHorizontalFlip()};
-  auto run = [&](std::shared_ptr<Source> src) {
-    auto loader = Loader::Create(src, o);
-    EXPECT_TRUE(loader.ok()) << loader.status().ToString();
-    EXPECT_TRUE(loader.value()->Start().ok());
-    std::vector<uint8_t> all;
-    for (;;) {
-      BatchPtr b;
-      bool end = false;
-      Status s = loader.value()->Next(&b, &end);
-      EXPECT_TRUE(s.ok()) << s.ToString();
-      if (!s.ok() || end) break;
-      all.insert(all.end(), b->images(), b->images() + b->image_bytes());
-    }
-    return all;
-  };
+  auto run = [&](std::shared_ptr<Source> src) { return testing::EpochImages(src, o); };
   const auto want_raw = run(std::make_shared<testing::MemorySource>(std::move(raw)));
   const auto want_enc = run(std::make_shared<testing::MemorySource>(std::move(enc)));
   for (int epoch = 0; epoch < 2; ++epoch) {

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "stoker/loader.h"
+#include "testing/epoch_images.h"
 #include "testing/memory_source.h"
 #include "testing/test_images.h"
 
@@ -331,17 +332,7 @@ TEST(NpySourceTest, LoaderOutputEqualsDecodedPng) {
          {std::shared_ptr<Source>(png),
           std::shared_ptr<Source>(NpySource::Open(dir.path() + "/x.npy", "").value()),
           std::shared_ptr<Source>(NpySource::Open(dir.path() + "/c.npy", "").value())}) {
-      auto loader = Loader::Create(src, o);
-      ASSERT_TRUE(loader.ok()) << loader.status().ToString();
-      ASSERT_TRUE(loader.value()->Start().ok());
-      std::vector<uint8_t> all;
-      for (;;) {
-        BatchPtr b;
-        bool end = false;
-        ASSERT_TRUE(loader.value()->Next(&b, &end).ok());
-        if (end) break;
-        all.insert(all.end(), b->images(), b->images() + b->image_bytes());
-      }
+      std::vector<uint8_t> all = testing::EpochImages(src, o);
       outs.push_back(std::move(all));
     }
     ASSERT_FALSE(outs[0].empty());
