@@ -30,7 +30,7 @@ demo: build
 	@scripts/demo.sh $(DATA)
 
 # The C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer, and the
-# engine's tests under ThreadSanitizer (C++ only: the Python module is not
+# engine's, array sources' and convert's tests under ThreadSanitizer (C++ only: the Python module is not
 # built with sanitizers).
 test-asan: deps
 	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTOKER_SANITIZE=address \
@@ -41,8 +41,10 @@ test-asan: deps
 test-tsan: deps
 	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTOKER_SANITIZE=thread \
 	  -DSTOKER_BUILD_PYTHON=OFF -G "$$(command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')" >/dev/null
-	@cmake --build build-tsan -j $(JOBS) --target pipeline_test
+	@cmake --build build-tsan -j $(JOBS) --target pipeline_test arrays_test convert_test
 	@build-tsan/src/pipeline_test
+	@build-tsan/src/arrays_test
+	@build-tsan/src/convert_test
 
 # libFuzzer on the decoders (JPEG incl. region/scaled decode, PNG) and the
 # per-sample path, then on the .npy header parser, FUZZ_SECONDS each; new
