@@ -182,3 +182,26 @@ def test_help_describes_the_options():
     for opt in ("--shard-size", "--samples-per-shard", "--resize", "--quality", "--compress",
                 "--threads", "--overwrite", "--json"):
         assert opt in r.stdout
+
+
+def test_progress_bar_on_a_terminal(folder, tmp_path):
+    import pty
+    master, slave = pty.openpty()
+    try:
+        r = subprocess.run([stoker_cli(), "convert", str(folder), str(tmp_path / "out")],
+                           stdout=subprocess.PIPE, stderr=slave, text=True, timeout=60)
+        os.close(slave)
+        err = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            err += chunk
+    finally:
+        os.close(master)
+    assert r.returncode == 0
+    assert b"\r[" in err and b"9/9" in err and b"100%" in err
+    assert r.stdout.startswith("wrote 1 shard(s), 9 samples")
