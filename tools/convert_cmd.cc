@@ -197,11 +197,10 @@ int RunConvertCommand(const ConvertCommand& c) {
                    total > 0 ? static_cast<int>(100 * done / total) : 100, rate,
                    HumanBytes(static_cast<double>(bytes)).c_str(),
                    rate > 0 ? (total - done) / rate : 0.0);
-      if (done == total) std::fprintf(stderr, "\n");
     };
   }
   auto r = ConvertToShards(source.value().get(), o);
-  if (bar) std::fprintf(stderr, "\n");
+  if (bar) std::fprintf(stderr, "\n");  // ends the bar's line
   if (!r.ok()) return fail(r.status());
   const ConvertResult& res = r.value();
   const double rate = res.seconds > 0 ? res.samples / res.seconds : 0;
