@@ -30,8 +30,8 @@ demo: build
 	@scripts/demo.sh $(DATA)
 
 # The C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer, and the
-# engine's tests under ThreadSanitizer (C++ only: the Python module is not
-# built with sanitizers). CUDA is off in these builds and in `make fuzz`
+# engine's, array sources' and convert's tests under ThreadSanitizer (C++ only: the Python
+# module is not built with sanitizers). CUDA is off in these builds and in `make fuzz`
 # (cmake/stoker_cuda.cmake: nvcc takes no -fsanitize); the GPU stage's host
 # maths (device_test) still runs under ASan.
 test-asan: deps
@@ -43,22 +43,29 @@ test-asan: deps
 test-tsan: deps
 	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTOKER_SANITIZE=thread \
 	  -DSTOKER_BUILD_PYTHON=OFF -G "$$(command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')" >/dev/null
-	@cmake --build build-tsan -j $(JOBS) --target pipeline_test
+	@cmake --build build-tsan -j $(JOBS) --target pipeline_test arrays_test convert_test
 	@build-tsan/src/pipeline_test
+	@build-tsan/src/arrays_test
+	@build-tsan/src/convert_test
 
 # libFuzzer on the decoders (JPEG incl. region/scaled decode, PNG) and the
-# per-sample path, FUZZ_SECONDS each; new crashers go to fuzz/regressions/.
+# per-sample path, then on the .npy header parser, FUZZ_SECONDS each; new
+# crashers go to fuzz/regressions/<target>/.
 fuzz:
 	@scripts/install-deps.sh fuzz
 	@CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DSTOKER_BUILD_FUZZERS=ON -DSTOKER_BUILD_TESTS=OFF -DSTOKER_BUILD_PYTHON=OFF \
 	  -G "$$(command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')" >/dev/null
-	@cmake --build build-fuzz -j $(JOBS) --target decode_fuzz make_seeds
+	@cmake --build build-fuzz -j $(JOBS) --target decode_fuzz npy_fuzz make_seeds
 	@build-fuzz/fuzz/make_seeds build-fuzz/seeds/decode >/dev/null
 	@mkdir -p build-fuzz/corpus/decode
 	@build-fuzz/fuzz/decode_fuzz -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 \
 	  -artifact_prefix=fuzz/regressions/decode/ -print_final_stats=1 \
 	  build-fuzz/corpus/decode build-fuzz/seeds/decode fuzz/regressions/decode
+	@mkdir -p build-fuzz/corpus/npy
+	@build-fuzz/fuzz/npy_fuzz -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 \
+	  -artifact_prefix=fuzz/regressions/npy/ -print_final_stats=1 \
+	  build-fuzz/corpus/npy fuzz/regressions/npy
 
 clean:
 	rm -rf $(BUILD) build-asan build-tsan build-fuzz python/stoker/_C*.so

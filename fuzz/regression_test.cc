@@ -1,8 +1,9 @@
 // Copyright 2026 The stoker Authors.
 //
-// Replays every input kept under fuzz/regressions/decode (inputs that once
+// Replays every input kept under fuzz/regressions/<target> (inputs that once
 // crashed or hung a fuzzer, and the seeds' edge cases) through the fuzz
 // target's entry point, in the ordinary build. A file there is a test case.
+// Built once per target; STOKER_FUZZ_TARGET names it (default "decode").
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -12,10 +13,14 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
+#ifndef STOKER_FUZZ_TARGET
+#define STOKER_FUZZ_TARGET "decode"
+#endif
+
 namespace {
 
 TEST(FuzzRegressionTest, DecodeInputsRunCleanly) {
-  const std::filesystem::path dir = STOKER_FUZZ_REGRESSIONS "/decode";
+  const std::filesystem::path dir = STOKER_FUZZ_REGRESSIONS "/" STOKER_FUZZ_TARGET;
   int n = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (!entry.is_regular_file() || entry.path().extension() == ".md") continue;

@@ -8,9 +8,9 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
-  libjpeg62-turbo-dev libpng-dev zlib1g-dev
+  libjpeg62-turbo-dev libpng-dev zlib1g-dev libarchive-dev libhdf5-dev
   libgtest-dev libcli11-dev pybind11-dev
-  python3-dev python3-numpy python3-pytest python3-pil
+  python3-dev python3-numpy python3-pytest python3-pil python3-h5py
   python3-torch python3-torchvision python3-matplotlib
 )
 if [[ "${1:-}" == "fuzz" ]]; then

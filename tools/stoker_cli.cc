@@ -9,6 +9,7 @@
 //   stoker tune DATA [--threads 1,2,4] [--prefetch 1,2,4,8] [--batch-size 64,...]
 //                    [--step-ms X] [--plot tune.png] [--json]
 //   stoker synth DIR  [--classes N] [--per-class N] [--width W] [--height H] [--seed S] [--json]
+//   stoker convert SRC DEST [--shard-size 1GB] [--resize N] [--compress zstd] ... (convert_cmd.cc)
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -29,6 +30,7 @@
 #include "base/clock.h"
 #include "base/json.h"
 #include "codec/decoder.h"
+#include "convert_cmd.h"
 #include "diagnose/diagnose.h"
 #include "diagnose/tune.h"
 #include "source/image_folder.h"
@@ -566,7 +568,10 @@ int main(int argc, char** argv) {
   bool synth_json = false;
   synth->add_flag("--json", synth_json, "print one JSON object (images, classes, seconds)");
 
+  const std::shared_ptr<ConvertCommand> convert = AddConvertCommand(&app);
+
   CLI11_PARSE(app, argc, argv);
+  if (ConvertCommandParsed(*convert)) return RunConvertCommand(*convert);
   if (tune->parsed()) {
     LoaderOptions to;
     to.shuffle = true;

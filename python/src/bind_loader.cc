@@ -17,12 +17,12 @@
 #include "codec/decoder.h"
 #include "ops/geometry.h"
 #include "source/image_folder.h"
+#include "errors.h"
 #include "stoker/loader.h"
 
 namespace py = pybind11;
 
 namespace stoker::python {
-namespace {
 
 PyObject* g_stoker_error = nullptr;
 
@@ -39,6 +39,8 @@ PyObject* g_stoker_error = nullptr;
       throw py::error_already_set();
   }
 }
+
+namespace {
 
 // Errors met while iterating concern the data, whatever their code: they
 // all raise stoker.StokerError, whose message names the sample.

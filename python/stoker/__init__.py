@@ -15,7 +15,7 @@ straight into its slot of a pooled batch buffer.
             ...
 """
 
-from stoker._C import ImageFolder, StokerError
+from stoker._C import HDF5, ImageFolder, Npy, StokerError
 from stoker._device import DeviceAugment
 from stoker._loader import Loader, diagnose
 from stoker._transforms import (
@@ -29,10 +29,12 @@ from stoker._transforms import (
 __all__ = [
     "CenterCrop",
     "DeviceAugment",
+    "HDF5",
     "ImageFolder",
     "Loader",
     "diagnose",
     "Normalize",
+    "Npy",
     "RandomHorizontalFlip",
     "RandomResizedCrop",
     "Resize",

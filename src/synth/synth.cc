@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <csetjmp>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,8 +15,7 @@
 #include <type_traits>
 #include <vector>
 
-// jpeglib.h needs FILE and size_t declared first.
-#include <jpeglib.h>
+#include "codec/encoder.h"
 
 namespace stoker {
 namespace {
@@ -537,77 +535,15 @@ std::vector<uint8_t> SynthesizePixels(int width, int height, uint64_t seed) {
   return out;
 }
 
-namespace {
-
-struct JpegErrorManager {
-  jpeg_error_mgr pub;
-  std::jmp_buf jump;
-};
-
-[[noreturn]] void JpegErrorExit(j_common_ptr cinfo) {
-  auto* err = reinterpret_cast<JpegErrorManager*>(cinfo->err);
-  std::longjmp(err->jump, 1);
-}
-
-void JpegOutputMessage(j_common_ptr) {}  // warnings are not printed
-
-// Encodes `pixels` (RGB, HWC). Kept free of C++ objects with destructors
-// because libjpeg errors leave it by longjmp.
-bool EncodeJpeg(const uint8_t* pixels, int width, int height, int quality, int subsampling,
-                unsigned char** buffer, unsigned long* size) {  // NOLINT: libjpeg's type
-  jpeg_compress_struct cinfo;
-  JpegErrorManager err;
-  cinfo.err = jpeg_std_error(&err.pub);
-  err.pub.error_exit = JpegErrorExit;
-  err.pub.output_message = JpegOutputMessage;
-  if (setjmp(err.jump)) {
-    jpeg_destroy_compress(&cinfo);
-    return false;
-  }
-  jpeg_create_compress(&cinfo);
-  jpeg_mem_dest(&cinfo, buffer, size);
-  cinfo.image_width = static_cast<JDIMENSION>(width);
-  cinfo.image_height = static_cast<JDIMENSION>(height);
-  cinfo.input_components = 3;
-  cinfo.in_color_space = JCS_RGB;
-  jpeg_set_defaults(&cinfo);
-  jpeg_set_quality(&cinfo, quality, TRUE);
-  cinfo.dct_method = JDCT_ISLOW;
-  cinfo.comp_info[0].h_samp_factor = subsampling == 444 ? 1 : 2;
-  cinfo.comp_info[0].v_samp_factor = subsampling == 420 ? 2 : 1;
-  for (int c = 1; c < 3; ++c) {
-    cinfo.comp_info[c].h_samp_factor = 1;
-    cinfo.comp_info[c].v_samp_factor = 1;
-  }
-  jpeg_start_compress(&cinfo, TRUE);
-  const size_t stride = static_cast<size_t>(width) * 3;
-  while (cinfo.next_scanline < cinfo.image_height) {
-    JSAMPROW rows[16];
-    JDIMENSION n = 0;
-    for (; n < 16 && cinfo.next_scanline + n < cinfo.image_height; ++n) {
-      rows[n] = const_cast<JSAMPROW>(pixels + (cinfo.next_scanline + n) * stride);
-    }
-    jpeg_write_scanlines(&cinfo, rows, n);
-  }
-  jpeg_finish_compress(&cinfo);
-  jpeg_destroy_compress(&cinfo);
-  return true;
-}
-
-}  // namespace
-
 std::vector<uint8_t> SynthesizeJpeg(int width, int height, uint64_t seed, int quality,
                                     int subsampling) {
   if (quality < 1 || quality > 100) return {};
   if (subsampling != 444 && subsampling != 422 && subsampling != 420) return {};
   const std::vector<uint8_t> pixels = SynthesizePixels(width, height, seed);
   if (pixels.empty()) return {};
-  unsigned char* buffer = nullptr;
-  unsigned long size = 0;  // NOLINT: libjpeg's type
-  const bool ok = EncodeJpeg(pixels.data(), width, height, quality, subsampling, &buffer, &size);
   std::vector<uint8_t> jpeg;
-  if (ok && buffer != nullptr) jpeg.assign(buffer, buffer + size);
-  std::free(buffer);
+  const RgbView view{pixels.data(), width, height, static_cast<std::ptrdiff_t>(width) * 3};
+  if (!EncodeJpeg(view, quality, subsampling, &jpeg).ok()) return {};
   return jpeg;
 }
 

@@ -1,0 +1,71 @@
+// Copyright 2026 The stoker Authors.
+//
+// Bindings for the array sources: stoker.Npy (memory-mapped .npy) and
+// stoker.HDF5. Opening releases the GIL.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "errors.h"
+#include "source/hdf5_source.h"
+#include "source/npy.h"
+
+namespace py = pybind11;
+
+namespace stoker::python {
+
+void RegisterArrays(py::module_& m) {
+  py::class_<NpySource, Source, std::shared_ptr<NpySource>>(m, "Npy", R"doc(
+Images from a memory-mapped .npy file, labels from another.
+
+images: uint8 [N, H, W, C] or [N, C, H, W], C 3 (RGB) or 1 (grey, made RGB), C order.
+  [N, H, W, 3] is served without a copy (the page cache's pages); NCHW and grey
+  samples are interleaved per sample. The decode step is skipped; the transforms
+  apply as to decoded images.
+labels: path of a 1-D .npy of N numbers (bool, any int or uint, float holding
+  integers), or None (every label -1).
+layout: None (read from the shape; last dimension 1 or 3 means NHWC), "NHWC" or "NCHW".)doc")
+      .def(py::init([](const std::string& images, const std::optional<std::string>& labels,
+                       const std::optional<std::string>& layout) {
+             StatusOr<std::shared_ptr<NpySource>> s = [&] {
+               py::gil_scoped_release release;
+               return NpySource::Open(images, labels.value_or(""), layout.value_or(""));
+             }();
+             if (!s.ok()) Throw(s.status());
+             return std::move(s).value();
+           }),
+           py::arg("images"), py::arg("labels") = py::none(), py::arg("layout") = py::none())
+      .def_property_readonly("height", &NpySource::height)
+      .def_property_readonly("width", &NpySource::width)
+      .def_property_readonly("channels", &NpySource::channels)
+      .def_property_readonly("layout", [](const NpySource& s) { return s.nchw() ? "NCHW" : "NHWC"; })
+      .def_property_readonly("zero_copy", &NpySource::zero_copy);
+
+  py::class_<Hdf5Source, Source, std::shared_ptr<Hdf5Source>>(m, "HDF5", R"doc(
+Samples from datasets of an HDF5 file.
+
+images: name of a uint8 [N, H, W, 3] dataset (raw pixels, decode skipped) or of a 1-D
+  dataset of variable-length uint8 (h5py.vlen_dtype(np.uint8)) holding encoded JPEG/PNG
+  files (decoded in parallel by the engine).
+labels: name of a 1-D dataset of N integers (or integral floats), or None (labels -1).
+
+The serial HDF5 library is not thread-safe: stoker serialises its HDF5 calls with one
+mutex. The file is read for its shapes and labels and closed again here; reads open it
+lazily in the reading process (and reopen it after a fork).)doc")
+      .def(py::init([](const std::string& path, const std::string& images,
+                       const std::optional<std::string>& labels) {
+             StatusOr<std::shared_ptr<Hdf5Source>> s = [&] {
+               py::gil_scoped_release release;
+               return Hdf5Source::Open(path, images, labels.value_or(""));
+             }();
+             if (!s.ok()) Throw(s.status());
+             return std::move(s).value();
+           }),
+           py::arg("path"), py::arg("images") = "images", py::arg("labels") = "labels")
+      .def_property_readonly("raw", &Hdf5Source::raw);
+}
+
+}  // namespace stoker::python

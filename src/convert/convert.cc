@@ -1,0 +1,208 @@
+// Copyright 2026 The stoker Authors.
+#include "convert/convert.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+
+#include "codec/decoder.h"
+#include "codec/encoder.h"
+#include "ops/geometry.h"
+#include "ops/resample.h"
+#include "source/image_folder.h"
+
+namespace stoker {
+namespace {
+
+// One sample in flight: filled by a worker, written and released by the
+// writing thread.
+struct Slot {
+  bool ready = false;
+  Status status;
+  SampleScratch scratch;
+  SampleData data;
+  std::vector<uint8_t> encoded;  // re-encoded image (when `reencoded`)
+  bool reencoded = false;
+  const char* ext = "jpg";
+  std::string name;
+};
+
+// Per-worker tools (not thread-safe, so one set per thread).
+struct Worker {
+  ImageDecoder decoder;
+  Resampler resampler;
+  AxisCoeffs h, v;
+  RgbImage resized;
+};
+
+// Fills `slot` from the sample read into it.
+Status Prepare(const ConvertOptions& o, Worker* w, Slot* slot) {
+  const SampleData& d = slot->data;
+  slot->reencoded = false;
+  RgbView view;
+  DecodedRegion decoded;
+  if (d.pixels == nullptr) {
+    const ImageFormat f = SniffImageFormat(d.bytes, d.size);
+    if (f == ImageFormat::kUnknown) return InvalidArgumentError("not a JPEG or PNG image");
+    slot->ext = f == ImageFormat::kPng ? "png" : "jpg";
+    if (o.resize <= 0) return Status::OK();
+    ImageHeader header;
+    RETURN_IF_ERROR(w->decoder.Open(d.bytes, d.size, &header));
+    if (std::min(header.width, header.height) <= o.resize) return Status::OK();
+    RETURN_IF_ERROR(w->decoder.Decode(DecodeRequest{}, &decoded));
+    view = decoded.pixels;
+  } else {
+    view = RgbView{d.pixels, d.pixel_width, d.pixel_height, d.pixel_stride};
+  }
+  if (o.resize > 0 && std::min(view.width, view.height) > o.resize) {
+    int ow, oh;
+    ShorterSideSize(view.width, view.height, o.resize, &ow, &oh);
+    ComputeAxisCoeffs(0, view.width, 0, view.width, ow, 0, ow, false, &w->h, /*fixed_taps=*/true);
+    ComputeAxisCoeffs(0, view.height, 0, view.height, oh, 0, oh, false, &w->v);
+    w->resampler.RunToImage(view, 0, 0, w->h, w->v, &w->resized);
+    view = w->resized.view();
+  }
+  RETURN_IF_ERROR(EncodeJpeg(view, o.quality, o.subsampling, &slot->encoded));
+  slot->reencoded = true;
+  slot->ext = "jpg";
+  return Status::OK();
+}
+
+bool KeyChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-';
+}
+
+}  // namespace
+
+std::string ShardKeyFromName(const std::string& name) {
+  std::string base = name.substr(name.find_last_of('/') == std::string::npos
+                                     ? 0
+                                     : name.find_last_of('/') + 1);
+  if (HasImageExtension(base)) base.erase(base.find_last_of('.'));
+  for (char& c : base) {
+    if (!KeyChar(c)) c = '_';
+  }
+  if (base.empty()) base = "_";
+  return base;
+}
+
+StatusOr<ConvertResult> ConvertToShards(Source* source, const ConvertOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (options.resize < 0) return InvalidArgumentError("resize must be >= 0");
+  if (options.quality < 1 || options.quality > 100) {
+    return InvalidArgumentError("quality must be in [1, 100]");
+  }
+  if (options.subsampling != 444 && options.subsampling != 422 && options.subsampling != 420) {
+    return InvalidArgumentError("subsampling must be 444, 422 or 420");
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<EpochReader> reader, source->StartEpoch(EpochSpec{}));
+  const int64_t n = reader->size();
+  if (n < 0) return UnimplementedError("convert needs a source of known length");
+  ASSIGN_OR_RETURN(std::unique_ptr<ShardWriter> writer, ShardWriter::Create(options.shards));
+
+  int threads = options.threads > 0 ? options.threads
+                                    : static_cast<int>(std::thread::hardware_concurrency());
+  threads = std::max(1, threads);
+  const int64_t window = 4 * static_cast<int64_t>(threads);
+  std::vector<Slot> slots(static_cast<size_t>(window));
+  std::mutex mu;
+  std::condition_variable cv;
+  int64_t written = 0;  // guarded by mu
+  bool cancel = false;  // guarded by mu
+  std::atomic<int64_t> next{0};
+
+  auto work = [&] {
+    Worker w;
+    for (;;) {
+      const int64_t i = next.fetch_add(1);
+      if (i >= n) return;
+      Slot& slot = slots[static_cast<size_t>(i % window)];
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return cancel || i < written + window; });
+        if (cancel) return;
+      }
+      // The slot is ours until we mark it ready.
+      bool end = false;
+      Status s = reader->Read(i, &slot.scratch, &slot.data, &end);
+      if (s.ok() && end) s = InternalError("the source ended early");
+      if (s.ok()) s = Prepare(options, &w, &slot);
+      if (!s.ok()) s = Status(s.code(), reader->Name(i) + ": " + s.message());
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        slot.status = std::move(s);
+        slot.ready = true;
+      }
+      cv.notify_all();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+  auto stop = [&] {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      cancel = true;
+    }
+    cv.notify_all();
+    for (auto& t : pool) t.join();
+  };
+
+  ConvertResult result;
+  std::unordered_set<std::string> keys;
+  int64_t tar_bytes = 0;
+  std::string label_text;
+  Status status;
+  for (int64_t i = 0; i < n; ++i) {
+    Slot& slot = slots[static_cast<size_t>(i % window)];
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return slot.ready; });
+    }
+    if (!slot.status.ok()) {
+      status = slot.status;
+      break;
+    }
+    std::string key = ShardKeyFromName(reader->Name(i));
+    while (!keys.insert(key).second) key += "_" + std::to_string(i);
+    const SampleData& d = slot.data;
+    std::vector<ShardMember> members;
+    if (slot.reencoded) {
+      members.push_back({slot.ext, slot.encoded.data(), slot.encoded.size()});
+      ++result.reencoded;
+    } else {
+      members.push_back({slot.ext, d.bytes, d.size});
+    }
+    if (d.pixels == nullptr) result.input_bytes += static_cast<int64_t>(d.size);
+    if (d.label >= 0) {
+      label_text = std::to_string(d.label);
+      members.push_back({"cls", reinterpret_cast<const uint8_t*>(label_text.data()),
+                         label_text.size()});
+    }
+    status = writer->Add(key, members);
+    if (!status.ok()) break;
+    for (const ShardMember& m : members) tar_bytes += 512 + (m.size + 511) / 512 * 512;
+    ++result.samples;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      slot.ready = false;
+      written = i + 1;
+    }
+    cv.notify_all();
+    if (options.progress) options.progress(i + 1, n, tar_bytes);
+  }
+  stop();
+  if (!status.ok()) return status;  // the writer's destructor deletes the partial shard
+  RETURN_IF_ERROR(writer->Finish());
+  result.shards = writer->shards();
+  for (const ShardInfo& s : result.shards) result.output_bytes += s.file_bytes;
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return result;
+}
+
+}  // namespace stoker

@@ -1,0 +1,228 @@
+// Copyright 2026 The stoker Authors.
+#include "convert/convert.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <set>
+
+#include "codec/decoder.h"
+#include "source/image_folder.h"
+#include "testing/files.h"
+#include "testing/memory_source.h"
+#include "testing/test_images.h"
+
+namespace stoker {
+namespace {
+
+using testing::MakeDirs;
+using testing::TempDir;
+using testing::WriteFile;
+
+using testing::ListDir;
+
+std::vector<testing::TarMember> ReadShards(const std::vector<ShardInfo>& shards) {
+  std::vector<testing::TarMember> out;
+  for (const ShardInfo& s : shards) {
+    auto m = testing::ReadTar(s.path);
+    EXPECT_FALSE(m.empty()) << s.path;
+    out.insert(out.end(), m.begin(), m.end());
+  }
+  return out;
+}
+
+// root/cat/{a.b.jpg, x.png}, root/dog/{x.JPEG, sub/y.jpg}: a PNG, a dotted
+// name, and the base name "x" twice.
+std::string MakeFolder(const TempDir& dir, int w = 80, int h = 60) {
+  const std::string r = dir.path() + "/src";
+  MakeDirs(r + "/cat");
+  MakeDirs(r + "/dog/sub");
+  auto jpeg = [&](uint64_t seed) { return testing::EncodeJpeg(testing::MakePixels(w, h, seed), w, h); };
+  std::vector<uint8_t> unused;
+  WriteFile(r + "/cat/a.b.jpg", jpeg(1));
+  WriteFile(r + "/cat/x.png", testing::EncodePng(testing::MakePixels(w, h, 2), w, h, {}, &unused));
+  WriteFile(r + "/dog/x.JPEG", jpeg(3));
+  WriteFile(r + "/dog/sub/y.jpg", jpeg(4));
+  return r;
+}
+
+TEST(ConvertTest, KeysFromNames) {
+  EXPECT_EQ(ShardKeyFromName("/d/n01440764/n01440764_10026.JPEG"), "n01440764_10026");
+  EXPECT_EQ(ShardKeyFromName("a/b.c.png"), "b_c");
+  EXPECT_EQ(ShardKeyFromName("x.npy[12]"), "x_npy_12_");
+  EXPECT_EQ(ShardKeyFromName("dir/"), "_");
+}
+
+TEST(ConvertTest, FolderRoundTripKeepsBytesOrderAndLabels) {
+  TempDir dir;
+  const std::string src = MakeFolder(dir);
+  auto folder = ImageFolder::Open(src).value();
+  ConvertOptions o;
+  o.shards.dir = dir.path() + "/out";
+  o.shards.max_shard_samples = 3;
+  o.threads = 3;
+  int64_t calls = 0;
+  o.progress = [&](int64_t done, int64_t total, int64_t) {
+    EXPECT_EQ(done, ++calls);
+    EXPECT_EQ(total, 4);
+  };
+  auto r = ConvertToShards(folder.get(), o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r.value().samples, 4);
+  EXPECT_EQ(r.value().reencoded, 0);
+  EXPECT_EQ(r.value().shards.size(), 2u);
+  EXPECT_EQ(calls, 4);
+  const auto m = ReadShards(r.value().shards);
+  ASSERT_EQ(m.size(), 8u);
+  const std::vector<std::string> names = {"a_b.jpg", "a_b.cls", "x.png", "x.cls",
+                                          "x_2.jpg", "x_2.cls", "y.jpg", "y.cls"};
+  for (size_t i = 0; i < m.size(); ++i) EXPECT_EQ(m[i].name, names[i]);
+  SampleScratch scratch;
+  for (int i = 0; i < 4; ++i) {
+    SampleData d;
+    ASSERT_TRUE(folder->ReadIndex(i, &scratch, &d).ok());
+    EXPECT_EQ(m[2 * i].data, std::vector<uint8_t>(d.bytes, d.bytes + d.size)) << i;
+    const std::string label(m[2 * i + 1].data.begin(), m[2 * i + 1].data.end());
+    EXPECT_EQ(label, std::to_string(folder->Label(i)));
+  }
+  EXPECT_EQ(r.value().input_bytes, [&] {
+    int64_t s = 0;
+    for (int i = 0; i < 4; i += 1) s += static_cast<int64_t>(m[2 * i].data.size());
+    return s;
+  }());
+}
+
+TEST(ConvertTest, ResizeShrinksLargeImagesOnly) {
+  TempDir dir;
+  const std::string src = MakeFolder(dir, 90, 60);
+  WriteFile(src + "/cat/small.jpg",
+            testing::EncodeJpeg(testing::MakePixels(30, 20, 9), 30, 20));
+  auto folder = ImageFolder::Open(src).value();
+  ConvertOptions o;
+  o.shards.dir = dir.path() + "/out";
+  o.shards.compression = Compression::kZstd;
+  o.resize = 32;
+  o.quality = 95;
+  o.threads = 2;
+  auto r = ConvertToShards(folder.get(), o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r.value().reencoded, 4);
+  const auto m = ReadShards(r.value().shards);
+  ASSERT_EQ(m.size(), 10u);
+  ImageDecoder dec;
+  for (size_t i = 0; i < m.size(); i += 2) {
+    ASSERT_EQ(m[i].name.substr(m[i].name.size() - 4), ".jpg") << m[i].name;  // PNG re-encoded
+    DecodedRegion out;
+    ASSERT_TRUE(dec.DecodeAll(m[i].data.data(), m[i].data.size(), &out).ok());
+    if (m[i].name == "small.jpg") {
+      EXPECT_EQ(out.pixels.width, 30);  // kept as it was
+      SampleScratch sc;
+      SampleData d;
+      ASSERT_TRUE(folder->ReadIndex(1, &sc, &d).ok());  // cat/small.jpg
+      EXPECT_EQ(m[i].data, std::vector<uint8_t>(d.bytes, d.bytes + d.size));
+    } else {
+      EXPECT_EQ(out.pixels.height, 32) << m[i].name;  // 90x60 -> 48x32
+      EXPECT_EQ(out.pixels.width, 48) << m[i].name;
+    }
+  }
+}
+
+TEST(ConvertTest, RawPixelsAreEncoded) {
+  std::vector<testing::MemorySample> samples(3);
+  for (int i = 0; i < 3; ++i) {
+    samples[i].bytes = testing::MakePixels(40, 20, i);
+    samples[i].raw_width = 40;
+    samples[i].raw_height = 20;
+    samples[i].label = i == 1 ? -1 : i;  // -1: no .cls
+    samples[i].name = "arr.npy[" + std::to_string(i) + "]";
+  }
+  testing::MemorySource src(std::move(samples));
+  TempDir dir;
+  ConvertOptions o;
+  o.shards.dir = dir.path();
+  o.resize = 10;
+  auto r = ConvertToShards(&src, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const auto m = ReadShards(r.value().shards);
+  ASSERT_EQ(m.size(), 5u);
+  EXPECT_EQ(m[0].name, "arr_npy_0_.jpg");
+  EXPECT_EQ(m[2].name, "arr_npy_1_.jpg");
+  EXPECT_EQ(m[3].name, "arr_npy_2_.jpg");
+  ImageDecoder dec;
+  DecodedRegion out;
+  ASSERT_TRUE(dec.DecodeAll(m[0].data.data(), m[0].data.size(), &out).ok());
+  EXPECT_EQ(out.pixels.width, 20);
+  EXPECT_EQ(out.pixels.height, 10);
+}
+
+TEST(ConvertTest, BadSampleStopsWithItsNameAndLeavesNoPartialShard) {
+  TempDir dir;
+  const std::string src = MakeFolder(dir);
+  WriteFile(src + "/dog/sub/z.jpg", {0xFF, 0xD8, 0xFF, 0xE0, 0, 0});  // truncated JPEG: last
+  auto folder = ImageFolder::Open(src).value();
+  ConvertOptions o;
+  o.shards.dir = dir.path() + "/out";
+  o.shards.max_shard_samples = 3;
+  o.resize = 16;  // needs a decode
+  auto r = ConvertToShards(folder.get(), o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("z.jpg"), std::string::npos) << r.status().ToString();
+  // Samples 0-2 fill shard 0; shard 1 held sample 3 when sample 4 failed: deleted.
+  EXPECT_EQ(ListDir(o.shards.dir), std::set<std::string>{"shard-000000.tar"});
+  // Not an image at all, without resizing.
+  WriteFile(src + "/dog/sub/z.jpg", {'h', 'i'});
+  o.shards.overwrite = true;
+  o.resize = 0;
+  r = ConvertToShards(ImageFolder::Open(src).value().get(), o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("not a JPEG or PNG"), std::string::npos);
+  o.quality = 0;
+  EXPECT_EQ(ConvertToShards(folder.get(), o).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(ConvertTest, KilledRunLeavesNoFinalPartialShardAndRerunRecovers) {
+  std::vector<testing::MemorySample> samples(20);
+  for (int i = 0; i < 20; ++i) {
+    samples[i].bytes = testing::EncodeJpeg(testing::MakePixels(16, 16, i), 16, 16);
+    samples[i].label = i;
+    samples[i].name = "s" + std::to_string(i) + ".jpg";
+  }
+  TempDir dir;
+  ConvertOptions o;
+  o.shards.dir = dir.path();
+  o.shards.max_shard_samples = 6;
+  o.threads = 1;
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Killed right after sample 13 is written: no destructor, no cleanup runs.
+    o.progress = [](int64_t done, int64_t, int64_t) {
+      if (done == 14) _exit(3);
+    };
+    testing::MemorySource src(samples);
+    (void)ConvertToShards(&src, o);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3);
+  // Shards 0 and 1 (samples 0-11) are complete; shard 2 was being written.
+  const std::set<std::string> after_kill = ListDir(dir.path());
+  EXPECT_EQ(after_kill, (std::set<std::string>{"shard-000000.tar", "shard-000001.tar",
+                                               "shard-000002.tar.tmp-" + std::to_string(child)}));
+  testing::MemorySource src(samples);
+  auto refused = ConvertToShards(&src, o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("--overwrite"), std::string::npos);
+  o.shards.overwrite = true;
+  auto r = ConvertToShards(&src, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(ListDir(dir.path()), (std::set<std::string>{"shard-000000.tar", "shard-000001.tar",
+                                                      "shard-000002.tar", "shard-000003.tar"}));
+  EXPECT_EQ(ReadShards(r.value().shards).size(), 40u);
+}
+
+}  // namespace
+}  // namespace stoker

@@ -1,0 +1,47 @@
+// Copyright 2026 The stoker Authors.
+//
+// MappedFile: a whole file mapped read-only (PROT_READ, MAP_SHARED). The
+// pages are the page cache's own: no copy, no private memory, and the
+// kernel reads them in on first touch.
+//
+// Ownership: the object owns the mapping and unmaps it when destroyed; the
+// file descriptor is closed right after mapping. Pointers into data() stay
+// valid while the object lives.
+// Thread-safety: immutable after Open(); data() may be read from any thread.
+// Errors: NotFound when the file does not exist, IoError for anything else
+// the OS refuses (including mmap), InvalidArgument for a non-regular file.
+// A file truncated by someone else while mapped raises SIGBUS on access, as
+// for any mapping; do not rewrite files that a running loader maps.
+#ifndef STOKER_IO_MAPPED_FILE_H_
+#define STOKER_IO_MAPPED_FILE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "stoker/status.h"
+
+namespace stoker {
+
+class MappedFile {
+ public:
+  static StatusOr<std::unique_ptr<MappedFile>> Open(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  MappedFile() = default;
+  std::string path_;
+  const uint8_t* data_ = nullptr;  // null for an empty file
+  size_t size_ = 0;
+};
+
+}  // namespace stoker
+
+#endif  // STOKER_IO_MAPPED_FILE_H_

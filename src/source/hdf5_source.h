@@ -1,0 +1,84 @@
+// Copyright 2026 The stoker Authors.
+//
+// Hdf5Source: samples from datasets of an HDF5 file.
+//
+// The images dataset is either
+//  - raw pixels: uint8, 4-D [N, H, W, 3] (any chunking/compression HDF5
+//    reads); each sample is read with a hyperslab into the worker's scratch
+//    and skips decoding; or
+//  - encoded images: 1-D [N] of variable-length uint8 sequences (h5py:
+//    `h5py.vlen_dtype(np.uint8)`), each a JPEG or PNG file's bytes, read into
+//    scratch and decoded by the engine's threads like files.
+// The labels dataset (optional: empty name means every label is -1) is 1-D
+// [N] of any integer type (read as int64 by HDF5's conversion) or float type
+// holding integral values; it is read once when the source is opened.
+//
+// HDF5 and threads: Debian's libhdf5 is the serial build, which is not
+// thread-safe. Every HDF5 call made by stoker takes one process-wide mutex,
+// so reads are serialised while decoding and augmenting stay parallel. (Other
+// code in the process that calls HDF5 itself, e.g. h5py, does not take it:
+// do not use h5py on the same file while a loader reads it.)
+//
+// HDF5 and fork: Open() opens the file, reads the shapes and the labels and
+// closes it again; no HDF5 handle is held until the first read, which opens
+// the file in the reading process (after the engine's threads exist). If the
+// process has forked since (a DataLoader-style worker), the child closes the
+// inherited handles and opens its own, so no handle is shared across fork.
+//
+// Ownership: the source owns its HDF5 handles and closes them when destroyed.
+// Thread-safety: ReadIndex is thread-safe (see above); the rest is immutable
+// after Open(). Errors: NotFound for a missing file, InvalidArgument naming
+// the dataset for an unsupported shape or type, IoError/DataLoss naming the
+// sample when HDF5 fails to read it.
+#ifndef STOKER_SOURCE_HDF5_SOURCE_H_
+#define STOKER_SOURCE_HDF5_SOURCE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+#include "stoker/source.h"
+
+namespace stoker {
+
+class Hdf5Source : public RandomAccessSource {
+ public:
+  static StatusOr<std::shared_ptr<Hdf5Source>> Open(const std::string& path,
+                                                    const std::string& images = "images",
+                                                    const std::string& labels = "labels");
+  ~Hdf5Source() override;
+
+  int64_t size() const override { return n_; }
+  std::string Describe() const override;
+  Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const override;
+  std::string NameOf(int64_t index) const override;
+
+  // True for a raw-pixel dataset, false for encoded bytes.
+  bool raw() const { return raw_; }
+  int height() const { return height_; }
+  int width() const { return width_; }
+  // Whether an HDF5 file handle is open now (for the lazy-open tests).
+  bool is_open() const;
+
+ private:
+  Hdf5Source() = default;
+  Status EnsureOpenLocked() const;
+  void CloseLocked() const;
+
+  std::string path_, images_name_, labels_name_;
+  std::vector<int64_t> labels_;
+  int64_t n_ = 0;
+  bool raw_ = false;
+  int height_ = 0, width_ = 0;
+  // Opened lazily under the HDF5 mutex (hid_t is int64_t).
+  mutable int64_t file_ = -1;
+  mutable int64_t dataset_ = -1;
+  mutable int64_t vlen_type_ = -1;
+  mutable pid_t opened_by_ = 0;
+};
+
+}  // namespace stoker
+
+#endif  // STOKER_SOURCE_HDF5_SOURCE_H_

@@ -1,0 +1,237 @@
+// Copyright 2026 The stoker Authors.
+#include "convert_cmd.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <cstdio>
+#include <string>
+
+#include "convert/convert.h"
+#include "source/hdf5_source.h"
+#include "source/image_folder.h"
+#include "source/npy.h"
+
+namespace stoker {
+
+struct ConvertCommand {
+  CLI::App* sub = nullptr;
+  std::string src, dest, labels, layout, images = "images", prefix = "shard", shard_size = "1GB", compress = "none";
+  int64_t samples_per_shard = 0;
+  int resize = 0, quality = 90, subsampling = 444, threads = 0;
+  bool overwrite = false, json = false, progress = true, labels_given = false;
+};
+
+namespace {
+
+// "1GB" (10^9), "512MiB" (2^29), "100k", "12345" (bytes).
+StatusOr<int64_t> ParseSize(const std::string& text) {
+  size_t i = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &i);
+  } catch (...) {
+    return InvalidArgumentError("bad size '" + text + "'");
+  }
+  std::string unit = text.substr(i);
+  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  double mult = 0;
+  if (unit.empty() || unit == "B") mult = 1;
+  else if (unit == "K" || unit == "KB") mult = 1e3;
+  else if (unit == "M" || unit == "MB") mult = 1e6;
+  else if (unit == "G" || unit == "GB") mult = 1e9;
+  else if (unit == "KIB") mult = 1024.0;
+  else if (unit == "MIB") mult = 1048576.0;
+  else if (unit == "GIB") mult = 1073741824.0;
+  if (mult == 0 || v < 0) return InvalidArgumentError("bad size '" + text + "'");
+  return static_cast<int64_t>(v * mult);
+}
+
+StatusOr<std::shared_ptr<Source>> OpenSource(const ConvertCommand& c) {
+  struct stat st;
+  if (::stat(c.src.c_str(), &st) != 0) return NotFoundError(c.src + ": no such file or directory");
+  if (S_ISDIR(st.st_mode)) {
+    if (!c.labels.empty()) return InvalidArgumentError("--labels is for .npy sources");
+    ASSIGN_OR_RETURN(std::shared_ptr<ImageFolder> f, ImageFolder::Open(c.src));
+    return std::shared_ptr<Source>(f);
+  }
+  auto ends_with = [&](const char* sfx) {
+    const size_t n = std::strlen(sfx);
+    return c.src.size() > n && c.src.compare(c.src.size() - n, n, sfx) == 0;
+  };
+  if (ends_with(".npy")) {
+    ASSIGN_OR_RETURN(std::shared_ptr<NpySource> s, NpySource::Open(c.src, c.labels, c.layout));
+    return std::shared_ptr<Source>(s);
+  }
+  if (ends_with(".h5") || ends_with(".hdf5")) {
+    ASSIGN_OR_RETURN(std::shared_ptr<Hdf5Source> s,
+                     Hdf5Source::Open(c.src, c.images, c.labels_given ? c.labels : "labels"));
+    return std::shared_ptr<Source>(s);
+  }
+  return InvalidArgumentError(c.src + ": not an image folder, a .npy or an .h5/.hdf5 file");
+}
+
+std::string HumanBytes(double b) {
+  const char* units[] = {"B", "kB", "MB", "GB", "TB"};
+  int u = 0;
+  while (b >= 1000 && u < 4) b /= 1000, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", b, units[u]);
+  return buf;
+}
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::shared_ptr<ConvertCommand> AddConvertCommand(CLI::App* app) {
+  auto c = std::make_shared<ConvertCommand>();
+  CLI::App* s = app->add_subcommand(
+      "convert",
+      "Write a source (an image folder, a .npy array with --labels, or HDF5 datasets) as tar "
+      "shards in the "
+      "WebDataset layout: per sample KEY.jpg or KEY.png (the original bytes, or re-encoded "
+      "JPEG when resized) and KEY.cls (the label). Shards appear under their final names "
+      "only when complete; an interrupted run leaves a temporary file, which the next run "
+      "removes. Prints what it wrote.");
+  c->sub = s;
+  s->add_option("SRC", c->src, "image folder (SRC/<class>/<image>), images .npy, or .h5/.hdf5")
+      ->required();
+  s->add_option("DEST", c->dest, "output directory (created if missing)")->required();
+  s->add_option("--prefix", c->prefix, "shard names: DEST/PREFIX-000000.tar ...")
+      ->capture_default_str();
+  s->add_option("--shard-size", c->shard_size,
+                "start a new shard before one exceeds this much tar data (before "
+                "compression): 1GB = 10^9 bytes, 1GiB = 2^30, 0 = no limit")
+      ->capture_default_str();
+  s->add_option("--samples-per-shard", c->samples_per_shard,
+                "at most N samples per shard (0 = no limit; with --shard-size, the first "
+                "limit reached wins)")
+      ->check(CLI::NonNegativeNumber);
+  s->add_option("--resize", c->resize,
+                "pre-resize: images whose shorter side is longer than N get shorter side N "
+                "(torchvision's Resize(N), Pillow's antialiased bilinear) and are re-encoded "
+                "as JPEG; smaller ones keep their bytes. 0 = keep every image as it is")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  s->add_option("--quality", c->quality, "JPEG quality of re-encoded images")
+      ->check(CLI::Range(1, 100))->capture_default_str();
+  s->add_option("--subsampling", c->subsampling, "chroma subsampling of re-encoded images")
+      ->check(CLI::IsMember({444, 422, 420}))->capture_default_str();
+  s->add_option("--compress", c->compress, "none (.tar), gzip (.tar.gz) or zstd (.tar.zst)")
+      ->check(CLI::IsMember({"none", "gzip", "zstd"}))->capture_default_str();
+  s->add_option("--threads", c->threads, "read/decode/resize/encode threads (0: one per core)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  s->add_option("--labels", c->labels,
+                ".npy source: 1-D labels .npy (omitted: no .cls members); HDF5 source: the "
+                "labels dataset (default \"labels\"; \"\" for none)");
+  s->add_option("--images", c->images, "HDF5 source: the images dataset")->capture_default_str();
+  s->add_option("--layout", c->layout, ".npy source: NHWC or NCHW (default: from the shape)")
+      ->check(CLI::IsMember({"NHWC", "NCHW"}));
+  s->add_flag("--overwrite", c->overwrite,
+              "replace shards with this prefix already in DEST (without it, convert refuses)");
+  s->add_flag("--json", c->json, "print one JSON object instead of the summary line");
+  s->add_flag("!--no-progress", c->progress, "no progress bar (it is shown only on a terminal)");
+  return c;
+}
+
+bool ConvertCommandParsed(const ConvertCommand& c) { return c.sub->parsed(); }
+
+namespace {
+bool LabelsGiven(const ConvertCommand& c) { return c.sub->count("--labels") > 0; }
+}  // namespace
+
+int RunConvertCommand(const ConvertCommand& c) {
+  auto fail = [](const Status& s) {
+    std::fprintf(stderr, "stoker convert: %s\n", s.ToString().c_str());
+    return 1;
+  };
+  ConvertOptions o;
+  auto size = ParseSize(c.shard_size);
+  if (!size.ok()) return fail(size.status());
+  auto compression = ParseCompression(c.compress);
+  if (!compression.ok()) return fail(compression.status());
+  o.shards.dir = c.dest;
+  o.shards.prefix = c.prefix;
+  o.shards.compression = compression.value();
+  o.shards.max_shard_bytes = size.value();
+  o.shards.max_shard_samples = c.samples_per_shard;
+  o.shards.overwrite = c.overwrite;
+  o.resize = c.resize;
+  o.quality = c.quality;
+  o.subsampling = c.subsampling;
+  o.threads = c.threads;
+  ConvertCommand with_flags = c;
+  with_flags.labels_given = LabelsGiven(c);
+  auto source = OpenSource(with_flags);
+  if (!source.ok()) return fail(source.status());
+  const bool bar = c.progress && ::isatty(2);
+  const auto t0 = std::chrono::steady_clock::now();
+  double last = -1;
+  if (bar) {
+    o.progress = [&](int64_t done, int64_t total, int64_t bytes) {
+      const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (done != total && t - last < 0.1) return;
+      last = t;
+      const int width = 30;
+      const int fill = total > 0 ? static_cast<int>(width * done / total) : width;
+      const double rate = t > 0 ? done / t : 0;
+      std::string b(static_cast<size_t>(fill), '#');
+      b.resize(width, '.');
+      std::fprintf(stderr, "\r[%s] %lld/%lld  %3d%%  %.0f samples/s  %s  ETA %.0f s   ",
+                   b.c_str(), static_cast<long long>(done), static_cast<long long>(total),
+                   total > 0 ? static_cast<int>(100 * done / total) : 100, rate,
+                   HumanBytes(static_cast<double>(bytes)).c_str(),
+                   rate > 0 ? (total - done) / rate : 0.0);
+    };
+  }
+  auto r = ConvertToShards(source.value().get(), o);
+  if (bar) std::fprintf(stderr, "\n");  // ends the bar's line
+  if (!r.ok()) return fail(r.status());
+  const ConvertResult& res = r.value();
+  const double rate = res.seconds > 0 ? res.samples / res.seconds : 0;
+  if (c.json) {
+    std::string out = "{\"tool\": \"convert\", \"source\": " + JsonString(source.value()->Describe()) +
+                      ", \"dest\": " + JsonString(c.dest) +
+                      ", \"shards\": " + std::to_string(res.shards.size()) +
+                      ", \"samples\": " + std::to_string(res.samples) +
+                      ", \"reencoded\": " + std::to_string(res.reencoded) +
+                      ", \"input_bytes\": " + std::to_string(res.input_bytes) +
+                      ", \"output_bytes\": " + std::to_string(res.output_bytes) +
+                      ", \"seconds\": " + std::to_string(res.seconds) +
+                      ", \"samples_per_sec\": " + std::to_string(rate) + ", \"paths\": [";
+    for (size_t i = 0; i < res.shards.size(); ++i) {
+      out += (i ? ", " : "") + JsonString(res.shards[i].path);
+    }
+    std::printf("%s]}\n", out.c_str());
+    return 0;
+  }
+  std::string names = "(none)";
+  if (!res.shards.empty()) {
+    names = res.shards.front().path;
+    if (res.shards.size() > 1) names += " .. " + res.shards.back().path;
+  }
+  std::printf("wrote %zu shard(s), %lld samples (%lld re-encoded), %s in %.2f s (%.0f "
+              "samples/s): %s\n",
+              res.shards.size(), static_cast<long long>(res.samples),
+              static_cast<long long>(res.reencoded),
+              HumanBytes(static_cast<double>(res.output_bytes)).c_str(), res.seconds, rate,
+              names.c_str());
+  return 0;
+}
+
+}  // namespace stoker
