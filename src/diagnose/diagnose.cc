@@ -152,14 +152,23 @@ StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const Batc
   // last stage whose addition cuts throughput clearly (by more than 1.5x:
   // smaller steps are within timing noise) sets the pipeline's speed; when
   // no drop is that clear, the largest one.
+  // A drop at the read stage counts only when the counters agree that
+  // reading takes a real share of the workers' busy time: otherwise it is
+  // the machine's load shifting between the two runs, not storage.
+  const StageStats& full = d.pipeline_stats.total;
+  const double busy = full.read_s + full.decode_s + full.augment_s;
+  const bool read_counts = busy <= 0 || full.read_s >= 0.25 * busy;
+  auto eligible = [&](size_t i) { return d.modes[i].stage != "read" || read_counts; };
   size_t worst = 0;
   for (size_t i = 1; i < d.modes.size(); ++i) {
-    if (d.modes[i].ratio_to_previous > 1.5) worst = i;
+    if (d.modes[i].ratio_to_previous > 1.5 && eligible(i)) worst = i;
   }
   if (worst == 0) {
     worst = 1;
     for (size_t i = 2; i < d.modes.size(); ++i) {
-      if (d.modes[i].ratio_to_previous > d.modes[worst].ratio_to_previous) worst = i;
+      if (eligible(i) && d.modes[i].ratio_to_previous > d.modes[worst].ratio_to_previous) {
+        worst = i;
+      }
     }
   }
   const double f = d.modes[worst].ratio_to_previous;

@@ -10,7 +10,8 @@
 // decode and augmentation), and (5) the full pipeline (adds reading from
 // storage). Each mode runs at the speed of the slowest stage it includes, so
 // the last stage whose addition cuts throughput by more than 1.5x (or, when
-// none does, the largest cut) is the bottleneck, and that cut is its cost. A
+// none does, the largest cut) is the bottleneck, and that cut is its cost (a
+// cut at the read stage only when reading takes >= 1/4 of the busy time). A
 // pipeline within 5% of the step alone is not data-bound.
 //
 // Thread-safety: Diagnose() drives the loader from the calling thread and
