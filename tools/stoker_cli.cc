@@ -29,6 +29,7 @@
 
 #include "base/clock.h"
 #include "base/json.h"
+#include "base/process.h"
 #include "codec/decoder.h"
 #include "convert_cmd.h"
 #include "diagnose/diagnose.h"
@@ -43,26 +44,6 @@ namespace {
 double NowS() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-double CpuSeconds() {
-  rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
-         ru.ru_stime.tv_usec * 1e-6;
-}
-
-double PeakRssMiB() {
-  rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_maxrss / 1024.0;
-}
-
-double CurrentRssMiB() {
-  std::ifstream f("/proc/self/statm");
-  long pages_total = 0, pages_rss = 0;
-  f >> pages_total >> pages_rss;
-  return pages_rss * (sysconf(_SC_PAGESIZE) / 1048576.0);
 }
 
 const std::array<float, 3> kMean = {0.485f, 0.456f, 0.406f};

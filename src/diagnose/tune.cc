@@ -1,47 +1,18 @@
 // Copyright 2026 The stoker Authors.
 #include "diagnose/tune.h"
 
-#include <malloc.h>
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <thread>
 
 #include "base/clock.h"
 #include "base/json.h"
+#include "base/process.h"
 
 namespace stoker {
 namespace {
-
-double CpuSeconds() {
-  rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
-         ru.ru_stime.tv_usec * 1e-6;
-}
-
-// Lowers the kernel's peak-RSS mark to the current RSS (Linux >= 4.0), after
-// handing freed heap back, so the next reading is this configuration's own.
-void ResetPeakRss() {
-  malloc_trim(0);
-  std::ofstream f("/proc/self/clear_refs");
-  f << "5";
-}
-
-double PeakRssMiB() {
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;
-  }
-  rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_maxrss / 1024.0;
-}
 
 void Step(double step_ms) {
   if (step_ms > 0) {
