@@ -222,9 +222,10 @@ Status Hdf5Source::ReadIndex(int64_t index, SampleScratch* scratch, SampleData* 
   if (raw_) {
     const hsize_t start[4] = {static_cast<hsize_t>(index), 0, 0, 0};
     const hsize_t count[4] = {1, static_cast<hsize_t>(height_), static_cast<hsize_t>(width_), 3};
-    const hsize_t mem_dims[1] = {static_cast<hsize_t>(height_) * width_ * 3};
-    Id mem(H5Screate_simple(1, mem_dims, nullptr));
-    const size_t bytes = static_cast<size_t>(mem_dims[0]);
+    // The memory space has the selection's own shape: with another shape
+    // (e.g. 1-D) HDF5 maps element by element, ~40x slower.
+    Id mem(H5Screate_simple(4, count, nullptr));
+    const size_t bytes = static_cast<size_t>(height_) * width_ * 3;
     if (scratch->bytes.size() < bytes) scratch->bytes.resize(bytes);
     if (H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
         H5Dread(dataset_, H5T_NATIVE_UINT8, mem.get(), space.get(), H5P_DEFAULT,
