@@ -5,9 +5,11 @@
 
 namespace stoker::python {
 void RegisterLoader(pybind11::module_& m);
+void RegisterShards(pybind11::module_& m);
 }  // namespace stoker::python
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "stoker's C++ engine (use the `stoker` package, not this module)";
   stoker::python::RegisterLoader(m);
+  stoker::python::RegisterShards(m);
 }

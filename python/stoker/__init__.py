@@ -17,6 +17,7 @@ straight into its slot of a pooled batch buffer.
 
 from stoker._C import ImageFolder, StokerError
 from stoker._loader import Loader, diagnose
+from stoker._shards import Shards
 from stoker._transforms import (
     CenterCrop,
     Normalize,
@@ -34,6 +35,7 @@ __all__ = [
     "RandomHorizontalFlip",
     "RandomResizedCrop",
     "Resize",
+    "Shards",
     "StokerError",
 ]
 __version__ = "0.1.0"
