@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -34,7 +35,31 @@ class FileStream : public ByteStream {
   std::string path_;
 };
 
+class MemoryByteStream : public ByteStream {
+ public:
+  MemoryByteStream(std::vector<uint8_t> bytes, std::string name, size_t chunk)
+      : bytes_(std::move(bytes)), name_(std::move(name)), chunk_(chunk == 0 ? 1 : chunk) {}
+  Status Read(uint8_t* buf, size_t n, size_t* got) override {
+    *got = std::min({n, chunk_, bytes_.size() - pos_});
+    if (*got > 0) std::memcpy(buf, bytes_.data() + pos_, *got);
+    pos_ += *got;
+    return Status::OK();
+  }
+  const std::string& name() const override { return name_; }
+
+ private:
+  std::vector<uint8_t> bytes_;
+  std::string name_;
+  size_t chunk_;
+  size_t pos_ = 0;
+};
+
 }  // namespace
+
+std::unique_ptr<ByteStream> MemoryStream(std::vector<uint8_t> bytes, std::string name,
+                                         size_t chunk) {
+  return std::make_unique<MemoryByteStream>(std::move(bytes), std::move(name), chunk);
+}
 
 bool IsRemoteUrl(const std::string& url) {
   return url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0;

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "stoker/status.h"
 
@@ -63,6 +64,11 @@ StatusOr<std::unique_ptr<ByteStream>> OpenStream(const std::string& url,
 
 // A local file.
 StatusOr<std::unique_ptr<ByteStream>> OpenFileStream(const std::string& path);
+
+// Bytes held in memory, handed out at most `chunk` bytes per Read (tests,
+// the fuzzer).
+std::unique_ptr<ByteStream> MemoryStream(std::vector<uint8_t> bytes, std::string name,
+                                         size_t chunk = size_t{1} << 20);
 
 // An http(s):// URL through libcurl (stream_http.cc).
 StatusOr<std::unique_ptr<ByteStream>> OpenHttpStream(const std::string& url,

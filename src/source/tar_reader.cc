@@ -4,6 +4,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include <algorithm>
 #include <cctype>
 #include <climits>
 
@@ -33,8 +34,10 @@ long TarReader::ReadCallback(struct archive* a, void* self_ptr, const void** buf
   return static_cast<long>(got);
 }
 
-StatusOr<std::unique_ptr<TarReader>> TarReader::Open(std::unique_ptr<ByteStream> stream) {
+StatusOr<std::unique_ptr<TarReader>> TarReader::Open(std::unique_ptr<ByteStream> stream,
+                                                     int64_t max_member_bytes) {
   std::unique_ptr<TarReader> r(new TarReader(std::move(stream)));
+  r->max_member_bytes_ = max_member_bytes;
   r->buffer_.resize(kReadChunk);
   r->archive_ = archive_read_new();
   if (r->archive_ == nullptr) return ResourceExhaustedError(r->name() + ": archive_read_new failed");
@@ -80,6 +83,10 @@ Status TarReader::Next(TarMember* member, bool* end) {
     if (path == nullptr) path = archive_entry_pathname_utf8(entry);
     member_ = path ? path : "";
     if (archive_entry_filetype(entry) != AE_IFREG) continue;
+    if (archive_entry_sparse_count(entry) > 0) {  // its bytes are not stored contiguously
+      failed_ = true;
+      return DataLossError(name() + ": member " + member_ + ": sparse members are not supported");
+    }
     member->path = member_;
     member->size = archive_entry_size(entry);
     member_size_ = member->size;
@@ -89,10 +96,15 @@ Status TarReader::Next(TarMember* member, bool* end) {
 }
 
 Status TarReader::ReadData(std::vector<uint8_t>* out) {
-  out->clear();
+  if (member_size_ > max_member_bytes_) {
+    failed_ = true;
+    return DataLossError(name() + ": member " + member_ + ": " + std::to_string(member_size_) +
+                         " bytes, more than the limit of " + std::to_string(max_member_bytes_));
+  }
+  // Sized from the header: only the bytes beyond the previous size are zeroed.
+  out->resize(static_cast<size_t>(member_size_));
   size_t got = 0;
-  for (;;) {
-    if (out->size() < got + kReadChunk / 4) out->resize(got + kReadChunk / 4);
+  while (got < out->size()) {
     const la_ssize_t n = archive_read_data(archive_, out->data() + got, out->size() - got);
     if (n == 0) break;
     if (n < 0) {
@@ -103,8 +115,7 @@ Status TarReader::ReadData(std::vector<uint8_t>* out) {
     }
     got += static_cast<size_t>(n);
   }
-  out->resize(got);
-  if (static_cast<int64_t>(got) != member_size_) {
+  if (got != out->size()) {
     failed_ = true;
     return DataLossError(name() + ": member " + member_ + ": truncated (" + std::to_string(got) +
                          " of " + std::to_string(member_size_) + " bytes)");
@@ -161,7 +172,7 @@ StatusOr<std::unique_ptr<ShardSampleReader>> ShardSampleReader::Open(const std::
 
 StatusOr<std::unique_ptr<ShardSampleReader>> ShardSampleReader::FromStream(
     std::unique_ptr<ByteStream> stream, const SampleSpec& spec, bool read_images) {
-  auto tar = TarReader::Open(std::move(stream));
+  auto tar = TarReader::Open(std::move(stream), spec.max_member_bytes);
   if (!tar.ok()) return tar.status();
   return std::unique_ptr<ShardSampleReader>(
       new ShardSampleReader(std::move(tar).value(), spec, read_images));

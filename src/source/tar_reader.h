@@ -45,7 +45,8 @@ struct TarMember {
 
 class TarReader {
  public:
-  static StatusOr<std::unique_ptr<TarReader>> Open(std::unique_ptr<ByteStream> stream);
+  static StatusOr<std::unique_ptr<TarReader>> Open(std::unique_ptr<ByteStream> stream,
+                                                   int64_t max_member_bytes = int64_t{1} << 30);
   ~TarReader();
 
   // The next regular-file member (directories, links and the like are
@@ -65,12 +66,15 @@ class TarReader {
   Status stream_error_;  // the ByteStream's own error, kept for the message
   std::string member_;   // current member path, for messages
   int64_t member_size_ = 0;
+  int64_t max_member_bytes_ = 0;
   bool failed_ = false;
 };
 
 struct SampleSpec {
   std::vector<std::string> image_exts = {"jpg", "png", "jpeg"};
   std::string label_ext = "cls";
+  // Members (images, labels) larger than this are errors, not allocations.
+  int64_t max_member_bytes = int64_t{1} << 30;
 };
 
 // Parses "jpg;png;jpeg" into its parts (empty parts dropped).

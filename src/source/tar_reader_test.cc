@@ -18,25 +18,10 @@ using testing::TarFilter;
 using testing::TarFormat;
 using testing::Text;
 
-// A ByteStream over memory, handing out at most `chunk` bytes per read.
-class MemoryStream : public ByteStream {
- public:
-  explicit MemoryStream(std::vector<uint8_t> bytes, size_t chunk = 777)
-      : bytes_(std::move(bytes)), chunk_(chunk) {}
-  Status Read(uint8_t* buf, size_t n, size_t* got) override {
-    *got = std::min({n, chunk_, bytes_.size() - pos_});
-    std::memcpy(buf, bytes_.data() + pos_, *got);
-    pos_ += *got;
-    return Status::OK();
-  }
-  const std::string& name() const override { return name_; }
-
- private:
-  std::vector<uint8_t> bytes_;
-  size_t chunk_;
-  size_t pos_ = 0;
-  std::string name_ = "mem.tar";
-};
+// Small chunks: members straddle the reads.
+std::unique_ptr<ByteStream> Mem(std::vector<uint8_t> bytes) {
+  return MemoryStream(std::move(bytes), "mem.tar", 777);
+}
 
 std::vector<uint8_t> Bytes(size_t n, uint8_t seed) {
   std::vector<uint8_t> v(n);
@@ -51,7 +36,7 @@ struct Got {
 
 Got ReadAll(std::vector<uint8_t> tar, const SampleSpec& spec = {}) {
   Got g;
-  auto r = ShardSampleReader::FromStream(std::make_unique<MemoryStream>(std::move(tar)), spec);
+  auto r = ShardSampleReader::FromStream(Mem(std::move(tar)), spec);
   if (!r.ok()) {
     g.error = r.status();
     return g;
@@ -123,7 +108,7 @@ TEST(TarReaderTest, DataOffsetsPointAtTheMemberBytes) {
   const std::vector<uint8_t> tar = MakeTar(entries);
   SampleSpec spec;
   spec.label_ext = "";
-  auto r = ShardSampleReader::FromStream(std::make_unique<MemoryStream>(tar), spec, false).value();
+  auto r = ShardSampleReader::FromStream(Mem(tar), spec, false).value();
   for (const TarEntry& e : entries) {
     ShardSample s;
     bool end = false;
