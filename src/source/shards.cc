@@ -163,6 +163,7 @@ class StreamReader : public EpochReader {
 
  private:
   static constexpr size_t kRecentNames = 4096;
+  static constexpr size_t kInitialFill = 64;
 
   struct OpenShard {
     std::unique_ptr<ShardSampleReader> reader;
@@ -228,7 +229,13 @@ class StreamReader : public EpochReader {
       else output_done_ = true;
       return;
     }
-    while (buffer_.size() < buffer_size_ && !input_done_) {
+    // Fill gradually, as webdataset does: output starts once kInitialFill
+    // samples are held, and each output adds up to two inputs until the
+    // buffer is full, so the first batch does not wait for a whole buffer.
+    const size_t want = std::min(buffer_size_, kInitialFill);
+    for (int added = 0; !input_done_ && buffer_.size() < buffer_size_ &&
+                        (added < 2 || buffer_.size() < want);
+         ++added) {
       if (NextInputLocked(&item)) buffer_.push_back(std::move(item));
       else input_done_ = true;
     }
