@@ -427,3 +427,16 @@ def test_http_gives_up_with_a_clear_error(dropping_server):
     server.errors_first = 100
     with pytest.raises(stoker.StokerError, match=r"train-000000.tar.gz.*HTTP 503.*3 attempts"):
         collect(stoker.Shards(base + "/gzip/train-000000.tar.gz", retries=3, backoff_ms=1))
+
+
+def test_http_cache_completes_when_the_tar_ends_before_the_file(nginx, variants, tmp_path):
+    # libarchive stops at the end-of-archive blocks; 300 KB of padding follow them here.
+    root = os.path.dirname(os.path.dirname(variants["plain"]))
+    os.makedirs(os.path.join(root, "padded"), exist_ok=True)
+    data = tar_bytes(samples(0, 3)) + bytes(300_000)
+    write(os.path.join(root, "padded", "p-000000.tar"), data)
+    cache = tmp_path / "cache"
+    _, labels, _, _ = collect(stoker.Shards(nginx + "/padded/p-000000.tar", cache_dir=str(cache)))
+    assert labels == [0, 1, 2]
+    (cached,) = os.listdir(cache)
+    assert open(cache / cached, "rb").read() == data

@@ -69,6 +69,7 @@ Status TarReader::Next(TarMember* member, bool* end) {
     const int rc = archive_read_next_header(archive_, &entry);
     if (rc == ARCHIVE_EOF) {
       *end = true;
+      DrainStream();
       return Status::OK();
     }
     if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
@@ -92,6 +93,17 @@ Status TarReader::Next(TarMember* member, bool* end) {
     member_size_ = member->size;
     member->data_offset = archive_filter_bytes(archive_, 0);
     return Status::OK();
+  }
+}
+
+void TarReader::DrainStream() {
+  // libarchive stops at the end-of-archive blocks; reading the padding after
+  // them lets a remote stream see its end (and complete its disk cache).
+  // Bounded: a stream with more than 4 MiB of trailing bytes is left as is.
+  size_t total = 0, got = 0;
+  while (total < (size_t{4} << 20) && stream_->Read(buffer_.data(), buffer_.size(), &got).ok() &&
+         got > 0) {
+    total += got;
   }
 }
 

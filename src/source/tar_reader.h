@@ -59,6 +59,7 @@ class TarReader {
  private:
   explicit TarReader(std::unique_ptr<ByteStream> stream);
   static long ReadCallback(struct archive* a, void* self, const void** buffer);
+  void DrainStream();
 
   std::unique_ptr<ByteStream> stream_;
   struct archive* archive_ = nullptr;
