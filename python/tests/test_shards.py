@@ -440,3 +440,10 @@ def test_http_cache_completes_when_the_tar_ends_before_the_file(nginx, variants,
     assert labels == [0, 1, 2]
     (cached,) = os.listdir(cache)
     assert open(cache / cached, "rb").read() == data
+
+
+def test_diagnose_runs_on_a_stream(variants):
+    loader = stoker.Loader(stoker.Shards(variants["zstd"]), batch_size=4,
+                           transforms=[stoker.Resize((16, 16))])
+    d = stoker.diagnose(loader, None, batches=3)
+    assert [m["images_per_sec"] > 0 for m in d["modes"]] == [True] * 5
