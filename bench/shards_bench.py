@@ -4,8 +4,10 @@
 Packs an ImageFolder (repeated `--repeat` times, so there are enough images)
 into WebDataset shards (`key.jpg` + `key.cls`, `--per-shard` samples each),
 plain `.tar` and `.tar.zst` (the zstd command), then measures images/s of
-stoker.Loader (train pipeline: RandomResizedCrop 224 + flip + Normalize,
-float32, shuffled) on
+stoker.Loader (train pipeline: RandomResizedCrop 224 + flip + Normalize; or
+`--pipeline val`: Resize 256 + CenterCrop 224 + Normalize, the same work for
+every sample whatever its id, since stream ids, hence random crops, differ
+from the folder's; float32, shuffled) on
   folder       stoker.ImageFolder on the same files
   tar-indexed  stoker.Shards(*.tar)                (index + pread, global shuffle)
   tar-stream   stoker.Shards(*.tar, mode="stream") (sequential, shuffle buffer)
@@ -67,10 +69,12 @@ def pack(data: Path, repeat: int, per_shard: int, out: Path):
 
 def measure(source, args) -> float:
     mean, std = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+    if args.pipeline == "train":
+        transforms = [stoker.RandomResizedCrop(224), stoker.RandomHorizontalFlip()]
+    else:  # the same work for every sample, whatever its id
+        transforms = [stoker.Resize(256), stoker.CenterCrop(224)]
     loader = stoker.Loader(source, batch_size=args.batch_size, shuffle=True,
-                           transforms=[stoker.RandomResizedCrop(224),
-                                       stoker.RandomHorizontalFlip(),
-                                       stoker.Normalize(mean, std)],
+                           transforms=transforms + [stoker.Normalize(mean, std)],
                            threads=args.threads, prefetch=2)
     rates = []
     for epoch in range(args.epochs + 1):
@@ -95,6 +99,7 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--pipeline", choices=("train", "val"), default="train")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
@@ -114,7 +119,7 @@ def main() -> int:
                 print(f"round {r}: {name:12s} {results[name][-1]:8.0f} img/s", file=sys.stderr,
                       flush=True)
     med = {k: statistics.median(v) for k, v in results.items()}
-    print(f"{n} images, {args.threads} threads, batch {args.batch_size}, train pipeline; "
+    print(f"{n} images, {args.threads} threads, batch {args.batch_size}, {args.pipeline} pipeline; "
           f"median of {args.rounds} rounds x {args.epochs} epochs")
     print(f"{'source':12s} {'img/s':>8s} {'vs folder':>10s}")
     for k, v in med.items():

@@ -105,10 +105,34 @@ struct Item {
   std::string name;
 };
 
+// Sample byte buffers kept from one epoch's reader to the next, so that
+// filling the shuffle buffer does not allocate (and page-fault) anew each
+// epoch. Thread-safe.
+class BufferPool {
+ public:
+  explicit BufferPool(size_t cap) : cap_(cap) {}
+  std::vector<std::vector<uint8_t>> TakeAll() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::move(buffers_);
+  }
+  void Give(std::vector<uint8_t> b) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (b.capacity() > 0 && buffers_.size() < cap_) buffers_.push_back(std::move(b));
+  }
+
+ private:
+  const size_t cap_;
+  std::mutex mu_;
+  std::vector<std::vector<uint8_t>> buffers_;
+};
+
 class StreamReader : public EpochReader {
  public:
-  StreamReader(const std::vector<std::string>* urls, const ShardOptions* o, const EpochSpec& spec)
-      : urls_(urls), o_(o), rng_(HashSeed(spec.seed, static_cast<uint64_t>(spec.epoch), 0x7A25ull)) {
+  StreamReader(const std::vector<std::string>* urls, const ShardOptions* o, const EpochSpec& spec,
+               std::shared_ptr<BufferPool> pool)
+      : urls_(urls), o_(o), pool_(std::move(pool)),
+        rng_(HashSeed(spec.seed, static_cast<uint64_t>(spec.epoch), 0x7A25ull)) {
+    free_ = pool_->TakeAll();
     order_.resize(urls->size());
     for (size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<uint32_t>(i);
     shuffle_ = spec.shuffle;
@@ -117,6 +141,12 @@ class StreamReader : public EpochReader {
       buffer_size_ = static_cast<size_t>(std::max(0, o->shuffle_buffer));
       concurrent_ = static_cast<size_t>(std::max(1, o->concurrent_shards));
     }
+  }
+
+  ~StreamReader() override {
+    for (auto& b : free_) pool_->Give(std::move(b));
+    for (auto& it : buffer_) pool_->Give(std::move(it.bytes));
+    for (auto& it : window_) pool_->Give(std::move(it.bytes));
   }
 
   int64_t size() const override { return -1; }
@@ -141,7 +171,7 @@ class StreamReader : public EpochReader {
     out->pixels = nullptr;
     taken_[static_cast<size_t>(p - base_)] = true;
     while (!window_.empty() && taken_.front()) {
-      if (free_.size() < 64) free_.push_back(std::move(window_.front().bytes));
+      if (free_.size() < kMaxFree) free_.push_back(std::move(window_.front().bytes));
       recent_names_.push_back(std::move(window_.front().name));
       if (recent_names_.size() > kRecentNames) recent_names_.pop_front();
       window_.pop_front();
@@ -164,6 +194,7 @@ class StreamReader : public EpochReader {
  private:
   static constexpr size_t kRecentNames = 4096;
   static constexpr size_t kInitialFill = 64;
+  static constexpr size_t kMaxFree = 64;
 
   struct OpenShard {
     std::unique_ptr<ShardSampleReader> reader;
@@ -256,6 +287,7 @@ class StreamReader : public EpochReader {
 
   const std::vector<std::string>* urls_;
   const ShardOptions* o_;
+  const std::shared_ptr<BufferPool> pool_;
 
   mutable std::mutex mu_;
   // Everything below is guarded by mu_.
@@ -281,19 +313,22 @@ class StreamReader : public EpochReader {
 class StreamShards : public Source {
  public:
   StreamShards(std::vector<std::string> urls, const ShardOptions& o)
-      : urls_(std::move(urls)), options_(o) {}
+      : urls_(std::move(urls)),
+        options_(o),
+        pool_(std::make_shared<BufferPool>(static_cast<size_t>(std::max(0, o.shuffle_buffer)) + 64)) {}
   int64_t size() const override { return -1; }
   std::string Describe() const override {
     return "Shards(" + std::to_string(urls_.size()) + " shards, stream" +
            (urls_.empty() ? "" : ", " + urls_[0] + " ...") + ")";
   }
   StatusOr<std::unique_ptr<EpochReader>> StartEpoch(const EpochSpec& spec) override {
-    return std::unique_ptr<EpochReader>(new StreamReader(&urls_, &options_, spec));
+    return std::unique_ptr<EpochReader>(new StreamReader(&urls_, &options_, spec, pool_));
   }
 
  private:
   const std::vector<std::string> urls_;
   const ShardOptions options_;
+  const std::shared_ptr<BufferPool> pool_;
 };
 
 }  // namespace
