@@ -49,14 +49,15 @@ test-tsan: deps
 	@build-tsan/src/convert_test
 
 # libFuzzer on the decoders (JPEG incl. region/scaled decode, PNG) and the
-# per-sample path, then on the .npy header parser, FUZZ_SECONDS each; new
+# per-sample path, then on the .npy header parser and the tar shard reader,
+# FUZZ_SECONDS each; new
 # crashers go to fuzz/regressions/<target>/.
 fuzz:
 	@scripts/install-deps.sh fuzz
 	@CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DSTOKER_BUILD_FUZZERS=ON -DSTOKER_BUILD_TESTS=OFF -DSTOKER_BUILD_PYTHON=OFF \
 	  -G "$$(command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')" >/dev/null
-	@cmake --build build-fuzz -j $(JOBS) --target decode_fuzz npy_fuzz make_seeds
+	@cmake --build build-fuzz -j $(JOBS) --target decode_fuzz npy_fuzz tar_fuzz make_seeds
 	@build-fuzz/fuzz/make_seeds build-fuzz/seeds/decode >/dev/null
 	@mkdir -p build-fuzz/corpus/decode
 	@build-fuzz/fuzz/decode_fuzz -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 \
@@ -66,6 +67,10 @@ fuzz:
 	@build-fuzz/fuzz/npy_fuzz -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 \
 	  -artifact_prefix=fuzz/regressions/npy/ -print_final_stats=1 \
 	  build-fuzz/corpus/npy fuzz/regressions/npy
+	@mkdir -p build-fuzz/corpus/tar
+	@build-fuzz/fuzz/tar_fuzz -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 \
+	  -max_len=65536 -artifact_prefix=fuzz/regressions/tar/ -print_final_stats=1 \
+	  build-fuzz/corpus/tar fuzz/regressions/tar
 
 clean:
 	rm -rf $(BUILD) build-asan build-tsan build-fuzz python/stoker/_C*.so

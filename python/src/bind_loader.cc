@@ -103,12 +103,19 @@ py::tuple BatchArrays(BatchPtr batch) {
 
 }  // namespace
 
+// For the other binding files.
+void ThrowStatus(const Status& s) { Throw(s); }
+
 void RegisterLoader(py::module_& m) {
   static py::exception<std::runtime_error> exc(m, "StokerError", PyExc_RuntimeError);
   g_stoker_error = exc.ptr();
 
   py::class_<Source, std::shared_ptr<Source>>(m, "Source")
-      .def("__len__", [](const Source& s) { return s.size(); })
+      .def("__len__",
+           [](const Source& s) {
+             if (s.size() < 0) throw py::type_error(s.Describe() + " is a stream of unknown length");
+             return s.size();
+           })
       .def("__repr__", &Source::Describe)
       .def_property_readonly("classes", &Source::classes);
 

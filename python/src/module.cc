@@ -7,6 +7,7 @@ namespace stoker::python {
 void RegisterLoader(pybind11::module_& m);
 void RegisterDevice(pybind11::module_& m);
 void RegisterArrays(pybind11::module_& m);
+void RegisterShards(pybind11::module_& m);
 }  // namespace stoker::python
 
 PYBIND11_MODULE(_C, m) {
@@ -14,4 +15,5 @@ PYBIND11_MODULE(_C, m) {
   stoker::python::RegisterLoader(m);
   stoker::python::RegisterDevice(m);
   stoker::python::RegisterArrays(m);
+  stoker::python::RegisterShards(m);
 }

@@ -18,6 +18,7 @@ straight into its slot of a pooled batch buffer.
 from stoker._C import HDF5, ImageFolder, Npy, StokerError
 from stoker._device import DeviceAugment
 from stoker._loader import Loader, diagnose
+from stoker._shards import Shards
 from stoker._transforms import (
     CenterCrop,
     Normalize,
@@ -38,6 +39,7 @@ __all__ = [
     "RandomHorizontalFlip",
     "RandomResizedCrop",
     "Resize",
+    "Shards",
     "StokerError",
 ]
 __version__ = "0.1.0"

@@ -94,7 +94,10 @@ class Loader:
             self._feeder.bind(self._impl.height, self._impl.width)
 
     def __len__(self) -> int:
-        return len(self._impl)
+        n = self._impl.__len__()
+        if n < 0:  # a stream (e.g. compressed or remote shards): the length is unknown
+            raise TypeError("this loader's source is a stream of unknown length; it has no len()")
+        return n
 
     def set_epoch(self, epoch: int) -> None:
         """Sets the epoch the next iteration runs (order and augmentation depend on it)."""
@@ -187,7 +190,7 @@ class _EpochIterator:
         return self._loader._convert(arrays)
 
     def __len__(self) -> int:
-        return len(self._impl)
+        return len(self._loader)
 
     def _finish(self):
         if not self._done:

@@ -116,8 +116,9 @@ StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const Batc
                        }
                      })});
   // Mode 4: the same engine over the encoded bytes of a few batches in memory.
-  const int64_t cache_count =
-      std::min<int64_t>(loader->num_samples(), int64_t{4} * loader->options().batch_size);
+  const int64_t few = int64_t{4} * loader->options().batch_size;
+  const int64_t cache_count =  // a stream (-1) caches up to `few`, or all it has
+      loader->num_samples() < 0 ? few : std::min<int64_t>(loader->num_samples(), few);
   ASSIGN_OR_RETURN(std::shared_ptr<MemorySource> cached,
                    CacheSamples(loader->source().get(), cache_count));
   LoaderOptions cached_options = loader->options();

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -118,6 +119,7 @@ class LoaderImpl : public Loader {
   int64_t num_batches() const override {
     const int64_t n = source_->size();
     const int64_t b = options_.batch_size;
+    if (n < 0) return -1;
     return options_.drop_last ? n / b : (n + b - 1) / b;
   }
   int height() const override { return height_; }
@@ -154,8 +156,14 @@ class LoaderImpl : public Loader {
     reader_ = std::move(reader).value();
     const int64_t n = reader_->size();
     const int64_t b = options_.batch_size;
-    epoch_batches_ = options_.drop_last ? n / b : (n + b - 1) / b;
-    epoch_samples_ = std::min(n, epoch_batches_ * b);
+    if (n < 0) {  // a stream: the end is found by reading (stream_end_)
+      epoch_batches_ = kUnbounded / b;
+      epoch_samples_ = epoch_batches_ * b;
+    } else {
+      epoch_batches_ = options_.drop_last ? n / b : (n + b - 1) / b;
+      epoch_samples_ = std::min(n, epoch_batches_ * b);
+    }
+    stream_end_.store(kUnbounded, std::memory_order_relaxed);
     next_position_.store(0, std::memory_order_relaxed);
     cancelled_.store(false, std::memory_order_relaxed);
     next_to_consume_ = 0;
@@ -193,8 +201,9 @@ class LoaderImpl : public Loader {
     const int64_t b = next_to_consume_;
     RingSlot& slot = ring_[b % ring_.size()];
     auto ready = [&] {
-      return !fatal_.ok() || (slot.batch.load(std::memory_order_acquire) == b &&
-                              slot.remaining.load(std::memory_order_acquire) == 0);
+      return !fatal_.ok() || PastStreamEnd(b) ||
+             (slot.batch.load(std::memory_order_acquire) == b &&
+              slot.remaining.load(std::memory_order_acquire) == 0);
     };
     int64_t waited_ns = 0;
     if (!ready()) {
@@ -221,6 +230,12 @@ class LoaderImpl : public Loader {
       Stop();
       return fatal;
     }
+    if (PastStreamEnd(b)) {  // the stream ended at the previous batch's end
+      lock.unlock();
+      Stop();
+      *end = true;
+      return Status::OK();
+    }
     BatchBuffer* buf = slot.buffer;
     slot.buffer = nullptr;
     slot.batch.store(-1, std::memory_order_release);
@@ -241,6 +256,16 @@ class LoaderImpl : public Loader {
           return err;
         }
       }
+    }
+    const Trim trim = TrimStreamBatch(b, buf);
+    if (trim != Trim::kDeliver) {
+      pool_->Release(buf);
+      if (trim == Trim::kEnd) {
+        Stop();
+        *end = true;
+        return Status::OK();
+      }
+      return Next(out, end, poll, poll_ms);  // every sample of the batch was skipped
     }
     *out = std::make_shared<Batch>(pool_, buf);
     return Status::OK();
@@ -290,6 +315,56 @@ class LoaderImpl : public Loader {
     BatchBuffer* buffer = nullptr;     // written before `batch` is released
     std::atomic<int> remaining{0};     // samples of the batch not yet written
   };
+
+  // Streams (reader size -1): the first position whose Read reports the end.
+  static constexpr int64_t kUnbounded = int64_t{1} << 62;
+  // ids()[s] of a stream sample dropped under on_error=skip (a stream cannot
+  // read a replacement); its slot is removed before the batch is delivered.
+  static constexpr int64_t kSkippedId = -2;
+
+  // Whether batch b starts at or after the end of the stream.
+  bool PastStreamEnd(int64_t b) const {
+    return b * options_.batch_size >= stream_end_.load(std::memory_order_acquire);
+  }
+
+  void MarkStreamEnd(int64_t position) {
+    int64_t cur = stream_end_.load(std::memory_order_relaxed);
+    while (position < cur &&
+           !stream_end_.compare_exchange_weak(cur, position, std::memory_order_acq_rel)) {
+    }
+    if (position < cur) {
+      std::lock_guard<std::mutex> lock(mu_);
+      work_cv_.notify_all();
+      ready_cv_.notify_all();
+    }
+  }
+
+  enum class Trim { kDeliver, kEmpty, kEnd };
+  // Streams only, on the consumer's thread once batch b is complete: cuts the
+  // batch at the stream's end and closes the gaps of skipped samples. kEmpty:
+  // nothing left but the stream goes on; kEnd: nothing (more) to deliver.
+  Trim TrimStreamBatch(int64_t b, BatchBuffer* buf) {
+    if (reader_->size() >= 0) return Trim::kDeliver;
+    const int64_t bsz = options_.batch_size;
+    const int64_t end = stream_end_.load(std::memory_order_acquire);
+    const bool last = end < (b + 1) * bsz;
+    if (last) buf->size = static_cast<int>(end - b * bsz);
+    const size_t sample_bytes = buf->image_bytes() / static_cast<size_t>(bsz);
+    int kept = 0;
+    for (int i = 0; i < buf->size; ++i) {
+      if (buf->ids()[i] == kSkippedId) continue;
+      if (kept != i) {
+        std::memcpy(buf->slot(kept), buf->slot(i), sample_bytes);
+        buf->labels()[kept] = buf->labels()[i];
+        buf->ids()[kept] = buf->ids()[i];
+      }
+      ++kept;
+    }
+    buf->size = kept;
+    if (last && (kept == 0 || (options_.drop_last && kept < bsz))) return Trim::kEnd;
+    if (kept == 0) return Trim::kEmpty;
+    return Trim::kDeliver;
+  }
 
   static bool HasNormalize(const std::vector<Transform>& ts) {
     for (const auto& t : ts) if (t.kind == Transform::Kind::kNormalize) return true;
@@ -349,6 +424,7 @@ class LoaderImpl : public Loader {
       if (p >= epoch_samples_) return;
       const int64_t b = p / bsz;
       const int s = static_cast<int>(p % bsz);
+      if (PastStreamEnd(b)) return;
       RingSlot& slot = ring_[b % k];
       if (s == 0) {
         if (!InstallBatch(b, &c)) return;
@@ -356,11 +432,14 @@ class LoaderImpl : public Loader {
         const int64_t t0 = NowNs();
         std::unique_lock<std::mutex> lock(mu_);
         work_cv_.wait(lock, [&] {
-          return cancelled_.load(std::memory_order_relaxed) ||
+          return cancelled_.load(std::memory_order_relaxed) || PastStreamEnd(b) ||
                  slot.batch.load(std::memory_order_acquire) == b;
         });
         c.Add(c.wait_ns, NowNs() - t0);
-        if (cancelled_.load(std::memory_order_relaxed)) return;
+        if (cancelled_.load(std::memory_order_relaxed) ||
+            slot.batch.load(std::memory_order_acquire) != b) {
+          return;
+        }
       }
       BatchBuffer* buf = slot.buffer;
       ProduceSample(p, s, buf, processor, scratch, &c);
@@ -379,9 +458,10 @@ class LoaderImpl : public Loader {
     {
       std::unique_lock<std::mutex> lock(mu_);
       work_cv_.wait(lock, [&] {
-        return cancelled_.load(std::memory_order_relaxed) || b < next_to_consume_ + in_flight_;
+        return cancelled_.load(std::memory_order_relaxed) || PastStreamEnd(b) ||
+               b < next_to_consume_ + in_flight_;
       });
-      if (cancelled_.load(std::memory_order_relaxed)) return false;
+      if (cancelled_.load(std::memory_order_relaxed) || PastStreamEnd(b)) return false;
     }
     c->Add(c->wait_ns, NowNs() - t0);
     auto acquired = pool_->Acquire();
@@ -426,6 +506,12 @@ class LoaderImpl : public Loader {
       Status st = reader_->Read(pos, scratch, &sample, &end);
       const int64_t t1 = timing ? NowNs() : 0;
       c->Add(c->read_ns, t1 - t0);
+      if (st.ok() && end && n < 0) {  // past the end of a stream: an empty slot
+        MarkStreamEnd(pos);
+        buf->errors()[s] = Status::OK();
+        buf->ids()[s] = -1;
+        return;
+      }
       if (st.ok() && end) st = DataLossError("source ended before position " + std::to_string(pos));
       if (st.ok()) {
         c->Add(c->bytes, static_cast<int64_t>(sample.size));
@@ -450,6 +536,11 @@ class LoaderImpl : public Loader {
         return;
       }
       c->Add(c->skipped, 1);
+      if (n < 0) {  // a stream: no replacement; the slot is removed from the batch
+        buf->errors()[s] = Status::OK();
+        buf->ids()[s] = kSkippedId;
+        return;
+      }
       if (first_error.ok()) first_error = st;
       if (!reader_->random_access() || attempt + 1 >= options_.max_skip_attempts) {
         buf->errors()[s] = first_error.WithContext(
@@ -583,6 +674,7 @@ class LoaderImpl : public Loader {
   std::unique_ptr<EpochReader> reader_;  // set by Start before workers run
   std::vector<RingSlot> ring_;
   std::atomic<int64_t> next_position_{0};
+  std::atomic<int64_t> stream_end_{kUnbounded};
   std::atomic<bool> cancelled_{false};
   Status fatal_;                      // guarded by mu_
   // Tuning: workers with index >= active_threads_ park; at most in_flight_
@@ -638,10 +730,6 @@ StatusOr<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<Source> source,
   if (options.max_skip_attempts < 1) {
     return InvalidArgumentError("max_skip_attempts must be >= 1");
   }
-  if (source->size() < 0) {
-    return UnimplementedError(source->Describe() +
-                              ": sources of unknown length are not supported yet");
-  }
   if (source->size() == 0) return InvalidArgumentError(source->Describe() + " has no samples");
   int height = 0, width = 0;
   RETURN_IF_ERROR(StaticOutputSize(options.transforms, &height, &width));
@@ -670,7 +758,7 @@ StatusOr<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<Source> source,
       return InvalidArgumentError("sizes must be positive in " + t.ToString());
     }
   }
-  if (options.drop_last && source->size() < options.batch_size) {
+  if (options.drop_last && source->size() >= 0 && source->size() < options.batch_size) {
     return InvalidArgumentError("drop_last=True with " + std::to_string(source->size()) +
                                 " samples and batch_size " + std::to_string(options.batch_size) +
                                 " gives no batch at all");

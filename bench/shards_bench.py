@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Tar shards against the image folder they were made from, in one run.
+
+Packs an ImageFolder (repeated `--repeat` times, so there are enough images)
+into WebDataset shards (`key.jpg` + `key.cls`, `--per-shard` samples each),
+plain `.tar` and `.tar.zst` (the zstd command), then measures images/s of
+stoker.Loader (train pipeline: RandomResizedCrop 224 + flip + Normalize; or
+`--pipeline val`: Resize 256 + CenterCrop 224 + Normalize, the same work for
+every sample whatever its id, since stream ids, hence random crops, differ
+from the folder's; float32, shuffled) on
+  folder       stoker.ImageFolder on the same files
+  tar-indexed  stoker.Shards(*.tar)                (index + pread, global shuffle)
+  tar-stream   stoker.Shards(*.tar, mode="stream") (sequential, shuffle buffer)
+  zst-stream   stoker.Shards(*.tar.zst)            (sequential, zstd decompression)
+The configurations run interleaved, `--rounds` times each (one warm-up epoch,
+then `--epochs` timed), and the median img/s per configuration and its ratio
+to the folder are printed. The machines are shared and noisy: compare ratios
+from one run.
+
+    /usr/bin/python3 bench/shards_bench.py DATA [--repeat 5] [--threads 2] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+import stoker  # noqa: E402
+
+
+def pack(data: Path, repeat: int, per_shard: int, out: Path):
+    """Writes the folder as shards and as a folder of symlinks; returns both roots."""
+    folder = out / "folder"
+    files = []
+    classes = sorted(p for p in data.iterdir() if p.is_dir())
+    for label, cls in enumerate(classes):
+        (folder / cls.name).mkdir(parents=True)
+        for f in sorted(cls.iterdir()):
+            for k in range(repeat):
+                link = folder / cls.name / f"{f.stem}_r{k}{f.suffix}"
+                link.symlink_to(f.resolve())
+                files.append((f"{cls.name}_{f.stem}_r{k}", f, label))
+    # Shards in the order ImageFolder lists the files (any order would do).
+    files.sort(key=lambda x: (x[2], x[0]))
+    shards = out / "shards"
+    shards.mkdir()
+    for s in range(0, len(files), per_shard):
+        path = shards / f"train-{s // per_shard:06d}.tar"
+        with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as t:
+            for key, f, label in files[s:s + per_shard]:
+                data_bytes = f.read_bytes()
+                for ext, payload in (("jpg", data_bytes), ("cls", str(label).encode())):
+                    info = tarfile.TarInfo(f"{key}.{ext}")
+                    info.size = len(payload)
+                    t.addfile(info, io.BytesIO(payload))
+        subprocess.run(["zstd", "-q", "-3", str(path), "-o", str(path) + ".zst"], check=True)
+    return folder, shards, len(files)
+
+
+def measure(source, args) -> float:
+    mean, std = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+    if args.pipeline == "train":
+        transforms = [stoker.RandomResizedCrop(224), stoker.RandomHorizontalFlip()]
+    else:  # the same work for every sample, whatever its id
+        transforms = [stoker.Resize(256), stoker.CenterCrop(224)]
+    loader = stoker.Loader(source, batch_size=args.batch_size, shuffle=True,
+                           transforms=transforms + [stoker.Normalize(mean, std)],
+                           threads=args.threads, prefetch=2)
+    rates = []
+    for epoch in range(args.epochs + 1):
+        loader.set_epoch(epoch)
+        n = 0
+        t0 = time.perf_counter()
+        for images, _ in loader:
+            n += images.shape[0]
+        if epoch > 0:
+            rates.append(n / (time.perf_counter() - t0))
+    loader.close()
+    return statistics.median(rates)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("data", type=Path)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--per-shard", type=int, default=100)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--pipeline", choices=("train", "val"), default="train")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="stoker-shards-bench-") as tmp:
+        folder, shards, n = pack(args.data, args.repeat, args.per_shard, Path(tmp))
+        configs = {
+            "folder": lambda: stoker.ImageFolder(str(folder)),
+            "tar-indexed": lambda: stoker.Shards(str(shards / "train-*.tar"), mode="indexed"),
+            "tar-stream": lambda: stoker.Shards(str(shards / "train-*.tar"), mode="stream"),
+            "zst-stream": lambda: stoker.Shards(str(shards / "train-*.tar.zst")),
+        }
+        configs["tar-indexed"]()  # build the indexes outside the timing
+        results = {k: [] for k in configs}
+        for r in range(args.rounds):
+            for name, make in configs.items():
+                results[name].append(measure(make(), args))
+                print(f"round {r}: {name:12s} {results[name][-1]:8.0f} img/s", file=sys.stderr,
+                      flush=True)
+    med = {k: statistics.median(v) for k, v in results.items()}
+    print(f"{n} images, {args.threads} threads, batch {args.batch_size}, {args.pipeline} pipeline; "
+          f"median of {args.rounds} rounds x {args.epochs} epochs")
+    print(f"{'source':12s} {'img/s':>8s} {'vs folder':>10s}")
+    for k, v in med.items():
+        print(f"{k:12s} {v:8.0f} {v / med['folder']:10.3f}")
+    if args.json:
+        args.json.write_text(json.dumps({"images": n, "img_per_s": med, "runs": results}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

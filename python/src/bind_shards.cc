@@ -1,0 +1,48 @@
+// Copyright 2026 The stoker Authors.
+//
+// Binding for tar shards: _C.open_shards(...) returns a Source (see
+// python/stoker/_shards.py for the user-facing stoker.Shards). Opening
+// (pattern expansion, indexing) releases the GIL.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "source/shards.h"
+
+namespace py = pybind11;
+
+namespace stoker::python {
+
+[[noreturn]] void ThrowStatus(const Status& s);
+
+void RegisterShards(py::module_& m) {
+  m.def(
+      "open_shards",
+      [](const std::vector<std::string>& patterns, const std::string& image,
+         const std::string& label, const std::string& mode, int shuffle_buffer,
+         int concurrent_shards, const std::string& cache_dir, int max_attempts, int backoff_ms) {
+        ShardOptions o;
+        o.patterns = patterns;
+        o.spec.image_exts = SplitExtensions(image);
+        o.spec.label_ext = label;
+        if (mode == "auto") o.mode = ShardMode::kAuto;
+        else if (mode == "stream") o.mode = ShardMode::kStream;
+        else if (mode == "indexed") o.mode = ShardMode::kIndexed;
+        else throw py::value_error("mode must be 'auto', 'stream' or 'indexed', got '" + mode + "'");
+        o.shuffle_buffer = shuffle_buffer;
+        o.concurrent_shards = concurrent_shards;
+        o.cache_dir = cache_dir;
+        o.stream.max_attempts = max_attempts;
+        o.stream.backoff_ms = backoff_ms;
+        StatusOr<std::shared_ptr<Source>> source = [&] {
+          py::gil_scoped_release release;
+          return OpenShards(o);
+        }();
+        if (!source.ok()) ThrowStatus(source.status());
+        return std::move(source).value();
+      },
+      py::arg("patterns"), py::arg("image"), py::arg("label"), py::arg("mode"),
+      py::arg("shuffle_buffer"), py::arg("concurrent_shards"), py::arg("cache_dir"),
+      py::arg("max_attempts"), py::arg("backoff_ms"));
+}
+
+}  // namespace stoker::python

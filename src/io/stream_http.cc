@@ -1,0 +1,223 @@
+// Copyright 2026 The stoker Authors.
+//
+// http(s) streams through libcurl's multi interface, turned into a pull
+// stream: Read() drives the transfer until the write callback has delivered
+// bytes. Retries resume with a Range request from the bytes received so
+// far; when a server ignores the Range (200 instead of 206) the bytes
+// already delivered are discarded from the new body.
+#include <curl/curl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "io/stream.h"
+
+namespace stoker {
+namespace {
+
+void GlobalInit() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+class HttpStream : public ByteStream {
+ public:
+  HttpStream(std::string url, const StreamOptions& o) : url_(std::move(url)), o_(o) {}
+
+  ~HttpStream() override {
+    EndAttempt();
+    if (multi_ != nullptr) curl_multi_cleanup(multi_);
+    if (cache_ != nullptr) {
+      std::fclose(cache_);
+      std::remove(cache_tmp_.c_str());
+    }
+  }
+
+  Status Init() {
+    GlobalInit();
+    multi_ = curl_multi_init();
+    if (multi_ == nullptr) return ResourceExhaustedError(url_ + ": curl_multi_init failed");
+    if (!o_.cache_dir.empty()) {
+      ::mkdir(o_.cache_dir.c_str(), 0777);
+      cache_path_ = CachePath(o_.cache_dir, url_);
+      cache_tmp_ = cache_path_ + ".part." + std::to_string(::getpid()) + "." +
+                   std::to_string(reinterpret_cast<uintptr_t>(this));
+      cache_ = std::fopen(cache_tmp_.c_str(), "wb");  // no cache when it cannot be written
+    }
+    return StartAttempt();
+  }
+
+  Status Read(uint8_t* out, size_t n, size_t* got) override {
+    *got = 0;
+    while (pos_ == buf_.size()) {
+      if (done_) return Status::OK();
+      buf_.clear();
+      pos_ = 0;
+      RETURN_IF_ERROR(Pump());
+    }
+    const size_t k = std::min(n, buf_.size() - pos_);
+    std::memcpy(out, buf_.data() + pos_, k);
+    pos_ += k;
+    *got = k;
+    return Status::OK();
+  }
+
+  const std::string& name() const override { return url_; }
+  int retries() const override { return retries_; }
+
+ private:
+  static size_t OnData(char* data, size_t size, size_t nmemb, void* self_ptr) {
+    auto* self = static_cast<HttpStream*>(self_ptr);
+    const size_t n = size * nmemb;
+    if (self->status_code_ == 0) {
+      curl_easy_getinfo(self->easy_, CURLINFO_RESPONSE_CODE, &self->status_code_);
+      // A server that ignored our Range sends the whole body again.
+      self->discard_ = self->status_code_ == 200 ? self->received_ : 0;
+    }
+    if (self->status_code_ != 200 && self->status_code_ != 206) return n;  // error body
+    size_t skip = static_cast<size_t>(std::min<int64_t>(self->discard_, static_cast<int64_t>(n)));
+    self->discard_ -= static_cast<int64_t>(skip);
+    self->buf_.insert(self->buf_.end(), data + skip, data + n);
+    if (self->cache_ != nullptr &&
+        std::fwrite(data + skip, 1, n - skip, self->cache_) != n - skip) {
+      std::fclose(self->cache_);
+      std::remove(self->cache_tmp_.c_str());
+      self->cache_ = nullptr;
+    }
+    self->received_ += static_cast<int64_t>(n - skip);
+    return n;
+  }
+
+  Status StartAttempt() {
+    easy_ = curl_easy_init();
+    if (easy_ == nullptr) return ResourceExhaustedError(url_ + ": curl_easy_init failed");
+    status_code_ = 0;
+    error_[0] = '\0';
+    curl_easy_setopt(easy_, CURLOPT_URL, url_.c_str());
+    curl_easy_setopt(easy_, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(easy_, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(easy_, CURLOPT_WRITEFUNCTION, &HttpStream::OnData);
+    curl_easy_setopt(easy_, CURLOPT_WRITEDATA, this);
+    curl_easy_setopt(easy_, CURLOPT_ERRORBUFFER, error_);
+    curl_easy_setopt(easy_, CURLOPT_CONNECTTIMEOUT, static_cast<long>(o_.connect_timeout_s));
+    curl_easy_setopt(easy_, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(easy_, CURLOPT_LOW_SPEED_TIME, static_cast<long>(o_.stall_timeout_s));
+    if (received_ > 0) {
+      const std::string range = std::to_string(received_) + "-";
+      curl_easy_setopt(easy_, CURLOPT_RANGE, range.c_str());  // copied by libcurl
+    }
+    if (curl_multi_add_handle(multi_, easy_) != CURLM_OK) {
+      return InternalError(url_ + ": curl_multi_add_handle failed");
+    }
+    return Status::OK();
+  }
+
+  void EndAttempt() {
+    if (easy_ == nullptr) return;
+    curl_multi_remove_handle(multi_, easy_);
+    curl_easy_cleanup(easy_);
+    easy_ = nullptr;
+  }
+
+  // Drives the transfer until bytes arrive, the body ends or it fails for good.
+  Status Pump() {
+    while (buf_.empty() && !done_) {
+      int running = 0;
+      if (curl_multi_perform(multi_, &running) != CURLM_OK) {
+        return IoError(url_ + ": curl_multi_perform failed");
+      }
+      int queued = 0;
+      while (CURLMsg* msg = curl_multi_info_read(multi_, &queued)) {
+        if (msg->msg != CURLMSG_DONE) continue;
+        RETURN_IF_ERROR(Finished(msg->data.result));
+      }
+      if (buf_.empty() && !done_ && running > 0) {
+        curl_multi_poll(multi_, nullptr, 0, 1000, nullptr);
+      }
+    }
+    return Status::OK();
+  }
+
+  // One attempt ended with `result`: done, retry, or fail.
+  Status Finished(CURLcode result) {
+    long code = status_code_;
+    if (code == 0) curl_easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &code);
+    std::string reason;
+    if (result == CURLE_OK && (code == 200 || code == 206)) {
+      EndAttempt();
+      done_ = true;
+      if (cache_ != nullptr) {
+        const bool ok = std::fclose(cache_) == 0;
+        cache_ = nullptr;
+        if (!ok || std::rename(cache_tmp_.c_str(), cache_path_.c_str()) != 0) {
+          std::remove(cache_tmp_.c_str());
+        }
+      }
+      return Status::OK();
+    }
+    if (result == CURLE_OK && code == 416 && received_ > 0) {  // resumed exactly at the end
+      EndAttempt();
+      done_ = true;
+      return Status::OK();
+    }
+    if (result == CURLE_OK) {
+      reason = "HTTP " + std::to_string(code);
+      const bool transient = code >= 500 || code == 408 || code == 429;
+      if (!transient) {
+        EndAttempt();
+        if (code == 404 || code == 410) return NotFoundError(url_ + ": " + reason + " (not found)");
+        return IoError(url_ + ": " + reason);
+      }
+    } else {
+      reason = error_[0] ? std::string(error_) : curl_easy_strerror(result);
+      if (result == CURLE_UNSUPPORTED_PROTOCOL || result == CURLE_URL_MALFORMAT) {
+        EndAttempt();
+        return InvalidArgumentError(url_ + ": " + reason);
+      }
+    }
+    EndAttempt();
+    if (++attempts_ >= o_.max_attempts) {
+      return IoError(url_ + ": " + reason + " (gave up after " + std::to_string(attempts_) +
+                     " attempts, " + std::to_string(received_) + " bytes received)");
+    }
+    ++retries_;
+    const int64_t wait_ms =
+        std::min<int64_t>(5000, int64_t{o_.backoff_ms} << std::min(attempts_ - 1, 20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+    return StartAttempt();
+  }
+
+  const std::string url_;
+  const StreamOptions o_;
+  CURLM* multi_ = nullptr;
+  CURL* easy_ = nullptr;
+  char error_[CURL_ERROR_SIZE];
+  long status_code_ = 0;
+  std::vector<uint8_t> buf_;  // received, handed out from pos_
+  size_t pos_ = 0;
+  int64_t received_ = 0;      // body bytes received over all attempts
+  int64_t discard_ = 0;
+  bool done_ = false;
+  int attempts_ = 0;
+  int retries_ = 0;
+  FILE* cache_ = nullptr;
+  std::string cache_tmp_, cache_path_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<ByteStream>> OpenHttpStream(const std::string& url,
+                                                     const StreamOptions& options) {
+  std::unique_ptr<HttpStream> s(new HttpStream(url, options));
+  RETURN_IF_ERROR(s->Init());
+  return std::unique_ptr<ByteStream>(std::move(s));
+}
+
+}  // namespace stoker

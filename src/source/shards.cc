@@ -1,0 +1,445 @@
+// Copyright 2026 The stoker Authors.
+#include "source/shards.h"
+
+#include <fcntl.h>
+#include <glob.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <mutex>
+
+#include "base/rng.h"
+#include "source/tar_index.h"
+
+namespace stoker {
+namespace {
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool AllDigits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// ---------------------------------------------------------------- indexed
+
+class IndexedShards : public RandomAccessSource {
+ public:
+  static StatusOr<std::shared_ptr<Source>> Open(const std::vector<std::string>& urls,
+                                                const ShardOptions& o) {
+    std::shared_ptr<IndexedShards> s(new IndexedShards());
+    s->urls_ = urls;
+    for (size_t i = 0; i < urls.size(); ++i) {
+      auto index = LoadOrBuildTarIndex(urls[i], o.spec, o.cache_dir);
+      if (!index.ok()) return index.status();
+      s->starts_.push_back(static_cast<int64_t>(s->entries_.size()));
+      for (TarIndexEntry& e : index.value().entries) {
+        s->entries_.push_back(std::move(e));
+        s->shard_of_.push_back(static_cast<uint32_t>(i));
+      }
+    }
+    return std::shared_ptr<Source>(std::move(s));
+  }
+
+  int64_t size() const override { return static_cast<int64_t>(entries_.size()); }
+  std::string Describe() const override {
+    return "Shards(" + std::to_string(urls_.size()) + " shards, " + std::to_string(size()) +
+           " samples, indexed" + (urls_.empty() ? "" : ", " + urls_[0] + " ...") + ")";
+  }
+  std::string NameOf(int64_t index) const override {
+    const TarIndexEntry& e = entries_[index];
+    if (e.offset < 0) return urls_[shard_of_[index]];
+    return urls_[shard_of_[index]] + ": member " + e.member;
+  }
+
+  Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const override {
+    if (index < 0 || index >= size()) {
+      return InvalidArgumentError("sample index " + std::to_string(index) + " out of range");
+    }
+    const TarIndexEntry& e = entries_[index];
+    if (e.offset < 0) return DataLossError(e.member);
+    const std::string& path = urls_[shard_of_[index]];
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return IoError(path + ": cannot open: " + std::strerror(errno));
+    const size_t want = static_cast<size_t>(e.size);
+    if (scratch->bytes.size() < want) scratch->bytes.resize(want);
+    size_t got = 0;
+    while (got < want) {
+      const ssize_t n = ::pread(fd, scratch->bytes.data() + got, want - got, e.offset + got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    ::close(fd);
+    if (got != want) {
+      return DataLossError(path + ": member " + e.member + ": shard shorter than its index (" +
+                           std::to_string(got) + " of " + std::to_string(want) + " bytes)");
+    }
+    out->id = index;
+    out->label = e.label;
+    out->bytes = scratch->bytes.data();
+    out->size = want;
+    out->pixels = nullptr;
+    return Status::OK();
+  }
+
+ private:
+  std::vector<std::string> urls_;
+  std::vector<int64_t> starts_;
+  std::vector<TarIndexEntry> entries_;
+  std::vector<uint32_t> shard_of_;
+};
+
+// ---------------------------------------------------------------- stream
+
+struct Item {
+  Status status;
+  std::vector<uint8_t> bytes;
+  int64_t id = -1;
+  int64_t label = -1;
+  std::string name;
+};
+
+// Sample byte buffers kept from one epoch's reader to the next, so that
+// filling the shuffle buffer does not allocate (and page-fault) anew each
+// epoch. Thread-safe.
+class BufferPool {
+ public:
+  explicit BufferPool(size_t cap) : cap_(cap) {}
+  std::vector<std::vector<uint8_t>> TakeAll() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::move(buffers_);
+  }
+  void Give(std::vector<uint8_t> b) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (b.capacity() > 0 && buffers_.size() < cap_) buffers_.push_back(std::move(b));
+  }
+
+ private:
+  const size_t cap_;
+  std::mutex mu_;
+  std::vector<std::vector<uint8_t>> buffers_;
+};
+
+class StreamReader : public EpochReader {
+ public:
+  StreamReader(const std::vector<std::string>* urls, const ShardOptions* o, const EpochSpec& spec,
+               std::shared_ptr<BufferPool> pool)
+      : urls_(urls), o_(o), pool_(std::move(pool)),
+        rng_(HashSeed(spec.seed, static_cast<uint64_t>(spec.epoch), 0x7A25ull)) {
+    free_ = pool_->TakeAll();
+    order_.resize(urls->size());
+    for (size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<uint32_t>(i);
+    shuffle_ = spec.shuffle;
+    if (shuffle_) {
+      order_ = EpochPermutation(static_cast<int64_t>(urls->size()), spec.seed, spec.epoch);
+      buffer_size_ = static_cast<size_t>(std::max(0, o->shuffle_buffer));
+      concurrent_ = static_cast<size_t>(std::max(1, o->concurrent_shards));
+    }
+  }
+
+  ~StreamReader() override {
+    for (auto& b : free_) pool_->Give(std::move(b));
+    for (auto& it : buffer_) pool_->Give(std::move(it.bytes));
+    for (auto& it : window_) pool_->Give(std::move(it.bytes));
+  }
+
+  int64_t size() const override { return -1; }
+  bool random_access() const override { return false; }
+
+  Status Read(int64_t p, SampleScratch* scratch, SampleData* out, bool* end) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    *end = false;
+    if (p < base_) return InternalError("stream position " + std::to_string(p) + " read twice");
+    while (!output_done_ && base_ + static_cast<int64_t>(window_.size()) <= p) ProduceLocked();
+    if (p >= base_ + static_cast<int64_t>(window_.size())) {
+      *end = true;
+      return Status::OK();
+    }
+    Item& it = window_[static_cast<size_t>(p - base_)];
+    it.bytes.swap(scratch->bytes);
+    Status status = std::move(it.status);
+    out->id = it.id;
+    out->label = it.label;
+    out->bytes = scratch->bytes.data();
+    out->size = scratch->bytes.size();
+    out->pixels = nullptr;
+    taken_[static_cast<size_t>(p - base_)] = true;
+    while (!window_.empty() && taken_.front()) {
+      if (free_.size() < kMaxFree) free_.push_back(std::move(window_.front().bytes));
+      recent_names_.push_back(std::move(window_.front().name));
+      if (recent_names_.size() > kRecentNames) recent_names_.pop_front();
+      window_.pop_front();
+      taken_.pop_front();
+      ++base_;
+    }
+    return status;
+  }
+
+  std::string Name(int64_t p) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (p >= base_ && p < base_ + static_cast<int64_t>(window_.size())) {
+      return window_[static_cast<size_t>(p - base_)].name;
+    }
+    const int64_t first_recent = base_ - static_cast<int64_t>(recent_names_.size());
+    if (p >= first_recent && p < base_) return recent_names_[static_cast<size_t>(p - first_recent)];
+    return "<stream position " + std::to_string(p) + ">";
+  }
+
+ private:
+  static constexpr size_t kRecentNames = 4096;
+  static constexpr size_t kInitialFill = 64;
+  static constexpr size_t kMaxFree = 64;
+
+  struct OpenShard {
+    std::unique_ptr<ShardSampleReader> reader;
+    uint32_t shard = 0;
+    int64_t ordinal = 0;
+  };
+
+  // The next sample of the interleaved shard stream; false at its end.
+  bool NextInputLocked(Item* item) {
+    for (;;) {
+      while (open_.size() < concurrent_ && next_shard_ < order_.size()) {
+        const uint32_t shard = order_[next_shard_++];
+        auto reader = ShardSampleReader::Open((*urls_)[shard], o_->spec, StreamOptionsFor());
+        if (!reader.ok()) {
+          *item = Item();
+          item->status = reader.status();
+          item->name = (*urls_)[shard];
+          return true;
+        }
+        open_.push_back(OpenShard{std::move(reader).value(), shard, 0});
+      }
+      if (open_.empty()) return false;
+      rr_ %= open_.size();
+      OpenShard& o = open_[rr_];
+      sample_.bytes.clear();
+      if (sample_.bytes.capacity() == 0 && !free_.empty()) {
+        sample_.bytes = std::move(free_.back());
+        free_.pop_back();
+      }
+      bool end = false;
+      Status s = o.reader->Next(&sample_, &end);
+      if (s.ok() && end) {
+        open_.erase(open_.begin() + static_cast<ptrdiff_t>(rr_));
+        continue;
+      }
+      *item = Item();
+      item->id = (static_cast<int64_t>(o.shard) << 32) | o.ordinal++;
+      item->name = (*urls_)[o.shard] + ": member " + sample_.image_member;
+      if (!s.ok()) {
+        item->status = s;
+        item->name = (*urls_)[o.shard];
+      } else {
+        item->label = sample_.label;
+        item->bytes = std::move(sample_.bytes);
+        sample_.bytes = std::vector<uint8_t>();
+      }
+      rr_ = (rr_ + 1) % open_.size();
+      return true;
+    }
+  }
+
+  StreamOptions StreamOptionsFor() const {
+    StreamOptions s = o_->stream;
+    if (s.cache_dir.empty()) s.cache_dir = o_->cache_dir;
+    return s;
+  }
+
+  // Appends the next output sample to the window, or sets output_done_.
+  void ProduceLocked() {
+    Item item;
+    if (buffer_size_ == 0) {
+      if (NextInputLocked(&item)) Push(std::move(item));
+      else output_done_ = true;
+      return;
+    }
+    // Fill gradually, as webdataset does: output starts once kInitialFill
+    // samples are held, and each output adds up to two inputs until the
+    // buffer is full, so the first batch does not wait for a whole buffer.
+    const size_t want = std::min(buffer_size_, kInitialFill);
+    for (int added = 0; !input_done_ && buffer_.size() < buffer_size_ &&
+                        (added < 2 || buffer_.size() < want);
+         ++added) {
+      if (NextInputLocked(&item)) buffer_.push_back(std::move(item));
+      else input_done_ = true;
+    }
+    if (buffer_.empty()) {
+      output_done_ = true;
+      return;
+    }
+    const size_t k = static_cast<size_t>(rng_.Below(buffer_.size()));
+    std::swap(buffer_[k], buffer_.back());
+    Push(std::move(buffer_.back()));
+    buffer_.pop_back();
+  }
+
+  void Push(Item item) {
+    window_.push_back(std::move(item));
+    taken_.push_back(false);
+  }
+
+  const std::vector<std::string>* urls_;
+  const ShardOptions* o_;
+  const std::shared_ptr<BufferPool> pool_;
+
+  mutable std::mutex mu_;
+  // Everything below is guarded by mu_.
+  Rng rng_;
+  bool shuffle_ = false;
+  std::vector<uint32_t> order_;
+  size_t next_shard_ = 0;
+  size_t concurrent_ = 1;
+  std::vector<OpenShard> open_;
+  size_t rr_ = 0;
+  ShardSample sample_;
+  size_t buffer_size_ = 0;
+  std::vector<Item> buffer_;
+  bool input_done_ = false;
+  std::deque<Item> window_;      // positions base_, base_ + 1, ...
+  std::deque<bool> taken_;
+  int64_t base_ = 0;
+  bool output_done_ = false;
+  std::deque<std::string> recent_names_;  // names of positions just below base_
+  std::vector<std::vector<uint8_t>> free_;  // byte buffers handed back by readers
+};
+
+class StreamShards : public Source {
+ public:
+  StreamShards(std::vector<std::string> urls, const ShardOptions& o)
+      : urls_(std::move(urls)),
+        options_(o),
+        pool_(std::make_shared<BufferPool>(static_cast<size_t>(std::max(0, o.shuffle_buffer)) + 64)) {}
+  int64_t size() const override { return -1; }
+  std::string Describe() const override {
+    return "Shards(" + std::to_string(urls_.size()) + " shards, stream" +
+           (urls_.empty() ? "" : ", " + urls_[0] + " ...") + ")";
+  }
+  StatusOr<std::unique_ptr<EpochReader>> StartEpoch(const EpochSpec& spec) override {
+    return std::unique_ptr<EpochReader>(new StreamReader(&urls_, &options_, spec, pool_));
+  }
+
+ private:
+  const std::vector<std::string> urls_;
+  const ShardOptions options_;
+  const std::shared_ptr<BufferPool> pool_;
+};
+
+}  // namespace
+
+StatusOr<std::vector<std::string>> ExpandBraces(const std::string& pattern) {
+  const size_t open = pattern.find('{');
+  if (open == std::string::npos) return std::vector<std::string>{pattern};
+  const size_t close = pattern.find('}', open);
+  if (close == std::string::npos) {
+    return InvalidArgumentError("unbalanced '{' in shard pattern '" + pattern + "'");
+  }
+  const std::string head = pattern.substr(0, open);
+  const std::string body = pattern.substr(open + 1, close - open - 1);
+  auto tails = ExpandBraces(pattern.substr(close + 1));
+  if (!tails.ok()) return tails.status();
+  std::vector<std::string> parts;
+  const size_t dots = body.find("..");
+  if (dots != std::string::npos && AllDigits(body.substr(0, dots)) &&
+      AllDigits(body.substr(dots + 2))) {
+    const std::string lo_s = body.substr(0, dots), hi_s = body.substr(dots + 2);
+    if (lo_s.size() > 18 || hi_s.size() > 18) {
+      return InvalidArgumentError("brace range too large in '" + pattern + "'");
+    }
+    const int64_t lo = std::stoll(lo_s), hi = std::stoll(hi_s);
+    if (hi < lo) return InvalidArgumentError("empty brace range in '" + pattern + "'");
+    if (hi - lo > 10000000) return InvalidArgumentError("brace range too large in '" + pattern + "'");
+    const size_t width = lo_s.size() > 1 && lo_s[0] == '0' ? lo_s.size() : 0;
+    for (int64_t v = lo; v <= hi; ++v) {
+      std::string s = std::to_string(v);
+      if (s.size() < width) s.insert(0, width - s.size(), '0');
+      parts.push_back(std::move(s));
+    }
+  } else if (body.find(',') != std::string::npos) {
+    size_t start = 0;
+    for (;;) {
+      const size_t comma = body.find(',', start);
+      parts.push_back(body.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  } else {
+    parts.push_back("{" + body + "}");  // not a brace pattern: literal
+  }
+  std::vector<std::string> out;
+  for (const std::string& p : parts) {
+    for (const std::string& t : tails.value()) out.push_back(head + p + t);
+  }
+  return out;
+}
+
+StatusOr<std::vector<std::string>> ExpandShardPatterns(const std::vector<std::string>& patterns) {
+  if (patterns.empty()) return InvalidArgumentError("no shard patterns given");
+  std::vector<std::string> out;
+  for (const std::string& pattern : patterns) {
+    auto expanded = ExpandBraces(pattern);
+    if (!expanded.ok()) return expanded.status();
+    for (const std::string& p : expanded.value()) {
+      if (IsRemoteUrl(p)) {
+        out.push_back(p);
+        continue;
+      }
+      if (p.find_first_of("*?[") != std::string::npos) {
+        glob_t g;
+        const int rc = ::glob(p.c_str(), 0, nullptr, &g);
+        if (rc == GLOB_NOMATCH) {
+          ::globfree(&g);
+          return NotFoundError("shard pattern '" + pattern + "': nothing matches " + p);
+        }
+        if (rc != 0) {
+          ::globfree(&g);
+          return IoError("shard pattern '" + pattern + "': glob failed on " + p);
+        }
+        std::vector<std::string> matches(g.gl_pathv, g.gl_pathv + g.gl_pathc);
+        ::globfree(&g);
+        std::sort(matches.begin(), matches.end());
+        out.insert(out.end(), matches.begin(), matches.end());
+        continue;
+      }
+      struct stat st;
+      if (::stat(p.c_str(), &st) != 0) {
+        return NotFoundError("shard pattern '" + pattern + "': " + p + ": " + std::strerror(errno));
+      }
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
+StatusOr<std::shared_ptr<Source>> OpenShards(const ShardOptions& options) {
+  if (options.spec.image_exts.empty()) {
+    return InvalidArgumentError("Shards: no image extension given (e.g. image=\"jpg;png;jpeg\")");
+  }
+  if (options.shuffle_buffer < 0) return InvalidArgumentError("shuffle_buffer must be >= 0");
+  if (options.concurrent_shards < 1) return InvalidArgumentError("concurrent_shards must be >= 1");
+  auto urls = ExpandShardPatterns(options.patterns);
+  if (!urls.ok()) return urls.status();
+  bool indexable = true;
+  for (const std::string& u : urls.value()) {
+    if (IsRemoteUrl(u) || !EndsWith(u, ".tar")) indexable = false;
+  }
+  ShardMode mode = options.mode;
+  if (mode == ShardMode::kAuto) mode = indexable ? ShardMode::kIndexed : ShardMode::kStream;
+  if (mode == ShardMode::kIndexed) {
+    if (!indexable) {
+      return InvalidArgumentError(
+          "Shards: mode=\"indexed\" needs local uncompressed .tar shards; use mode=\"stream\" for "
+          "compressed or remote shards");
+    }
+    return IndexedShards::Open(urls.value(), options);
+  }
+  return std::shared_ptr<Source>(new StreamShards(std::move(urls).value(), options));
+}
+
+}  // namespace stoker

@@ -1,0 +1,74 @@
+// Copyright 2026 The stoker Authors.
+//
+// Shards: a Source over tar shards in the WebDataset convention (see
+// tar_reader.h for how members group into samples), local or over HTTP.
+//
+//   ShardOptions o;
+//   o.patterns = {"data/train-{000000..000146}.tar"};
+//   auto shards = OpenShards(o).value();   // a Source for Loader::Create
+//
+// Patterns: brace ranges with zero padding ("{000..146}") and lists
+// ("{a,b}"), expanded left to right; then, for local paths, glob(3)
+// wildcards (sorted matches). A pattern that matches nothing is an error.
+//
+// Two modes:
+//  - indexed (default for local uncompressed .tar): every shard is indexed
+//    once (tar_index.h) and read by random access; the per-epoch
+//    permutation, exactly-once, determinism and on_error="skip" behave as
+//    for image folders. size() is the number of samples.
+//  - stream (default for .tar.gz/.tgz/.tar.zst and http(s) URLs, or asked
+//    for): shards are read sequentially. Shuffled epochs permute the shard
+//    order by (seed, epoch), interleave `concurrent_shards` open shards
+//    round-robin, and pass samples through a shuffle buffer of
+//    `shuffle_buffer` samples driven by Rng(seed, epoch). size() is -1.
+//    Sample ids are (shard index << 32) | ordinal in the shard, so a
+//    sample's augmentation does not depend on the order.
+//
+// Thread-safety: StartEpoch from one thread; the readers' Read is
+// thread-safe. In stream mode, producing the stream (reading and
+// decompressing tar members) is serialised under the reader's mutex and
+// overlaps with the engine's decoding on other threads; samples wait in a
+// small reorder window until their position is read.
+// Errors: OpenShards fails on bad options, patterns matching nothing and (in
+// indexed mode) shards that cannot be opened. Reading errors name the shard
+// and the member. In stream mode a damaged shard yields one error at the
+// position where the damage was met and the stream goes on with the next
+// shard: on_error="raise" raises it, "skip" counts it.
+#ifndef STOKER_SOURCE_SHARDS_H_
+#define STOKER_SOURCE_SHARDS_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "io/stream.h"
+#include "source/tar_reader.h"
+#include "stoker/source.h"
+
+namespace stoker {
+
+enum class ShardMode { kAuto, kStream, kIndexed };
+
+struct ShardOptions {
+  std::vector<std::string> patterns;
+  SampleSpec spec;
+  ShardMode mode = ShardMode::kAuto;
+  // Stream mode: samples held for shuffling (0: no buffer, shard order only).
+  int shuffle_buffer = 1000;
+  // Stream mode: shards open at once, interleaved round-robin.
+  int concurrent_shards = 4;
+  // Remote shards read to the end, and indexes of read-only local shards.
+  std::string cache_dir;
+  StreamOptions stream;
+};
+
+// Expands brace patterns and (local) globs; errors when nothing matches.
+StatusOr<std::vector<std::string>> ExpandShardPatterns(const std::vector<std::string>& patterns);
+// Brace expansion alone ("a{0..2}" -> a0 a1 a2; "{x,y}z" -> xz yz).
+StatusOr<std::vector<std::string>> ExpandBraces(const std::string& pattern);
+
+StatusOr<std::shared_ptr<Source>> OpenShards(const ShardOptions& options);
+
+}  // namespace stoker
+
+#endif  // STOKER_SOURCE_SHARDS_H_

@@ -1,0 +1,279 @@
+// Copyright 2026 The stoker Authors.
+#include "source/shards.h"
+
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "source/tar_index.h"
+#include "stoker/loader.h"
+#include "testing/test_images.h"
+#include "testing/test_tars.h"
+
+namespace stoker {
+namespace {
+
+using testing::MakeTar;
+using testing::TarEntry;
+using testing::TarFilter;
+using testing::TarFormat;
+using testing::Text;
+
+// `shards` shards of `per` samples each: key s<shard>_<i>, a small JPEG and
+// label (shard * per + i) % 10. Returns the paths.
+std::vector<std::string> WriteShards(const std::string& dir, int shards, int per,
+                                     TarFilter filter = TarFilter::kNone,
+                                     const std::string& ext = ".tar") {
+  std::vector<std::string> paths;
+  for (int s = 0; s < shards; ++s) {
+    std::vector<TarEntry> entries;
+    for (int i = 0; i < per; ++i) {
+      const int g = s * per + i;
+      const std::string key = "sub/s" + std::to_string(s) + "_" + std::to_string(i);
+      const int w = 24 + g % 9, h = 20 + g % 7;
+      entries.push_back({key + ".jpg", testing::EncodeJpeg(testing::MakePixels(w, h, g), w, h)});
+      entries.push_back({key + ".cls", Text(std::to_string(g % 10))});
+      entries.push_back({key + ".json", Text("{\"g\": " + std::to_string(g) + "}")});
+    }
+    char name[64];
+    std::snprintf(name, sizeof name, "/train-%03d", s);
+    paths.push_back(dir + name + ext);
+    testing::WriteFile(paths.back(), MakeTar(entries, TarFormat::kPax, filter));
+  }
+  return paths;
+}
+
+LoaderOptions Options(int batch, int threads, bool shuffle) {
+  LoaderOptions o;
+  o.batch_size = batch;
+  o.threads = threads;
+  o.shuffle = shuffle;
+  o.seed = 3;
+  o.dtype = DType::kUint8;
+  o.transforms = {Transform::Resize(16, 16)};
+  return o;
+}
+
+struct Epoch {
+  std::vector<int64_t> ids, labels;
+  std::vector<uint8_t> pixels;
+  Status status;
+  int64_t skipped = 0;
+};
+
+Epoch RunEpoch(Loader* loader) {
+  Epoch e;
+  EXPECT_TRUE(loader->Start().ok());
+  for (;;) {
+    BatchPtr b;
+    bool end = false;
+    e.status = loader->Next(&b, &end);
+    if (!e.status.ok() || end) break;
+    e.ids.insert(e.ids.end(), b->ids(), b->ids() + b->size());
+    e.labels.insert(e.labels.end(), b->labels(), b->labels() + b->size());
+    e.pixels.insert(e.pixels.end(), b->images(), b->images() + b->image_bytes());
+  }
+  e.skipped = loader->stats().epoch.skipped;
+  return e;
+}
+
+std::shared_ptr<Source> Open(const std::string& pattern, ShardMode mode, int buffer = 8) {
+  ShardOptions o;
+  o.patterns = {pattern};
+  o.mode = mode;
+  o.shuffle_buffer = buffer;
+  o.concurrent_shards = 2;
+  auto s = OpenShards(o);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? s.value() : nullptr;
+}
+
+TEST(ShardPatternTest, BracesAndGlobs) {
+  auto v = ExpandBraces("d/t-{008..011}.{tar,tgz}").value();
+  EXPECT_EQ(v, (std::vector<std::string>{"d/t-008.tar", "d/t-008.tgz", "d/t-009.tar", "d/t-009.tgz",
+                                         "d/t-010.tar", "d/t-010.tgz", "d/t-011.tar", "d/t-011.tgz"}));
+  EXPECT_EQ(ExpandBraces("a{1..3}").value(), (std::vector<std::string>{"a1", "a2", "a3"}));
+  EXPECT_FALSE(ExpandBraces("a{1..3").ok());
+  EXPECT_FALSE(ExpandBraces("a{5..3}").ok());
+
+  testing::TempDir dir;
+  WriteShards(dir.path(), 3, 1);
+  auto g = ExpandShardPatterns({dir.path() + "/train-*.tar"}).value();
+  EXPECT_EQ(g.size(), 3u);
+  EXPECT_TRUE(g[0] < g[1] && g[1] < g[2]);
+  EXPECT_EQ(ExpandShardPatterns({dir.path() + "/train-{000..002}.tar"}).value(), g);
+  auto none = ExpandShardPatterns({dir.path() + "/nothing-*.tar"});
+  EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(none.status().message().find("nothing-*.tar"), std::string::npos);
+  EXPECT_EQ(ExpandShardPatterns({dir.path() + "/train-{000..003}.tar"}).status().code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(ExpandShardPatterns({"http://h/x-{0..1}.tar"}).value().size(), 2u);
+}
+
+TEST(ShardsTest, IndexedModeBehavesLikeAFolder) {
+  testing::TempDir dir;
+  WriteShards(dir.path(), 3, 7);
+  auto src = Open(dir.path() + "/train-{000..002}.tar", ShardMode::kAuto);
+  ASSERT_EQ(src->size(), 21);
+  EXPECT_NE(src->Describe().find("indexed"), std::string::npos);
+  auto loader = Loader::Create(src, Options(5, 3, true)).value();
+  EXPECT_EQ(loader->num_batches(), 5);
+  loader->SetEpoch(2);
+  Epoch e = RunEpoch(loader.get());
+  ASSERT_TRUE(e.status.ok()) << e.status.ToString();
+  auto perm = EpochPermutation(21, 3, 2);
+  ASSERT_EQ(e.ids.size(), 21u);
+  for (int i = 0; i < 21; ++i) {
+    EXPECT_EQ(e.ids[i], perm[i]);
+    EXPECT_EQ(e.labels[i], perm[i] % 10);
+  }
+  // Indexed and streamed (unshuffled) read the same pixels in the same order.
+  Epoch a = RunEpoch(Loader::Create(src, Options(4, 2, false)).value().get());
+  Epoch b = RunEpoch(Loader::Create(Open(dir.path() + "/train-*.tar", ShardMode::kStream), Options(4, 2, false))
+                    .value().get());
+  ASSERT_TRUE(b.status.ok()) << b.status.ToString();
+  EXPECT_EQ(a.labels, b.labels);
+  EXPECT_EQ(a.pixels, b.pixels);
+}
+
+TEST(ShardsTest, IndexIsCachedAndRebuiltWhenTheShardChanges) {
+  testing::TempDir dir;
+  auto paths = WriteShards(dir.path(), 1, 4);
+  SampleSpec spec;
+  bool built = false;
+  ASSERT_TRUE(LoadOrBuildTarIndex(paths[0], spec, "", &built).ok());
+  EXPECT_TRUE(built);
+  EXPECT_EQ(::access((paths[0] + ".idx").c_str(), R_OK), 0);
+  auto again = LoadOrBuildTarIndex(paths[0], spec, "", &built);
+  EXPECT_FALSE(built);
+  EXPECT_EQ(again.value().entries.size(), 4u);
+  // Another spec: rebuilt.
+  SampleSpec png_only;
+  png_only.image_exts = {"jpg"};
+  png_only.label_ext = "";
+  ASSERT_TRUE(LoadOrBuildTarIndex(paths[0], png_only, "", &built).ok());
+  EXPECT_TRUE(built);
+  // Rewritten shard with other contents: rebuilt, 6 samples.
+  WriteShards(dir.path(), 1, 6);
+  struct timespec times[2] = {{0, UTIME_OMIT}, {1800000000, 0}};
+  ::utimensat(AT_FDCWD, paths[0].c_str(), times, 0);
+  auto rebuilt = LoadOrBuildTarIndex(paths[0], spec, "", &built);
+  EXPECT_TRUE(built);
+  EXPECT_EQ(rebuilt.value().entries.size(), 6u);
+  // A cache directory instead of beside the shard.
+  testing::TempDir cache;
+  ASSERT_TRUE(LoadOrBuildTarIndex(paths[0], spec, cache.path(), &built).ok());
+  EXPECT_TRUE(built);
+  EXPECT_EQ(::access(TarIndexPath(paths[0], cache.path()).c_str(), R_OK), 0);
+  // A corrupt cache file is ignored.
+  testing::WriteFile(paths[0] + ".idx", Text("STKTIDX1 garbage"));
+  auto fixed = LoadOrBuildTarIndex(paths[0], spec, "", &built);
+  EXPECT_TRUE(built);
+  EXPECT_EQ(fixed.value().entries.size(), 6u);
+}
+
+TEST(ShardsTest, StreamIsDeterministicForAnyThreadCountAndShufflesPerEpoch) {
+  testing::TempDir dir;
+  WriteShards(dir.path(), 4, 9, TarFilter::kZstd, ".tar.zst");
+  auto src = Open(dir.path() + "/train-*.tar.zst", ShardMode::kAuto);
+  EXPECT_EQ(src->size(), -1);
+  Epoch ref = RunEpoch(Loader::Create(src, Options(5, 1, true)).value().get());
+  ASSERT_TRUE(ref.status.ok()) << ref.status.ToString();
+  ASSERT_EQ(ref.ids.size(), 36u);
+  std::set<int64_t> unique(ref.ids.begin(), ref.ids.end());
+  EXPECT_EQ(unique.size(), 36u);
+  for (size_t i = 0; i < ref.ids.size(); ++i) {
+    const int64_t shard = ref.ids[i] >> 32, ordinal = ref.ids[i] & 0xFFFFFFFF;
+    EXPECT_EQ(ref.labels[i], (shard * 9 + ordinal) % 10);
+  }
+  for (int threads : {2, 4}) {
+    Epoch e = RunEpoch(Loader::Create(src, Options(5, threads, true)).value().get());
+    EXPECT_EQ(e.ids, ref.ids);
+    EXPECT_EQ(e.pixels, ref.pixels);
+  }
+  auto loader = Loader::Create(src, Options(5, 2, true)).value();
+  loader->SetEpoch(1);
+  Epoch e1 = RunEpoch(loader.get());
+  EXPECT_NE(e1.ids, ref.ids);
+  EXPECT_EQ(std::set<int64_t>(e1.ids.begin(), e1.ids.end()), unique);
+}
+
+TEST(ShardsTest, CorruptShardInAStream) {
+  testing::TempDir dir;
+  // Large enough that the damage is met after some members were read.
+  auto paths = WriteShards(dir.path(), 3, 40, TarFilter::kGzip, ".tar.gz");
+  {  // truncate the middle shard's gzip stream
+    std::ifstream f(paths[1], std::ios::binary);
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), {});
+    bytes.resize(bytes.size() / 2);
+    testing::WriteFile(paths[1], bytes);
+  }
+  auto src = Open(dir.path() + "/train-*.tar.gz", ShardMode::kAuto);
+  LoaderOptions o = Options(4, 2, false);
+  Epoch raised = RunEpoch(Loader::Create(src, o).value().get());
+  ASSERT_FALSE(raised.status.ok());
+  EXPECT_NE(raised.status.message().find("train-001.tar.gz"), std::string::npos)
+      << raised.status.ToString();
+  EXPECT_NE(raised.status.message().find("member"), std::string::npos) << raised.status.ToString();
+
+  o.on_error = OnError::kSkip;
+  Epoch skipped = RunEpoch(Loader::Create(src, o).value().get());
+  ASSERT_TRUE(skipped.status.ok()) << skipped.status.ToString();
+  EXPECT_EQ(skipped.skipped, 1);  // one error ends the damaged shard
+  std::set<int64_t> shards;
+  int from_first = 0, from_last = 0;
+  for (int64_t id : skipped.ids) {
+    shards.insert(id >> 32);
+    from_first += (id >> 32) == 0;
+    from_last += (id >> 32) == 2;
+  }
+  EXPECT_EQ(from_first, 40);
+  EXPECT_EQ(from_last, 40);  // the stream went on past the damaged shard
+  EXPECT_GT(skipped.ids.size(), 80u);  // and kept the damaged shard's first samples
+  EXPECT_LT(skipped.ids.size(), 120u);
+}
+
+TEST(ShardsTest, CorruptSampleInIndexedModeIsThatSampleOnly) {
+  testing::TempDir dir;
+  std::vector<TarEntry> entries;
+  for (int i = 0; i < 6; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    entries.push_back({key + ".jpg", i == 2 ? Text("not a jpeg")
+                                            : testing::EncodeJpeg(testing::MakePixels(20, 20, i), 20, 20)});
+    entries.push_back({key + ".cls", Text(i == 4 ? "four" : std::to_string(i))});
+  }
+  testing::WriteFile(dir.path() + "/s.tar", MakeTar(entries));
+  auto src = Open(dir.path() + "/s.tar", ShardMode::kIndexed);
+  ASSERT_EQ(src->size(), 6);
+  LoaderOptions o = Options(6, 2, false);
+  Epoch raised = RunEpoch(Loader::Create(src, o).value().get());
+  ASSERT_FALSE(raised.status.ok());
+  EXPECT_NE(raised.status.message().find("s.tar: member k2.jpg"), std::string::npos)
+      << raised.status.ToString();
+  o.on_error = OnError::kSkip;
+  Epoch skipped = RunEpoch(Loader::Create(src, o).value().get());
+  ASSERT_TRUE(skipped.status.ok());
+  EXPECT_EQ(skipped.ids.size(), 6u);  // replaced, as for folders
+  EXPECT_GE(skipped.skipped, 2);
+  for (int64_t id : skipped.ids) EXPECT_TRUE(id != 2 && id != 4) << id;
+}
+
+TEST(ShardsTest, BadOptions) {
+  testing::TempDir dir;
+  WriteShards(dir.path(), 1, 2, TarFilter::kGzip, ".tar.gz");
+  ShardOptions o;
+  o.patterns = {dir.path() + "/train-000.tar.gz"};
+  o.mode = ShardMode::kIndexed;
+  EXPECT_EQ(OpenShards(o).status().code(), StatusCode::kInvalidArgument);
+  o.mode = ShardMode::kAuto;
+  o.spec.image_exts.clear();
+  EXPECT_EQ(OpenShards(o).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace stoker

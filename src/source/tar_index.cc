@@ -1,0 +1,211 @@
+// Copyright 2026 The stoker Authors.
+#include "source/tar_index.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace stoker {
+namespace {
+
+constexpr char kMagic[8] = {'S', 'T', 'K', 'T', 'I', 'D', 'X', '1'};
+
+void Put(std::string* out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
+}
+void Put32(std::string* out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
+}
+
+class Cursor {
+ public:
+  explicit Cursor(const std::string& s) : s_(s) {}
+  bool Get(uint64_t* v) {
+    if (s_.size() - pos_ < 8) return false;
+    *v = 0;
+    for (int i = 0; i < 8; ++i) *v |= uint64_t{static_cast<uint8_t>(s_[pos_ + i])} << (8 * i);
+    pos_ += 8;
+    return true;
+  }
+  bool Get32(uint32_t* v) {
+    if (s_.size() - pos_ < 4) return false;
+    *v = 0;
+    for (int i = 0; i < 4; ++i) *v |= uint32_t{static_cast<uint8_t>(s_[pos_ + i])} << (8 * i);
+    pos_ += 4;
+    return true;
+  }
+  bool GetString(uint32_t n, std::string* out) {
+    if (s_.size() - pos_ < n) return false;
+    out->assign(s_, pos_, n);
+    pos_ += n;
+    return true;
+  }
+  bool done() const { return pos_ == s_.size(); }
+
+ private:
+  const std::string& s_;
+  size_t pos_ = sizeof(kMagic);
+};
+
+bool StatShard(const std::string& path, uint64_t* size, int64_t* mtime_ns) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return false;
+  *size = static_cast<uint64_t>(st.st_size);
+  *mtime_ns = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+  return true;
+}
+
+bool WriteAtomically(const std::string& path, const std::string& bytes) {
+  std::ostringstream tmp;
+  tmp << path << ".tmp." << ::getpid() << "." << std::this_thread::get_id();
+  {
+    std::ofstream f(tmp.str(), std::ios::binary | std::ios::trunc);
+    if (!f) return false;
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!f) {
+      ::unlink(tmp.str().c_str());
+      return false;
+    }
+  }
+  if (::rename(tmp.str().c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.str().c_str());
+    return false;
+  }
+  return true;
+}
+
+std::string SpecText(const SampleSpec& spec) {
+  std::string out;
+  for (const std::string& e : spec.image_exts) out += e + ";";
+  return out + "|" + spec.label_ext;
+}
+
+}  // namespace
+
+std::string TarIndexPath(const std::string& shard, const std::string& cache_dir) {
+  if (!cache_dir.empty()) return CachePath(cache_dir, shard) + ".idx";
+  return shard + ".idx";
+}
+
+std::string EncodeTarIndex(const TarIndex& index) {
+  std::string out(kMagic, sizeof(kMagic));
+  Put(&out, index.shard_size);
+  Put(&out, static_cast<uint64_t>(index.shard_mtime_ns));
+  Put32(&out, static_cast<uint32_t>(index.spec.size()));
+  out += index.spec;
+  Put(&out, index.entries.size());
+  for (const TarIndexEntry& e : index.entries) {
+    Put(&out, static_cast<uint64_t>(e.offset));
+    Put(&out, static_cast<uint64_t>(e.size));
+    Put(&out, static_cast<uint64_t>(e.label));
+    Put32(&out, static_cast<uint32_t>(e.key.size()));
+    Put32(&out, static_cast<uint32_t>(e.member.size()));
+    out += e.key;
+    out += e.member;
+  }
+  return out;
+}
+
+StatusOr<TarIndex> DecodeTarIndex(const std::string& bytes) {
+  if (bytes.size() < sizeof(kMagic) || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
+    return DataLossError("not a stoker tar index");
+  }
+  Cursor c(bytes);
+  TarIndex index;
+  uint64_t mtime = 0, n = 0;
+  uint32_t spec_size = 0;
+  if (!c.Get(&index.shard_size) || !c.Get(&mtime) || !c.Get32(&spec_size) ||
+      !c.GetString(spec_size, &index.spec) || !c.Get(&n)) {
+    return DataLossError("truncated tar index");
+  }
+  index.shard_mtime_ns = static_cast<int64_t>(mtime);
+  if (n > bytes.size() / 32) return DataLossError("corrupt tar index (count)");
+  index.entries.resize(n);
+  for (TarIndexEntry& e : index.entries) {
+    uint64_t off, size, label;
+    uint32_t kn, mn;
+    if (!c.Get(&off) || !c.Get(&size) || !c.Get(&label) || !c.Get32(&kn) || !c.Get32(&mn) ||
+        !c.GetString(kn, &e.key) || !c.GetString(mn, &e.member)) {
+      return DataLossError("truncated tar index");
+    }
+    e.offset = static_cast<int64_t>(off);
+    e.size = static_cast<int64_t>(size);
+    e.label = static_cast<int64_t>(label);
+    const bool bad_sample = e.offset == -1 && e.size == 0;
+    if (!bad_sample && (e.offset < 0 || e.size < 0 ||
+                        e.offset > static_cast<int64_t>(index.shard_size) - e.size)) {
+      return DataLossError("corrupt tar index (member outside the shard)");
+    }
+  }
+  if (!c.done()) return DataLossError("corrupt tar index (trailing bytes)");
+  return index;
+}
+
+StatusOr<TarIndex> LoadOrBuildTarIndex(const std::string& shard, const SampleSpec& spec,
+                                       const std::string& cache_dir, bool* built) {
+  if (built) *built = false;
+  uint64_t size = 0;
+  int64_t mtime = 0;
+  if (!StatShard(shard, &size, &mtime)) {
+    return NotFoundError(shard + ": cannot stat: " + std::strerror(errno));
+  }
+  const char* tmpdir = std::getenv("TMPDIR");
+  const std::string fallback = TarIndexPath(shard, tmpdir && *tmpdir ? tmpdir : "/tmp");
+  const std::string beside = TarIndexPath(shard, "");
+  const std::string cached = cache_dir.empty() ? "" : TarIndexPath(shard, cache_dir);
+  const std::string spec_text = SpecText(spec);
+  std::vector<std::string> candidates = {beside, fallback};
+  if (!cache_dir.empty()) candidates = {cached};
+  for (const std::string& path : candidates) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) continue;
+    std::string bytes((std::istreambuf_iterator<char>(f)), {});
+    auto index = DecodeTarIndex(bytes);
+    if (index.ok() && index.value().shard_size == size && index.value().shard_mtime_ns == mtime &&
+        index.value().spec == spec_text) {
+      return index;
+    }
+  }
+  auto reader = ShardSampleReader::Open(shard, spec, StreamOptions(), /*read_images=*/false);
+  if (!reader.ok()) return reader.status();
+  TarIndex index;
+  index.shard_size = size;
+  index.shard_mtime_ns = mtime;
+  index.spec = spec_text;
+  ShardSample s;
+  for (;;) {
+    bool end = false;
+    Status st = reader.value()->Next(&s, &end);
+    if (!st.ok()) {  // kept as a bad sample: reading it reports this error
+      TarIndexEntry e;
+      e.offset = -1;
+      e.member = st.message();
+      index.entries.push_back(std::move(e));
+      continue;
+    }
+    if (end) break;
+    TarIndexEntry e;
+    e.offset = s.data_offset;
+    e.size = s.data_size;
+    e.label = s.label;
+    e.key = s.key;
+    e.member = s.image_member;
+    index.entries.push_back(std::move(e));
+  }
+  if (built) *built = true;
+  const std::string bytes = EncodeTarIndex(index);
+  if (cache_dir.empty()) {
+    // Beside the shard; a read-only directory falls back to $TMPDIR.
+    if (!WriteAtomically(beside, bytes)) WriteAtomically(fallback, bytes);
+  } else {
+    WriteAtomically(cached, bytes);
+  }
+  return index;
+}
+
+}  // namespace stoker

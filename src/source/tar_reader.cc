@@ -1,0 +1,295 @@
+// Copyright 2026 The stoker Authors.
+#include "source/tar_reader.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <algorithm>
+#include <cctype>
+#include <climits>
+
+namespace stoker {
+namespace {
+
+constexpr size_t kReadChunk = size_t{1} << 20;
+
+}  // namespace
+
+TarReader::TarReader(std::unique_ptr<ByteStream> stream) : stream_(std::move(stream)) {}
+
+TarReader::~TarReader() {
+  if (archive_ != nullptr) archive_read_free(archive_);
+}
+
+long TarReader::ReadCallback(struct archive* a, void* self_ptr, const void** buffer) {
+  auto* self = static_cast<TarReader*>(self_ptr);
+  size_t got = 0;
+  Status s = self->stream_->Read(self->buffer_.data(), self->buffer_.size(), &got);
+  if (!s.ok()) {
+    self->stream_error_ = s;
+    archive_set_error(a, EIO, "%s", s.message().c_str());
+    return -1;
+  }
+  *buffer = self->buffer_.data();
+  return static_cast<long>(got);
+}
+
+StatusOr<std::unique_ptr<TarReader>> TarReader::Open(std::unique_ptr<ByteStream> stream,
+                                                     int64_t max_member_bytes) {
+  std::unique_ptr<TarReader> r(new TarReader(std::move(stream)));
+  r->max_member_bytes_ = max_member_bytes;
+  r->buffer_.resize(kReadChunk);
+  r->archive_ = archive_read_new();
+  if (r->archive_ == nullptr) return ResourceExhaustedError(r->name() + ": archive_read_new failed");
+  archive_read_support_format_tar(r->archive_);
+  archive_read_support_format_empty(r->archive_);
+  archive_read_support_filter_gzip(r->archive_);
+  archive_read_support_filter_zstd(r->archive_);
+  archive_read_support_filter_none(r->archive_);
+  if (archive_read_open(r->archive_, r.get(), nullptr, &TarReader::ReadCallback, nullptr) !=
+      ARCHIVE_OK) {
+    const char* msg = archive_error_string(r->archive_);
+    Status s = r->stream_error_.ok()
+                   ? DataLossError(r->name() + ": before the first member: " +
+                                   (msg ? msg : "cannot read the archive"))
+                   : r->stream_error_;
+    return s;
+  }
+  return r;
+}
+
+Status TarReader::Next(TarMember* member, bool* end) {
+  *end = false;
+  if (failed_) {
+    *end = true;
+    return Status::OK();
+  }
+  for (;;) {
+    struct archive_entry* entry = nullptr;
+    const int rc = archive_read_next_header(archive_, &entry);
+    if (rc == ARCHIVE_EOF) {
+      *end = true;
+      DrainStream();
+      return Status::OK();
+    }
+    if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
+      failed_ = true;
+      const std::string where = member_.empty() ? std::string("at the first member")
+                                                : "after member " + member_;
+      if (!stream_error_.ok()) return stream_error_.WithContext(name() + ": " + where);
+      const char* msg = archive_error_string(archive_);
+      return DataLossError(name() + ": " + where + ": " + (msg ? msg : "damaged tar header"));
+    }
+    const char* path = archive_entry_pathname(entry);
+    if (path == nullptr) path = archive_entry_pathname_utf8(entry);
+    member_ = path ? path : "";
+    if (archive_entry_filetype(entry) != AE_IFREG) continue;
+    if (archive_entry_sparse_count(entry) > 0) {  // its bytes are not stored contiguously
+      failed_ = true;
+      return DataLossError(name() + ": member " + member_ + ": sparse members are not supported");
+    }
+    member->path = member_;
+    member->size = archive_entry_size(entry);
+    member_size_ = member->size;
+    member->data_offset = archive_filter_bytes(archive_, 0);
+    return Status::OK();
+  }
+}
+
+void TarReader::DrainStream() {
+  // libarchive stops at the end-of-archive blocks; reading the padding after
+  // them lets a remote stream see its end (and complete its disk cache).
+  // Bounded: a stream with more than 4 MiB of trailing bytes is left as is.
+  size_t total = 0, got = 0;
+  while (total < (size_t{4} << 20) && stream_->Read(buffer_.data(), buffer_.size(), &got).ok() &&
+         got > 0) {
+    total += got;
+  }
+}
+
+Status TarReader::ReadData(std::vector<uint8_t>* out) {
+  if (member_size_ > max_member_bytes_) {
+    failed_ = true;
+    return DataLossError(name() + ": member " + member_ + ": " + std::to_string(member_size_) +
+                         " bytes, more than the limit of " + std::to_string(max_member_bytes_));
+  }
+  // Sized from the header: only the bytes beyond the previous size are zeroed.
+  out->resize(static_cast<size_t>(member_size_));
+  size_t got = 0;
+  while (got < out->size()) {
+    const la_ssize_t n = archive_read_data(archive_, out->data() + got, out->size() - got);
+    if (n == 0) break;
+    if (n < 0) {
+      failed_ = true;
+      if (!stream_error_.ok()) return stream_error_.WithContext(name() + ": member " + member_);
+      const char* msg = archive_error_string(archive_);
+      return DataLossError(name() + ": member " + member_ + ": " + (msg ? msg : "read failed"));
+    }
+    got += static_cast<size_t>(n);
+  }
+  if (got != out->size()) {
+    failed_ = true;
+    return DataLossError(name() + ": member " + member_ + ": truncated (" + std::to_string(got) +
+                         " of " + std::to_string(member_size_) + " bytes)");
+  }
+  return Status::OK();
+}
+
+std::vector<std::string> SplitExtensions(const std::string& list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = list.find(';', start);
+    if (end == std::string::npos) end = list.size();
+    if (end > start) out.push_back(list.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+bool SplitKey(const std::string& path, std::string* key, std::string* ext) {
+  const size_t slash = path.find_last_of('/');
+  const size_t base = slash == std::string::npos ? 0 : slash + 1;
+  const size_t dot = path.find('.', base);
+  if (dot == std::string::npos) return false;
+  *key = path.substr(0, dot);
+  *ext = path.substr(dot + 1);
+  return true;
+}
+
+StatusOr<int64_t> ParseLabel(const uint8_t* data, size_t size) {
+  size_t i = 0;
+  while (i < size && std::isspace(data[i])) ++i;
+  bool neg = false;
+  if (i < size && (data[i] == '-' || data[i] == '+')) neg = data[i++] == '-';
+  if (i >= size || !std::isdigit(data[i])) return InvalidArgumentError("not an integer label");
+  int64_t v = 0;
+  for (; i < size && std::isdigit(data[i]); ++i) {
+    if (v > (INT64_MAX - 9) / 10) return InvalidArgumentError("label out of range");
+    v = v * 10 + (data[i] - '0');
+  }
+  while (i < size && std::isspace(data[i])) ++i;
+  if (i != size) return InvalidArgumentError("not an integer label");
+  return neg ? -v : v;
+}
+
+StatusOr<std::unique_ptr<ShardSampleReader>> ShardSampleReader::Open(const std::string& url,
+                                                                     const SampleSpec& spec,
+                                                                     const StreamOptions& options,
+                                                                     bool read_images) {
+  auto stream = OpenStream(url, options);
+  if (!stream.ok()) return stream.status();
+  return FromStream(std::move(stream).value(), spec, read_images);
+}
+
+StatusOr<std::unique_ptr<ShardSampleReader>> ShardSampleReader::FromStream(
+    std::unique_ptr<ByteStream> stream, const SampleSpec& spec, bool read_images) {
+  auto tar = TarReader::Open(std::move(stream), spec.max_member_bytes);
+  if (!tar.ok()) return tar.status();
+  return std::unique_ptr<ShardSampleReader>(
+      new ShardSampleReader(std::move(tar).value(), spec, read_images));
+}
+
+Status ShardSampleReader::Next(ShardSample* sample, bool* end) {
+  *end = false;
+  for (;;) {
+    if (!deferred_.ok()) {  // damage met after the previous sample's last member
+      Status s = deferred_;
+      deferred_ = Status::OK();
+      return s;
+    }
+    if (done_) {
+      *end = true;
+      return Status::OK();
+    }
+    if (!has_pending_) {
+      bool tar_end = false;
+      Status s = tar_->Next(&pending_, &tar_end);
+      if (!s.ok() || tar_end) done_ = true;
+      if (!s.ok()) return s;
+      if (tar_end) continue;
+      has_pending_ = true;
+    }
+    // A new group starts with the pending member.
+    std::string key, ext;
+    if (!SplitKey(pending_.path, &key, &ext)) {  // no extension: not part of any sample
+      has_pending_ = false;
+      continue;
+    }
+    sample->key = key;
+    sample->image_member.clear();
+    sample->label = -1;
+    size_t image_rank = spec_.image_exts.size();
+    bool has_label = false;
+    Status group_error;
+    for (;;) {
+      // Consume the pending member, which belongs to this group.
+      size_t rank = 0;
+      while (rank < spec_.image_exts.size() && spec_.image_exts[rank] != ext) ++rank;
+      if (rank < image_rank) {
+        image_rank = rank;
+        sample->image_member = pending_.path;
+        sample->data_offset = pending_.data_offset;
+        sample->data_size = pending_.size;
+        if (read_images_) {
+          Status s = tar_->ReadData(&sample->bytes);
+          if (!s.ok()) {
+            done_ = true;
+            return s;
+          }
+        }
+      } else if (!spec_.label_ext.empty() && ext == spec_.label_ext) {
+        Status s = tar_->ReadData(&label_bytes_);
+        if (!s.ok()) {
+          done_ = true;
+          return s;
+        }
+        auto label = ParseLabel(label_bytes_.data(), label_bytes_.size());
+        if (!label.ok() && group_error.ok()) {
+          group_error = DataLossError(name() + ": member " + pending_.path + ": " +
+                                      label.status().message());
+        }
+        sample->label = label.ok() ? label.value() : -1;
+        has_label = true;
+      }
+      has_pending_ = false;
+      bool tar_end = false;
+      Status s = tar_->Next(&pending_, &tar_end);
+      if (!s.ok()) {  // this sample is complete; report the damage next time
+        done_ = true;
+        deferred_ = s;
+        break;
+      }
+      if (tar_end) {
+        done_ = true;
+        break;
+      }
+      has_pending_ = true;
+      std::string next_key;
+      if (!SplitKey(pending_.path, &next_key, &ext) || next_key != key) break;
+    }
+    const bool incomplete = !group_error.ok() || image_rank == spec_.image_exts.size() ||
+                            (!spec_.label_ext.empty() && !has_label);
+    if (incomplete && !deferred_.ok()) {  // the damage cut this sample short: one error
+      Status s = deferred_;
+      deferred_ = Status::OK();
+      return s;
+    }
+    if (!group_error.ok()) return group_error;
+    if (image_rank == spec_.image_exts.size()) {
+      return DataLossError(name() + ": sample " + key + " has no member with extension " +
+                           [&] {
+                             std::string l;
+                             for (const auto& e : spec_.image_exts) l += (l.empty() ? "" : ";") + e;
+                             return l;
+                           }());
+    }
+    if (!spec_.label_ext.empty() && !has_label) {
+      return DataLossError(name() + ": sample " + key + " has no ." + spec_.label_ext +
+                           " member");
+    }
+    return Status::OK();
+  }
+}
+
+}  // namespace stoker
