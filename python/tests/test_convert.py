@@ -21,6 +21,7 @@ import torchvision.datasets as tvd
 import torchvision.transforms as T
 from PIL import Image
 
+import stoker
 from conftest import photo, save_jpeg, save_png
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -205,3 +206,30 @@ def test_progress_bar_on_a_terminal(folder, tmp_path):
     assert r.returncode == 0
     assert b"\r[" in err and b"9/9" in err and b"100%" in err
     assert r.stdout.startswith("wrote 1 shard(s), 9 samples")
+
+
+@pytest.mark.parametrize("compress, mode", [("none", "indexed"), ("none", "stream"),
+                                            ("gzip", "stream"), ("zstd", "stream")])
+def test_converted_shards_load_in_stoker_shards_like_the_folder(folder, tmp_path, compress, mode):
+    # The writer and the reader agree: same samples, order, labels and pixels as the
+    # image folder the shards came from.
+    out = tmp_path / "shards"
+    convert(folder, out, "--samples-per-shard", 4, "--compress", compress)
+    ext = {"none": ".tar", "gzip": ".tar.gz", "zstd": ".tar.zst"}[compress]
+    paths = sorted(str(p) for p in out.iterdir() if p.name.endswith(ext))
+    assert len(paths) == 3  # 9 samples, 4 per shard
+
+    def run(source):
+        loader = stoker.Loader(source, batch_size=4, transforms=[stoker.Resize(40),
+                                                                  stoker.CenterCrop(32)],
+                               dtype="uint8", threads=2)
+        images, labels = [], []
+        for x, y in loader:
+            images.append(x.numpy().copy())
+            labels.append(y.numpy().copy())
+        return np.concatenate(images), np.concatenate(labels)
+
+    ref_x, ref_y = run(stoker.ImageFolder(str(folder)))
+    got_x, got_y = run(stoker.Shards(paths, image="jpg;jpeg;png", label="cls", mode=mode))
+    assert np.array_equal(got_y, ref_y)
+    assert np.array_equal(got_x, ref_x)
