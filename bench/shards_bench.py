@@ -12,6 +12,8 @@ from the folder's; float32, shuffled) on
   tar-indexed  stoker.Shards(*.tar)                (index + pread, global shuffle)
   tar-stream   stoker.Shards(*.tar, mode="stream") (sequential, shuffle buffer)
   zst-stream   stoker.Shards(*.tar.zst)            (sequential, zstd decompression)
+and with --resized, shards that `stoker convert --resize 256` wrote from the folder:
+  r256-indexed, r256-stream (pre-resized: shorter side 256, JPEG q90)
 The configurations run interleaved, `--rounds` times each (one warm-up epoch,
 then `--epochs` timed), and the median img/s per configuration and its ratio
 to the folder are printed. The machines are shared and noisy: compare ratios
@@ -101,6 +103,10 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--pipeline", choices=("train", "val"), default="train")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--resized", action="store_true",
+                        help="also pre-resized shards written by `stoker convert --resize 256`")
+    parser.add_argument("--stoker", default=str(ROOT / "build" / "stoker"),
+                        help="the stoker CLI (for --resized)")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="stoker-shards-bench-") as tmp:
@@ -111,6 +117,14 @@ def main() -> int:
             "tar-stream": lambda: stoker.Shards(str(shards / "train-*.tar"), mode="stream"),
             "zst-stream": lambda: stoker.Shards(str(shards / "train-*.tar.zst")),
         }
+        if args.resized:
+            r256 = Path(tmp) / "r256"
+            subprocess.run([args.stoker, "convert", str(folder), str(r256), "--resize", "256",
+                            "--samples-per-shard", str(args.per_shard),
+                            "--threads", str(args.threads)], check=True, stdout=sys.stderr)
+            configs["r256-indexed"] = lambda: stoker.Shards(str(r256 / "*.tar"), mode="indexed")
+            configs["r256-stream"] = lambda: stoker.Shards(str(r256 / "*.tar"), mode="stream")
+            configs["r256-indexed"]()
         configs["tar-indexed"]()  # build the indexes outside the timing
         results = {k: [] for k in configs}
         for r in range(args.rounds):
