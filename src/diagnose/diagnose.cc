@@ -52,12 +52,7 @@ StatusOr<double> RunLoader(Loader* loader, int batches,
   double t0 = 0;
   for (int done = -1; done < batches;) {
     BatchPtr b;
-    bool end = false;
-    RETURN_IF_ERROR(loader->Next(&b, &end));
-    if (end) {
-      RETURN_IF_ERROR(loader->Start());
-      continue;
-    }
+    RETURN_IF_ERROR(NextBatchAcrossEpochs(loader, &b));
     step(b);
     if (done == -1) {
       t0 = NowNs() * 1e-9;  // the clock starts after the warm-up batch
@@ -78,6 +73,16 @@ std::string Fmt(const char* f, double v) {
 }
 
 }  // namespace
+
+Status NextBatchAcrossEpochs(Loader* loader, BatchPtr* batch) {
+  bool end = false;
+  RETURN_IF_ERROR(loader->Next(batch, &end));
+  if (!end) return Status::OK();
+  RETURN_IF_ERROR(loader->Start());
+  RETURN_IF_ERROR(loader->Next(batch, &end));
+  if (end) return DataLossError("the loader yields no batch: an epoch ended before its first");
+  return Status::OK();
+}
 
 StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const BatchPtr&)>& step,
                              const DiagnoseOptions& options) {

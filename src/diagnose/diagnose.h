@@ -48,6 +48,11 @@ struct Diagnosis {
   std::string verdict;         // one line
 };
 
+// Takes the next batch of a started loader, starting the next epoch when
+// one ends (measurements run for a number of batches, not epochs). An epoch
+// that ends before its first batch is an error (DataLoss), not a spin.
+Status NextBatchAcrossEpochs(Loader* loader, BatchPtr* batch);
+
 // `step` is the training step (called once per batch). Returns the table
 // and a verdict.
 StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const BatchPtr&)>& step,

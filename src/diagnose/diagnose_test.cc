@@ -22,7 +22,7 @@ std::vector<MemorySample> Jpegs(int n, int w, int h, bool progressive = false) {
     spec.progressive = progressive;
     MemorySample s;
     s.bytes = testing::EncodeJpeg(testing::MakePixels(w, h, i), w, h, spec);
-    s.name = "s" + std::to_string(i);
+    s.name = std::to_string(i) + ".jpg";
     out.push_back(std::move(s));
   }
   return out;
@@ -105,6 +105,61 @@ TEST(DiagnoseTest, FormatShowsEveryModeAndTheVerdict) {
                         "5 full pipeline", "busy time", "verdict: "}) {
     EXPECT_NE(text.find(s), std::string::npos) << s << "\n" << text;
   }
+}
+
+}  // namespace
+}  // namespace stoker
+
+namespace stoker {
+namespace {
+
+// A stream that ends at once: every epoch is empty.
+class EmptyStream : public Source {
+ public:
+  int64_t size() const override { return -1; }
+  std::string Describe() const override { return "EmptyStream"; }
+  StatusOr<std::unique_ptr<EpochReader>> StartEpoch(const EpochSpec&) override {
+    return std::unique_ptr<EpochReader>(new Reader);
+  }
+
+ private:
+  class Reader : public EpochReader {
+   public:
+    int64_t size() const override { return -1; }
+    bool random_access() const override { return false; }
+    Status Read(int64_t, SampleScratch*, SampleData*, bool* end) override {
+      *end = true;
+      return Status::OK();
+    }
+    std::string Name(int64_t p) const override { return std::to_string(p) + " (empty stream)"; }
+  };
+};
+
+TEST(NextBatchAcrossEpochsTest, WrapsIntoTheNextEpoch) {
+  auto src = std::make_shared<MemorySource>(Jpegs(3, 24, 16));
+  LoaderOptions o = Options({Transform::CenterCrop(8, 8)}, 1);
+  o.batch_size = 2;
+  auto loader = Loader::Create(src, o).value();
+  ASSERT_TRUE(loader->Start().ok());
+  std::vector<int> sizes, epochs;
+  for (int i = 0; i < 5; ++i) {
+    BatchPtr b;
+    ASSERT_TRUE(NextBatchAcrossEpochs(loader.get(), &b).ok());
+    sizes.push_back(b->size());
+    epochs.push_back(static_cast<int>(b->epoch()));
+  }
+  EXPECT_EQ(sizes, (std::vector<int>{2, 1, 2, 1, 2}));
+  EXPECT_EQ(epochs, (std::vector<int>{0, 0, 1, 1, 2}));
+}
+
+TEST(NextBatchAcrossEpochsTest, AnEmptyEpochIsAnErrorNotASpin) {
+  LoaderOptions o = Options({Transform::CenterCrop(8, 8)}, 1);
+  auto loader = Loader::Create(std::make_shared<EmptyStream>(), o).value();
+  ASSERT_TRUE(loader->Start().ok());
+  BatchPtr b;
+  const Status s = NextBatchAcrossEpochs(loader.get(), &b);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss) << s.ToString();
+  EXPECT_NE(s.message().find("no batch"), std::string::npos);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "base/clock.h"
 #include "base/json.h"
 #include "base/process.h"
+#include "diagnose/diagnose.h"
 
 namespace stoker {
 namespace {
@@ -39,12 +40,7 @@ Status Measure(Loader* loader, int warmup, double seconds, int64_t max_batches,
       break;
     }
     BatchPtr b;
-    bool end = false;
-    RETURN_IF_ERROR(loader->Next(&b, &end));
-    if (end) {
-      RETURN_IF_ERROR(loader->Start());
-      continue;
-    }
+    RETURN_IF_ERROR(NextBatchAcrossEpochs(loader, &b));
     if (taken >= measure_from) images += b->size();
     b.reset();
     Step(step_ms);
