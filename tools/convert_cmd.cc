@@ -54,7 +54,7 @@ StatusOr<std::shared_ptr<Source>> OpenSource(const ConvertCommand& c) {
   if (::stat(c.src.c_str(), &st) != 0) return NotFoundError(c.src + ": no such file or directory");
   if (S_ISDIR(st.st_mode)) {
     if (!c.labels.empty()) return InvalidArgumentError("--labels is for .npy sources");
-    ASSIGN_OR_RETURN(std::shared_ptr<ImageFolder> f, ImageFolder::Open(c.src));
+    STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ImageFolder> f, ImageFolder::Open(c.src));
     return std::shared_ptr<Source>(f);
   }
   auto ends_with = [&](const char* sfx) {
@@ -62,11 +62,11 @@ StatusOr<std::shared_ptr<Source>> OpenSource(const ConvertCommand& c) {
     return c.src.size() > n && c.src.compare(c.src.size() - n, n, sfx) == 0;
   };
   if (ends_with(".npy")) {
-    ASSIGN_OR_RETURN(std::shared_ptr<NpySource> s, NpySource::Open(c.src, c.labels, c.layout));
+    STOKER_ASSIGN_OR_RETURN(std::shared_ptr<NpySource> s, NpySource::Open(c.src, c.labels, c.layout));
     return std::shared_ptr<Source>(s);
   }
   if (ends_with(".h5") || ends_with(".hdf5")) {
-    ASSIGN_OR_RETURN(std::shared_ptr<Hdf5Source> s,
+    STOKER_ASSIGN_OR_RETURN(std::shared_ptr<Hdf5Source> s,
                      Hdf5Source::Open(c.src, c.images, c.labels_given ? c.labels : "labels"));
     return std::shared_ptr<Source>(s);
   }

@@ -108,20 +108,20 @@ std::string FormatJson(const std::string& data, const std::string& pipeline,
 Status RunBench(const std::string& data, const LoaderOptions& options, int epochs,
                 BenchResult* r) {
   const double rss_before = CurrentRssMiB();
-  ASSIGN_OR_RETURN(std::shared_ptr<ImageFolder> folder, ImageFolder::Open(data));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ImageFolder> folder, ImageFolder::Open(data));
   const double t_create = NowS();
-  ASSIGN_OR_RETURN(std::unique_ptr<Loader> loader, Loader::Create(folder, options));
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Loader> loader, Loader::Create(folder, options));
   double cpu0 = 0, t_epoch = 0;
   int64_t images = 0;
   for (int e = 0; e <= epochs; ++e) {
     if (e == 1) cpu0 = CpuSeconds();
     t_epoch = NowS();
-    RETURN_IF_ERROR(loader->Start());
+    STOKER_RETURN_IF_ERROR(loader->Start());
     int64_t n = 0;
     for (;;) {
       BatchPtr b;
       bool end = false;
-      RETURN_IF_ERROR(loader->Next(&b, &end));
+      STOKER_RETURN_IF_ERROR(loader->Next(&b, &end));
       if (end) break;
       if (e == 0 && n == 0) r->first_batch_ms = (NowS() - t_create) * 1e3;
       n += b->size();

@@ -12,10 +12,10 @@
 //   auto loader = Loader::Create(folder, o).value();
 //   for (int64_t epoch = 0; epoch < 90; ++epoch) {
 //     loader->SetEpoch(epoch);
-//     RETURN_IF_ERROR(loader->Start());
+//     STOKER_RETURN_IF_ERROR(loader->Start());
 //     for (;;) {
 //       BatchPtr batch; bool end;
-//       RETURN_IF_ERROR(loader->Next(&batch, &end));
+//       STOKER_RETURN_IF_ERROR(loader->Next(&batch, &end));
 //       if (end) break;
 //       Train(batch->images(), batch->labels());
 //     }

@@ -1,6 +1,8 @@
 // Copyright 2026 The stoker Authors.
 //
-// Status and StatusOr<T>: errors as values throughout the engine.
+// Status and StatusOr<T>: errors as values throughout the engine. Both are
+// [[nodiscard]]: ignoring a returned error is a compile warning; say
+// `IgnoreError()` when that is meant.
 //
 // A Status is either OK or carries a code and a human-readable message. The
 // message of an error that concerns one sample names the sample (file path,
@@ -33,7 +35,7 @@ enum class StatusCode : int {
 
 const char* StatusCodeName(StatusCode code);
 
-class Status {
+class [[nodiscard]] Status {
  public:
   // OK. Cheap: holds no allocation.
   Status() = default;
@@ -46,6 +48,9 @@ class Status {
   const std::string& message() const;
   // "InvalidArgument: message", or "OK".
   std::string ToString() const;
+
+  // Explicitly drops an error (e.g. best-effort clean-up).
+  void IgnoreError() const {}
 
   // Returns a copy whose message is "<prefix>: <message>". OK stays OK.
   Status WithContext(const std::string& prefix) const;
@@ -85,7 +90,7 @@ inline Status InternalError(std::string m) {
 
 // Either a value or a non-OK Status.
 template <typename T>
-class StatusOr {
+class [[nodiscard]] StatusOr {
  public:
   StatusOr(const Status& s) : v_(s) {}  // NOLINT: implicit by design
   StatusOr(Status&& s) : v_(std::move(s)) {}  // NOLINT
@@ -114,16 +119,16 @@ class StatusOr {
 #define STOKER_CONCAT_(a, b) STOKER_CONCAT_INNER_(a, b)
 
 // Returns from the current function when `expr` is not OK.
-#define RETURN_IF_ERROR(expr)                          \
+#define STOKER_RETURN_IF_ERROR(expr)                          \
   do {                                                 \
     ::stoker::Status _st = (expr);                     \
     if (!_st.ok()) return _st;                         \
   } while (0)
 
 // `lhs = value of expr`, or return its error.
-#define ASSIGN_OR_RETURN(lhs, expr) \
-  ASSIGN_OR_RETURN_IMPL_(STOKER_CONCAT_(_statusor_, __LINE__), lhs, expr)
-#define ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
+#define STOKER_ASSIGN_OR_RETURN(lhs, expr) \
+  STOKER_ASSIGN_OR_RETURN_IMPL_(STOKER_CONCAT_(_statusor_, __LINE__), lhs, expr)
+#define STOKER_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
   auto tmp = (expr);                           \
   if (!tmp.ok()) return tmp.status();          \
   lhs = std::move(tmp).value()

@@ -37,8 +37,8 @@ StatusOr<int> Half(int x) {
 }
 
 Status Quarter(int x, int* out) {
-  ASSIGN_OR_RETURN(int h, Half(x));
-  ASSIGN_OR_RETURN(*out, Half(h));
+  STOKER_ASSIGN_OR_RETURN(int h, Half(x));
+  STOKER_ASSIGN_OR_RETURN(*out, Half(h));
   return Status::OK();
 }
 
@@ -53,7 +53,7 @@ TEST(StatusOrTest, ValueOrError) {
 }
 
 Status FailIfNegative(int x) {
-  RETURN_IF_ERROR(x < 0 ? InvalidArgumentError("negative") : Status::OK());
+  STOKER_RETURN_IF_ERROR(x < 0 ? InvalidArgumentError("negative") : Status::OK());
   return NotFoundError("reached the end");
 }
 

@@ -68,7 +68,7 @@ class ImageDecoder::Jpeg {
     jpeg_abort_decompress(&cinfo_);
     jpeg_mem_src(&cinfo_, data, static_cast<unsigned long>(size));
     jpeg_read_header(&cinfo_, TRUE);
-    RETURN_IF_ERROR(CheckPixelLimit(cinfo_.image_width, cinfo_.image_height, max_pixels));
+    STOKER_RETURN_IF_ERROR(CheckPixelLimit(cinfo_.image_width, cinfo_.image_height, max_pixels));
     h->format = ImageFormat::kJpeg;
     h->width = static_cast<int>(cinfo_.image_width);
     h->height = static_cast<int>(cinfo_.image_height);
@@ -234,7 +234,7 @@ class ImageDecoder::Png {
 
   Status Open(const uint8_t* data, size_t size, int64_t max_pixels, ImageHeader* h) {
     Reset();
-    RETURN_IF_ERROR(CheckPngChunkLengths(data, size));
+    STOKER_RETURN_IF_ERROR(CheckPngChunkLengths(data, size));
     data_ = data;
     size_ = size;
     pos_ = 0;
@@ -250,7 +250,7 @@ class ImageDecoder::Png {
     png_read_info(png_, info_);
     const int64_t w = png_get_image_width(png_, info_);
     const int64_t hh = png_get_image_height(png_, info_);
-    RETURN_IF_ERROR(CheckPixelLimit(w, hh, max_pixels));
+    STOKER_RETURN_IF_ERROR(CheckPixelLimit(w, hh, max_pixels));
     h->format = ImageFormat::kPng;
     h->width = static_cast<int>(w);
     h->height = static_cast<int>(hh);
@@ -373,7 +373,7 @@ Status ImageDecoder::Decode(const DecodeRequest& request, DecodedRegion* out) {
 
 Status ImageDecoder::DecodeAll(const uint8_t* data, size_t size, DecodedRegion* out) {
   ImageHeader h;
-  RETURN_IF_ERROR(Open(data, size, &h));
+  STOKER_RETURN_IF_ERROR(Open(data, size, &h));
   return Decode(DecodeRequest{}, out);
 }
 

@@ -5,9 +5,9 @@
 //
 // Usage, per sample:
 //   ImageHeader h;
-//   RETURN_IF_ERROR(decoder.Open(bytes, size, &h));        // parses headers only
+//   STOKER_RETURN_IF_ERROR(decoder.Open(bytes, size, &h));        // parses headers only
 //   DecodedRegion r;
-//   RETURN_IF_ERROR(decoder.Decode({wanted_rect, max_denom}, &r));
+//   STOKER_RETURN_IF_ERROR(decoder.Decode({wanted_rect, max_denom}, &r));
 //
 // The format is detected from the content, never from the file name.
 // JPEG: greyscale, YCbCr, RGB, CMYK and YCCK (Adobe inverted or not) become

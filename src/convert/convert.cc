@@ -51,9 +51,9 @@ Status Prepare(const ConvertOptions& o, Worker* w, Slot* slot) {
     slot->ext = f == ImageFormat::kPng ? "png" : "jpg";
     if (o.resize <= 0) return Status::OK();
     ImageHeader header;
-    RETURN_IF_ERROR(w->decoder.Open(d.bytes, d.size, &header));
+    STOKER_RETURN_IF_ERROR(w->decoder.Open(d.bytes, d.size, &header));
     if (std::min(header.width, header.height) <= o.resize) return Status::OK();
-    RETURN_IF_ERROR(w->decoder.Decode(DecodeRequest{}, &decoded));
+    STOKER_RETURN_IF_ERROR(w->decoder.Decode(DecodeRequest{}, &decoded));
     view = decoded.pixels;
   } else {
     view = RgbView{d.pixels, d.pixel_width, d.pixel_height, d.pixel_stride};
@@ -66,7 +66,7 @@ Status Prepare(const ConvertOptions& o, Worker* w, Slot* slot) {
     w->resampler.RunToImage(view, 0, 0, w->h, w->v, &w->resized);
     view = w->resized.view();
   }
-  RETURN_IF_ERROR(EncodeJpeg(view, o.quality, o.subsampling, &slot->encoded));
+  STOKER_RETURN_IF_ERROR(EncodeJpeg(view, o.quality, o.subsampling, &slot->encoded));
   slot->reencoded = true;
   slot->ext = "jpg";
   return Status::OK();
@@ -100,10 +100,10 @@ StatusOr<ConvertResult> ConvertToShards(Source* source, const ConvertOptions& op
   if (options.subsampling != 444 && options.subsampling != 422 && options.subsampling != 420) {
     return InvalidArgumentError("subsampling must be 444, 422 or 420");
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<EpochReader> reader, source->StartEpoch(EpochSpec{}));
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<EpochReader> reader, source->StartEpoch(EpochSpec{}));
   const int64_t n = reader->size();
   if (n < 0) return UnimplementedError("convert needs a source of known length");
-  ASSIGN_OR_RETURN(std::unique_ptr<ShardWriter> writer, ShardWriter::Create(options.shards));
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<ShardWriter> writer, ShardWriter::Create(options.shards));
 
   int threads = options.threads > 0 ? options.threads
                                     : static_cast<int>(std::thread::hardware_concurrency());
@@ -197,7 +197,7 @@ StatusOr<ConvertResult> ConvertToShards(Source* source, const ConvertOptions& op
   }
   stop();
   if (!status.ok()) return status;  // the writer's destructor deletes the partial shard
-  RETURN_IF_ERROR(writer->Finish());
+  STOKER_RETURN_IF_ERROR(writer->Finish());
   result.shards = writer->shards();
   for (const ShardInfo& s : result.shards) result.output_bytes += s.file_bytes;
   result.seconds =

@@ -111,7 +111,7 @@ class CudaDeviceStage : public DeviceStage {
     STOKER_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(params_, slot.host,
                                                 sizeof(device::SampleParams) * n,
                                                 cudaMemcpyHostToDevice, stream_));
-    ASSIGN_OR_RETURN(cudaEvent_t copied, events_->Get());
+    STOKER_ASSIGN_OR_RETURN(cudaEvent_t copied, events_->Get());
     STOKER_CUDA_RETURN_IF_ERROR(cudaEventRecord(copied, stream_));
     // The pinned buffer goes back to the Loader's pool when the consumer
     // drops the batch, but is handed out again only after this copy.
@@ -121,7 +121,7 @@ class CudaDeviceStage : public DeviceStage {
       events->Put(copied);
     });
 
-    ASSIGN_OR_RETURN(cudaEvent_t allocated, events_->Get());
+    STOKER_ASSIGN_OR_RETURN(cudaEvent_t allocated, events_->Get());
     STOKER_CUDA_RETURN_IF_ERROR(cudaEventRecord(allocated, reinterpret_cast<cudaStream_t>(alloc_stream)));
     STOKER_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream_, allocated, 0));
     events_->Put(allocated);
@@ -139,7 +139,7 @@ class CudaDeviceStage : public DeviceStage {
     }
     STOKER_CUDA_RETURN_IF_ERROR(
         cuda::LaunchTransformBatch(staging_, n, geometry_, params_, grey_sums_, out, stream_));
-    ASSIGN_OR_RETURN(cudaEvent_t done, events_->Get());
+    STOKER_ASSIGN_OR_RETURN(cudaEvent_t done, events_->Get());
     STOKER_CUDA_RETURN_IF_ERROR(cudaEventRecord(done, stream_));
     return DeviceTicket{done};
   }
@@ -206,10 +206,10 @@ Status CheckCudaDevice(int index) {
 StatusOr<std::unique_ptr<DeviceStage>> DeviceStage::Create(const DeviceOptions& options,
                                                            int height, int width) {
   if (options.batch_size < 1) return InvalidArgumentError("batch_size must be >= 1");
-  ASSIGN_OR_RETURN(device::BatchGeometry geometry, MakeBatchGeometry(options, height, width));
-  RETURN_IF_ERROR(CheckCudaDevice(options.device));
+  STOKER_ASSIGN_OR_RETURN(device::BatchGeometry geometry, MakeBatchGeometry(options, height, width));
+  STOKER_RETURN_IF_ERROR(CheckCudaDevice(options.device));
   auto stage = std::make_unique<CudaDeviceStage>(options, geometry);
-  RETURN_IF_ERROR(stage->Init());
+  STOKER_RETURN_IF_ERROR(stage->Init());
   return std::unique_ptr<DeviceStage>(std::move(stage));
 }
 

@@ -14,7 +14,7 @@ namespace {
 
 // The encoded (or raw) bytes of the first `count` samples of `source`.
 StatusOr<std::shared_ptr<MemorySource>> CacheSamples(Source* source, int64_t count) {
-  ASSIGN_OR_RETURN(std::unique_ptr<EpochReader> reader, source->StartEpoch(EpochSpec{}));
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<EpochReader> reader, source->StartEpoch(EpochSpec{}));
   std::vector<MemorySample> items;
   SampleScratch scratch;
   for (int64_t p = 0; p < count; ++p) {
@@ -47,12 +47,12 @@ StatusOr<std::shared_ptr<MemorySource>> CacheSamples(Source* source, int64_t cou
 // `step`, after one warm-up batch. Returns images per second.
 StatusOr<double> RunLoader(Loader* loader, int batches,
                            const std::function<void(const BatchPtr&)>& step) {
-  RETURN_IF_ERROR(loader->Start());
+  STOKER_RETURN_IF_ERROR(loader->Start());
   int64_t images = 0;
   double t0 = 0;
   for (int done = -1; done < batches;) {
     BatchPtr b;
-    RETURN_IF_ERROR(NextBatchAcrossEpochs(loader, &b));
+    STOKER_RETURN_IF_ERROR(NextBatchAcrossEpochs(loader, &b));
     step(b);
     if (done == -1) {
       t0 = NowNs() * 1e-9;  // the clock starts after the warm-up batch
@@ -76,10 +76,10 @@ std::string Fmt(const char* f, double v) {
 
 Status NextBatchAcrossEpochs(Loader* loader, BatchPtr* batch) {
   bool end = false;
-  RETURN_IF_ERROR(loader->Next(batch, &end));
+  STOKER_RETURN_IF_ERROR(loader->Next(batch, &end));
   if (!end) return Status::OK();
-  RETURN_IF_ERROR(loader->Start());
-  RETURN_IF_ERROR(loader->Next(batch, &end));
+  STOKER_RETURN_IF_ERROR(loader->Start());
+  STOKER_RETURN_IF_ERROR(loader->Next(batch, &end));
   if (end) return DataLossError("the loader yields no batch: an epoch ended before its first");
   return Status::OK();
 }
@@ -89,10 +89,10 @@ StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const Batc
   const int n = std::max(1, options.batches);
   Diagnosis d;
   // One batch from the pipeline for the cached modes.
-  RETURN_IF_ERROR(loader->Start());
+  STOKER_RETURN_IF_ERROR(loader->Start());
   BatchPtr batch;
   bool end = false;
-  RETURN_IF_ERROR(loader->Next(&batch, &end));
+  STOKER_RETURN_IF_ERROR(loader->Next(&batch, &end));
   loader->Stop();
   if (end || batch == nullptr) return InvalidArgumentError("diagnose: the loader yields no batch");
   const size_t bytes = batch->image_bytes();
@@ -124,18 +124,18 @@ StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const Batc
   const int64_t few = int64_t{4} * loader->options().batch_size;
   const int64_t cache_count =  // a stream (-1) caches up to `few`, or all it has
       loader->num_samples() < 0 ? few : std::min<int64_t>(loader->num_samples(), few);
-  ASSIGN_OR_RETURN(std::shared_ptr<MemorySource> cached,
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<MemorySource> cached,
                    CacheSamples(loader->source().get(), cache_count));
   LoaderOptions cached_options = loader->options();
   cached_options.drop_last = false;
-  ASSIGN_OR_RETURN(std::unique_ptr<Loader> cached_loader, Loader::Create(cached, cached_options));
-  ASSIGN_OR_RETURN(double r4, RunLoader(cached_loader.get(), n, step));
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Loader> cached_loader, Loader::Create(cached, cached_options));
+  STOKER_ASSIGN_OR_RETURN(double r4, RunLoader(cached_loader.get(), n, step));
   const LoaderStats cached_stats = cached_loader->stats();
   d.modes.push_back({"4 encoded bytes cached in memory (adds decode + augment)", "decode+augment",
                      r4});
   cached_loader.reset();
   // Mode 5: the real thing.
-  ASSIGN_OR_RETURN(double r5, RunLoader(loader, n, step));
+  STOKER_ASSIGN_OR_RETURN(double r5, RunLoader(loader, n, step));
   d.pipeline_stats = loader->stats();
   d.modes.push_back({"5 full pipeline (adds reading from storage)", "read", r5});
   for (size_t i = 1; i < d.modes.size(); ++i) {

@@ -26,7 +26,7 @@ void Step(double step_ms) {
 // `measure_from`: batches (after the warm-up) before measuring starts.
 Status Measure(Loader* loader, int warmup, double seconds, int64_t max_batches,
                int64_t measure_from, double step_ms, TuneResult* r) {
-  RETURN_IF_ERROR(loader->Start());
+  STOKER_RETURN_IF_ERROR(loader->Start());
   int64_t taken = -warmup, images = 0;
   double t0 = 0, cpu0 = 0, wait0 = 0;
   for (;;) {
@@ -40,7 +40,7 @@ Status Measure(Loader* loader, int warmup, double seconds, int64_t max_batches,
       break;
     }
     BatchPtr b;
-    RETURN_IF_ERROR(NextBatchAcrossEpochs(loader, &b));
+    STOKER_RETURN_IF_ERROR(NextBatchAcrossEpochs(loader, &b));
     if (taken >= measure_from) images += b->size();
     b.reset();
     Step(step_ms);
@@ -120,7 +120,7 @@ StatusOr<std::vector<TuneResult>> Tune(std::shared_ptr<Source> source, const Loa
     }
     ResetPeakRss();
     {
-      ASSIGN_OR_RETURN(std::unique_ptr<Loader> loader, Loader::Create(source, o));
+      STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Loader> loader, Loader::Create(source, o));
       Status st = Measure(loader.get(), options.warmup_batches, seconds, max_batches,
                           measure_from, options.step_ms, &r);
       if (!st.ok()) return st.WithContext("tune: " + Describe(r));

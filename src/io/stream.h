@@ -5,7 +5,7 @@
 //
 //   StreamOptions o; o.cache_dir = "/tmp/shard-cache";
 //   auto s = OpenStream("https://host/train-000001.tar", o).value();
-//   size_t got; RETURN_IF_ERROR(s->Read(buf, sizeof buf, &got));  // got == 0: end
+//   size_t got; STOKER_RETURN_IF_ERROR(s->Read(buf, sizeof buf, &got));  // got == 0: end
 //
 // Remote streams retry transient failures (connection errors, 5xx, a
 // connection dropped mid-body) with exponential backoff and resume from the

@@ -60,7 +60,7 @@ class HttpStream : public ByteStream {
       if (done_) return Status::OK();
       buf_.clear();
       pos_ = 0;
-      RETURN_IF_ERROR(Pump());
+      STOKER_RETURN_IF_ERROR(Pump());
     }
     const size_t k = std::min(n, buf_.size() - pos_);
     std::memcpy(out, buf_.data() + pos_, k);
@@ -136,7 +136,7 @@ class HttpStream : public ByteStream {
       int queued = 0;
       while (CURLMsg* msg = curl_multi_info_read(multi_, &queued)) {
         if (msg->msg != CURLMSG_DONE) continue;
-        RETURN_IF_ERROR(Finished(msg->data.result));
+        STOKER_RETURN_IF_ERROR(Finished(msg->data.result));
       }
       if (buf_.empty() && !done_ && running > 0) {
         curl_multi_poll(multi_, nullptr, 0, 1000, nullptr);
@@ -216,7 +216,7 @@ class HttpStream : public ByteStream {
 StatusOr<std::unique_ptr<ByteStream>> OpenHttpStream(const std::string& url,
                                                      const StreamOptions& options) {
   std::unique_ptr<HttpStream> s(new HttpStream(url, options));
-  RETURN_IF_ERROR(s->Init());
+  STOKER_RETURN_IF_ERROR(s->Init());
   return std::unique_ptr<ByteStream>(std::move(s));
 }
 

@@ -123,14 +123,14 @@ Status PlanGeometry(const std::vector<Transform>& transforms, int width, int hei
   for (const Transform& t : transforms) {
     switch (t.kind) {
       case Transform::Kind::kRandomResizedCrop: {
-        RETURN_IF_ERROR(new_stage_if_needed());
+        STOKER_RETURN_IF_ERROR(new_stage_if_needed());
         Rect r = SampleRandomResizedCrop(cur_w(), cur_h(), t, rng);
         crop_current(Unflip(r, cur_w(), plan->flip));
         resample_to(t.width, t.height);
         break;
       }
       case Transform::Kind::kResize: {
-        RETURN_IF_ERROR(new_stage_if_needed());
+        STOKER_RETURN_IF_ERROR(new_stage_if_needed());
         int w = t.width, h = t.height;
         if (t.width == 0) ShorterSideSize(cur_w(), cur_h(), t.height, &w, &h);
         resample_to(w, h);

@@ -732,7 +732,7 @@ StatusOr<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<Source> source,
   }
   if (source->size() == 0) return InvalidArgumentError(source->Describe() + " has no samples");
   int height = 0, width = 0;
-  RETURN_IF_ERROR(StaticOutputSize(options.transforms, &height, &width));
+  STOKER_RETURN_IF_ERROR(StaticOutputSize(options.transforms, &height, &width));
   for (const Transform& t : options.transforms) {
     if (t.kind == Transform::Kind::kNormalize && options.dtype == DType::kUint8) {
       return InvalidArgumentError(

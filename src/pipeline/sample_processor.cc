@@ -67,10 +67,10 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slo
     header.width = sample.pixel_width;
     header.height = sample.pixel_height;
   } else {
-    RETURN_IF_ERROR(decoder_.Open(sample.bytes, sample.size, &header));
+    STOKER_RETURN_IF_ERROR(decoder_.Open(sample.bytes, sample.size, &header));
   }
   GeometryPlan plan;
-  RETURN_IF_ERROR(PlanGeometry(config_.transforms, header.width, header.height, rng, &plan));
+  STOKER_RETURN_IF_ERROR(PlanGeometry(config_.transforms, header.width, header.height, rng, &plan));
   if (plan.width() != writer_->width() || plan.height() != writer_->height()) {
     return InternalError("planned output size does not match the batch");
   }
@@ -114,7 +114,7 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slo
     req.region = Rect{h_.min_input * d, v_.min_input * d, (h_.max_input - h_.min_input) * d,
                       (v_.max_input - v_.min_input) * d};
     DecodedRegion region;
-    RETURN_IF_ERROR(decoder_.Decode(req, &region));
+    STOKER_RETURN_IF_ERROR(decoder_.Decode(req, &region));
     if (region.scale_denom != d) return InternalError("decoder ignored the DCT scale");
     view = region.pixels;
     origin_x = region.region.x;
@@ -137,7 +137,7 @@ Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan
     current = RawView(sample);
   } else {
     DecodedRegion all;
-    RETURN_IF_ERROR(decoder_.Decode(DecodeRequest{}, &all));
+    STOKER_RETURN_IF_ERROR(decoder_.Decode(DecodeRequest{}, &all));
     current = all.pixels;
   }
   const int64_t t1 = Clock();

@@ -152,7 +152,7 @@ StatusOr<std::shared_ptr<Hdf5Source>> Hdf5Source::Open(const std::string& path,
   }
   src->n_ = static_cast<int64_t>(dims[0]);
   if (!labels.empty()) {
-    RETURN_IF_ERROR(ReadLabelsLocked(file.get(), path, labels, &src->labels_));
+    STOKER_RETURN_IF_ERROR(ReadLabelsLocked(file.get(), path, labels, &src->labels_));
     if (static_cast<int64_t>(src->labels_.size()) != src->n_) {
       return InvalidArgumentError(path + ":" + labels + ": " +
                                   std::to_string(src->labels_.size()) + " labels for " +
@@ -216,7 +216,7 @@ Status Hdf5Source::ReadIndex(int64_t index, SampleScratch* scratch, SampleData* 
   out->id = index;
   out->label = labels_.empty() ? -1 : labels_[static_cast<size_t>(index)];
   std::lock_guard<std::mutex> lock(Hdf5Mutex());
-  RETURN_IF_ERROR(EnsureOpenLocked());
+  STOKER_RETURN_IF_ERROR(EnsureOpenLocked());
   Id space(H5Dget_space(dataset_));
   if (!space.ok()) return IoError("HDF5: cannot get the dataspace");
   if (raw_) {

@@ -72,14 +72,14 @@ Status WalkClass(const std::string& root, const std::string& rel,
   if (::stat(abs.c_str(), &st) != 0) return Status::OK();  // dangling link
   if (!seen->insert({st.st_dev, st.st_ino}).second) return Status::OK();  // loop
   std::vector<Entry> entries;
-  RETURN_IF_ERROR(ListDir(abs, &entries));
+  STOKER_RETURN_IF_ERROR(ListDir(abs, &entries));
   std::vector<std::string> files;
   for (const Entry& e : entries) {
     if (!e.is_dir && HasImageExtension(e.name)) files.push_back(rel + "/" + e.name);
   }
   dirs->emplace_back(rel, std::move(files));
   for (const Entry& e : entries) {
-    if (e.is_dir) RETURN_IF_ERROR(WalkClass(root, rel + "/" + e.name, seen, dirs));
+    if (e.is_dir) STOKER_RETURN_IF_ERROR(WalkClass(root, rel + "/" + e.name, seen, dirs));
   }
   return Status::OK();
 }
@@ -95,7 +95,7 @@ StatusOr<std::shared_ptr<ImageFolder>> ImageFolder::Open(const std::string& root
   }
   if (!S_ISDIR(st.st_mode)) return InvalidArgumentError(root + ": not a directory");
   std::vector<Entry> top;
-  RETURN_IF_ERROR(ListDir(root, &top));
+  STOKER_RETURN_IF_ERROR(ListDir(root, &top));
   std::shared_ptr<ImageFolder> folder(new ImageFolder());
   folder->root_ = root;
   folder->offsets_.push_back(0);
@@ -106,7 +106,7 @@ StatusOr<std::shared_ptr<ImageFolder>> ImageFolder::Open(const std::string& root
     folder->classes_.push_back(e.name);
     std::set<std::pair<dev_t, ino_t>> seen;
     std::vector<std::pair<std::string, std::vector<std::string>>> dirs;
-    RETURN_IF_ERROR(WalkClass(root, e.name, &seen, &dirs));
+    STOKER_RETURN_IF_ERROR(WalkClass(root, e.name, &seen, &dirs));
     std::sort(dirs.begin(), dirs.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
     size_t count = 0;
@@ -154,7 +154,7 @@ Status ImageFolder::ReadIndex(int64_t index, SampleScratch* scratch, SampleData*
   path.push_back('/');
   path.append(names_, offsets_[index], offsets_[index + 1] - offsets_[index]);
   size_t n = 0;
-  RETURN_IF_ERROR(ReadFileInto(path, &scratch->bytes, &n));
+  STOKER_RETURN_IF_ERROR(ReadFileInto(path, &scratch->bytes, &n));
   out->id = index;
   out->label = labels_[index];
   out->bytes = scratch->bytes.data();

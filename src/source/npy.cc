@@ -131,7 +131,7 @@ Status ParseNpyHeader(const uint8_t* data, size_t size, NpyHeader* h) {
     if (key == "descr" && !has_descr) {
       std::string d;
       if (!p.String(&d)) return Bad("descr is not a simple dtype string");
-      RETURN_IF_ERROR(ParseDescr(d, h));
+      STOKER_RETURN_IF_ERROR(ParseDescr(d, h));
       has_descr = true;
     } else if (key == "fortran_order" && !has_order) {
       if (p.Word("True")) h->fortran_order = true;
@@ -192,7 +192,7 @@ uint64_t LoadUnsigned(const uint8_t* p, int n, bool big_endian) {
 
 Status ParseNpyLabels(const uint8_t* data, size_t size, std::vector<int64_t>* out) {
   NpyHeader h;
-  RETURN_IF_ERROR(ParseNpyHeader(data, size, &h));
+  STOKER_RETURN_IF_ERROR(ParseNpyHeader(data, size, &h));
   if (h.shape.size() != 1) {
     return InvalidArgumentError("labels must be a 1-D array, got " +
                                 std::to_string(h.shape.size()) + " dimensions");
@@ -246,7 +246,7 @@ Status ParseNpyLabels(const uint8_t* data, size_t size, std::vector<int64_t>* ou
 StatusOr<std::vector<int64_t>> ReadNpyLabels(const std::string& path) {
   std::vector<uint8_t> bytes;
   size_t n = 0;
-  RETURN_IF_ERROR(ReadFileInto(path, &bytes, &n));
+  STOKER_RETURN_IF_ERROR(ReadFileInto(path, &bytes, &n));
   std::vector<int64_t> out;
   Status s = ParseNpyLabels(bytes.data(), n, &out);
   if (!s.ok()) return Status(s.code(), path + ": " + s.message());
@@ -260,7 +260,7 @@ StatusOr<std::shared_ptr<NpySource>> NpySource::Open(const std::string& images_p
     return InvalidArgumentError("layout must be \"NHWC\", \"NCHW\" or empty, got \"" + layout +
                                 "\"");
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file, MappedFile::Open(images_path));
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file, MappedFile::Open(images_path));
   NpyHeader h;
   Status s = ParseNpyHeader(file->data(), file->size(), &h);
   if (!s.ok()) return InvalidArgumentError(images_path + ": " + s.message());
@@ -302,7 +302,7 @@ StatusOr<std::shared_ptr<NpySource>> NpySource::Open(const std::string& images_p
   src->pixels_ = file->data() + h.data_offset;
   src->images_ = std::move(file);
   if (!labels_path.empty()) {
-    ASSIGN_OR_RETURN(src->labels_, ReadNpyLabels(labels_path));
+    STOKER_ASSIGN_OR_RETURN(src->labels_, ReadNpyLabels(labels_path));
     if (static_cast<int64_t>(src->labels_.size()) != src->n_) {
       return InvalidArgumentError(labels_path + ": " + std::to_string(src->labels_.size()) +
                                   " labels for " + std::to_string(src->n_) + " images in " +

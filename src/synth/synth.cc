@@ -628,14 +628,14 @@ StatusOr<int64_t> WriteSyntheticImageFolder(const std::string& dir,
   }
 
   const std::filesystem::path root(dir);
-  RETURN_IF_ERROR(CreateDirectories(root));
+  STOKER_RETURN_IF_ERROR(CreateDirectories(root));
   const int64_t total = int64_t{options.classes} * options.images_per_class;
   const bool show_progress = options.progress && isatty(STDERR_FILENO) == 1;
   int64_t written = 0;
   int last_percent = -1;
   for (int c = 0; c < options.classes; ++c) {
     const std::filesystem::path class_dir = root / Numbered("class_", 3, c, "");
-    RETURN_IF_ERROR(CreateDirectories(class_dir));
+    STOKER_RETURN_IF_ERROR(CreateDirectories(class_dir));
     for (int i = 0; i < options.images_per_class; ++i) {
       const SynthImageSpec spec = SynthImageSpecFor(options, c, i);
       const std::vector<uint8_t> jpeg =
@@ -644,7 +644,7 @@ StatusOr<int64_t> WriteSyntheticImageFolder(const std::string& dir,
           (class_dir / Numbered("img_", 6, int64_t{c} * options.images_per_class + i, ".jpg"))
               .string();
       if (jpeg.empty()) return InternalError("cannot encode synthetic image " + path);
-      RETURN_IF_ERROR(WriteFile(path, jpeg));
+      STOKER_RETURN_IF_ERROR(WriteFile(path, jpeg));
       ++written;
       if (show_progress) {
         const int percent = static_cast<int>(written * 100 / total);
