@@ -27,16 +27,14 @@
 #include <atomic>
 #include <thread>
 
-#include "base/clock.h"
-#include "base/json.h"
-#include "base/process.h"
-#include "codec/decoder.h"
 #include "convert_cmd.h"
-#include "diagnose/diagnose.h"
-#include "diagnose/tune.h"
-#include "source/image_folder.h"
+#include "stoker/decode.h"
+#include "stoker/diagnose.h"
+#include "stoker/json.h"
 #include "stoker/loader.h"
-#include "synth/synth.h"
+#include "stoker/process.h"
+#include "stoker/sources.h"
+#include "stoker/synth.h"
 
 namespace stoker {
 namespace {
@@ -58,16 +56,6 @@ std::vector<Transform> PipelineTransforms(const std::string& pipeline, DType dty
   }
   if (dtype != DType::kUint8) t.push_back(Transform::Normalize(kMean, kStd));
   return t;
-}
-
-// What one read of the counters' clock costs here, in ns.
-double ClockCostNs() {
-  constexpr int kCalls = 1 << 20;
-  int64_t sink = 0;
-  const int64_t t0 = NowNs();
-  for (int i = 0; i < kCalls; ++i) sink += NowNs() & 1;
-  const int64_t t1 = NowNs();
-  return (t1 - t0 + (sink & 1)) / static_cast<double>(kCalls);
 }
 
 struct BenchResult {
@@ -100,7 +88,7 @@ std::string FormatJson(const std::string& data, const std::string& pipeline,
     << ", \"augment_s\": " << s.augment_s << ", \"worker_wait_s\": " << s.worker_wait_s
     << ", \"consumer_wait_s\": " << s.consumer_wait_s << "}, \"skipped\": " << s.skipped
     << ", \"stage_timing\": " << (o.stage_timing ? "true" : "false")
-    << ", \"clock_ns\": " << ClockCostNs() << "}";
+    << ", \"clock_ns\": " << ClockReadCostNs() << "}";
   return j.str();
 }
 
@@ -254,12 +242,13 @@ int CmdDecode(const std::string& data, int threads, int epochs, bool json) {
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t) {
       pool.emplace_back([&] {
-        ImageDecoder decoder;
+        Decoder decoder;
         SampleScratch scratch;
         for (int64_t i; (i = next.fetch_add(1)) < f->size();) {
           SampleData s;
-          DecodedRegion r;
-          if (!f->ReadIndex(i, &scratch, &s).ok() || !decoder.DecodeAll(s.bytes, s.size, &r).ok()) {
+          DecodedImage image;
+          if (!f->ReadIndex(i, &scratch, &s).ok() ||
+              !decoder.Decode(s.bytes, s.size, &image).ok()) {
             failures.fetch_add(1);
           }
         }

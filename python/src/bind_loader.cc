@@ -12,13 +12,11 @@
 #include <cstring>
 #include <memory>
 
-#include "base/rng.h"
-#include "diagnose/diagnose.h"
-#include "codec/decoder.h"
-#include "ops/geometry.h"
-#include "source/image_folder.h"
 #include "errors.h"
+#include "stoker/decode.h"
+#include "stoker/diagnose.h"
 #include "stoker/loader.h"
+#include "stoker/sources.h"
 
 namespace py = pybind11;
 
@@ -145,15 +143,15 @@ void RegisterLoader(py::module_& m) {
   m.def("_decode",
         [](py::bytes data, int64_t max_pixels) {
           std::string bytes = data;
-          ImageDecoder decoder(DecoderOptions{max_pixels});
-          DecodedRegion r;
-          Status s = decoder.DecodeAll(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                       bytes.size(), &r);
+          Decoder decoder(max_pixels);
+          DecodedImage r;
+          Status s = decoder.Decode(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                    bytes.size(), &r);
           if (!s.ok()) Throw(s);
-          py::array_t<uint8_t> out({r.pixels.height, r.pixels.width, 3});
-          for (int y = 0; y < r.pixels.height; ++y) {
-            std::memcpy(out.mutable_data(y, 0, 0), r.pixels.row(y),
-                        static_cast<size_t>(r.pixels.width) * 3);
+          py::array_t<uint8_t> out({r.height, r.width, 3});
+          for (int y = 0; y < r.height; ++y) {
+            std::memcpy(out.mutable_data(y, 0, 0), r.pixels + y * r.stride,
+                        static_cast<size_t>(r.width) * 3);
           }
           return out;
         },
@@ -163,10 +161,10 @@ void RegisterLoader(py::module_& m) {
         [](int width, int height, const Transform& t, uint64_t seed, int n) {
           py::array_t<int32_t> out({n, 4});
           for (int i = 0; i < n; ++i) {
-            Rng rng(HashSeed(seed, static_cast<uint64_t>(i)));
-            const Rect r = SampleRandomResizedCrop(width, height, t, &rng);
+            const CropBox r =
+                SampleRandomResizedCropBox(width, height, t, seed, static_cast<uint64_t>(i));
             int32_t* o = out.mutable_data(i, 0);
-            o[0] = r.y; o[1] = r.x; o[2] = r.height; o[3] = r.width;
+            o[0] = r.top; o[1] = r.left; o[2] = r.height; o[3] = r.width;
           }
           return out;
         },
