@@ -42,4 +42,4 @@ __all__ = [
     "Shards",
     "StokerError",
 ]
-from stoker._version import __version__  # generated from CMakeLists.txt's project(VERSION)
+from stoker._version import __version__  # generated from include/stoker/version.h
