@@ -74,7 +74,10 @@ class CMakeBuild(build_ext):
                      Path(os.environ.get("STOKER_WHEEL_BUILD_DIR", ROOT / "build-wheel")))
         build_dir = build_dir.resolve()
         configured = (build_dir / "CMakeCache.txt").exists()
-        args = ["-DCMAKE_BUILD_TYPE=Release", f"-DPython_EXECUTABLE={sys.executable}"]
+        # The interpreter's real path: a venv's python may be deleted later, the build tree
+        # kept (the extension is the same for the venv and its base interpreter).
+        python = os.path.realpath(sys.executable)
+        args = ["-DCMAKE_BUILD_TYPE=Release", f"-DPython_EXECUTABLE={python}"]
         if not configured and shutil.which("ninja"):
             args += ["-G", "Ninja"]
         if not in_place:
