@@ -78,4 +78,4 @@ fuzz:
 	  build-fuzz/corpus/tar fuzz/regressions/tar
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan build-fuzz python/stoker/_C*.so
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz build-wheel python/stoker/_C*.so python/stoker/bin
