@@ -106,6 +106,9 @@ void ThrowStatus(const Status& s) { Throw(s); }
 
 void RegisterLoader(py::module_& m) {
   static py::exception<std::runtime_error> exc(m, "StokerError", PyExc_RuntimeError);
+  exc.attr("__doc__") =
+      "stoker's error (a RuntimeError): a file that cannot be read or decoded (the\n"
+      "message names it), a damaged shard, an unusable device.";
   g_stoker_error = exc.ptr();
 
   py::class_<Source, std::shared_ptr<Source>>(m, "Source")
@@ -115,9 +118,14 @@ void RegisterLoader(py::module_& m) {
              return s.size();
            })
       .def("__repr__", &Source::Describe)
-      .def_property_readonly("classes", &Source::classes);
+      .def_property_readonly("classes", &Source::classes, "The class names, index = label.");
 
-  py::class_<ImageFolder, Source, std::shared_ptr<ImageFolder>>(m, "ImageFolder")
+  py::class_<ImageFolder, Source, std::shared_ptr<ImageFolder>>(
+      m, "ImageFolder",
+      "Images in root/<class>/<file>, as torchvision's ImageFolder finds them: the same\n"
+      "classes (sorted sub-folder names), labels and sample order. JPEG and PNG files;\n"
+      "sub-folders walked recursively, symbolic links followed. Raises StokerError if root\n"
+      "does not exist, has no class folders, or a class has no images.")
       .def(py::init([](const std::string& root) {
              StatusOr<std::shared_ptr<ImageFolder>> f = [&] {
                py::gil_scoped_release release;
@@ -126,9 +134,9 @@ void RegisterLoader(py::module_& m) {
              return Unwrap(std::move(f));
            }),
            py::arg("root"))
-      .def_property_readonly("root", &ImageFolder::root)
-      .def("path", &ImageFolder::Path, py::arg("index"))
-      .def("label", &ImageFolder::Label, py::arg("index"));
+      .def_property_readonly("root", &ImageFolder::root, "The folder it was opened on.")
+      .def("path", &ImageFolder::Path, py::arg("index"), "The file of sample `index`.")
+      .def("label", &ImageFolder::Label, py::arg("index"), "The label of sample `index`.");
 
   py::class_<Transform>(m, "Transform")
       .def_static("random_resized_crop", &Transform::RandomResizedCrop)
