@@ -1,0 +1,2 @@
+// Copyright 2026 The stoker Authors.
+#include <gtest/gtest.h>
