@@ -249,3 +249,110 @@ def test_pixel_limit_applies_to_every_format():
     for data in (GOOD["BMP"](), GOOD["PNM"](), GOOD["TIFF"](), GOOD["WebP"]()):
         with pytest.raises(stoker.StokerError, match="above the limit"):
             _C._decode(data, max_pixels=100)
+
+
+# ------------------------------------------- ImageFolder over every format ----
+
+def write_mixed_folder(root):
+    """Classes: bmp_only (only .bmp files, once a ValueError) and mixed (one file per
+    extension torchvision accepts, plus files it skips). All 32 x 24."""
+    import pathlib
+    root = pathlib.Path(root)
+    (root / "bmp_only").mkdir(parents=True)
+    (root / "mixed").mkdir()
+    rgb(32, 24, 1).save(root / "bmp_only" / "a.bmp")
+    rgb(32, 24, 2).convert("P").save(root / "bmp_only" / "b.BMP")
+    files = {
+        "c.jpg": lambda p: rgb(32, 24, 3).save(p, quality=95),
+        "d.png": lambda p: rgba(32, 24, 4).save(p),
+        "e.ppm": lambda p: rgb(32, 24, 5).save(p),
+        "f.pgm": lambda p: rgb(32, 24, 6).convert("L").save(p),
+        "g.tif": lambda p: rgb(32, 24, 7).save(p, compression="tiff_lzw"),
+        "h.TIFF": lambda p: rgb(32, 24, 8).convert("CMYK").save(p, format="TIFF"),
+        "i.webp": lambda p: rgb(32, 24, 9).save(p, lossless=True),
+        "j.webp": lambda p: rgba(32, 24, 10).save(p, quality=70),
+    }
+    for name, write in files.items():
+        write(root / "mixed" / name)
+    (root / "mixed" / "k.gif").write_bytes(b"GIF89a")      # torchvision skips these
+    (root / "mixed" / "l.txt").write_bytes(b"not an image")
+    return root
+
+
+def test_image_folder_has_torchvision_surface(tmp_path):
+    import torchvision.datasets as tvd
+    root = write_mixed_folder(tmp_path / "data")
+    tv = tvd.ImageFolder(str(root))
+    ds = stoker.ImageFolder(str(root))
+    assert len(ds) == len(tv) == 10
+    assert ds.classes == tv.classes
+    assert ds.class_to_idx == tv.class_to_idx
+    assert ds.samples == tv.samples
+    assert ds.imgs == tv.imgs
+    assert ds.targets == tv.targets
+    for i in (0, 3, 9, -1, -10):
+        data, label = ds[i]
+        path, target = tv.samples[i]
+        assert label == target
+        with open(path, "rb") as f:
+            assert data == f.read()
+        np.testing.assert_array_equal(_C._decode(data), np.asarray(tv[i][0]))
+    for bad in (10, -11):
+        with pytest.raises(IndexError):
+            ds[bad]
+
+
+def test_loader_over_every_format_gives_torchvision_pixels(tmp_path):
+    import torchvision.datasets as tvd
+    root = write_mixed_folder(tmp_path / "data")
+    tv = tvd.ImageFolder(str(root))
+    loader = stoker.Loader(stoker.ImageFolder(str(root)), batch_size=4, shuffle=False,
+                           transforms=[stoker.CenterCrop((24, 32))], threads=2, dtype="uint8")
+    seen = 0
+    for batch in loader:
+        images, labels = batch[0], batch[1]
+        for j in range(images.shape[0]):
+            img, target = tv[seen]
+            assert int(labels[j]) == target
+            np.testing.assert_array_equal(images[j].permute(1, 2, 0).numpy(), np.asarray(img))
+            seen += 1
+    assert seen == len(tv)
+
+
+def test_convert_keeps_every_format_and_the_class_names(tmp_path):
+    import os
+    import subprocess
+    import tarfile
+    from pathlib import Path
+    cli = os.environ.get("STOKER_CLI") or str(Path(__file__).resolve().parents[2] / "build" / "stoker")
+    if not os.access(cli, os.X_OK):
+        pytest.skip("the stoker CLI is not built (set STOKER_CLI)")
+    root = write_mixed_folder(tmp_path / "data")
+    out = tmp_path / "out"
+    r = subprocess.run([cli, "convert", str(root), str(out)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    import json
+    assert json.loads((out / "classes.json").read_text()) == ["bmp_only", "mixed"]
+    with tarfile.open(out / "shard-000000.tar") as tf:
+        exts = [m.name.split(".", 1)[1] for m in tf.getmembers() if not m.name.endswith(".cls")]
+    assert exts == ["bmp", "bmp", "jpg", "png", "ppm", "pgm", "tif", "tif", "webp", "webp"]
+    shards = stoker.Shards(str(out / "shard-*.tar"))
+    assert shards.classes == ["bmp_only", "mixed"]
+    assert len(shards) == 10
+    folder = stoker.ImageFolder(str(root))
+    loader = stoker.Loader(shards, batch_size=10, shuffle=False,
+                           transforms=[stoker.CenterCrop((24, 32))], threads=2, dtype="uint8")
+    images, labels = next(iter(loader))[:2]
+    assert labels.tolist() == folder.targets
+    for j in range(10):
+        np.testing.assert_array_equal(images[j].permute(1, 2, 0).numpy(),
+                                      _C._decode(folder[j][0]))
+    # Another split with other classes into the same directory is refused.
+    other = tmp_path / "other"
+    (other / "zebra").mkdir(parents=True)
+    rgb(32, 24, 1).save(other / "zebra" / "z.bmp")
+    r = subprocess.run([cli, "convert", str(other), str(out), "--prefix", "val"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0
+    assert "classes.json exists and names other classes" in r.stderr

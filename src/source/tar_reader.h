@@ -72,7 +72,8 @@ class TarReader {
 };
 
 struct SampleSpec {
-  std::vector<std::string> image_exts = {"jpg", "png", "jpeg"};
+  std::vector<std::string> image_exts = {"jpg", "png", "jpeg", "webp", "tif", "tiff",
+                                         "bmp", "ppm", "pgm", "pbm"};
   std::string label_ext = "cls";
   // Members (images, labels) larger than this are errors, not allocations.
   int64_t max_member_bytes = int64_t{1} << 30;
