@@ -8,7 +8,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
-  libjpeg62-turbo-dev libpng-dev zlib1g-dev libhdf5-dev
+  libjpeg62-turbo-dev libpng-dev libwebp-dev libtiff-dev zlib1g-dev libhdf5-dev
   libarchive-dev libzstd-dev zstd libcurl4-openssl-dev nginx
   libgtest-dev libcli11-dev pybind11-dev
   python3-dev python3-numpy python3-pytest python3-pil python3-h5py

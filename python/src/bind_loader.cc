@@ -99,6 +99,15 @@ py::tuple BatchArrays(BatchPtr batch) {
   return py::make_tuple(images, labels, ids);
 }
 
+// [(path, label), ...] in index order, as torchvision's ImageFolder.samples.
+py::list ImageFolderSamples(const ImageFolder& f) {
+  py::list out(f.size());
+  for (int64_t i = 0; i < f.size(); ++i) {
+    out[static_cast<size_t>(i)] = py::make_tuple(f.Path(i), f.Label(i));
+  }
+  return out;
+}
+
 }  // namespace
 
 // For the other binding files.
@@ -136,7 +145,45 @@ void RegisterLoader(py::module_& m) {
            py::arg("root"))
       .def_property_readonly("root", &ImageFolder::root, "The folder it was opened on.")
       .def("path", &ImageFolder::Path, py::arg("index"), "The file of sample `index`.")
-      .def("label", &ImageFolder::Label, py::arg("index"), "The label of sample `index`.");
+      .def("label", &ImageFolder::Label, py::arg("index"), "The label of sample `index`.")
+      // torchvision.datasets.ImageFolder's surface: samples (= imgs), targets,
+      // class_to_idx, len() and [i] (here the encoded bytes and the label).
+      .def_property_readonly("samples", &ImageFolderSamples)
+      .def_property_readonly("imgs", &ImageFolderSamples)
+      .def_property_readonly("targets",
+                             [](const ImageFolder& f) {
+                               py::list out(f.size());
+                               for (int64_t i = 0; i < f.size(); ++i) {
+                                 out[static_cast<size_t>(i)] = py::int_(f.Label(i));
+                               }
+                               return out;
+                             })
+      .def_property_readonly("class_to_idx",
+                             [](const ImageFolder& f) {
+                               py::dict d;
+                               const std::vector<std::string> c = f.classes();
+                               for (size_t i = 0; i < c.size(); ++i) {
+                                 d[py::str(c[i])] = py::int_(i);
+                               }
+                               return d;
+                             })
+      .def("__getitem__", [](const ImageFolder& f, int64_t index) {
+        if (index < 0) index += f.size();
+        if (index < 0 || index >= f.size()) {
+          throw py::index_error("index " + std::to_string(index) + " out of range for " +
+                                std::to_string(f.size()) + " images");
+        }
+        SampleScratch scratch;
+        SampleData data;
+        Status s;
+        {
+          py::gil_scoped_release release;
+          s = f.ReadIndex(index, &scratch, &data);
+        }
+        if (!s.ok()) Throw(s);
+        return py::make_tuple(
+            py::bytes(reinterpret_cast<const char*>(data.bytes), data.size), data.label);
+      }, py::arg("index"), "(encoded image bytes, label) of image `index`.");
 
   py::class_<Transform>(m, "Transform")
       .def_static("random_resized_crop", &Transform::RandomResizedCrop)
@@ -164,7 +211,7 @@ void RegisterLoader(py::module_& m) {
           return out;
         },
         py::arg("data"), py::arg("max_pixels") = int64_t{1} << 28,
-        "Decodes JPEG/PNG bytes to an RGB [H, W, 3] uint8 array (for tests).");
+        "Decodes JPEG, PNG, WebP, TIFF, BMP or PNM bytes to an RGB [H, W, 3] uint8 array (for tests).");
   m.def("_sample_random_resized_crop",
         [](int width, int height, const Transform& t, uint64_t seed, int n) {
           py::array_t<int32_t> out({n, 4});
