@@ -10,6 +10,7 @@
 //                    [--step-ms X] [--plot tune.png] [--json]
 //   stoker synth DIR  [--classes N] [--per-class N] [--width W] [--height H] [--seed S] [--json]
 //   stoker convert SRC DEST [--shard-size 1GB] [--resize N] [--compress zstd] ... (convert_cmd.cc)
+//   stoker stats DATA [--against OLD] [--resolution N] [--json] [--plot F.png] (stats_cmd.cc)
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -32,6 +33,7 @@
 #include "base/process.h"
 #include "codec/decoder.h"
 #include "convert_cmd.h"
+#include "stats_cmd.h"
 #include "diagnose/diagnose.h"
 #include "diagnose/tune.h"
 #include "source/image_folder.h"
@@ -550,9 +552,11 @@ int main(int argc, char** argv) {
   synth->add_flag("--json", synth_json, "print one JSON object (images, classes, seconds)");
 
   const std::shared_ptr<ConvertCommand> convert = AddConvertCommand(&app);
+  const std::shared_ptr<StatsCommand> stats = AddStatsCommand(&app);
 
   CLI11_PARSE(app, argc, argv);
   if (ConvertCommandParsed(*convert)) return RunConvertCommand(*convert);
+  if (StatsCommandParsed(*stats)) return RunStatsCommand(*stats);
   if (tune->parsed()) {
     LoaderOptions to;
     to.shuffle = true;
