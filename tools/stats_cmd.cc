@@ -23,7 +23,7 @@ struct StatsCommand {
   CLI::App* sub = nullptr;
   std::string data, against, plot, labels, layout, images = "images";
   int resolution = 64, threads = 0;
-  bool json = false, progress = true;
+  bool json = false, progress = true, duplicates = false;
   DriftOptions drift;
 };
 
@@ -33,7 +33,7 @@ std::shared_ptr<StatsCommand> AddStatsCommand(CLI::App* app) {
       "stats",
       "Describe a dataset: class counts and imbalance, image size and aspect histograms, file "
       "formats and colour modes, the exact per-channel mean and std (for Normalize), "
-      "duplicate images (identical bytes) and unreadable files, each named. With --against "
+      "unreadable files, each named, and with --duplicates identical images. With --against "
       "OLD, compare with an older dataset or its saved --json report: one verdict per item "
       "(class balance by chi-square; width, height and aspect by Kolmogorov-Smirnov; colour "
       "mean and std; format mix) and exit status 3 when any item shifted beyond its "
@@ -49,6 +49,9 @@ std::shared_ptr<StatsCommand> AddStatsCommand(CLI::App* app) {
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   s->add_option("--threads", c->threads, "reading/decoding threads (0: one per core)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
+  s->add_flag("--duplicates", c->duplicates,
+              "also find duplicate images: identical bytes (XXH3 128-bit hash of each file; "
+              "raw-pixel samples hash their pixels), listed in groups");
   s->add_flag("--json", c->json,
               "print the complete report as one JSON object (what --against reads back); "
               "with --against it also holds the verdicts (\"drift\", \"shifted\")");
@@ -96,6 +99,7 @@ StatusOr<DatasetStats> StatsOf(const StatsCommand& c, const std::string& path) {
   StatsOptions o;
   o.resolution = c.resolution;
   o.threads = c.threads;
+  o.duplicates = c.duplicates;
   const bool bar = c.progress && ::isatty(2);
   const auto t0 = std::chrono::steady_clock::now();
   if (bar) {

@@ -157,7 +157,7 @@ void Accumulate(const RgbView& v, Partial* p) {
   uint64_t s[3] = {0, 0, 0}, q[3] = {0, 0, 0};
   for (int y = 0; y < v.height; ++y) {
     const uint8_t* row = v.row(y);
-    uint32_t rs[3] = {0, 0, 0};
+    uint64_t rs[3] = {0, 0, 0};  // a row may be up to max_pixels wide
     uint64_t rq[3] = {0, 0, 0};
     for (int x = 0; x < v.width; ++x) {
       for (int c = 0; c < 3; ++c) {
@@ -174,7 +174,8 @@ void Accumulate(const RgbView& v, Partial* p) {
 
 // Reads the statistics of one sample into `p`; an error names no sample
 // (the caller adds the name).
-Status Analyze(const SampleData& d, int resolution, Worker* w, Partial* p, Hash128* hash) {
+Status Analyze(const SampleData& d, int resolution, bool want_hash, Worker* w, Partial* p,
+               Hash128* hash) {
   RgbView view;
   int width, height;
   std::string format, mode;
@@ -184,22 +185,33 @@ Status Analyze(const SampleData& d, int resolution, Worker* w, Partial* p, Hash1
     width = d.pixel_width;
     height = d.pixel_height;
     view = RgbView{d.pixels, width, height, d.pixel_stride};
-    XXH3_state_t* st = XXH3_createState();
-    XXH3_128bits_reset(st);
-    const int32_t dims[2] = {width, height};
-    XXH3_128bits_update(st, dims, sizeof dims);
-    for (int y = 0; y < height; ++y) XXH3_128bits_update(st, view.row(y), size_t{3} * width);
-    const XXH128_hash_t h = XXH3_128bits_digest(st);
-    XXH3_freeState(st);
-    *hash = {h.low64, h.high64};
-  } else {
-    if (!InspectImage(d.bytes, d.size, &format, &mode)) {
-      return InvalidArgumentError("not a JPEG or PNG image (or its header is cut short)");
+    if (want_hash) {
+      XXH3_state_t* st = XXH3_createState();
+      XXH3_128bits_reset(st);
+      const int32_t dims[2] = {width, height};
+      XXH3_128bits_update(st, dims, sizeof dims);
+      for (int y = 0; y < height; ++y) XXH3_128bits_update(st, view.row(y), size_t{3} * width);
+      const XXH128_hash_t h = XXH3_128bits_digest(st);
+      XXH3_freeState(st);
+      *hash = {h.low64, h.high64};
     }
-    const XXH128_hash_t h = XXH3_128bits(d.bytes, d.size);
-    *hash = {h.low64, h.high64};
+  } else {
+    const bool inspected = InspectImage(d.bytes, d.size, &format, &mode);
+    if (want_hash) {
+      const XXH128_hash_t h = XXH3_128bits(d.bytes, d.size);
+      *hash = {h.low64, h.high64};
+    }
     ImageHeader header;
     STOKER_RETURN_IF_ERROR(w->decoder.Open(d.bytes, d.size, &header));
+    if (!inspected) {
+      // The decoder reads it but the header inspection does not know it (a
+      // format added to the decoder later, or an odd header): counted by the
+      // decoder's format alone.
+      format = header.format == ImageFormat::kJpeg  ? "JPEG"
+               : header.format == ImageFormat::kPng ? "PNG"
+                                                    : "other";
+      mode = format + " (mode unknown)";
+    }
     width = header.width;
     height = header.height;
     DecodeRequest req;
@@ -314,10 +326,10 @@ StatusOr<DatasetStats> ComputeStats(Source* source, const StatsOptions& options)
         break;
       }
       Hash128 hash;
-      if (s.ok()) s = Analyze(d, options.resolution, &w, p, &hash);
-      if (s.ok()) {
+      if (s.ok()) s = Analyze(d, options.resolution, options.duplicates, &w, p, &hash);
+      if (s.ok() && options.duplicates) {
         p->hashes.push_back({hash, pos, keep_names ? reader->Name(pos) : std::string()});
-      } else {
+      } else if (!s.ok()) {
         p->errors.push_back({pos, {reader->Name(pos), s.message()}});
       }
       done.fetch_add(1, std::memory_order_relaxed);
@@ -362,6 +374,7 @@ StatusOr<DatasetStats> ComputeStats(Source* source, const StatsOptions& options)
   DatasetStats r;
   r.source = source->Describe();
   r.resolution = options.resolution;
+  r.duplicates_checked = options.duplicates;
   r.images = all.images;
   r.samples = all.images + static_cast<int64_t>(errors.size());
   r.unlabelled = all.unlabelled;
@@ -465,6 +478,7 @@ std::string StatsToJson(const DatasetStats& s) {
   j["pixels"] = s.pixels;
   j["mean"] = s.mean;
   j["std"] = s.stddev;
+  j["duplicates_checked"] = s.duplicates_checked;
   j["duplicates"] = s.duplicates;
   j["redundant_copies"] = s.RedundantCopies();
   Json errors = Json::array();
@@ -501,6 +515,7 @@ StatusOr<DatasetStats> StatsFromJson(const std::string& text) {
     s.pixels = j.at("pixels").get<int64_t>();
     s.mean = j.at("mean").get<std::array<double, 3>>();
     s.stddev = j.at("std").get<std::array<double, 3>>();
+    s.duplicates_checked = j.value("duplicates_checked", false);
     s.duplicates = j.value("duplicates", std::vector<std::vector<std::string>>{});
     for (const Json& e : j.value("errors", Json::array())) {
       s.errors.push_back({e.at("name").get<std::string>(), e.at("error").get<std::string>()});
@@ -571,10 +586,14 @@ std::string Counts(const std::map<std::string, int64_t>& m) {
 
 std::string FormatStats(const DatasetStats& s, int max_listed) {
   std::string out = Printf("stoker stats  %s\n", s.source.c_str());
-  out += Printf("samples %lld: %lld images, %zu unreadable; %zu duplicate group(s), %lld "
-                "redundant copies; %.2f s (%.0f images/s)\n",
+  out += Printf("samples %lld: %lld images, %zu unreadable; %s; %.2f s (%.0f images/s)\n",
                 static_cast<long long>(s.samples), static_cast<long long>(s.images),
-                s.errors.size(), s.duplicates.size(), static_cast<long long>(s.RedundantCopies()),
+                s.errors.size(),
+                s.duplicates_checked
+                    ? Printf("%zu duplicate group(s), %lld redundant copies", s.duplicates.size(),
+                             static_cast<long long>(s.RedundantCopies()))
+                          .c_str()
+                    : "duplicates not checked (--duplicates)",
                 s.seconds, s.seconds > 0 ? s.samples / s.seconds : 0.0);
   if (!s.classes.empty()) {
     const double ratio = s.ImbalanceRatio();

@@ -8,7 +8,8 @@
 //    thousandths) as value -> count histograms;
 //  - file formats (JPEG, PNG, raw pixels) and colour modes (JPEG grey,
 //    4:2:0, 4:2:2, 4:4:4, ..., CMYK/YCCK; PNG colour type and bit depth),
-//    read from the headers (InspectImage);
+//    read from the headers (InspectImage; images the decoder reads but
+//    InspectImage does not know count as "<format> (mode unknown)");
 //  - the exact per-channel mean and standard deviation of the pixels in
 //    [0, 1] (every pixel of every image weighs the same, population std),
 //    with images brought to shorter side `resolution` first: JPEGs are
@@ -18,8 +19,8 @@
 //    Pillow's antialiased bilinear); smaller images are used as they are.
 //    resolution 0 uses every image at full size. Sums are integers, so the
 //    result is the same for any thread count;
-//  - groups of duplicate images: identical encoded bytes (XXH3 128-bit hash;
-//    raw-pixel samples hash their pixels and size);
+//  - groups of duplicate images (when `duplicates`): identical encoded bytes
+//    (XXH3 128-bit hash; raw-pixel samples hash their pixels and size);
 //  - unreadable or undecodable samples, each named with the reason.
 // The statistics cover the samples that could be read and decoded; broken
 // ones appear only in `errors` (and in `samples`).
@@ -47,6 +48,7 @@ namespace stoker {
 struct StatsOptions {
   int resolution = 64;  // shorter side for the colour statistics; 0: full size
   int threads = 0;      // 0: one per core
+  bool duplicates = false;  // hash every sample and group identical ones
   int64_t max_pixels = int64_t{1} << 28;  // larger images are reported as errors
   // Called on the calling thread about 10 times a second and once at the
   // end: (samples done, total or -1 when the source's length is unknown).
@@ -79,6 +81,7 @@ struct DatasetStats {
   int64_t pixels = 0;                      // pixels in mean / std
   std::array<double, 3> mean{};            // R, G, B in [0, 1]
   std::array<double, 3> stddev{};
+  bool duplicates_checked = false;
   std::vector<std::vector<std::string>> duplicates;  // names, groups in source order
   std::vector<SampleError> errors;                   // in source order
   double seconds = 0;

@@ -98,6 +98,7 @@ class SolidFolder : public ::testing::Test {
     StatsOptions o;
     o.resolution = resolution;
     o.threads = threads;
+    o.duplicates = true;
     auto r = ComputeStats(folder.value().get(), o);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.value();
@@ -132,6 +133,7 @@ TEST_F(SolidFolder, KnownAnswers) {
   EXPECT_NE(s.duplicates[0][0].find("blue/c.png"), std::string::npos);
   EXPECT_NE(s.duplicates[0][1].find("blue/d.png"), std::string::npos);
   EXPECT_EQ(s.RedundantCopies(), 1);
+  EXPECT_TRUE(s.duplicates_checked);
   ASSERT_EQ(s.errors.size(), 1u);
   EXPECT_NE(s.errors[0].name.find("e_broken.png"), std::string::npos);
   EXPECT_FALSE(s.errors[0].message.empty());
@@ -179,6 +181,64 @@ TEST(ComputeStats, ResolutionResizesAndUsesDctScaling) {
   r = ComputeStats(folder.value().get(), o);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r.value().pixels, 200 * 100 + 256 * 256);
+}
+
+// 37 lossless PNGs of noise in 3 classes at assorted sizes: at full size the
+// mean and std must equal a direct computation over the known pixels, and
+// the report must be the same for 1, 2 and 5 threads (also at a resolution
+// that resizes). Without `duplicates` nothing is hashed or grouped.
+TEST(ComputeStats, ExactOnNoiseAndIdenticalForAnyThreadCount) {
+  TempDir dir;
+  double sum[3] = {0, 0, 0}, sumsq[3] = {0, 0, 0};
+  int64_t pixels = 0;
+  for (int i = 0; i < 37; ++i) {
+    const std::string cls = "c" + std::to_string(i % 3);
+    MakeDirs(dir.path() + "/" + cls);
+    const int w = 9 + (i * 7) % 40, h = 11 + (i * 13) % 30;
+    const std::vector<uint8_t> px = testing::MakePixels(w, h, static_cast<uint64_t>(i) + 100);
+    for (size_t k = 0; k < px.size(); ++k) {
+      sum[k % 3] += px[k] / 255.0;
+      sumsq[k % 3] += (px[k] / 255.0) * (px[k] / 255.0);
+    }
+    pixels += static_cast<int64_t>(w) * h;
+    std::vector<uint8_t> expected;
+    WriteFile(dir.path() + "/" + cls + "/" + std::to_string(i) + ".png",
+              EncodePng(px, w, h, PngSpec{}, &expected));
+  }
+  auto folder = ImageFolder::Open(dir.path());
+  ASSERT_TRUE(folder.ok());
+  for (int resolution : {0, 16}) {
+    std::string first;
+    for (int threads : {1, 2, 5}) {
+      StatsOptions o;
+      o.resolution = resolution;
+      o.threads = threads;
+      auto r = ComputeStats(folder.value().get(), o);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      DatasetStats s = r.value();
+      EXPECT_EQ(s.images, 37);
+      EXPECT_FALSE(s.duplicates_checked);
+      EXPECT_TRUE(s.duplicates.empty());
+      ASSERT_EQ(s.classes.size(), 3u);
+      EXPECT_EQ(s.classes[0].count, 13);
+      EXPECT_NEAR(s.ImbalanceRatio(), 13.0 / 12, 1e-12);
+      if (resolution == 0) {
+        ASSERT_EQ(s.pixels, pixels);
+        for (int c = 0; c < 3; ++c) {
+          const double mean = sum[c] / pixels;
+          EXPECT_NEAR(s.mean[static_cast<size_t>(c)], mean, 1e-12);
+          EXPECT_NEAR(s.stddev[static_cast<size_t>(c)],
+                      std::sqrt(sumsq[c] / pixels - mean * mean), 1e-9);
+        }
+      } else {
+        EXPECT_LT(s.pixels, pixels);  // images with shorter side > 16 were resized
+      }
+      s.seconds = 0;
+      const std::string json = StatsToJson(s);
+      if (first.empty()) first = json;
+      EXPECT_EQ(json, first) << "threads " << threads << " resolution " << resolution;
+    }
+  }
 }
 
 TEST(CompareStats, SameAndShifted) {
