@@ -215,6 +215,11 @@ def test_every_source_kind_agrees(tmp_path):
     assert runs["hdf5 raw"]["formats"] == {"raw": n}
     assert runs["hdf5 encoded"]["formats"] == {"PNG": n}
     assert runs["shards"]["formats"] == {"PNG": n}
+    # The shards against the folder they came from: no drift (classes matched by label when
+    # the shards carry no class names).
+    pattern = str(shards[0]).replace("000000", "{000000..000002}")
+    rep = report(pattern, "--against", folder)
+    assert rep["shifted"] is False, rep["drift"]
 
 
 def test_errors_exit_1():

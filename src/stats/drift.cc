@@ -22,9 +22,18 @@ DriftVerdict ClassBalance(const DatasetStats& now, const DatasetStats& old, doub
     v.detail = "no labelled images on one side";
     return v;
   }
+  // Classes are matched by name; when the two sides share no name (e.g. a
+  // folder against shards that only number their classes), by label.
+  std::set<std::string> old_names;
+  for (const ClassStat& c : old.classes) old_names.insert(c.name);
+  bool by_label = true;
+  for (const ClassStat& c : now.classes) by_label = by_label && old_names.count(c.name) == 0;
+  auto key = [by_label](const ClassStat& c) {
+    return by_label ? "label " + std::to_string(c.label) : c.name;
+  };
   std::map<std::string, std::pair<int64_t, int64_t>> by_name;  // name -> (now, old)
-  for (const ClassStat& c : now.classes) by_name[c.name].first += c.count;
-  for (const ClassStat& c : old.classes) by_name[c.name].second += c.count;
+  for (const ClassStat& c : now.classes) by_name[key(c)].first += c.count;
+  for (const ClassStat& c : old.classes) by_name[key(c)].second += c.count;
   std::vector<int64_t> observed;
   std::vector<double> proportions;
   std::string unseen;
@@ -44,6 +53,7 @@ DriftVerdict ClassBalance(const DatasetStats& now, const DatasetStats& old, doub
                   r.p_value, v.shifted ? "<" : ">=", alpha);
     v.detail = buf;
   }
+  if (by_label) v.detail += " (no class name in common: matched by label)";
   return v;
 }
 

@@ -4,7 +4,8 @@
 // (`stoker stats NEW --against OLD`)? One verdict per item, each "shifted"
 // when its statistic passes its threshold:
 //  - "class balance": Pearson's chi-square of NEW's class counts against
-//    OLD's class proportions (classes matched by name); shifted when
+//    OLD's class proportions (classes matched by name, or by label when no
+//    name is on both sides); shifted when
 //    p < class_alpha, or when NEW has images of a class OLD lacks;
 //  - "width", "height", "aspect": two-sample Kolmogorov-Smirnov D of the
 //    distributions; shifted when D > c(ks_alpha) sqrt((n + m) / (n m));

@@ -275,6 +275,14 @@ TEST(CompareStats, SameAndShifted) {
   // A class OLD never had.
   now.classes.push_back({2, "c", 1});
   EXPECT_TRUE(CompareStats(now, old, DriftOptions{})[0].shifted);
+  // No name in common (a folder against numbered shards): matched by label.
+  DatasetStats numbered = old;
+  numbered.classes = {{0, "0", 500}, {1, "1", 500}};
+  v = CompareStats(numbered, old, DriftOptions{});
+  EXPECT_FALSE(v[0].shifted) << v[0].detail;
+  EXPECT_NE(v[0].detail.find("matched by label"), std::string::npos);
+  numbered.classes[1].count = 400;
+  EXPECT_TRUE(CompareStats(numbered, old, DriftOptions{})[0].shifted);
   // Nothing labelled: skipped, not shifted.
   now.classes.clear();
   EXPECT_TRUE(CompareStats(now, old, DriftOptions{})[0].skipped);
