@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/process.h"
 #include "codec/decoder.h"
 #include "ops/geometry.h"
 #include "ops/resample.h"
@@ -299,8 +300,7 @@ StatusOr<DatasetStats> ComputeStats(Source* source, const StatsOptions& options)
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<EpochReader> reader, source->StartEpoch(EpochSpec{}));
   const int64_t n = reader->size();
   const bool keep_names = !reader->random_access();
-  int threads = options.threads > 0 ? options.threads
-                                    : static_cast<int>(std::thread::hardware_concurrency());
+  int threads = options.threads > 0 ? options.threads : AvailableCores();
   threads = std::max(1, threads);
   DecoderOptions dopt;
   dopt.max_pixels = options.max_pixels;

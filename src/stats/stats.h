@@ -47,7 +47,7 @@ namespace stoker {
 
 struct StatsOptions {
   int resolution = 64;  // shorter side for the colour statistics; 0: full size
-  int threads = 0;      // 0: one per core
+  int threads = 0;      // 0: one per core this process may run on (AvailableCores)
   bool duplicates = false;  // hash every sample and group identical ones
   int64_t max_pixels = int64_t{1} << 28;  // larger images are reported as errors
   // Called on the calling thread about 10 times a second and once at the
