@@ -336,3 +336,24 @@ def test_format_mix_shift_is_flagged(tmp_path, base):
     v = verdicts(report(jpegs, "--against", base, expect=DRIFT_EXIT))
     assert v["format mix"]["verdict"] == "shifted" and v["format mix"]["statistic"] == 1.0
     assert v["width"]["verdict"] == "same"
+
+
+def test_streamed_shards_name_duplicates_and_match_any_thread_count(tmp_path, base):
+    data = tmp_path / "d"
+    shutil.copytree(base, data)
+    shutil.copy(data / "ant" / "ant_00.png", data / "cat" / "zz_copy.png")
+    subprocess.run([stoker_cli(), "convert", data, tmp_path / "zs", "--compress", "zstd",
+                    "--samples-per-shard", "25"], check=True, capture_output=True, timeout=120)
+    shards = sorted((tmp_path / "zs").glob("*.tar.zst"))
+    assert len(shards) == 4
+    pattern = str(shards[0]).replace("000000", "{000000..000003}")
+    one = report(pattern, "--duplicates", "--threads", "1")
+    assert "stream" in one["source"]
+    assert one["images"] == len(CLASSES) * PER_CLASS + 1
+    assert len(one["duplicates"]) == 1
+    group = one["duplicates"][0]
+    assert len(group) == 2 and all(".tar.zst" in name for name in group), group
+    assert any("ant_00" in name for name in group) and any("zz_copy" in name for name in group)
+    assert strip_timing(report(pattern, "--duplicates", "--threads", "3")) == strip_timing(one)
+    folder = report(data)
+    assert one["mean"] == folder["mean"] and one["std"] == folder["std"]
