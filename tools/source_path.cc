@@ -42,7 +42,8 @@ StatusOr<std::shared_ptr<Source>> OpenSourceFromPath(const std::string& path,
     return std::shared_ptr<Source>(f);
   }
   if (EndsWith(path, ".npy")) {
-    STOKER_ASSIGN_OR_RETURN(std::shared_ptr<NpySource> s, NpySource::Open(path, o.labels, o.layout));
+    STOKER_ASSIGN_OR_RETURN(std::shared_ptr<NpySource> s,
+                            NpySource::Open(path, o.labels, o.layout));
     return std::shared_ptr<Source>(s);
   }
   if (EndsWith(path, ".h5") || EndsWith(path, ".hdf5")) {

@@ -107,7 +107,9 @@ double KolmogorovSurvival(double lambda) {
   for (int j = 1; j <= 100; ++j) {
     const double term = fac * std::exp(a2 * j * j);
     sum += term;
-    if (std::fabs(term) <= 1e-10 * prev || std::fabs(term) <= 1e-16 * sum) return std::fmin(1.0, std::fmax(0.0, sum));
+    if (std::fabs(term) <= 1e-10 * prev || std::fabs(term) <= 1e-16 * sum) {
+      return std::fmin(1.0, std::fmax(0.0, sum));
+    }
     fac = -fac;
     prev = std::fabs(term);
   }

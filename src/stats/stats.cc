@@ -618,7 +618,8 @@ std::string FormatStats(const DatasetStats& s, int max_listed) {
     out += "classes: none (the source has no labels)\n";
   }
   if (s.images > 0) {
-    out += Printf("width  min %lld, median %lld, max %lld;  height min %lld, median %lld, max %lld\n",
+    out += Printf("width  min %lld, median %lld, max %lld;  "
+                  "height min %lld, median %lld, max %lld\n",
                   static_cast<long long>(s.widths.begin()->first),
                   static_cast<long long>(Quantile(s.widths, 0.5)),
                   static_cast<long long>(s.widths.rbegin()->first),
