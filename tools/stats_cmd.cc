@@ -65,6 +65,13 @@ std::shared_ptr<StatsCommand> AddStatsCommand(CLI::App* app) {
                 "significance level of the KS tests on width, height and aspect (threshold "
                 "sqrt(-ln(alpha/2)/2) * sqrt((n+m)/(n*m)))")
       ->check(CLI::Range(1e-12, 1.0))->capture_default_str();
+  s->add_option("--class-min-shift", c->drift.class_min_shift,
+                "... and only when the class proportions' total variation distance exceeds "
+                "this (keeps tiny but significant shifts of huge datasets from failing)")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  s->add_option("--ks-min-d", c->drift.ks_min_d,
+                "... and only when the KS statistic D exceeds this (effect-size floor)")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
   s->add_option("--colour-threshold", c->drift.colour_threshold,
                 "colour mean/std shifted when a channel moves more than this (pixels in [0, 1])")
       ->check(CLI::NonNegativeNumber)->capture_default_str();

@@ -11,7 +11,8 @@
 namespace stoker {
 namespace {
 
-DriftVerdict ClassBalance(const DatasetStats& now, const DatasetStats& old, double alpha) {
+DriftVerdict ClassBalance(const DatasetStats& now, const DatasetStats& old, double alpha,
+                          double min_shift) {
   DriftVerdict v{"class balance"};
   v.threshold = alpha;
   int64_t n_now = 0, n_old = 0;
@@ -43,14 +44,22 @@ DriftVerdict ClassBalance(const DatasetStats& now, const DatasetStats& old, doub
     if (counts.second == 0 && counts.first > 0) unseen += (unseen.empty() ? "" : ", ") + name;
   }
   const ChiSquareResult r = ChiSquareTest(observed, proportions);
+  double tv = 0;
+  for (const auto& [name, counts] : by_name) {
+    tv += std::fabs(static_cast<double>(counts.first) / static_cast<double>(n_now) -
+                    static_cast<double>(counts.second) / static_cast<double>(n_old));
+  }
+  tv /= 2;
   v.statistic = r.p_value;
-  v.shifted = r.p_value < alpha;
+  v.shifted = (r.p_value < alpha && tv > min_shift) || !unseen.empty();
   if (!unseen.empty()) {
     v.detail = "classes not in OLD: " + unseen;
   } else {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "chi2 = %.4g, df %d, p = %.3g %s alpha %g", r.statistic, r.df,
-                  r.p_value, v.shifted ? "<" : ">=", alpha);
+    std::snprintf(buf, sizeof buf, "chi2 = %.4g, df %d, p = %.3g %s alpha %g; proportions' "
+                  "total variation %.4f %s %g", r.statistic, r.df, r.p_value,
+                  r.p_value < alpha ? "<" : ">=", alpha, tv, tv > min_shift ? ">" : "<=",
+                  min_shift);
     v.detail = buf;
   }
   if (by_label) v.detail += " (no class name in common: matched by label)";
@@ -58,7 +67,7 @@ DriftVerdict ClassBalance(const DatasetStats& now, const DatasetStats& old, doub
 }
 
 DriftVerdict Ks(const char* item, const Histogram& now, const Histogram& old, double alpha,
-                double scale) {
+                double min_d, double scale) {
   DriftVerdict v{item};
   const int64_t n = HistogramTotal(now), m = HistogramTotal(old);
   if (n == 0 || m == 0) {
@@ -67,7 +76,8 @@ DriftVerdict Ks(const char* item, const Histogram& now, const Histogram& old, do
     return v;
   }
   v.statistic = KsStatistic(now, old);
-  v.threshold = KsCriticalValue(n, m, alpha);
+  const double critical = KsCriticalValue(n, m, alpha);
+  v.threshold = std::fmax(critical, min_d);
   v.shifted = v.statistic > v.threshold;
   auto median = [scale](const Histogram& h) {
     const int64_t total = HistogramTotal(h);
@@ -78,11 +88,12 @@ DriftVerdict Ks(const char* item, const Histogram& now, const Histogram& old, do
     }
     return 0.0;
   };
-  char buf[200];
-  std::snprintf(buf, sizeof buf, "KS D = %.4f %s %.4f (alpha %g, n %lld, m %lld), p = %.3g; "
-                "median %g vs %g", v.statistic, v.shifted ? ">" : "<=", v.threshold, alpha,
-                static_cast<long long>(n), static_cast<long long>(m),
-                KsPValue(v.statistic, n, m), median(now), median(old));
+  char buf[240];
+  std::snprintf(buf, sizeof buf, "KS D = %.4f %s %.4f (critical %.4f at alpha %g, n %lld, m %lld; "
+                "floor %g), p = %.3g; median %g vs %g", v.statistic, v.shifted ? ">" : "<=",
+                v.threshold, critical, alpha, static_cast<long long>(n),
+                static_cast<long long>(m), min_d, KsPValue(v.statistic, n, m), median(now),
+                median(old));
   v.detail = buf;
   return v;
 }
@@ -157,10 +168,10 @@ DriftVerdict FormatMix(const DatasetStats& now, const DatasetStats& old, double 
 std::vector<DriftVerdict> CompareStats(const DatasetStats& now, const DatasetStats& old,
                                        const DriftOptions& o) {
   std::vector<DriftVerdict> out;
-  out.push_back(ClassBalance(now, old, o.class_alpha));
-  out.push_back(Ks("width", now.widths, old.widths, o.ks_alpha, 1));
-  out.push_back(Ks("height", now.heights, old.heights, o.ks_alpha, 1));
-  out.push_back(Ks("aspect", now.aspects, old.aspects, o.ks_alpha, 1000));
+  out.push_back(ClassBalance(now, old, o.class_alpha, o.class_min_shift));
+  out.push_back(Ks("width", now.widths, old.widths, o.ks_alpha, o.ks_min_d, 1));
+  out.push_back(Ks("height", now.heights, old.heights, o.ks_alpha, o.ks_min_d, 1));
+  out.push_back(Ks("aspect", now.aspects, old.aspects, o.ks_alpha, o.ks_min_d, 1000));
   out.push_back(Colour("colour mean", now.mean, old.mean, now, old, o.colour_threshold));
   out.push_back(Colour("colour std", now.stddev, old.stddev, now, old, o.colour_threshold));
   out.push_back(FormatMix(now, old, o.format_threshold));

@@ -6,9 +6,12 @@
 //  - "class balance": Pearson's chi-square of NEW's class counts against
 //    OLD's class proportions (classes matched by name, or by label when no
 //    name is on both sides); shifted when
-//    p < class_alpha, or when NEW has images of a class OLD lacks;
+//    p < class_alpha and the total variation distance of the class
+//    proportions > class_min_shift, or when NEW has images of a class OLD
+//    lacks;
 //  - "width", "height", "aspect": two-sample Kolmogorov-Smirnov D of the
-//    distributions; shifted when D > c(ks_alpha) sqrt((n + m) / (n m));
+//    distributions; shifted when D > c(ks_alpha) sqrt((n + m) / (n m)) and
+//    D > ks_min_d;
 //  - "colour mean", "colour std": the largest per-channel absolute
 //    difference (pixel values in [0, 1]); shifted above colour_threshold.
 //    Both reports should use the same resolution (the detail says when not);
@@ -16,8 +19,9 @@
 //    the colour-mode proportions (JPEG 4:2:0, PNG RGB 8-bit, ...); shifted
 //    above format_threshold.
 // Items without data on both sides (no labels, no images) are "skipped",
-// never shifted. Note that with very many images the two tests flag even
-// small differences: that is what they measure.
+// never shifted. With very many images the two tests find even tiny
+// differences significant; the effect-size floors (class_min_shift,
+// ks_min_d) keep such differences from failing a CI gate.
 // Thread-safety: pure functions.
 #ifndef STOKER_STATS_DRIFT_H_
 #define STOKER_STATS_DRIFT_H_
@@ -31,7 +35,9 @@ namespace stoker {
 
 struct DriftOptions {
   double class_alpha = 0.01;        // chi-square p-value below which classes shifted
+  double class_min_shift = 0.02;    // ... and the class proportions' total variation above this
   double ks_alpha = 0.01;           // KS significance level for sizes and aspect
+  double ks_min_d = 0.05;           // ... and D above this
   double colour_threshold = 0.02;   // max |difference| of a channel's mean or std
   double format_threshold = 0.05;   // max total variation distance of the format mix
 };

@@ -315,6 +315,25 @@ TEST(CompareStats, SameAndShifted) {
   // A class OLD never had.
   now.classes.push_back({2, "c", 1});
   EXPECT_TRUE(CompareStats(now, old, DriftOptions{})[0].shifted);
+  // Huge datasets: a significant but tiny class shift (p ~ 6e-5, total
+  // variation 0.002) and a tiny size shift (D = 0.02 > critical 0.0073) pass
+  // the effect-size floors, and fail without them.
+  DatasetStats big = old, big_now = old;
+  big.classes = {{0, "a", 500000}, {1, "b", 500000}};
+  big_now.classes = {{0, "a", 502000}, {1, "b", 498000}};
+  big.widths = {{100, 100000}};
+  big_now.widths = {{100, 98000}, {101, 2000}};
+  v = CompareStats(big_now, big, DriftOptions{});
+  EXPECT_FALSE(v[0].shifted) << v[0].detail;
+  EXPECT_LT(v[0].statistic, 1e-4);
+  EXPECT_FALSE(v[1].shifted) << v[1].detail;
+  EXPECT_NEAR(v[1].statistic, 0.02, 1e-12);
+  DriftOptions no_floor;
+  no_floor.class_min_shift = 0;
+  no_floor.ks_min_d = 0;
+  v = CompareStats(big_now, big, no_floor);
+  EXPECT_TRUE(v[0].shifted) << v[0].detail;
+  EXPECT_TRUE(v[1].shifted) << v[1].detail;
   // No name in common (a folder against numbered shards): matched by label.
   DatasetStats numbered = old;
   numbered.classes = {{0, "0", 500}, {1, "1", 500}};
