@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "base/rng.h"
+#include "io/s3.h"
 #include "source/tar_index.h"
 
 namespace stoker {
@@ -379,13 +380,19 @@ StatusOr<std::vector<std::string>> ExpandBraces(const std::string& pattern) {
   return out;
 }
 
-StatusOr<std::vector<std::string>> ExpandShardPatterns(const std::vector<std::string>& patterns) {
+StatusOr<std::vector<std::string>> ExpandShardPatterns(const std::vector<std::string>& patterns,
+                                                       const StreamOptions& stream) {
   if (patterns.empty()) return InvalidArgumentError("no shard patterns given");
   std::vector<std::string> out;
   for (const std::string& pattern : patterns) {
     auto expanded = ExpandBraces(pattern);
     if (!expanded.ok()) return expanded.status();
     for (const std::string& p : expanded.value()) {
+      if (IsS3Url(p)) {
+        STOKER_ASSIGN_OR_RETURN(std::vector<std::string> objects, ExpandS3Pattern(p, stream));
+        out.insert(out.end(), objects.begin(), objects.end());
+        continue;
+      }
       if (IsRemoteUrl(p)) {
         out.push_back(p);
         continue;
@@ -423,7 +430,7 @@ StatusOr<std::shared_ptr<Source>> OpenShards(const ShardOptions& options) {
   }
   if (options.shuffle_buffer < 0) return InvalidArgumentError("shuffle_buffer must be >= 0");
   if (options.concurrent_shards < 1) return InvalidArgumentError("concurrent_shards must be >= 1");
-  auto urls = ExpandShardPatterns(options.patterns);
+  auto urls = ExpandShardPatterns(options.patterns, options.stream);
   if (!urls.ok()) return urls.status();
   bool indexable = true;
   for (const std::string& u : urls.value()) {

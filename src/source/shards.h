@@ -9,7 +9,9 @@
 //
 // Patterns: brace ranges with zero padding ("{000..146}") and lists
 // ("{a,b}"), expanded left to right; then, for local paths, glob(3)
-// wildcards (sorted matches). A pattern that matches nothing is an error.
+// wildcards (sorted matches), and for s3:// URLs glob wildcards or a
+// trailing '/' (every object under the prefix), listed with ListObjectsV2
+// (io/s3.h). A pattern that matches nothing is an error.
 //
 // Two modes:
 //  - indexed (default for local uncompressed .tar): every shard is indexed
@@ -23,6 +25,10 @@
 //    `shuffle_buffer` samples driven by Rng(seed, epoch). size() is -1.
 //    Sample ids are (shard index << 32) | ordinal in the shard, so a
 //    sample's augmentation does not depend on the order.
+//
+// Remote shards: http(s):// and s3:// URLs (io/stream.h, io/s3.h); with
+// cache_dir, each is downloaded once into a cache shared by the node's
+// processes and read from there.
 //
 // Thread-safety: StartEpoch from one thread; the readers' Read is
 // thread-safe. In stream mode, producing the stream (reading and
@@ -57,13 +63,17 @@ struct ShardOptions {
   int shuffle_buffer = 1000;
   // Stream mode: shards open at once, interleaved round-robin.
   int concurrent_shards = 4;
-  // Remote shards read to the end, and indexes of read-only local shards.
+  // Remote shards (downloaded once, shared by the node's processes), and
+  // indexes of read-only local shards. Overrides stream.cache_dir when set.
   std::string cache_dir;
   StreamOptions stream;
 };
 
-// Expands brace patterns and (local) globs; errors when nothing matches.
-StatusOr<std::vector<std::string>> ExpandShardPatterns(const std::vector<std::string>& patterns);
+// Expands brace patterns, local globs and s3:// globs/prefixes (listed
+// with `stream`'s endpoint, TLS and retry settings); errors when nothing
+// matches.
+StatusOr<std::vector<std::string>> ExpandShardPatterns(const std::vector<std::string>& patterns,
+                                                       const StreamOptions& stream = {});
 // Brace expansion alone ("a{0..2}" -> a0 a1 a2; "{x,y}z" -> xz yz).
 StatusOr<std::vector<std::string>> ExpandBraces(const std::string& pattern);
 
