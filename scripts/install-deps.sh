@@ -13,7 +13,7 @@ S3RVER=s3rver@3.7.1
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libjpeg62-turbo-dev libpng-dev zlib1g-dev libhdf5-dev
-  libarchive-dev libzstd-dev zstd libcurl4-openssl-dev nginx
+  libarchive-dev libzstd-dev zstd libcurl4-openssl-dev nginx openssl
   libgtest-dev libcli11-dev pybind11-dev
   python3-dev python3-numpy python3-pytest python3-pil python3-h5py
   python3-torch python3-torchvision python3-matplotlib
