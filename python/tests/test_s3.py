@@ -114,6 +114,8 @@ class _VerifyingProxy(socketserver.StreamRequestHandler):
             n = srv.counts.get(path, 0) if not query else 0
             if not query:
                 srv.counts[path] = n + 1
+        if srv.delay and not query:
+            time.sleep(srv.delay)  # slow objects: concurrent readers overlap
         refusal = self.verify(method, path, query, headers)
         if refusal:
             self.reply(403, "Forbidden", _s3_error(*refusal), {"Content-Type": "application/xml"})
@@ -210,7 +212,7 @@ def s3(s3rver, monkeypatch, tmp_path):
     server.daemon_threads = True
     server.upstream, server.secrets = port, {KEY: SECRET}
     server.lock, server.log, server.counts = threading.Lock(), [], {}
-    server.drops, server.max_keys = 0, 0
+    server.drops, server.max_keys, server.delay = 0, 0, 0.0
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     endpoint = f"http://127.0.0.1:{server.server_address[1]}"
@@ -362,3 +364,85 @@ def test_s3_cache_dir_downloads_each_object_once(s3, tmp_path):
     second = collect(stoker.Shards(url, cache_dir=str(cache)))
     assert first[1] == second[1]
     assert len([1 for m, p, q, _ in server.log if m == "GET" and not q]) == 3
+
+
+# One reader process: reads the shards through cache_dir and prints the labels in order.
+_READER = """
+import sys, json
+sys.modules["torch"] = None  # stoker works without torch; importing it takes seconds
+import numpy as np
+import stoker
+url, cache, cache_bytes = sys.argv[1], sys.argv[2], int(sys.argv[3])
+loader = stoker.Loader(stoker.Shards(url, cache_dir=cache, cache_bytes=cache_bytes,
+                                     shuffle_buffer=0),
+                       batch_size=4, transforms=[stoker.Resize((24, 24))], dtype="uint8")
+labels, digest = [], 0
+for im, lab in loader:
+    labels += [int(x) for x in np.asarray(lab)]
+    digest = (digest * 31 + int(np.asarray(im, dtype=np.int64).sum())) % (1 << 61)
+print(json.dumps([labels, digest]))
+"""
+
+
+def run_readers(n, url, cache, cache_bytes=0):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.join(ROOT, "python")] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    procs = [subprocess.Popen(["/usr/bin/python3", "-c", _READER, url, str(cache),
+                               str(cache_bytes)], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) for _ in range(n)]
+    outs = []
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err.decode(errors="replace")
+        outs.append(out.decode().strip())
+    return outs
+
+
+def cache_entries(cache):
+    names = os.listdir(cache)
+    assert not [n for n in names if ".part." in n], names  # no fill left half-written
+    return {n: os.path.getsize(cache / n) for n in names if not n.endswith(".lock")}
+
+
+def test_s3_cache_shared_by_processes_downloads_each_shard_once(s3, tmp_path):
+    """Four processes start together on one cache_dir; every object is slow to serve, so
+    their fills overlap: the file locks let one process download each shard and the others
+    read its copy."""
+    server, _, objects = s3
+    server.delay = 0.3
+    url = f"s3://{BUCKET}/train/train-{{000013..000018}}.tar"
+    cache = tmp_path / "cache"
+    outs = run_readers(4, url, cache)
+    assert len(set(outs)) == 1, outs  # same samples, same pixels, same order
+    gets = [p for m, p, q, _ in server.log if m == "GET" and not q]
+    want = [f"/{BUCKET}/train/train-{s:06d}.tar" for s in range(13, 19)]
+    assert sorted(gets) == want, gets  # each shard downloaded exactly once
+    entries = cache_entries(cache)
+    assert sorted(entries.values()) == sorted(len(objects[k[len(BUCKET) + 2:]]) for k in want)
+    # A fifth process later finds everything cached and downloads nothing.
+    assert run_readers(1, url, cache) == outs[:1]
+    assert len([1 for m, p, q, _ in server.log if m == "GET" and not q]) == 6
+
+
+def test_s3_cache_eviction_under_concurrent_processes(s3, tmp_path):
+    """cache_bytes holds about two of the six shards: processes evict entries that others
+    filled (and may be reading) while they fill theirs. Every process still reads every
+    sample intact, and the cache ends within its bound."""
+    server, _, objects = s3
+    server.delay = 0.05
+    url = f"s3://{BUCKET}/train/train-{{000013..000018}}.tar"
+    sizes = [len(objects[f"train/train-{s:06d}.tar"]) for s in range(13, 19)]
+    bound = 2 * max(sizes) + 1
+    cache = tmp_path / "cache"
+    uncached = run_readers(1, url, tmp_path / "alone")
+    outs = run_readers(4, url, cache, bound)
+    assert outs == uncached * 4
+    entries = cache_entries(cache)
+    assert 0 < sum(entries.values()) <= bound, entries
+    # A later run finds only what the bound kept and downloads the rest again.
+    def gets():
+        return len([1 for m, p, q, _ in server.log if m == "GET" and not q])
+    before = gets()
+    assert run_readers(1, url, cache, bound) == uncached
+    assert gets() - before >= 6 - len(entries) >= 3
+    assert sum(cache_entries(cache).values()) <= bound
