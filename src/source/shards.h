@@ -31,10 +31,12 @@
 // processes and read from there.
 //
 // Thread-safety: StartEpoch from one thread; the readers' Read is
-// thread-safe. In stream mode, producing the stream (reading and
-// decompressing tar members) is serialised under the reader's mutex and
-// overlaps with the engine's decoding on other threads; samples wait in a
-// small reorder window until their position is read.
+// thread-safe. In stream mode each shard is read and decompressed by its
+// own thread (up to 2 x concurrent_shards at once, each holding at most 16
+// samples); only the merge (round-robin, shuffle buffer, reorder window)
+// runs under the reader's mutex, one engine thread at a time; samples wait
+// in a small reorder window until their position is read. Destroying a
+// stream epoch reader stops and joins its shard threads.
 // Errors: OpenShards fails on bad options, patterns matching nothing and (in
 // indexed mode) shards that cannot be opened. Reading errors name the shard
 // and the member. In stream mode a damaged shard yields one error at the
