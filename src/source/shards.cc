@@ -160,8 +160,9 @@ class StreamReader : public EpochReader {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
+      for (auto& f : open_) f->space.notify_one();
+      for (auto& f : ahead_) f->space.notify_one();
     }
-    space_cv_.notify_all();
     for (auto& f : open_) f->thread.join();
     for (auto& f : ahead_) f->thread.join();
     for (auto& f : open_) GiveItems(&f->queue);
@@ -181,13 +182,15 @@ class StreamReader : public EpochReader {
     // wait releases mu_, so positions already in the window are served).
     while (base_ + static_cast<int64_t>(window_.size()) <= p && !output_done_) {
       if (producing_) {
+        ++window_waiters_;
         window_cv_.wait(lock);
+        --window_waiters_;
         continue;
       }
       producing_ = true;
       ProduceLocked(&lock);
       producing_ = false;
-      window_cv_.notify_all();
+      if (window_waiters_ > 0) window_cv_.notify_all();
     }
     if (p >= base_ + static_cast<int64_t>(window_.size())) {
       *end = true;
@@ -227,7 +230,9 @@ class StreamReader : public EpochReader {
  private:
   static constexpr size_t kRecentNames = 4096;
   static constexpr size_t kInitialFill = 64;
-  // Samples a feed holds ready ahead of the merge.
+  // Samples a feed holds ready ahead of the merge. A feed that filled its
+  // queue sleeps until the merge has taken half of it (one wake-up per
+  // kFeedQueue / 2 samples, not one per sample).
   static constexpr size_t kFeedQueue = 16;
 
   // One shard's reader thread and the samples it has read, in shard order;
@@ -236,6 +241,7 @@ class StreamReader : public EpochReader {
     uint32_t shard = 0;
     std::deque<Item> queue;  // guarded by the reader's mu_
     bool done = false;       // guarded by the reader's mu_
+    std::condition_variable space;  // the queue fell to half, or stop_
     std::thread thread;
   };
 
@@ -250,19 +256,19 @@ class StreamReader : public EpochReader {
     const std::string& url = (*urls_)[feed->shard];
     auto push = [&](Item item) {
       std::unique_lock<std::mutex> lock(mu_);
-      space_cv_.wait(lock, [&] { return stop_ || feed->queue.size() < kFeedQueue; });
+      feed->space.wait(lock, [&] { return stop_ || feed->queue.size() < kFeedQueue; });
       if (stop_) {
         pool_->Give(std::move(item.bytes));
         return false;
       }
       feed->queue.push_back(std::move(item));
-      data_cv_.notify_all();
+      if (waiting_for_ == feed) data_cv_.notify_one();
       return true;
     };
     auto finish = [&] {
       std::lock_guard<std::mutex> lock(mu_);
       feed->done = true;
-      data_cv_.notify_all();
+      if (waiting_for_ == feed) data_cv_.notify_one();
     };
     auto reader = ShardSampleReader::Open(url, o_->spec, StreamOptionsFor());
     if (!reader.ok()) {
@@ -320,7 +326,11 @@ class StreamReader : public EpochReader {
       if (open_.empty()) return false;
       rr_ %= open_.size();
       ShardFeed* f = open_[rr_].get();
-      data_cv_.wait(*lock, [&] { return !f->queue.empty() || f->done; });
+      if (f->queue.empty() && !f->done) {
+        waiting_for_ = f;
+        data_cv_.wait(*lock, [&] { return !f->queue.empty() || f->done; });
+        waiting_for_ = nullptr;
+      }
       if (f->queue.empty()) {  // the shard ended
         lock->unlock();
         f->thread.join();  // done: the thread is leaving RunFeed
@@ -330,7 +340,7 @@ class StreamReader : public EpochReader {
       }
       *item = std::move(f->queue.front());
       f->queue.pop_front();
-      space_cv_.notify_all();
+      if (f->queue.size() == kFeedQueue / 2) f->space.notify_one();
       rr_ = (rr_ + 1) % open_.size();
       return true;
     }
@@ -380,13 +390,14 @@ class StreamReader : public EpochReader {
   const std::shared_ptr<BufferPool> pool_;
 
   mutable std::mutex mu_;
-  std::condition_variable data_cv_;    // a feed queued an item or ended
-  std::condition_variable space_cv_;   // a feed's queue has room, or stop_
+  std::condition_variable data_cv_;    // waiting_for_ queued an item or ended
   std::condition_variable window_cv_;  // the window grew (or the stream ended)
   // Everything below is guarded by mu_; the merge state (rng_ ... buffer_,
   // input_done_) only by the thread with producing_ set.
   bool stop_ = false;
   bool producing_ = false;
+  int window_waiters_ = 0;
+  const ShardFeed* waiting_for_ = nullptr;  // the feed the producer waits on
   Rng rng_;
   std::vector<uint32_t> order_;
   size_t next_shard_ = 0;
