@@ -12,8 +12,9 @@ page cache (posix_fadvise DONTNEED) so that pages charged elsewhere are not hits
 
 The child runs stoker.Loader (val pipeline: Resize 256, CenterCrop 224, Normalize,
 float32, shuffled, 2 threads by default) for a warm-up epoch plus `--epochs`, samples its
-VmRSS every 0.2 s, and reports img/s per epoch and the RSS spread over the timed epochs
-((max - min) / median). Configurations alternate, `--rounds` times each.
+VmRSS after every batch (the previous batch released), and reports img/s per epoch, how far
+RSS strays from its median over the timed epochs (max |RSS - median| / median) and its drift
+(median of the last tenth of the samples against the first tenth). Configurations alternate, `--rounds` times each.
 
     /usr/bin/python3 bench/larger_than_memory.py DATA [--limit-mb 768] [--ratio 2.5]
 """
@@ -35,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 CHILD = r"""
-import json, os, sys, threading, time
+import json, os, sys, time
 sys.modules["torch"] = None  # not needed; keeps the process small
 sys.path.insert(0, sys.argv[1])
 import stoker
@@ -49,14 +50,7 @@ def rss():
         for line in s:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) * 1024
-samples, sampling = [], threading.Event()
-def sampler():
-    while not stop.is_set():
-        if sampling.is_set():
-            samples.append(rss())
-        time.sleep(0.2)
-stop = threading.Event()
-threading.Thread(target=sampler, daemon=True).start()
+samples = []  # RSS after each batch of the timed epochs (the previous batch released)
 mean, std = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
 loader = stoker.Loader(stoker.Shards(files, mode="stream"), batch_size=64, shuffle=True,
                        transforms=[stoker.Resize(256), stoker.CenterCrop(224),
@@ -65,14 +59,13 @@ loader = stoker.Loader(stoker.Shards(files, mode="stream"), batch_size=64, shuff
 rates = []
 for epoch in range(epochs + 1):
     loader.set_epoch(epoch)
-    if epoch == 1:
-        sampling.set()
     n, t0 = 0, time.perf_counter()
     for images, _ in loader:
         n += images.shape[0]
+        if epoch > 0:
+            samples.append(rss())
     if epoch > 0:
         rates.append(n / (time.perf_counter() - t0))
-stop.set()
 print(json.dumps({"rates": rates, "images": n, "rss": samples}))
 """
 
@@ -182,13 +175,17 @@ def main() -> int:
                     res = json.loads(out.stdout)
                     rss = res["rss"]
                     med = statistics.median(rss)
+                    tenth = max(1, len(rss) // 10)
                     res.update(rate=statistics.median(res["rates"]), rss_median=med,
-                               rss_spread=(max(rss) - min(rss)) / med,
+                               rss_spread=max(abs(x - med) for x in rss) / med,
+                               rss_drift=(statistics.median(rss[-tenth:]) /
+                                          statistics.median(rss[:tenth]) - 1),
                                cgroup_max=cg.max_usage())
                     del res["rss"]
                     results[name].append(res)
                     print(f"round {r}: {name:5s} {res['rate']:7.0f} img/s  RSS median "
-                          f"{med / 2**20:.0f} MiB, spread {100 * res['rss_spread']:.1f}%  "
+                          f"{med / 2**20:.0f} MiB, within +-{100 * res['rss_spread']:.1f}%, drift "
+                          f"{100 * res['rss_drift']:+.1f}%  "
                           f"cgroup peak {(res['cgroup_max'] or 0) / 2**20:.0f} MiB", flush=True)
         finally:
             cg.remove()
