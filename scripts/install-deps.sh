@@ -30,8 +30,10 @@ install_s3rver() {
   [[ -f "$ROOT/.npm-deps/node_modules/s3rver/package.json" ]] && return 0
   echo "install-deps: installing $S3RVER into $ROOT/.npm-deps" >&2
   mkdir -p "$ROOT/.npm-deps"
+  # Not fatal: the build does not need it; the S3 tests skip without it (and fail under CI).
   npm install --prefix "$ROOT/.npm-deps" --no-audit --no-fund --no-save --loglevel=error \
-    "$S3RVER" >/dev/null
+    "$S3RVER" >/dev/null ||
+    echo "install-deps: could not install $S3RVER (npm); the S3 tests will be skipped" >&2
 }
 
 missing=()
