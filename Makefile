@@ -30,8 +30,9 @@ demo: build
 	@scripts/demo.sh $(DATA)
 
 # The C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer, and the
-# engine's, array sources', convert's and shards' (stream feeds, cache) tests under ThreadSanitizer (C++ only: the Python
-# module is not built with sanitizers). CUDA is off in these builds and in `make fuzz`
+# engine's, array sources', convert's and shards' (stream feeds, cache) tests
+# under ThreadSanitizer (C++ only: the Python module is not built with
+# sanitizers). CUDA is off in these builds and in `make fuzz`
 # (cmake/stoker_cuda.cmake: nvcc takes no -fsanitize); the GPU stage's host
 # maths (device_test) still runs under ASan.
 test-asan: deps
