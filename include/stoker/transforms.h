@@ -10,7 +10,9 @@
 // PIL-decoded images (see docs/architecture.md for the exceptions: JPEG
 // DCT-domain scaling, which the loader may use when a crop is downscaled by
 // 2x or more, and chains with more than one resize, whose later crops and
-// flips are composed into one pass).
+// flips are composed into one pass). Photometric transforms (ColorJitter,
+// RandomGrayscale, ...) run on the output-size image, whatever their place in
+// the list: after the crop, as in the usual recipes.
 #ifndef STOKER_TRANSFORMS_H_
 #define STOKER_TRANSFORMS_H_
 
@@ -27,6 +29,16 @@ struct Transform {
     kCenterCrop,
     kRandomHorizontalFlip,
     kNormalize,
+    kRandomVerticalFlip,
+    // Photometric: applied, in list order, to the uint8 image of the output
+    // size (after all crops and resizes), with Pillow's arithmetic.
+    kColorJitter,
+    kRandomGrayscale,  // Grayscale() is RandomGrayscale(p=1)
+    kRandomAutocontrast,
+    kRandomEqualize,
+    kRandomPosterize,
+    kRandomSolarize,
+    kRandomAdjustSharpness,
   };
   Kind kind = Kind::kNormalize;
   // Output size for RandomResizedCrop, CenterCrop and Resize((h, w)). For
@@ -36,8 +48,22 @@ struct Transform {
   // RandomResizedCrop.
   double scale_min = 0.08, scale_max = 1.0;
   double ratio_min = 3.0 / 4.0, ratio_max = 4.0 / 3.0;
-  // RandomHorizontalFlip: probability of flipping.
+  // Resize(size) only: torchvision's max_size (0: none).
+  int max_size = 0;
+  // Random flips and the Random* photometric ops: probability of applying.
   double p = 0.5;
+  // ColorJitter: factor ranges [lo, hi], drawn uniformly; a range equal to
+  // the identity ({1, 1}, hue {0, 0}) is off, as torchvision's None.
+  std::array<double, 2> brightness{1.0, 1.0};
+  std::array<double, 2> contrast{1.0, 1.0};
+  std::array<double, 2> saturation{1.0, 1.0};
+  std::array<double, 2> hue{0.0, 0.0};
+  // RandomPosterize: bits kept (1..8).
+  int bits = 8;
+  // RandomSolarize: pixels >= threshold are inverted.
+  double threshold = 128.0;
+  // RandomAdjustSharpness: the sharpness factor (0 blurs, 1 is the identity).
+  double sharpness_factor = 1.0;
   // Normalize, per RGB channel, applied to pixels scaled to [0, 1].
   std::array<float, 3> mean{0.f, 0.f, 0.f};
   std::array<float, 3> std{1.f, 1.f, 1.f};
@@ -45,12 +71,28 @@ struct Transform {
   static Transform RandomResizedCrop(int height, int width, double scale_min = 0.08,
                                      double scale_max = 1.0, double ratio_min = 3.0 / 4.0,
                                      double ratio_max = 4.0 / 3.0);
-  // Shorter side to `size`, keeping the aspect ratio (torchvision's rule).
+  // Shorter side to `size`, keeping the aspect ratio (torchvision's rule);
+  // set `max_size` to cap the longer side (torchvision's rule).
   static Transform Resize(int size);
   static Transform Resize(int height, int width);
   static Transform CenterCrop(int height, int width);
   static Transform RandomHorizontalFlip(double p = 0.5);
   static Transform Normalize(std::array<float, 3> mean, std::array<float, 3> std);
+  static Transform RandomVerticalFlip(double p = 0.5);
+  static Transform ColorJitter(std::array<double, 2> brightness, std::array<double, 2> contrast,
+                               std::array<double, 2> saturation, std::array<double, 2> hue);
+  static Transform RandomGrayscale(double p = 0.1);
+  static Transform RandomAutocontrast(double p = 0.5);
+  static Transform RandomEqualize(double p = 0.5);
+  static Transform RandomPosterize(int bits, double p = 0.5);
+  static Transform RandomSolarize(double threshold, double p = 0.5);
+  static Transform RandomAdjustSharpness(double sharpness_factor, double p = 0.5);
+
+  // True for the kinds applied to the output-size image (ColorJitter ...).
+  bool photometric() const;
+  // True for transforms whose geometry is random (RandomResizedCrop); flips
+  // are not counted: they move pixels without resampling them.
+  bool random_geometry() const;
 
   // "RandomResizedCrop(size=(224, 224), scale=(0.08, 1.0), ratio=(0.75, 1.33))".
   std::string ToString() const;

@@ -9,12 +9,14 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
 #include <cstring>
 #include <memory>
 
 #include "base/rng.h"
 #include "diagnose/diagnose.h"
 #include "codec/decoder.h"
+#include "ops/color.h"
 #include "ops/geometry.h"
 #include "source/image_folder.h"
 #include "errors.h"
@@ -134,12 +136,74 @@ void RegisterLoader(py::module_& m) {
 
   py::class_<Transform>(m, "Transform")
       .def_static("random_resized_crop", &Transform::RandomResizedCrop)
-      .def_static("resize", py::overload_cast<int>(&Transform::Resize))
+      .def_static("resize",
+                  [](int size, int max_size) {
+                    Transform t = Transform::Resize(size);
+                    t.max_size = max_size;
+                    return t;
+                  },
+                  py::arg("size"), py::arg("max_size") = 0)
       .def_static("resize_hw", py::overload_cast<int, int>(&Transform::Resize))
       .def_static("center_crop", &Transform::CenterCrop)
       .def_static("random_horizontal_flip", &Transform::RandomHorizontalFlip)
       .def_static("normalize", &Transform::Normalize)
+      .def_static("random_vertical_flip", &Transform::RandomVerticalFlip)
+      .def_static("color_jitter", &Transform::ColorJitter)
+      .def_static("random_grayscale", &Transform::RandomGrayscale)
+      .def_static("random_autocontrast", &Transform::RandomAutocontrast)
+      .def_static("random_equalize", &Transform::RandomEqualize)
+      .def_static("random_posterize", &Transform::RandomPosterize)
+      .def_static("random_solarize", &Transform::RandomSolarize)
+      .def_static("random_adjust_sharpness", &Transform::RandomAdjustSharpness)
+      .def_property_readonly("name",
+                             [](const Transform& t) {
+                               const std::string s = t.ToString();
+                               return s.substr(0, s.find('('));
+                             })
+      .def_property_readonly("random_geometry", &Transform::random_geometry)
+      .def_property_readonly("photometric", &Transform::photometric)
       .def("__repr__", &Transform::ToString);
+
+  // Testing hooks for the photometric ops (src/ops/color.h).
+  m.def("_color_op",
+        [](const std::string& op, py::array_t<uint8_t, py::array::c_style> image, double arg) {
+          if (image.ndim() != 3 || image.shape(2) != 3) throw py::value_error("need [H, W, 3]");
+          RgbImage img, scratch;
+          const int h = static_cast<int>(image.shape(0)), w = static_cast<int>(image.shape(1));
+          img.Resize(w, h);
+          std::memcpy(img.data(), image.data(), static_cast<size_t>(w) * h * 3);
+          const float f = static_cast<float>(arg);
+          if (op == "brightness") AdjustBrightness(&img, f);
+          else if (op == "contrast") AdjustContrast(&img, f);
+          else if (op == "saturation") AdjustSaturation(&img, f);
+          else if (op == "hue") AdjustHue(&img, arg);
+          else if (op == "grayscale") ToGrayscale(&img);
+          else if (op == "autocontrast") Autocontrast(&img);
+          else if (op == "equalize") Equalize(&img);
+          else if (op == "posterize") Posterize(&img, static_cast<int>(arg));
+          else if (op == "solarize") Solarize(&img, arg);
+          else if (op == "sharpness") AdjustSharpness(&img, f, &scratch);
+          else throw py::value_error("unknown op " + op);
+          py::array_t<uint8_t> out({h, w, 3});
+          std::memcpy(out.mutable_data(), img.data(), static_cast<size_t>(w) * h * 3);
+          return out;
+        },
+        py::arg("op"), py::arg("image"), py::arg("arg") = 0.0,
+        "Applies one photometric op with a fixed parameter to an RGB [H, W, 3] uint8 array.");
+  m.def("_sample_color_jitter",
+        [](const Transform& t, uint64_t seed, int n) {
+          // Per draw: the permutation (4 values) then the four factors (NaN when off).
+          py::array_t<double> out({n, 8});
+          for (int i = 0; i < n; ++i) {
+            Rng rng(HashSeed(seed, static_cast<uint64_t>(i)));
+            const ColorJitterParams p = DrawColorJitter(t, &rng);
+            double* o = out.mutable_data(i, 0);
+            for (int k = 0; k < 4; ++k) o[k] = p.order[k];
+            for (int k = 0; k < 4; ++k) o[4 + k] = p.enabled[k] ? p.factor[k] : std::nan("");
+          }
+          return out;
+        },
+        py::arg("transform"), py::arg("seed"), py::arg("n"));
 
   // Testing hooks: the decoder and the RandomResizedCrop sampler on their own.
   m.def("_decode",

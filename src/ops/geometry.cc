@@ -1,22 +1,33 @@
 // Copyright 2026 The stoker Authors.
 #include "ops/geometry.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 namespace stoker {
 
 int RoundHalfEven(double x) { return static_cast<int>(std::nearbyint(x)); }
 
-void ShorterSideSize(int width, int height, int size, int* out_width, int* out_height) {
+void ShorterSideSize(int width, int height, int size, int* out_width, int* out_height,
+                     int max_size) {
   // torchvision 0.14 _compute_resized_output_size: the long side is
-  // int(size * long / short), truncated.
+  // int(size * long / short), truncated; with max_size, a long side above it
+  // becomes max_size and the short side int(max_size * short / long).
+  const int shorter = std::min(width, height), longer = std::max(width, height);
+  int new_short = size;
+  int new_long = static_cast<int>(static_cast<double>(size) * longer / shorter);
+  if (max_size > 0 && new_long > max_size) {
+    new_short = static_cast<int>(static_cast<double>(max_size) * new_short / new_long);
+    new_long = max_size;
+  }
   if (width <= height) {
-    *out_width = size;
-    *out_height = static_cast<int>(static_cast<double>(size) * height / width);
+    *out_width = new_short;
+    *out_height = new_long;
   } else {
-    *out_height = size;
-    *out_width = static_cast<int>(static_cast<double>(size) * width / height);
+    *out_height = new_short;
+    *out_width = new_long;
   }
 }
 
@@ -54,8 +65,9 @@ namespace {
 
 // A crop of the current grid (cur_w x cur_h) given in the grid as the user
 // sees it; when the image is flipped, the user's grid is mirrored.
-Rect Unflip(Rect r, int cur_w, bool flip) {
-  if (flip) r.x = cur_w - r.x - r.width;
+Rect Unflip(Rect r, int cur_w, int cur_h, const GeometryPlan& plan) {
+  if (plan.flip) r.x = cur_w - r.x - r.width;
+  if (plan.vflip) r.y = cur_h - r.y - r.height;
   return r;
 }
 
@@ -84,6 +96,7 @@ Status PlanGeometry(const std::vector<Transform>& transforms, int width, int hei
                     GeometryPlan* plan) {
   plan->num_stages = 1;
   plan->flip = false;
+  plan->vflip = false;
   GeometryStage* st = &plan->stages[0];
   *st = GeometryStage{Rect{0, 0, width, height}, width, height, Rect{0, 0, width, height}};
   bool resampled = false;  // does the open stage resample already?
@@ -125,26 +138,29 @@ Status PlanGeometry(const std::vector<Transform>& transforms, int width, int hei
       case Transform::Kind::kRandomResizedCrop: {
         STOKER_RETURN_IF_ERROR(new_stage_if_needed());
         Rect r = SampleRandomResizedCrop(cur_w(), cur_h(), t, rng);
-        crop_current(Unflip(r, cur_w(), plan->flip));
+        crop_current(Unflip(r, cur_w(), cur_h(), *plan));
         resample_to(t.width, t.height);
         break;
       }
       case Transform::Kind::kResize: {
         STOKER_RETURN_IF_ERROR(new_stage_if_needed());
         int w = t.width, h = t.height;
-        if (t.width == 0) ShorterSideSize(cur_w(), cur_h(), t.height, &w, &h);
+        if (t.width == 0) ShorterSideSize(cur_w(), cur_h(), t.height, &w, &h, t.max_size);
         resample_to(w, h);
         break;
       }
       case Transform::Kind::kCenterCrop: {
         Rect r = CenterCropRect(cur_w(), cur_h(), t.width, t.height);
-        crop_current(Unflip(r, cur_w(), plan->flip));
+        crop_current(Unflip(r, cur_w(), cur_h(), *plan));
         break;
       }
       case Transform::Kind::kRandomHorizontalFlip:
         if (rng->Uniform() < t.p) plan->flip = !plan->flip;
         break;
-      case Transform::Kind::kNormalize:
+      case Transform::Kind::kRandomVerticalFlip:
+        if (rng->Uniform() < t.p) plan->vflip = !plan->vflip;
+        break;
+      default:  // Normalize and the photometric kinds: not geometry
         break;
     }
   }
@@ -230,6 +246,79 @@ Transform Transform::Normalize(std::array<float, 3> mean, std::array<float, 3> s
   return t;
 }
 
+Transform Transform::RandomVerticalFlip(double p) {
+  Transform t;
+  t.kind = Kind::kRandomVerticalFlip;
+  t.p = p;
+  return t;
+}
+Transform Transform::ColorJitter(std::array<double, 2> brightness, std::array<double, 2> contrast,
+                                 std::array<double, 2> saturation, std::array<double, 2> hue) {
+  Transform t;
+  t.kind = Kind::kColorJitter;
+  t.brightness = brightness;
+  t.contrast = contrast;
+  t.saturation = saturation;
+  t.hue = hue;
+  return t;
+}
+Transform Transform::RandomGrayscale(double p) {
+  Transform t;
+  t.kind = Kind::kRandomGrayscale;
+  t.p = p;
+  return t;
+}
+Transform Transform::RandomAutocontrast(double p) {
+  Transform t;
+  t.kind = Kind::kRandomAutocontrast;
+  t.p = p;
+  return t;
+}
+Transform Transform::RandomEqualize(double p) {
+  Transform t;
+  t.kind = Kind::kRandomEqualize;
+  t.p = p;
+  return t;
+}
+Transform Transform::RandomPosterize(int bits, double p) {
+  Transform t;
+  t.kind = Kind::kRandomPosterize;
+  t.bits = bits;
+  t.p = p;
+  return t;
+}
+Transform Transform::RandomSolarize(double threshold, double p) {
+  Transform t;
+  t.kind = Kind::kRandomSolarize;
+  t.threshold = threshold;
+  t.p = p;
+  return t;
+}
+Transform Transform::RandomAdjustSharpness(double sharpness_factor, double p) {
+  Transform t;
+  t.kind = Kind::kRandomAdjustSharpness;
+  t.sharpness_factor = sharpness_factor;
+  t.p = p;
+  return t;
+}
+
+bool Transform::photometric() const {
+  switch (kind) {
+    case Kind::kColorJitter:
+    case Kind::kRandomGrayscale:
+    case Kind::kRandomAutocontrast:
+    case Kind::kRandomEqualize:
+    case Kind::kRandomPosterize:
+    case Kind::kRandomSolarize:
+    case Kind::kRandomAdjustSharpness:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool Transform::random_geometry() const { return kind == Kind::kRandomResizedCrop; }
+
 std::string Transform::ToString() const {
   auto size = [&] { return "(" + std::to_string(height) + ", " + std::to_string(width) + ")"; };
   auto num = [](double v) {
@@ -242,12 +331,32 @@ std::string Transform::ToString() const {
       return "RandomResizedCrop(size=" + size() + ", scale=(" + num(scale_min) + ", " +
              num(scale_max) + "), ratio=(" + num(ratio_min) + ", " + num(ratio_max) + "))";
     case Kind::kResize:
-      return width == 0 ? "Resize(" + std::to_string(height) + ")" : "Resize(" + size() + ")";
+      if (width != 0) return "Resize(" + size() + ")";
+      return "Resize(" + std::to_string(height) +
+             (max_size > 0 ? ", max_size=" + std::to_string(max_size) : std::string()) + ")";
     case Kind::kCenterCrop: return "CenterCrop(" + size() + ")";
     case Kind::kRandomHorizontalFlip: return "RandomHorizontalFlip(p=" + num(p) + ")";
     case Kind::kNormalize:
       return "Normalize(mean=[" + num(mean[0]) + ", " + num(mean[1]) + ", " + num(mean[2]) +
              "], std=[" + num(std[0]) + ", " + num(std[1]) + ", " + num(std[2]) + "])";
+    case Kind::kRandomVerticalFlip: return "RandomVerticalFlip(p=" + num(p) + ")";
+    case Kind::kColorJitter: {
+      auto range = [&](const std::array<double, 2>& r) {
+        return "(" + num(r[0]) + ", " + num(r[1]) + ")";
+      };
+      return "ColorJitter(brightness=" + range(brightness) + ", contrast=" + range(contrast) +
+             ", saturation=" + range(saturation) + ", hue=" + range(hue) + ")";
+    }
+    case Kind::kRandomGrayscale: return "RandomGrayscale(p=" + num(p) + ")";
+    case Kind::kRandomAutocontrast: return "RandomAutocontrast(p=" + num(p) + ")";
+    case Kind::kRandomEqualize: return "RandomEqualize(p=" + num(p) + ")";
+    case Kind::kRandomPosterize:
+      return "RandomPosterize(bits=" + std::to_string(bits) + ", p=" + num(p) + ")";
+    case Kind::kRandomSolarize:
+      return "RandomSolarize(threshold=" + num(threshold) + ", p=" + num(p) + ")";
+    case Kind::kRandomAdjustSharpness:
+      return "RandomAdjustSharpness(sharpness_factor=" + num(sharpness_factor) + ", p=" + num(p) +
+             ")";
   }
   return "?";
 }

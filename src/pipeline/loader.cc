@@ -705,6 +705,51 @@ class LoaderImpl : public Loader {
 
 }  // namespace
 
+namespace {
+
+// The ranges torchvision accepts for the flips, photometric transforms and
+// Resize's max_size.
+Status CheckAugmentation(const Transform& t) {
+  using K = Transform::Kind;
+  const bool has_p =
+      t.kind == K::kRandomVerticalFlip || (t.photometric() && t.kind != K::kColorJitter);
+  if (has_p && !(t.p >= 0 && t.p <= 1)) {
+    return InvalidArgumentError("p must be in [0, 1] in " + t.ToString());
+  }
+  if (t.kind == K::kColorJitter) {
+    const std::array<double, 2>* factors[3] = {&t.brightness, &t.contrast, &t.saturation};
+    for (const auto* r : factors) {
+      if (!((*r)[0] >= 0 && (*r)[0] <= (*r)[1])) {
+        return InvalidArgumentError("factor ranges must satisfy 0 <= min <= max in " +
+                                    t.ToString());
+      }
+    }
+    if (!(t.hue[0] >= -0.5 && t.hue[0] <= t.hue[1] && t.hue[1] <= 0.5)) {
+      return InvalidArgumentError("hue must satisfy -0.5 <= min <= max <= 0.5 in " +
+                                  t.ToString());
+    }
+  }
+  if (t.kind == K::kRandomPosterize && (t.bits < 0 || t.bits > 8)) {
+    return InvalidArgumentError("bits must be in [0, 8] in " + t.ToString());
+  }
+  if (t.kind == K::kRandomAdjustSharpness && !(t.sharpness_factor >= 0)) {
+    return InvalidArgumentError("sharpness_factor must be >= 0 in " + t.ToString());
+  }
+  if (t.kind == K::kResize && t.max_size != 0) {
+    if (t.width != 0) {
+      return InvalidArgumentError("max_size is only allowed with Resize(size) for an int size: " +
+                                  t.ToString());
+    }
+    if (t.max_size <= t.height) {
+      return InvalidArgumentError("max_size must be strictly greater than the requested size in " +
+                                  t.ToString());
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<Source> source,
                                                  const LoaderOptions& options) {
   if (source == nullptr) return InvalidArgumentError("source is null");
@@ -733,7 +778,14 @@ StatusOr<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<Source> source,
   if (source->size() == 0) return InvalidArgumentError(source->Describe() + " has no samples");
   int height = 0, width = 0;
   STOKER_RETURN_IF_ERROR(StaticOutputSize(options.transforms, &height, &width));
+  int normalizes = 0;
   for (const Transform& t : options.transforms) {
+    if (t.kind == Transform::Kind::kNormalize && ++normalizes > 1) {
+      return InvalidArgumentError(
+          "more than one Normalize in the transforms: keep one (a second Normalize would be "
+          "applied to already normalised values, which stoker's single pass cannot do)");
+    }
+    STOKER_RETURN_IF_ERROR(CheckAugmentation(t));
     if (t.kind == Transform::Kind::kNormalize && options.dtype == DType::kUint8) {
       return InvalidArgumentError(
           "Normalize cannot be applied to uint8 output: use dtype float32, float16 or bfloat16, "

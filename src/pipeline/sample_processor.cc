@@ -2,6 +2,7 @@
 #include "pipeline/sample_processor.h"
 
 #include "base/clock.h"
+#include "ops/color.h"
 
 #include <algorithm>
 #include <chrono>
@@ -19,6 +20,11 @@ struct SinkCtx {
 void SinkToSlot(void* ctx, int y, const uint8_t* rgb, int /*width*/) {
   auto* c = static_cast<SinkCtx*>(ctx);
   c->writer->WriteRow(rgb, y, c->slot);
+}
+
+void SinkToImage(void* ctx, int y, const uint8_t* rgb, int width) {
+  auto* img = static_cast<RgbImage*>(ctx);
+  std::memcpy(img->row(y), rgb, static_cast<size_t>(width) * 3);
 }
 
 RgbView RawView(const SampleData& s) {
@@ -52,10 +58,30 @@ void CropWithPadding(const RgbView& src, const Rect& crop, RgbImage* dst) {
 int64_t SampleProcessor::Clock() const { return config_.timing ? NowNs() : 0; }
 
 SampleProcessor::SampleProcessor(const ProcessorConfig& config, const PixelWriter* writer)
-    : config_(config), writer_(writer), decoder_(config.decoder) {}
+    : config_(config), writer_(writer), decoder_(config.decoder) {
+  for (const Transform& t : config_.transforms) {
+    if (t.photometric()) photometric_.push_back(&t);
+  }
+}
 
 size_t SampleProcessor::scratch_bytes() const {
-  return resampler_.scratch_bytes() + stage_a_.capacity_bytes() + stage_b_.capacity_bytes();
+  return resampler_.scratch_bytes() + stage_a_.capacity_bytes() + stage_b_.capacity_bytes() +
+         out_.capacity_bytes() + aux_.capacity_bytes();
+}
+
+void SampleProcessor::Resample(const RgbView& src, int origin_x, int origin_y, Rng* rng,
+                               uint8_t* slot, bool tail_padding) {
+  if (photometric_.empty()) {  // fast path: rows go straight into the slot
+    SinkCtx ctx{writer_, slot};
+    resampler_.Run(src, origin_x, origin_y, h_, v_, &SinkToSlot, &ctx, tail_padding);
+    return;
+  }
+  // Photometric ops: the output-size image in scratch, the ops in place,
+  // then the rows into the slot.
+  out_.Resize(h_.length, v_.length);
+  resampler_.Run(src, origin_x, origin_y, h_, v_, &SinkToImage, &out_, tail_padding);
+  for (const Transform* t : photometric_) ApplyPhotometric(*t, rng, &out_, &aux_);
+  for (int y = 0; y < out_.height(); ++y) writer_->WriteRow(out_.row(y), y, slot);
 }
 
 Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slot,
@@ -76,7 +102,7 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slo
   }
   const GeometryStage& st = plan.stages[0];
   if (plan.num_stages != 1 || !Inside(st.crop, header.width, header.height)) {
-    return ProcessSlow(sample, plan, slot, t0, times);
+    return ProcessSlow(sample, plan, rng, slot, t0, times);
   }
 
   // Fast path. Pick the DCT scale: the largest 1/d keeping the crop at least
@@ -101,7 +127,7 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slo
   ComputeAxisCoeffs(st.crop.x * inv, st.crop.right() * inv, xlo, xhi, st.out_width,
                     st.window.x, st.window.width, plan.flip, &h_, /*fixed_taps=*/true);
   ComputeAxisCoeffs(st.crop.y * inv, st.crop.bottom() * inv, ylo, yhi, st.out_height,
-                    st.window.y, st.window.height, false, &v_);
+                    st.window.y, st.window.height, plan.vflip, &v_);
   RgbView view;
   int origin_x = 0, origin_y = 0;
   bool tail_padding = false;
@@ -123,14 +149,13 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slo
   }
   const int64_t t1 = Clock();
   times->decode_ns += t1 - t0;
-  SinkCtx ctx{writer_, slot};
-  resampler_.Run(view, origin_x, origin_y, h_, v_, &SinkToSlot, &ctx, tail_padding);
+  Resample(view, origin_x, origin_y, rng, slot, tail_padding);
   times->augment_ns += Clock() - t1;
   return Status::OK();
 }
 
 Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan& plan,
-                                    uint8_t* slot, int64_t t0, StageTimes* times) {
+                                    Rng* rng, uint8_t* slot, int64_t t0, StageTimes* times) {
   last_scale_denom_ = 1;
   RgbView current;
   if (sample.pixels != nullptr) {
@@ -159,10 +184,9 @@ Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan
                       st.window.x, st.window.width, last && plan.flip, &h_,
                       /*fixed_taps=*/true);
     ComputeAxisCoeffs(lo_y, lo_y + st.crop.height, lo_y, lo_y + st.crop.height, st.out_height,
-                      st.window.y, st.window.height, false, &v_);
+                      st.window.y, st.window.height, last && plan.vflip, &v_);
     if (last) {
-      SinkCtx ctx{writer_, slot};
-      resampler_.Run(cropped, 0, 0, h_, v_, &SinkToSlot, &ctx);
+      Resample(cropped, 0, 0, rng, slot, /*tail_padding=*/false);
     } else {
       resampler_.RunToImage(cropped, 0, 0, h_, v_, bufs[which]);
       current = bufs[which]->view();

@@ -1,0 +1,321 @@
+// Copyright 2026 The stoker Authors.
+//
+// Built with -ffp-contract=off (src/CMakeLists.txt): Pillow's float32 blends
+// are separate multiply and add, and a fused multiply-add would round
+// differently.
+#include "ops/color.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+
+namespace stoker {
+namespace {
+
+inline int Luma(const uint8_t* p) {  // Pillow's rgb2l (L24 >> 16)
+  return (p[0] * 19595 + p[1] * 38470 + p[2] * 7471 + 0x8000) >> 16;
+}
+
+// Pillow's ImagingBlend for one byte: in1 + alpha * (in2 - in1), float32,
+// truncated; clipped when extrapolating.
+inline uint8_t Blend(int in1, int in2, float alpha, bool extrapolate) {
+  const float d = alpha * static_cast<float>(in2 - in1);
+  const float v = static_cast<float>(in1) + d;
+  if (!extrapolate) return static_cast<uint8_t>(v);
+  if (v <= 0.0f) return 0;
+  if (v >= 255.0f) return 255;
+  return static_cast<uint8_t>(v);
+}
+
+inline bool Extrapolates(float alpha) { return !(alpha >= 0 && alpha <= 1.0); }
+
+// Applies a 256-entry table per channel.
+void ApplyLut(RgbImage* img, const uint8_t lut[3][256]) {
+  for (int y = 0; y < img->height(); ++y) {
+    uint8_t* p = img->row(y);
+    for (int x = 0; x < img->width(); ++x, p += 3) {
+      p[0] = lut[0][p[0]];
+      p[1] = lut[1][p[1]];
+      p[2] = lut[2][p[2]];
+    }
+  }
+}
+
+void Histogram(RgbImage* img, int64_t hist[3][256]) {
+  for (int c = 0; c < 3; ++c) std::fill(hist[c], hist[c] + 256, 0);
+  for (int y = 0; y < img->height(); ++y) {
+    const uint8_t* p = img->row(y);
+    for (int x = 0; x < img->width(); ++x, p += 3) {
+      ++hist[0][p[0]];
+      ++hist[1][p[1]];
+      ++hist[2][p[2]];
+    }
+  }
+}
+
+// Pillow's rgb2hsv_row (following colorsys.py), float/double as there.
+inline void RgbToHsv(const uint8_t* in, uint8_t* out) {
+  const uint8_t r = in[0], g = in[1], b = in[2];
+  const uint8_t maxc = std::max(r, std::max(g, b));
+  const uint8_t minc = std::min(r, std::min(g, b));
+  uint8_t uh = 0, us = 0;
+  if (minc != maxc) {
+    const float cr = static_cast<float>(maxc - minc);
+    const float s = cr / static_cast<float>(maxc);
+    const float rc = static_cast<float>(maxc - r) / cr;
+    const float gc = static_cast<float>(maxc - g) / cr;
+    const float bc = static_cast<float>(maxc - b) / cr;
+    float h;
+    if (r == maxc) {
+      h = bc - gc;
+    } else if (g == maxc) {
+      h = static_cast<float>(2.0 + rc - bc);
+    } else {
+      h = static_cast<float>(4.0 + gc - rc);
+    }
+    h = static_cast<float>(std::fmod(h / 6.0 + 1.0, 1.0));
+    uh = static_cast<uint8_t>(std::clamp(static_cast<int>(h * 255.0), 0, 255));
+    us = static_cast<uint8_t>(std::clamp(static_cast<int>(s * 255.0), 0, 255));
+  }
+  out[0] = uh;
+  out[1] = us;
+  out[2] = maxc;
+}
+
+// Pillow's hsv2rgb.
+inline void HsvToRgb(const uint8_t* in, uint8_t* out) {
+  const uint8_t h = in[0], s = in[1], v = in[2];
+  if (s == 0) {
+    out[0] = out[1] = out[2] = v;
+    return;
+  }
+  const int i = static_cast<int>(std::floor(static_cast<float>(h) * 6.0 / 255.0));
+  const float f = static_cast<float>(static_cast<float>(h) * 6.0 / 255.0 - static_cast<float>(i));
+  const float fs = static_cast<float>(static_cast<float>(s) / 255.0);
+  const int p = static_cast<int>(std::round(static_cast<float>(v) * (1.0 - fs)));
+  const int q = static_cast<int>(std::round(static_cast<float>(v) * (1.0 - fs * f)));
+  const int t = static_cast<int>(std::round(static_cast<float>(v) * (1.0 - fs * (1.0 - f))));
+  const uint8_t up = static_cast<uint8_t>(std::clamp(p, 0, 255));
+  const uint8_t uq = static_cast<uint8_t>(std::clamp(q, 0, 255));
+  const uint8_t ut = static_cast<uint8_t>(std::clamp(t, 0, 255));
+  switch (i % 6) {
+    case 0: out[0] = v; out[1] = ut; out[2] = up; break;
+    case 1: out[0] = uq; out[1] = v; out[2] = up; break;
+    case 2: out[0] = up; out[1] = v; out[2] = ut; break;
+    case 3: out[0] = up; out[1] = uq; out[2] = v; break;
+    case 4: out[0] = ut; out[1] = up; out[2] = v; break;
+    default: out[0] = v; out[1] = up; out[2] = uq; break;
+  }
+}
+
+}  // namespace
+
+void AdjustBrightness(RgbImage* img, float factor) {
+  uint8_t lut[3][256];
+  const bool ex = Extrapolates(factor);
+  for (int v = 0; v < 256; ++v) lut[0][v] = lut[1][v] = lut[2][v] = Blend(0, v, factor, ex);
+  ApplyLut(img, lut);
+}
+
+void AdjustContrast(RgbImage* img, float factor) {
+  // ImageStat mean of convert("L"), rounded as int(mean + 0.5).
+  int64_t sum = 0;
+  for (int y = 0; y < img->height(); ++y) {
+    const uint8_t* p = img->row(y);
+    for (int x = 0; x < img->width(); ++x, p += 3) sum += Luma(p);
+  }
+  const double n = static_cast<double>(img->width()) * img->height();
+  const int mean = static_cast<int>(static_cast<double>(sum) / n + 0.5);
+  uint8_t lut[3][256];
+  const bool ex = Extrapolates(factor);
+  for (int v = 0; v < 256; ++v) lut[0][v] = lut[1][v] = lut[2][v] = Blend(mean, v, factor, ex);
+  ApplyLut(img, lut);
+}
+
+void AdjustSaturation(RgbImage* img, float factor) {
+  const bool ex = Extrapolates(factor);
+  for (int y = 0; y < img->height(); ++y) {
+    uint8_t* p = img->row(y);
+    for (int x = 0; x < img->width(); ++x, p += 3) {
+      const int l = Luma(p);
+      p[0] = Blend(l, p[0], factor, ex);
+      p[1] = Blend(l, p[1], factor, ex);
+      p[2] = Blend(l, p[2], factor, ex);
+    }
+  }
+}
+
+void AdjustHue(RgbImage* img, double hue_factor) {
+  // numpy's uint8(hue_factor * 255): truncation, then modulo 256.
+  const int shift = static_cast<int>(std::trunc(hue_factor * 255)) & 255;
+  for (int y = 0; y < img->height(); ++y) {
+    uint8_t* p = img->row(y);
+    for (int x = 0; x < img->width(); ++x, p += 3) {
+      uint8_t hsv[3];
+      RgbToHsv(p, hsv);
+      hsv[0] = static_cast<uint8_t>(hsv[0] + shift);
+      HsvToRgb(hsv, p);
+    }
+  }
+}
+
+void ToGrayscale(RgbImage* img) {
+  for (int y = 0; y < img->height(); ++y) {
+    uint8_t* p = img->row(y);
+    for (int x = 0; x < img->width(); ++x, p += 3) {
+      p[0] = p[1] = p[2] = static_cast<uint8_t>(Luma(p));
+    }
+  }
+}
+
+void Autocontrast(RgbImage* img) {
+  int64_t hist[3][256];
+  Histogram(img, hist);
+  uint8_t lut[3][256];
+  for (int c = 0; c < 3; ++c) {
+    int lo = 0, hi = 255;
+    while (lo < 256 && hist[c][lo] == 0) ++lo;
+    while (hi >= 0 && hist[c][hi] == 0) --hi;
+    if (hi <= lo) {
+      for (int v = 0; v < 256; ++v) lut[c][v] = static_cast<uint8_t>(v);
+      continue;
+    }
+    const double scale = 255.0 / (hi - lo);
+    const double offset = -lo * scale;
+    for (int v = 0; v < 256; ++v) {
+      const int ix = static_cast<int>(v * scale + offset);  // Python int(): truncation
+      lut[c][v] = static_cast<uint8_t>(std::clamp(ix, 0, 255));
+    }
+  }
+  ApplyLut(img, lut);
+}
+
+void Equalize(RgbImage* img) {
+  int64_t hist[3][256];
+  Histogram(img, hist);
+  uint8_t lut[3][256];
+  for (int c = 0; c < 3; ++c) {
+    int64_t total = 0, last = 0, nonzero = 0;
+    for (int v = 0; v < 256; ++v) {
+      if (hist[c][v] != 0) {
+        total += hist[c][v];
+        last = hist[c][v];
+        ++nonzero;
+      }
+    }
+    const int64_t step = nonzero <= 1 ? 0 : (total - last) / 255;
+    if (step == 0) {
+      for (int v = 0; v < 256; ++v) lut[c][v] = static_cast<uint8_t>(v);
+      continue;
+    }
+    int64_t n = step / 2;
+    for (int v = 0; v < 256; ++v) {
+      lut[c][v] = static_cast<uint8_t>(std::min<int64_t>(n / step, 255));
+      n += hist[c][v];
+    }
+  }
+  ApplyLut(img, lut);
+}
+
+void Posterize(RgbImage* img, int bits) {
+  const int mask = ~((1 << (8 - bits)) - 1) & 255;
+  uint8_t lut[3][256];
+  for (int v = 0; v < 256; ++v) lut[0][v] = lut[1][v] = lut[2][v] = static_cast<uint8_t>(v & mask);
+  ApplyLut(img, lut);
+}
+
+void Solarize(RgbImage* img, double threshold) {
+  uint8_t lut[3][256];
+  for (int v = 0; v < 256; ++v) {
+    lut[0][v] = lut[1][v] = lut[2][v] = static_cast<uint8_t>(v < threshold ? v : 255 - v);
+  }
+  ApplyLut(img, lut);
+}
+
+void AdjustSharpness(RgbImage* img, float factor, RgbImage* scratch) {
+  const int w = img->width(), h = img->height();
+  if (w < 3 || h < 3) return;  // SMOOTH keeps images this small unchanged: blend is the identity
+  // Pillow's ImagingFilter3x3 with SMOOTH (1 1 1 / 1 5 1 / 1 1 1, scale 13):
+  // float32 kernel k / 13, offset 0.5, row y+1 first, truncation, borders
+  // copied from the input.
+  const float k1 = 1.0f / 13.0f, k5 = 5.0f / 13.0f;
+  scratch->Resize(w, h);
+  for (int y = 0; y < h; ++y) {
+    std::copy(img->row(y), img->row(y) + static_cast<size_t>(w) * 3, scratch->row(y));
+  }
+  for (int y = 1; y < h - 1; ++y) {
+    const uint8_t* up = img->row(y - 1);
+    const uint8_t* mid = img->row(y);
+    const uint8_t* down = img->row(y + 1);
+    uint8_t* out = scratch->row(y);
+    for (int x = 1; x < w - 1; ++x) {
+      for (int c = 0; c < 3; ++c) {
+        const int i = x * 3 + c;
+        float ss = 0.5f;
+        ss += static_cast<float>(down[i - 3]) * k1 + static_cast<float>(down[i]) * k1 +
+              static_cast<float>(down[i + 3]) * k1;
+        ss += static_cast<float>(mid[i - 3]) * k1 + static_cast<float>(mid[i]) * k5 +
+              static_cast<float>(mid[i + 3]) * k1;
+        ss += static_cast<float>(up[i - 3]) * k1 + static_cast<float>(up[i]) * k1 +
+              static_cast<float>(up[i + 3]) * k1;
+        out[i] = ss <= 0.0f ? 0 : ss >= 255.0f ? 255 : static_cast<uint8_t>(ss);
+      }
+    }
+  }
+  const bool ex = Extrapolates(factor);
+  for (int y = 0; y < h; ++y) {
+    uint8_t* p = img->row(y);
+    const uint8_t* d = scratch->row(y);
+    for (int i = 0; i < w * 3; ++i) p[i] = Blend(d[i], p[i], factor, ex);
+  }
+}
+
+ColorJitterParams DrawColorJitter(const Transform& t, Rng* rng) {
+  ColorJitterParams p;
+  // torch.randperm(4): a uniform permutation (Fisher-Yates on our stream).
+  for (int i = 3; i > 0; --i) {
+    const int j = static_cast<int>(rng->Below(static_cast<uint64_t>(i + 1)));
+    std::swap(p.order[i], p.order[j]);
+  }
+  const std::array<double, 2>* ranges[4] = {&t.brightness, &t.contrast, &t.saturation, &t.hue};
+  const double identity[4] = {1.0, 1.0, 1.0, 0.0};
+  for (int k = 0; k < 4; ++k) {
+    const auto& r = *ranges[k];
+    if (r[0] == identity[k] && r[1] == identity[k]) continue;  // torchvision's None
+    p.enabled[k] = true;
+    p.factor[k] = rng->Uniform(r[0], r[1]);
+  }
+  return p;
+}
+
+void ApplyPhotometric(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch) {
+  using K = Transform::Kind;
+  if (t.kind == K::kColorJitter) {
+    const ColorJitterParams p = DrawColorJitter(t, rng);
+    for (int k : p.order) {
+      if (!p.enabled[k]) continue;
+      switch (k) {
+        case 0: AdjustBrightness(img, static_cast<float>(p.factor[0])); break;
+        case 1: AdjustContrast(img, static_cast<float>(p.factor[1])); break;
+        case 2: AdjustSaturation(img, static_cast<float>(p.factor[2])); break;
+        default: AdjustHue(img, p.factor[3]); break;
+      }
+    }
+    return;
+  }
+  if (!(rng->Uniform() < t.p)) return;
+  switch (t.kind) {
+    case K::kRandomGrayscale: ToGrayscale(img); break;
+    case K::kRandomAutocontrast: Autocontrast(img); break;
+    case K::kRandomEqualize: Equalize(img); break;
+    case K::kRandomPosterize: Posterize(img, t.bits); break;
+    case K::kRandomSolarize: Solarize(img, t.threshold); break;
+    case K::kRandomAdjustSharpness:
+      AdjustSharpness(img, static_cast<float>(t.sharpness_factor), scratch);
+      break;
+    default: break;
+  }
+}
+
+}  // namespace stoker
