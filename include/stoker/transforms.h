@@ -39,6 +39,10 @@ struct Transform {
     kRandomPosterize,
     kRandomSolarize,
     kRandomAdjustSharpness,
+    // Policies (torchvision.transforms.autoaugment), on the output-size image
+    // like the photometric ops; NEAREST interpolation (torchvision's default).
+    kTrivialAugmentWide,
+    kRandAugment,
   };
   Kind kind = Kind::kNormalize;
   // Output size for RandomResizedCrop, CenterCrop and Resize((h, w)). For
@@ -64,6 +68,13 @@ struct Transform {
   double threshold = 128.0;
   // RandomAdjustSharpness: the sharpness factor (0 blurs, 1 is the identity).
   double sharpness_factor = 1.0;
+  // TrivialAugmentWide / RandAugment: magnitude bins, and RandAugment's
+  // number of ops and magnitude (a bin index); fill for pixels outside the
+  // warped image (0..255 per channel).
+  int num_magnitude_bins = 31;
+  int num_ops = 2;
+  int magnitude = 9;
+  std::array<int, 3> fill{0, 0, 0};
   // Normalize, per RGB channel, applied to pixels scaled to [0, 1].
   std::array<float, 3> mean{0.f, 0.f, 0.f};
   std::array<float, 3> std{1.f, 1.f, 1.f};
@@ -87,8 +98,13 @@ struct Transform {
   static Transform RandomPosterize(int bits, double p = 0.5);
   static Transform RandomSolarize(double threshold, double p = 0.5);
   static Transform RandomAdjustSharpness(double sharpness_factor, double p = 0.5);
+  static Transform TrivialAugmentWide(int num_magnitude_bins = 31,
+                                      std::array<int, 3> fill = {0, 0, 0});
+  static Transform RandAugment(int num_ops = 2, int magnitude = 9, int num_magnitude_bins = 31,
+                               std::array<int, 3> fill = {0, 0, 0});
 
-  // True for the kinds applied to the output-size image (ColorJitter ...).
+  // True for the kinds applied to the output-size image (ColorJitter ...,
+  // TrivialAugmentWide, RandAugment).
   bool photometric() const;
   // True for transforms whose geometry is random (RandomResizedCrop); flips
   // are not counted: they move pixels without resampling them.

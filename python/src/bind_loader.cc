@@ -16,6 +16,7 @@
 #include "base/rng.h"
 #include "diagnose/diagnose.h"
 #include "codec/decoder.h"
+#include "ops/autoaugment.h"
 #include "ops/color.h"
 #include "ops/geometry.h"
 #include "source/image_folder.h"
@@ -155,6 +156,8 @@ void RegisterLoader(py::module_& m) {
       .def_static("random_posterize", &Transform::RandomPosterize)
       .def_static("random_solarize", &Transform::RandomSolarize)
       .def_static("random_adjust_sharpness", &Transform::RandomAdjustSharpness)
+      .def_static("trivial_augment_wide", &Transform::TrivialAugmentWide)
+      .def_static("rand_augment", &Transform::RandAugment)
       .def_property_readonly("name",
                              [](const Transform& t) {
                                const std::string s = t.ToString();
@@ -190,6 +193,65 @@ void RegisterLoader(py::module_& m) {
         },
         py::arg("op"), py::arg("image"), py::arg("arg") = 0.0,
         "Applies one photometric op with a fixed parameter to an RGB [H, W, 3] uint8 array.");
+  // Testing hooks for the policies (src/ops/autoaugment.h).
+  m.def("_aug_op",
+        [](const std::string& name, py::array_t<uint8_t, py::array::c_style> image,
+           double magnitude, std::array<int, 3> fill) {
+          if (image.ndim() != 3 || image.shape(2) != 3) throw py::value_error("need [H, W, 3]");
+          int op = -1;
+          for (int k = 0; k < kNumAugOps; ++k) {
+            if (name == AugOpName(static_cast<AugOp>(k))) op = k;
+          }
+          if (op < 0) throw py::value_error("unknown op " + name);
+          RgbImage img, scratch;
+          const int h = static_cast<int>(image.shape(0)), w = static_cast<int>(image.shape(1));
+          img.Resize(w, h);
+          std::memcpy(img.data(), image.data(), static_cast<size_t>(w) * h * 3);
+          ApplyAugOp(static_cast<AugOp>(op), magnitude,
+                     {static_cast<uint8_t>(fill[0]), static_cast<uint8_t>(fill[1]),
+                      static_cast<uint8_t>(fill[2])},
+                     &img, &scratch);
+          py::array_t<uint8_t> out({h, w, 3});
+          std::memcpy(out.mutable_data(), img.data(), static_cast<size_t>(w) * h * 3);
+          return out;
+        },
+        py::arg("op"), py::arg("image"), py::arg("magnitude"),
+        py::arg("fill") = std::array<int, 3>{0, 0, 0},
+        "torchvision's _apply_op(img, op, magnitude, NEAREST, fill) on an RGB uint8 array.");
+  m.def("_aug_magnitudes",
+        [](int num_bins, bool wide, int width, int height) {
+          // [14, num_bins]: the magnitude table (NaN for ops without one).
+          py::array_t<double> out({kNumAugOps, num_bins});
+          for (int k = 0; k < kNumAugOps; ++k) {
+            for (int b = 0; b < num_bins; ++b) {
+              bool has, is_signed;
+              const double m =
+                  AugMagnitude(static_cast<AugOp>(k), b, num_bins, wide, width, height, &has,
+                               &is_signed);
+              *out.mutable_data(k, b) = has ? m : std::nan("");
+            }
+          }
+          return out;
+        },
+        py::arg("num_bins"), py::arg("wide"), py::arg("width"), py::arg("height"));
+  m.def("_sample_aug_policy",
+        [](const Transform& t, int width, int height, uint64_t seed, int n) {
+          // Per draw and op: (op index, signed magnitude); rows of num_ops (1 for TA).
+          const int k = t.kind == Transform::Kind::kTrivialAugmentWide ? 1 : t.num_ops;
+          py::array_t<double> out({n, k, 2});
+          for (int i = 0; i < n; ++i) {
+            Rng rng(HashSeed(seed, static_cast<uint64_t>(i)));
+            AugDraw draws[16];
+            const int got = DrawAugPolicy(t, width, height, &rng, draws, 16);
+            for (int j = 0; j < got && j < k; ++j) {
+              *out.mutable_data(i, j, 0) = static_cast<double>(draws[j].op);
+              *out.mutable_data(i, j, 1) = draws[j].magnitude;
+            }
+          }
+          return out;
+        },
+        py::arg("transform"), py::arg("width"), py::arg("height"), py::arg("seed"),
+        py::arg("n"));
   m.def("_sample_color_jitter",
         [](const Transform& t, uint64_t seed, int n) {
           // Per draw: the permutation (4 values) then the four factors (NaN when off).

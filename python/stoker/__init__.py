@@ -34,7 +34,9 @@ from stoker._transforms import (
     RandomResizedCrop,
     RandomSolarize,
     RandomVerticalFlip,
+    RandAugment,
     Resize,
+    TrivialAugmentWide,
 )
 
 __all__ = [
@@ -49,6 +51,8 @@ __all__ = [
     "RandomPosterize",
     "RandomSolarize",
     "RandomVerticalFlip",
+    "RandAugment",
+    "TrivialAugmentWide",
     "DeviceAugment",
     "HDF5",
     "ImageFolder",

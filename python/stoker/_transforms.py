@@ -187,6 +187,45 @@ def RandomAdjustSharpness(sharpness_factor: float, p: float = 0.5):
     return _C.Transform.random_adjust_sharpness(float(sharpness_factor), float(p))
 
 
+def _policy_fill(fill, name: str) -> List[int]:
+    if fill is None:
+        return [0, 0, 0]
+    if isinstance(fill, numbers.Number) and not isinstance(fill, bool):
+        fill = [fill] * 3
+    fill = [int(f) for f in fill]
+    if len(fill) != 3 or not all(0 <= f <= 255 for f in fill):
+        raise ValueError(f"{name}: fill must be a number or 3 numbers in [0, 255], got {fill!r}")
+    return fill
+
+
+def _check_nearest(interpolation, name: str) -> None:
+    if interpolation is None:
+        return
+    value = getattr(interpolation, "value", interpolation)
+    if value in ("nearest", 0) and not isinstance(value, bool):
+        return
+    raise ValueError(
+        f"{name}: interpolation={interpolation!r} is not supported: stoker's policies use "
+        "InterpolationMode.NEAREST (torchvision's default for them) with Pillow's arithmetic")
+
+
+def TrivialAugmentWide(num_magnitude_bins: int = 31, interpolation=None, fill=None):
+    """torchvision's TrivialAugmentWide: one op of 14, uniformly, at a uniform magnitude bin
+    with a random sign; on the output-size image, with Pillow's arithmetic (NEAREST warps)."""
+    _check_nearest(interpolation, "TrivialAugmentWide")
+    return _C.Transform.trivial_augment_wide(int(num_magnitude_bins),
+                                             _policy_fill(fill, "TrivialAugmentWide"))
+
+
+def RandAugment(num_ops: int = 2, magnitude: int = 9, num_magnitude_bins: int = 31,
+                interpolation=None, fill=None):
+    """torchvision's RandAugment: `num_ops` ops drawn uniformly from 14, each at bin
+    `magnitude` with a random sign; on the output-size image (NEAREST warps)."""
+    _check_nearest(interpolation, "RandAugment")
+    return _C.Transform.rand_augment(int(num_ops), int(magnitude), int(num_magnitude_bins),
+                                     _policy_fill(fill, "RandAugment"))
+
+
 class Compose:
     """A list of stoker transforms, as ``torchvision.transforms.Compose``."""
 
@@ -207,11 +246,8 @@ _INSTEAD = {
     "ConvertImageDtype": "remove it and pass dtype= to the Loader",
     "Lambda": "Python callables cannot run in stoker's native pipeline: apply it to the batch "
               "in your training loop (or to labels with target_transform=)",
-    "TrivialAugmentWide": "not implemented yet: apply it to the batch on the GPU, or use "
-                          "stoker.ColorJitter / RandomAutocontrast / RandomEqualize / "
-                          "RandomPosterize / RandomSolarize / RandomAdjustSharpness",
-    "RandAugment": "not implemented yet: see TrivialAugmentWide",
-    "AutoAugment": "not implemented yet: see TrivialAugmentWide",
+    "AutoAugment": "not implemented yet: use stoker.TrivialAugmentWide() or "
+                   "stoker.RandAugment(), or apply it to the batch",
     "AugMix": "not implemented: apply it to the batch",
     "RandomErasing": "not implemented yet: apply torchvision.transforms.RandomErasing to each "
                      "image of the batch (it works on tensors)",

@@ -5,6 +5,8 @@
 // differently.
 #include "ops/color.h"
 
+#include "ops/autoaugment.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -291,6 +293,10 @@ ColorJitterParams DrawColorJitter(const Transform& t, Rng* rng) {
 
 void ApplyPhotometric(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch) {
   using K = Transform::Kind;
+  if (t.kind == K::kTrivialAugmentWide || t.kind == K::kRandAugment) {
+    ApplyAugPolicy(t, rng, img, scratch);
+    return;
+  }
   if (t.kind == K::kColorJitter) {
     const ColorJitterParams p = DrawColorJitter(t, rng);
     for (int k : p.order) {

@@ -302,6 +302,24 @@ Transform Transform::RandomAdjustSharpness(double sharpness_factor, double p) {
   return t;
 }
 
+Transform Transform::TrivialAugmentWide(int num_magnitude_bins, std::array<int, 3> fill) {
+  Transform t;
+  t.kind = Kind::kTrivialAugmentWide;
+  t.num_magnitude_bins = num_magnitude_bins;
+  t.fill = fill;
+  return t;
+}
+Transform Transform::RandAugment(int num_ops, int magnitude, int num_magnitude_bins,
+                                 std::array<int, 3> fill) {
+  Transform t;
+  t.kind = Kind::kRandAugment;
+  t.num_ops = num_ops;
+  t.magnitude = magnitude;
+  t.num_magnitude_bins = num_magnitude_bins;
+  t.fill = fill;
+  return t;
+}
+
 bool Transform::photometric() const {
   switch (kind) {
     case Kind::kColorJitter:
@@ -311,6 +329,8 @@ bool Transform::photometric() const {
     case Kind::kRandomPosterize:
     case Kind::kRandomSolarize:
     case Kind::kRandomAdjustSharpness:
+    case Kind::kTrivialAugmentWide:
+    case Kind::kRandAugment:
       return true;
     default:
       return false;
@@ -357,6 +377,18 @@ std::string Transform::ToString() const {
     case Kind::kRandomAdjustSharpness:
       return "RandomAdjustSharpness(sharpness_factor=" + num(sharpness_factor) + ", p=" + num(p) +
              ")";
+    case Kind::kTrivialAugmentWide:
+    case Kind::kRandAugment: {
+      const std::string f = "fill=[" + std::to_string(fill[0]) + ", " + std::to_string(fill[1]) +
+                            ", " + std::to_string(fill[2]) + "])";
+      if (kind == Kind::kTrivialAugmentWide) {
+        return "TrivialAugmentWide(num_magnitude_bins=" + std::to_string(num_magnitude_bins) +
+               ", " + f;
+      }
+      return "RandAugment(num_ops=" + std::to_string(num_ops) + ", magnitude=" +
+             std::to_string(magnitude) + ", num_magnitude_bins=" +
+             std::to_string(num_magnitude_bins) + ", " + f;
+    }
   }
   return "?";
 }

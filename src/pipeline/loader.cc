@@ -735,6 +735,21 @@ Status CheckAugmentation(const Transform& t) {
   if (t.kind == K::kRandomAdjustSharpness && !(t.sharpness_factor >= 0)) {
     return InvalidArgumentError("sharpness_factor must be >= 0 in " + t.ToString());
   }
+  if (t.kind == K::kTrivialAugmentWide || t.kind == K::kRandAugment) {
+    if (t.num_magnitude_bins < 2 || t.num_magnitude_bins > 1000) {
+      return InvalidArgumentError("num_magnitude_bins must be in [2, 1000] in " + t.ToString());
+    }
+    if (t.kind == K::kRandAugment &&
+        (t.num_ops < 0 || t.num_ops > 16 || t.magnitude < 0 ||
+         t.magnitude >= t.num_magnitude_bins)) {
+      return InvalidArgumentError(
+          "RandAugment needs 0 <= num_ops <= 16 and 0 <= magnitude < num_magnitude_bins: " +
+          t.ToString());
+    }
+    for (int f : t.fill) {
+      if (f < 0 || f > 255) return InvalidArgumentError("fill must be in [0, 255] in " + t.ToString());
+    }
+  }
   if (t.kind == K::kResize && t.max_size != 0) {
     if (t.width != 0) {
       return InvalidArgumentError("max_size is only allowed with Resize(size) for an int size: " +
