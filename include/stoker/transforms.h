@@ -43,6 +43,7 @@ struct Transform {
     // like the photometric ops; NEAREST interpolation (torchvision's default).
     kTrivialAugmentWide,
     kRandAugment,
+    kAutoAugment,  // AutoAugmentPolicy.IMAGENET
   };
   Kind kind = Kind::kNormalize;
   // Output size for RandomResizedCrop, CenterCrop and Resize((h, w)). For
@@ -100,6 +101,7 @@ struct Transform {
   static Transform RandomAdjustSharpness(double sharpness_factor, double p = 0.5);
   static Transform TrivialAugmentWide(int num_magnitude_bins = 31,
                                       std::array<int, 3> fill = {0, 0, 0});
+  static Transform AutoAugment(std::array<int, 3> fill = {0, 0, 0});
   static Transform RandAugment(int num_ops = 2, int magnitude = 9, int num_magnitude_bins = 31,
                                std::array<int, 3> fill = {0, 0, 0});
 

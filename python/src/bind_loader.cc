@@ -9,6 +9,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -158,6 +159,7 @@ void RegisterLoader(py::module_& m) {
       .def_static("random_adjust_sharpness", &Transform::RandomAdjustSharpness)
       .def_static("trivial_augment_wide", &Transform::TrivialAugmentWide)
       .def_static("rand_augment", &Transform::RandAugment)
+      .def_static("auto_augment", &Transform::AutoAugment)
       .def_property_readonly("name",
                              [](const Transform& t) {
                                const std::string s = t.ToString();
@@ -199,7 +201,7 @@ void RegisterLoader(py::module_& m) {
            double magnitude, std::array<int, 3> fill) {
           if (image.ndim() != 3 || image.shape(2) != 3) throw py::value_error("need [H, W, 3]");
           int op = -1;
-          for (int k = 0; k < kNumAugOps; ++k) {
+          for (int k = 0; k < kNumAugOpsAll; ++k) {
             if (name == AugOpName(static_cast<AugOp>(k))) op = k;
           }
           if (op < 0) throw py::value_error("unknown op " + name);
@@ -237,8 +239,11 @@ void RegisterLoader(py::module_& m) {
   m.def("_sample_aug_policy",
         [](const Transform& t, int width, int height, uint64_t seed, int n) {
           // Per draw and op: (op index, signed magnitude); rows of num_ops (1 for TA).
-          const int k = t.kind == Transform::Kind::kTrivialAugmentWide ? 1 : t.num_ops;
+          const int k = t.kind == Transform::Kind::kTrivialAugmentWide ? 1
+                        : t.kind == Transform::Kind::kAutoAugment ? 2
+                                                                  : t.num_ops;
           py::array_t<double> out({n, k, 2});
+          std::fill(out.mutable_data(), out.mutable_data() + out.size(), std::nan(""));
           for (int i = 0; i < n; ++i) {
             Rng rng(HashSeed(seed, static_cast<uint64_t>(i)));
             AugDraw draws[16];

@@ -20,6 +20,7 @@ from stoker._device import DeviceAugment
 from stoker._loader import Loader, diagnose
 from stoker._shards import Shards
 from stoker._transforms import (
+    AutoAugment,
     CenterCrop,
     ColorJitter,
     Compose,
@@ -40,6 +41,7 @@ from stoker._transforms import (
 )
 
 __all__ = [
+    "AutoAugment",
     "CenterCrop",
     "ColorJitter",
     "Compose",

@@ -226,6 +226,19 @@ def RandAugment(num_ops: int = 2, magnitude: int = 9, num_magnitude_bins: int = 
                                      _policy_fill(fill, "RandAugment"))
 
 
+def AutoAugment(policy=None, interpolation=None, fill=None):
+    """torchvision's AutoAugment with the ImageNet policy (the default): one of its 25
+    sub-policies uniformly, each of its two ops applied with its probability at its magnitude;
+    on the output-size image (NEAREST warps). CIFAR10 and SVHN policies are not implemented."""
+    name = getattr(policy, "value", policy)
+    if name not in (None, "imagenet"):
+        raise ValueError(f"AutoAugment: policy={policy!r} is not supported: stoker has the "
+                         "ImageNet policy (AutoAugmentPolicy.IMAGENET, the default) only; use "
+                         "stoker.RandAugment or stoker.TrivialAugmentWide otherwise")
+    _check_nearest(interpolation, "AutoAugment")
+    return _C.Transform.auto_augment(_policy_fill(fill, "AutoAugment"))
+
+
 class Compose:
     """A list of stoker transforms, as ``torchvision.transforms.Compose``."""
 
@@ -246,8 +259,6 @@ _INSTEAD = {
     "ConvertImageDtype": "remove it and pass dtype= to the Loader",
     "Lambda": "Python callables cannot run in stoker's native pipeline: apply it to the batch "
               "in your training loop (or to labels with target_transform=)",
-    "AutoAugment": "not implemented yet: use stoker.TrivialAugmentWide() or "
-                   "stoker.RandAugment(), or apply it to the batch",
     "AugMix": "not implemented: apply it to the batch",
     "RandomErasing": "not implemented yet: apply torchvision.transforms.RandomErasing to each "
                      "image of the batch (it works on tensors)",

@@ -155,7 +155,7 @@ def test_rand_augment_draws_follow_torchvision():
 
 def test_policies_in_the_pipeline(small_root):
     folder = stoker.ImageFolder(small_root)
-    for policy in (stoker.TrivialAugmentWide(), stoker.RandAugment(),
+    for policy in (stoker.TrivialAugmentWide(), stoker.RandAugment(), stoker.AutoAugment(),
                    stoker.TrivialAugmentWide(fill=128)):
         transforms = [stoker.RandomResizedCrop(48), stoker.RandomHorizontalFlip(), policy,
                       stoker.Normalize(MEAN, STD)]
@@ -183,3 +183,49 @@ def test_rand_augment_magnitude_out_of_range_is_refused(small_root):
     with pytest.raises(ValueError, match="magnitude"):
         stoker.Loader(stoker.ImageFolder(small_root), batch_size=4,
                       transforms=[stoker.Resize((8, 8)), stoker.RandAugment(magnitude=31)])
+
+
+def test_invert_is_bit_identical():
+    for img in IMAGES:
+        assert np.array_equal(reference(img, "Invert", 0.0),
+                              stoker._C._aug_op("Invert", np.ascontiguousarray(img), 0.0))
+
+
+def test_auto_augment_imagenet_draws_follow_torchvision():
+    aa = T.AutoAugment()  # ImageNet policy
+    draws = np.asarray(stoker._C._sample_aug_policy(stoker.AutoAugment(), 57, 40, 9, N))
+    ops = draws[:, :, 0]
+    mags = draws[:, :, 1]
+    names = OPS + ["Invert"]
+    space = aa._augmentation_space(10, (40, 57))
+    allowed = set()
+    for sub in aa.policies:
+        for name, _, mid in sub:
+            table, _ = space[name]
+            allowed.add((name, 0.0 if mid is None else round(float(table[mid]), 4)))
+    for op, m in zip(ops.ravel(), mags.ravel()):
+        if not np.isnan(op):
+            assert (names[int(op)], round(abs(float(m)), 4)) in allowed
+    # Occurrences of each op per draw: mean and variance exactly from the policy table.
+    for x, name in enumerate(names):
+        mean = sq = 0.0
+        for (n1, p1, _), (n2, p2, _) in aa.policies:
+            a1, a2 = float(n1 == name), float(n2 == name)
+            mean += (a1 * p1 + a2 * p2) / 25
+            sq += (a1 * p1 + a2 * p2 + 2 * a1 * a2 * p1 * p2) / 25
+        var = sq - mean ** 2
+        count = int((ops == x).sum())
+        if var == 0:
+            assert count == 0, name
+            continue
+        assert abs(count - N * mean) < 4.5 * math.sqrt(N * var), (name, count, N * mean)
+    # Signs of the signed ops (Rotate, ShearX, Color, Contrast, ...): half negative.
+    rot = mags[ops == names.index("Rotate")]
+    assert abs(int((rot < 0).sum()) - len(rot) / 2) < 4.5 * math.sqrt(len(rot) / 4)
+
+
+def test_auto_augment_policy_argument():
+    stoker.AutoAugment(T.AutoAugmentPolicy.IMAGENET)
+    with pytest.raises(ValueError, match="ImageNet"):
+        stoker.AutoAugment(T.AutoAugmentPolicy.CIFAR10)
+    assert "AutoAugment(policy=IMAGENET" in repr(stoker.AutoAugment())

@@ -170,9 +170,10 @@ void TorchvisionAffine(double angle, double tx, double ty, double scale, double 
 }  // namespace
 
 const char* AugOpName(AugOp op) {
-  static const char* const kNames[kNumAugOps] = {
+  static const char* const kNames[kNumAugOpsAll] = {
       "Identity",  "ShearX",  "ShearY",   "TranslateX", "TranslateY",   "Rotate",  "Brightness",
-      "Color",     "Contrast", "Sharpness", "Posterize", "Solarize", "AutoContrast", "Equalize"};
+      "Color",     "Contrast", "Sharpness", "Posterize", "Solarize", "AutoContrast", "Equalize",
+      "Invert"};
   return kNames[static_cast<int>(op)];
 }
 
@@ -279,11 +280,77 @@ void ApplyAugOp(AugOp op, double magnitude, const std::array<uint8_t, 3>& fill, 
     case AugOp::kSolarize: Solarize(img, magnitude); break;
     case AugOp::kAutoContrast: Autocontrast(img); break;
     case AugOp::kEqualize: Equalize(img); break;
+    case AugOp::kInvert:
+      for (int y = 0; y < img->height(); ++y) {
+        uint8_t* row = img->row(y);
+        for (int i = 0; i < img->width() * 3; ++i) row[i] = static_cast<uint8_t>(255 - row[i]);
+      }
+      break;
   }
 }
 
+namespace {
+
+struct SubPolicyOp {
+  AugOp op;
+  double p;
+  int magnitude_id;  // -1: None
+};
+// torchvision's AutoAugmentPolicy.IMAGENET.
+constexpr SubPolicyOp kImageNetPolicy[25][2] = {
+    {{AugOp::kPosterize, 0.4, 8}, {AugOp::kRotate, 0.6, 9}},
+    {{AugOp::kSolarize, 0.6, 5}, {AugOp::kAutoContrast, 0.6, -1}},
+    {{AugOp::kEqualize, 0.8, -1}, {AugOp::kEqualize, 0.6, -1}},
+    {{AugOp::kPosterize, 0.6, 7}, {AugOp::kPosterize, 0.6, 6}},
+    {{AugOp::kEqualize, 0.4, -1}, {AugOp::kSolarize, 0.2, 4}},
+    {{AugOp::kEqualize, 0.4, -1}, {AugOp::kRotate, 0.8, 8}},
+    {{AugOp::kSolarize, 0.6, 3}, {AugOp::kEqualize, 0.6, -1}},
+    {{AugOp::kPosterize, 0.8, 5}, {AugOp::kEqualize, 1.0, -1}},
+    {{AugOp::kRotate, 0.2, 3}, {AugOp::kSolarize, 0.6, 8}},
+    {{AugOp::kEqualize, 0.6, -1}, {AugOp::kPosterize, 0.4, 6}},
+    {{AugOp::kRotate, 0.8, 8}, {AugOp::kColor, 0.4, 0}},
+    {{AugOp::kRotate, 0.4, 9}, {AugOp::kEqualize, 0.6, -1}},
+    {{AugOp::kEqualize, 0.0, -1}, {AugOp::kEqualize, 0.8, -1}},
+    {{AugOp::kInvert, 0.6, -1}, {AugOp::kEqualize, 1.0, -1}},
+    {{AugOp::kColor, 0.6, 4}, {AugOp::kContrast, 1.0, 8}},
+    {{AugOp::kRotate, 0.8, 8}, {AugOp::kColor, 1.0, 2}},
+    {{AugOp::kColor, 0.8, 8}, {AugOp::kSolarize, 0.8, 7}},
+    {{AugOp::kSharpness, 0.4, 7}, {AugOp::kInvert, 0.6, -1}},
+    {{AugOp::kShearX, 0.6, 5}, {AugOp::kEqualize, 1.0, -1}},
+    {{AugOp::kColor, 0.4, 0}, {AugOp::kEqualize, 0.6, -1}},
+    {{AugOp::kEqualize, 0.4, -1}, {AugOp::kSolarize, 0.2, 4}},
+    {{AugOp::kSolarize, 0.6, 5}, {AugOp::kAutoContrast, 0.6, -1}},
+    {{AugOp::kInvert, 0.6, -1}, {AugOp::kEqualize, 1.0, -1}},
+    {{AugOp::kColor, 0.6, 4}, {AugOp::kContrast, 1.0, 8}},
+    {{AugOp::kEqualize, 0.8, -1}, {AugOp::kEqualize, 0.6, -1}},
+};
+
+int DrawAutoAugment(int width, int height, Rng* rng, AugDraw* out, int max_out) {
+  const auto& sub = kImageNetPolicy[rng->Below(25)];
+  const double probs[2] = {rng->Uniform(), rng->Uniform()};
+  const uint64_t signs[2] = {rng->Below(2), rng->Below(2)};
+  int n = 0;
+  for (int i = 0; i < 2 && n < max_out; ++i) {
+    if (!(probs[i] <= sub[i].p)) continue;
+    double m = 0.0;
+    if (sub[i].magnitude_id >= 0) {
+      bool has, is_signed;
+      m = AugMagnitude(sub[i].op, sub[i].magnitude_id, 10, false, width, height, &has,
+                       &is_signed);
+      if (is_signed && signs[i] == 0) m = -m;
+    }
+    out[n++] = AugDraw{sub[i].op, m};
+  }
+  return n;
+}
+
+}  // namespace
+
 int DrawAugPolicy(const Transform& t, int width, int height, Rng* rng, AugDraw* out,
                   int max_out) {
+  if (t.kind == Transform::Kind::kAutoAugment) {
+    return DrawAutoAugment(width, height, rng, out, max_out);
+  }
   const bool wide = t.kind == Transform::Kind::kTrivialAugmentWide;
   const int n = std::min(wide ? 1 : t.num_ops, max_out);
   for (int i = 0; i < n; ++i) {

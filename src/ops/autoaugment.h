@@ -35,8 +35,10 @@ namespace stoker {
 enum class AugOp {
   kIdentity, kShearX, kShearY, kTranslateX, kTranslateY, kRotate, kBrightness, kColor,
   kContrast, kSharpness, kPosterize, kSolarize, kAutoContrast, kEqualize,
+  kInvert,  // AutoAugment only
 };
-constexpr int kNumAugOps = 14;
+constexpr int kNumAugOps = 14;  // TrivialAugmentWide's and RandAugment's ops
+constexpr int kNumAugOpsAll = 15;
 const char* AugOpName(AugOp op);
 
 // torchvision's magnitude for `op` at `bin` of `num_bins` (unsigned), for the
@@ -60,6 +62,10 @@ void RotateNearest(double angle, const std::array<uint8_t, 3>& fill, RgbImage* i
 // One draw of the policy `t` (kTrivialAugmentWide: one op; kRandAugment:
 // t.num_ops ops), as torchvision draws them: op uniform over the 14, then
 // (TrivialAugmentWide) the bin uniform over num_bins, then the sign.
+// kAutoAugment (ImageNet policy): one of the 25 sub-policies uniformly, two
+// uniform draws in [0, 1) and two signs; each of its two ops applies when its
+// draw <= its probability, at its magnitude bin of 10 (RandAugment's table),
+// negated when its sign draw is 0; ops that do not apply are left out.
 struct AugDraw {
   AugOp op = AugOp::kIdentity;
   double magnitude = 0.0;

@@ -293,7 +293,8 @@ ColorJitterParams DrawColorJitter(const Transform& t, Rng* rng) {
 
 void ApplyPhotometric(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch) {
   using K = Transform::Kind;
-  if (t.kind == K::kTrivialAugmentWide || t.kind == K::kRandAugment) {
+  if (t.kind == K::kTrivialAugmentWide || t.kind == K::kRandAugment ||
+      t.kind == K::kAutoAugment) {
     ApplyAugPolicy(t, rng, img, scratch);
     return;
   }

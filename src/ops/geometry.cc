@@ -309,6 +309,12 @@ Transform Transform::TrivialAugmentWide(int num_magnitude_bins, std::array<int, 
   t.fill = fill;
   return t;
 }
+Transform Transform::AutoAugment(std::array<int, 3> fill) {
+  Transform t;
+  t.kind = Kind::kAutoAugment;
+  t.fill = fill;
+  return t;
+}
 Transform Transform::RandAugment(int num_ops, int magnitude, int num_magnitude_bins,
                                  std::array<int, 3> fill) {
   Transform t;
@@ -331,6 +337,7 @@ bool Transform::photometric() const {
     case Kind::kRandomAdjustSharpness:
     case Kind::kTrivialAugmentWide:
     case Kind::kRandAugment:
+    case Kind::kAutoAugment:
       return true;
     default:
       return false;
@@ -378,9 +385,11 @@ std::string Transform::ToString() const {
       return "RandomAdjustSharpness(sharpness_factor=" + num(sharpness_factor) + ", p=" + num(p) +
              ")";
     case Kind::kTrivialAugmentWide:
-    case Kind::kRandAugment: {
+    case Kind::kRandAugment:
+    case Kind::kAutoAugment: {
       const std::string f = "fill=[" + std::to_string(fill[0]) + ", " + std::to_string(fill[1]) +
                             ", " + std::to_string(fill[2]) + "])";
+      if (kind == Kind::kAutoAugment) return "AutoAugment(policy=IMAGENET, " + f;
       if (kind == Kind::kTrivialAugmentWide) {
         return "TrivialAugmentWide(num_magnitude_bins=" + std::to_string(num_magnitude_bins) +
                ", " + f;

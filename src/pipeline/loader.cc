@@ -735,7 +735,8 @@ Status CheckAugmentation(const Transform& t) {
   if (t.kind == K::kRandomAdjustSharpness && !(t.sharpness_factor >= 0)) {
     return InvalidArgumentError("sharpness_factor must be >= 0 in " + t.ToString());
   }
-  if (t.kind == K::kTrivialAugmentWide || t.kind == K::kRandAugment) {
+  if (t.kind == K::kTrivialAugmentWide || t.kind == K::kRandAugment ||
+      t.kind == K::kAutoAugment) {
     if (t.num_magnitude_bins < 2 || t.num_magnitude_bins > 1000) {
       return InvalidArgumentError("num_magnitude_bins must be in [2, 1000] in " + t.ToString());
     }
