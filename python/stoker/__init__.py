@@ -19,6 +19,7 @@ from stoker._C import HDF5, ImageFolder, Npy, StokerError
 from stoker._device import DeviceAugment
 from stoker._loader import Loader, diagnose
 from stoker._shards import Shards
+from stoker._batch import CutMix, MixUp
 from stoker._transforms import (
     AutoAugment,
     CenterCrop,
@@ -41,6 +42,8 @@ from stoker._transforms import (
 )
 
 __all__ = [
+    "CutMix",
+    "MixUp",
     "AutoAugment",
     "CenterCrop",
     "ColorJitter",

@@ -260,6 +260,8 @@ _INSTEAD = {
     "Lambda": "Python callables cannot run in stoker's native pipeline: apply it to the batch "
               "in your training loop (or to labels with target_transform=)",
     "AugMix": "not implemented: apply it to the batch",
+    "MixUp": "use stoker.MixUp(num_classes=...) on the batches in the training loop",
+    "CutMix": "use stoker.CutMix(num_classes=...) on the batches in the training loop",
     "RandomErasing": "not implemented yet: apply torchvision.transforms.RandomErasing to each "
                      "image of the batch (it works on tensors)",
     "GaussianBlur": "not implemented yet: use stoker.RandomAdjustSharpness(0.0) for a 3x3 "
