@@ -44,6 +44,10 @@ struct Transform {
     kTrivialAugmentWide,
     kRandAugment,
     kAutoAugment,  // AutoAugmentPolicy.IMAGENET
+    // On the output tensor (after Normalize/convert), wherever it sits in the
+    // list: a rectangle set to 0 (value=0, torchvision's default). Uses p,
+    // scale_min/max and ratio_min/max.
+    kRandomErasing,
   };
   Kind kind = Kind::kNormalize;
   // Output size for RandomResizedCrop, CenterCrop and Resize((h, w)). For
@@ -101,6 +105,9 @@ struct Transform {
   static Transform RandomAdjustSharpness(double sharpness_factor, double p = 0.5);
   static Transform TrivialAugmentWide(int num_magnitude_bins = 31,
                                       std::array<int, 3> fill = {0, 0, 0});
+  static Transform RandomErasing(double p = 0.5, double scale_min = 0.02,
+                                 double scale_max = 0.33, double ratio_min = 0.3,
+                                 double ratio_max = 3.3);
   static Transform AutoAugment(std::array<int, 3> fill = {0, 0, 0});
   static Transform RandAugment(int num_ops = 2, int magnitude = 9, int num_magnitude_bins = 31,
                                std::array<int, 3> fill = {0, 0, 0});

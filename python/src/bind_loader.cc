@@ -160,6 +160,7 @@ void RegisterLoader(py::module_& m) {
       .def_static("trivial_augment_wide", &Transform::TrivialAugmentWide)
       .def_static("rand_augment", &Transform::RandAugment)
       .def_static("auto_augment", &Transform::AutoAugment)
+      .def_static("random_erasing", &Transform::RandomErasing)
       .def_property_readonly("name",
                              [](const Transform& t) {
                                const std::string s = t.ToString();

@@ -239,6 +239,25 @@ def AutoAugment(policy=None, interpolation=None, fill=None):
     return _C.Transform.auto_augment(_policy_fill(fill, "AutoAugment"))
 
 
+def RandomErasing(p: float = 0.5, scale=(0.02, 0.33), ratio=(0.3, 3.3), value=0,
+                  inplace: bool = False):
+    """torchvision's RandomErasing on the output tensor (after Normalize and the dtype
+    conversion), wherever it sits in the list: with probability `p`, a rectangle of area
+    fraction `scale` and aspect `ratio` is set to 0. Only value=0 (the default) is
+    implemented; `inplace` has no effect."""
+    if isinstance(value, (tuple, list)) and all(v == 0 for v in value):
+        value = 0
+    if isinstance(value, str) or value != 0:
+        raise ValueError(f"RandomErasing: value={value!r} is not supported: stoker erases "
+                         "with 0 (the default) only")
+    if not 0 <= p <= 1:
+        raise ValueError(f"RandomErasing: p must be in [0, 1], got {p}")
+    if scale[0] > scale[1] or ratio[0] > ratio[1]:
+        raise ValueError("RandomErasing: scale and ratio should be of kind (min, max)")
+    return _C.Transform.random_erasing(float(p), float(scale[0]), float(scale[1]),
+                                       float(ratio[0]), float(ratio[1]))
+
+
 class Compose:
     """A list of stoker transforms, as ``torchvision.transforms.Compose``."""
 
@@ -262,8 +281,6 @@ _INSTEAD = {
     "AugMix": "not implemented: apply it to the batch",
     "MixUp": "use stoker.MixUp(num_classes=...) on the batches in the training loop",
     "CutMix": "use stoker.CutMix(num_classes=...) on the batches in the training loop",
-    "RandomErasing": "not implemented yet: apply torchvision.transforms.RandomErasing to each "
-                     "image of the batch (it works on tensors)",
     "GaussianBlur": "not implemented yet: use stoker.RandomAdjustSharpness(0.0) for a 3x3 "
                     "smoothing, or blur the batch on the GPU",
     "RandomRotation": "not implemented yet (affine warps): apply it to the batch",

@@ -309,6 +309,17 @@ Transform Transform::TrivialAugmentWide(int num_magnitude_bins, std::array<int, 
   t.fill = fill;
   return t;
 }
+Transform Transform::RandomErasing(double p, double scale_min, double scale_max,
+                                   double ratio_min, double ratio_max) {
+  Transform t;
+  t.kind = Kind::kRandomErasing;
+  t.p = p;
+  t.scale_min = scale_min;
+  t.scale_max = scale_max;
+  t.ratio_min = ratio_min;
+  t.ratio_max = ratio_max;
+  return t;
+}
 Transform Transform::AutoAugment(std::array<int, 3> fill) {
   Transform t;
   t.kind = Kind::kAutoAugment;
@@ -367,6 +378,9 @@ std::string Transform::ToString() const {
       return "Normalize(mean=[" + num(mean[0]) + ", " + num(mean[1]) + ", " + num(mean[2]) +
              "], std=[" + num(std[0]) + ", " + num(std[1]) + ", " + num(std[2]) + "])";
     case Kind::kRandomVerticalFlip: return "RandomVerticalFlip(p=" + num(p) + ")";
+    case Kind::kRandomErasing:
+      return "RandomErasing(p=" + num(p) + ", scale=(" + num(scale_min) + ", " + num(scale_max) +
+             "), ratio=(" + num(ratio_min) + ", " + num(ratio_max) + "), value=0)";
     case Kind::kColorJitter: {
       auto range = [&](const std::array<double, 2>& r) {
         return "(" + num(r[0]) + ", " + num(r[1]) + ")";

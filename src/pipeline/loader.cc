@@ -751,6 +751,15 @@ Status CheckAugmentation(const Transform& t) {
       if (f < 0 || f > 255) return InvalidArgumentError("fill must be in [0, 255] in " + t.ToString());
     }
   }
+  if (t.kind == K::kRandomErasing) {
+    if (!(t.p >= 0 && t.p <= 1)) return InvalidArgumentError("p must be in [0, 1] in " + t.ToString());
+    if (!(t.scale_min >= 0 && t.scale_min <= t.scale_max && t.scale_max <= 1) ||
+        !(t.ratio_min > 0 && t.ratio_min <= t.ratio_max)) {
+      return InvalidArgumentError(
+          "RandomErasing needs 0 <= scale[0] <= scale[1] <= 1 and 0 < ratio[0] <= ratio[1]: " +
+          t.ToString());
+    }
+  }
   if (t.kind == K::kResize && t.max_size != 0) {
     if (t.width != 0) {
       return InvalidArgumentError("max_size is only allowed with Resize(size) for an int size: " +

@@ -61,6 +61,7 @@ SampleProcessor::SampleProcessor(const ProcessorConfig& config, const PixelWrite
     : config_(config), writer_(writer), decoder_(config.decoder) {
   for (const Transform& t : config_.transforms) {
     if (t.photometric()) photometric_.push_back(&t);
+    if (t.kind == Transform::Kind::kRandomErasing) erasing_.push_back(&t);
   }
 }
 
@@ -74,6 +75,7 @@ void SampleProcessor::Resample(const RgbView& src, int origin_x, int origin_y, R
   if (photometric_.empty()) {  // fast path: rows go straight into the slot
     SinkCtx ctx{writer_, slot};
     resampler_.Run(src, origin_x, origin_y, h_, v_, &SinkToSlot, &ctx, tail_padding);
+    for (const Transform* t : erasing_) Erase(*t, rng, slot);
     return;
   }
   // Photometric ops: the output-size image in scratch, the ops in place,
@@ -82,6 +84,40 @@ void SampleProcessor::Resample(const RgbView& src, int origin_x, int origin_y, R
   resampler_.Run(src, origin_x, origin_y, h_, v_, &SinkToImage, &out_, tail_padding);
   for (const Transform* t : photometric_) ApplyPhotometric(*t, rng, &out_, &aux_);
   for (int y = 0; y < out_.height(); ++y) writer_->WriteRow(out_.row(y), y, slot);
+  for (const Transform* t : erasing_) Erase(*t, rng, slot);
+}
+
+void SampleProcessor::Erase(const Transform& t, Rng* rng, uint8_t* slot) const {
+  // torchvision.transforms.RandomErasing.forward / get_params.
+  if (!(rng->Uniform() < t.p)) return;
+  const int img_h = writer_->height(), img_w = writer_->width();
+  const double area = static_cast<double>(img_h) * img_w;
+  const double lr0 = std::log(t.ratio_min), lr1 = std::log(t.ratio_max);
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    const double erase_area = area * rng->Uniform(t.scale_min, t.scale_max);
+    const double aspect = std::exp(rng->Uniform(lr0, lr1));
+    const int h = RoundHalfEven(std::sqrt(erase_area * aspect));
+    const int w = RoundHalfEven(std::sqrt(erase_area / aspect));
+    if (!(h < img_h && w < img_w)) continue;
+    const int i = static_cast<int>(rng->Below(static_cast<uint64_t>(img_h - h + 1)));
+    const int j = static_cast<int>(rng->Below(static_cast<uint64_t>(img_w - w + 1)));
+    // All-zero bytes are 0 in uint8, float32, float16 and bfloat16.
+    const size_t elem = writer_->sample_bytes() / (static_cast<size_t>(img_h) * img_w * 3);
+    if (writer_->layout() == Layout::kNCHW) {
+      for (int c = 0; c < 3; ++c) {
+        for (int y = i; y < i + h; ++y) {
+          std::memset(slot + ((static_cast<size_t>(c) * img_h + y) * img_w + j) * elem, 0,
+                      static_cast<size_t>(w) * elem);
+        }
+      }
+    } else {
+      for (int y = i; y < i + h; ++y) {
+        std::memset(slot + (static_cast<size_t>(y) * img_w + j) * 3 * elem, 0,
+                    static_cast<size_t>(w) * 3 * elem);
+      }
+    }
+    return;
+  }
 }
 
 Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slot,

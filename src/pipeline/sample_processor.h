@@ -70,6 +70,8 @@ class SampleProcessor {
   // transforms, into out_ first, where they run, then into the slot.
   void Resample(const RgbView& src, int origin_x, int origin_y, Rng* rng, uint8_t* slot,
                 bool tail_padding);
+  // torchvision's RandomErasing (value 0) on the written sample in `slot`.
+  void Erase(const Transform& t, Rng* rng, uint8_t* slot) const;
   void WriteFrom(const RgbView& src, int origin_x, int origin_y, uint8_t* slot);
 
   const ProcessorConfig& config_;
@@ -79,6 +81,7 @@ class SampleProcessor {
   AxisCoeffs h_, v_;
   RgbImage stage_a_, stage_b_;
   std::vector<const Transform*> photometric_;  // into config_.transforms, in list order
+  std::vector<const Transform*> erasing_;      // RandomErasing, applied to the slot last
   RgbImage out_, aux_;  // the output-size image and a second buffer for the photometric ops
   int last_scale_denom_ = 1;
 };
