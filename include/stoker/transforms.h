@@ -48,6 +48,8 @@ struct Transform {
     // list: a rectangle set to 0 (value=0, torchvision's default). Uses p,
     // scale_min/max and ratio_min/max.
     kRandomErasing,
+    // Photometric too: sigma uniform in `sigma`, kernel (height, width).
+    kGaussianBlur,
   };
   Kind kind = Kind::kNormalize;
   // Output size for RandomResizedCrop, CenterCrop and Resize((h, w)). For
@@ -76,6 +78,9 @@ struct Transform {
   // TrivialAugmentWide / RandAugment: magnitude bins, and RandAugment's
   // number of ops and magnitude (a bin index); fill for pixels outside the
   // warped image (0..255 per channel).
+  // GaussianBlur: kernel (height, width), odd; sigma range.
+  std::array<int, 2> kernel_size{3, 3};
+  std::array<double, 2> sigma{0.1, 2.0};
   int num_magnitude_bins = 31;
   int num_ops = 2;
   int magnitude = 9;
@@ -108,6 +113,7 @@ struct Transform {
   static Transform RandomErasing(double p = 0.5, double scale_min = 0.02,
                                  double scale_max = 0.33, double ratio_min = 0.3,
                                  double ratio_max = 3.3);
+  static Transform GaussianBlur(std::array<int, 2> kernel_size, std::array<double, 2> sigma);
   static Transform AutoAugment(std::array<int, 3> fill = {0, 0, 0});
   static Transform RandAugment(int num_ops = 2, int magnitude = 9, int num_magnitude_bins = 31,
                                std::array<int, 3> fill = {0, 0, 0});

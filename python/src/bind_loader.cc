@@ -161,6 +161,7 @@ void RegisterLoader(py::module_& m) {
       .def_static("rand_augment", &Transform::RandAugment)
       .def_static("auto_augment", &Transform::AutoAugment)
       .def_static("random_erasing", &Transform::RandomErasing)
+      .def_static("gaussian_blur", &Transform::GaussianBlur)
       .def_property_readonly("name",
                              [](const Transform& t) {
                                const std::string s = t.ToString();
@@ -189,6 +190,9 @@ void RegisterLoader(py::module_& m) {
           else if (op == "posterize") Posterize(&img, static_cast<int>(arg));
           else if (op == "solarize") Solarize(&img, arg);
           else if (op == "sharpness") AdjustSharpness(&img, f, &scratch);
+          else if (op == "gaussian_blur_3") GaussianBlur(&img, 3, 3, arg, arg, &scratch);
+          else if (op == "gaussian_blur_9") GaussianBlur(&img, 9, 9, arg, arg, &scratch);
+          else if (op == "gaussian_blur_23") GaussianBlur(&img, 23, 23, arg, arg, &scratch);
           else throw py::value_error("unknown op " + op);
           py::array_t<uint8_t> out({h, w, 3});
           std::memcpy(out.mutable_data(), img.data(), static_cast<size_t>(w) * h * 3);

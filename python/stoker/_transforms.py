@@ -258,6 +258,27 @@ def RandomErasing(p: float = 0.5, scale=(0.02, 0.33), ratio=(0.3, 3.3), value=0,
                                        float(ratio[0]), float(ratio[1]))
 
 
+def GaussianBlur(kernel_size, sigma=(0.1, 2.0)):
+    """torchvision's GaussianBlur: sigma uniform in `sigma` (or fixed), an odd kernel; on the
+    output-size image, within 1 level of torchvision (float32 rounding order)."""
+    if isinstance(kernel_size, numbers.Integral):
+        kernel_size = (int(kernel_size), int(kernel_size))
+    kernel_size = tuple(int(k) for k in kernel_size)
+    if len(kernel_size) != 2 or any(k <= 0 or k % 2 == 0 for k in kernel_size):
+        raise ValueError("GaussianBlur: kernel size should be a tuple/list of two odd positive "
+                         f"integers, got {kernel_size!r}")
+    if isinstance(sigma, numbers.Number):
+        if sigma <= 0:
+            raise ValueError("GaussianBlur: if sigma is a single number, it must be positive.")
+        sigma = (float(sigma), float(sigma))
+    sigma = tuple(float(s) for s in sigma)
+    if len(sigma) != 2 or not 0.0 < sigma[0] <= sigma[1]:
+        raise ValueError("GaussianBlur: sigma values should be positive and of the form "
+                         f"(min, max), got {sigma!r}")
+    # torchvision's kernel_size is (width, height); ours is (height, width).
+    return _C.Transform.gaussian_blur([kernel_size[1], kernel_size[0]], list(sigma))
+
+
 class Compose:
     """A list of stoker transforms, as ``torchvision.transforms.Compose``."""
 
@@ -281,8 +302,6 @@ _INSTEAD = {
     "AugMix": "not implemented: apply it to the batch",
     "MixUp": "use stoker.MixUp(num_classes=...) on the batches in the training loop",
     "CutMix": "use stoker.CutMix(num_classes=...) on the batches in the training loop",
-    "GaussianBlur": "not implemented yet: use stoker.RandomAdjustSharpness(0.0) for a 3x3 "
-                    "smoothing, or blur the batch on the GPU",
     "RandomRotation": "not implemented yet (affine warps): apply it to the batch",
     "RandomAffine": "not implemented yet (affine warps): apply it to the batch",
     "RandomPerspective": "not implemented yet: apply it to the batch",

@@ -329,3 +329,14 @@ def test_random_ops_apply_with_probability_p(tiny_npy, p):
             applied += int((x[:, 0, 0, 0] == 245).sum())
     # Binomial(N, p): |observed - Np| within 4.5 standard deviations (alpha ~ 7e-6).
     assert abs(applied - N * p) < 4.5 * math.sqrt(N * p * (1 - p)), applied
+
+
+def test_gaussian_blur_in_the_pipeline_within_one_level(big_root):
+    ref = torchvision_images(big_root, [T.Resize(150), T.CenterCrop(128),
+                                        T.GaussianBlur(7, sigma=(1.3, 1.3)), T.PILToTensor()])
+    out = stoker_images(big_root, [stoker.Resize(150), stoker.CenterCrop(128),
+                                   stoker.GaussianBlur(7, sigma=(1.3, 1.3))], dtype="uint8")
+    diff = (ref.int() - out.int()).abs()
+    assert diff.max() <= 1 and (diff == 0).float().mean() > 0.99
+    plain = stoker_images(big_root, [stoker.Resize(150), stoker.CenterCrop(128)], dtype="uint8")
+    assert (plain.int() - out.int()).abs().max() > 1  # it blurs

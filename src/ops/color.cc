@@ -5,12 +5,13 @@
 // differently.
 #include "ops/color.h"
 
-#include "ops/autoaugment.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <utility>
+#include <vector>
+
+#include "ops/autoaugment.h"
 
 namespace stoker {
 namespace {
@@ -291,8 +292,74 @@ ColorJitterParams DrawColorJitter(const Transform& t, Rng* rng) {
   return p;
 }
 
+namespace {
+
+std::vector<float> GaussianKernel1d(int k, double sigma) {
+  const float half = static_cast<float>((k - 1) * 0.5);
+  std::vector<float> w(static_cast<size_t>(k));
+  const float step = k > 1 ? (half - -half) / static_cast<float>(k - 1) : 0.f;
+  float sum = 0.f;
+  for (int i = 0; i < k; ++i) {
+    const float x = i < k / 2 ? -half + step * static_cast<float>(i)
+                              : half - step * static_cast<float>(k - i - 1);
+    const float z = x / static_cast<float>(sigma);
+    w[i] = std::exp(-0.5f * (z * z));
+    sum += w[i];
+  }
+  for (float& v : w) v /= sum;
+  return w;
+}
+
+// torch's 'reflect' padding index (repeated for tiny images).
+inline int Reflect(int i, int n) {
+  if (n == 1) return 0;
+  while (i < 0 || i >= n) i = i < 0 ? -i : 2 * (n - 1) - i;
+  return i;
+}
+
+}  // namespace
+
+void GaussianBlur(RgbImage* img, int kx, int ky, double sigma_x, double sigma_y,
+                  RgbImage* /*scratch*/) {
+  const int w = img->width(), h = img->height();
+  const std::vector<float> wx = GaussianKernel1d(kx, sigma_x), wy = GaussianKernel1d(ky, sigma_y);
+  const int rx = kx / 2, ry = ky / 2;
+  std::vector<float> tmp(static_cast<size_t>(w) * h * 3);
+  for (int y = 0; y < h; ++y) {
+    const uint8_t* in = img->row(y);
+    float* out = tmp.data() + static_cast<size_t>(y) * w * 3;
+    for (int x = 0; x < w; ++x) {
+      float acc[3] = {0.f, 0.f, 0.f};
+      for (int j = 0; j < kx; ++j) {
+        const uint8_t* p = in + 3 * Reflect(x + j - rx, w);
+        for (int c = 0; c < 3; ++c) acc[c] += wx[j] * static_cast<float>(p[c]);
+      }
+      for (int c = 0; c < 3; ++c) out[3 * x + c] = acc[c];
+    }
+  }
+  for (int y = 0; y < h; ++y) {
+    uint8_t* out = img->row(y);
+    for (int x = 0; x < w; ++x) {
+      for (int c = 0; c < 3; ++c) {
+        float acc = 0.f;
+        for (int i = 0; i < ky; ++i) {
+          acc += wy[i] * tmp[(static_cast<size_t>(Reflect(y + i - ry, h)) * w + x) * 3 + c];
+        }
+        const float r = std::nearbyint(acc);
+        out[3 * x + c] = static_cast<uint8_t>(r < 0.f ? 0.f : r > 255.f ? 255.f : r);
+      }
+    }
+  }
+}
+
 void ApplyPhotometric(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch) {
   using K = Transform::Kind;
+  if (t.kind == K::kGaussianBlur) {
+    // GaussianBlur.get_params: sigma uniform in [min, max] (float32 in torch).
+    const double sigma = static_cast<float>(rng->Uniform(t.sigma[0], t.sigma[1]));
+    GaussianBlur(img, t.kernel_size[1], t.kernel_size[0], sigma, sigma, scratch);
+    return;
+  }
   if (t.kind == K::kTrivialAugmentWide || t.kind == K::kRandAugment ||
       t.kind == K::kAutoAugment) {
     ApplyAugPolicy(t, rng, img, scratch);

@@ -49,6 +49,14 @@ void Solarize(RgbImage* img, double threshold);
 // `scratch` holds the filtered copy.
 void AdjustSharpness(RgbImage* img, float factor, RgbImage* scratch);
 
+// torchvision's F.gaussian_blur on a PIL image (which runs the tensor
+// path): float32 kernel exp(-x^2 / (2 sigma^2)) / sum on linspace(-(k-1)/2,
+// (k-1)/2, k), reflect padding, rounded half-to-even. Computed separably in
+// float32, so a value on a .5 boundary may round the other way from conv2d's
+// summation order: within 1 level. `kx`, `ky` odd.
+void GaussianBlur(RgbImage* img, int kx, int ky, double sigma_x, double sigma_y,
+                  RgbImage* scratch);
+
 // ColorJitter's draws, in torchvision's order: a permutation of the four
 // adjustments (0 brightness, 1 contrast, 2 saturation, 3 hue), then each
 // enabled factor uniformly from its range.

@@ -320,6 +320,13 @@ Transform Transform::RandomErasing(double p, double scale_min, double scale_max,
   t.ratio_max = ratio_max;
   return t;
 }
+Transform Transform::GaussianBlur(std::array<int, 2> kernel_size, std::array<double, 2> sigma) {
+  Transform t;
+  t.kind = Kind::kGaussianBlur;
+  t.kernel_size = kernel_size;
+  t.sigma = sigma;
+  return t;
+}
 Transform Transform::AutoAugment(std::array<int, 3> fill) {
   Transform t;
   t.kind = Kind::kAutoAugment;
@@ -349,6 +356,7 @@ bool Transform::photometric() const {
     case Kind::kTrivialAugmentWide:
     case Kind::kRandAugment:
     case Kind::kAutoAugment:
+    case Kind::kGaussianBlur:
       return true;
     default:
       return false;
@@ -378,6 +386,10 @@ std::string Transform::ToString() const {
       return "Normalize(mean=[" + num(mean[0]) + ", " + num(mean[1]) + ", " + num(mean[2]) +
              "], std=[" + num(std[0]) + ", " + num(std[1]) + ", " + num(std[2]) + "])";
     case Kind::kRandomVerticalFlip: return "RandomVerticalFlip(p=" + num(p) + ")";
+    case Kind::kGaussianBlur:
+      return "GaussianBlur(kernel_size=(" + std::to_string(kernel_size[0]) + ", " +
+             std::to_string(kernel_size[1]) + "), sigma=(" + num(sigma[0]) + ", " +
+             num(sigma[1]) + "))";
     case Kind::kRandomErasing:
       return "RandomErasing(p=" + num(p) + ", scale=(" + num(scale_min) + ", " + num(scale_max) +
              "), ratio=(" + num(ratio_min) + ", " + num(ratio_max) + "), value=0)";

@@ -712,7 +712,8 @@ namespace {
 Status CheckAugmentation(const Transform& t) {
   using K = Transform::Kind;
   const bool has_p =
-      t.kind == K::kRandomVerticalFlip || (t.photometric() && t.kind != K::kColorJitter);
+      t.kind == K::kRandomVerticalFlip ||
+      (t.photometric() && t.kind != K::kColorJitter && t.kind != K::kGaussianBlur);
   if (has_p && !(t.p >= 0 && t.p <= 1)) {
     return InvalidArgumentError("p must be in [0, 1] in " + t.ToString());
   }
@@ -749,6 +750,17 @@ Status CheckAugmentation(const Transform& t) {
     }
     for (int f : t.fill) {
       if (f < 0 || f > 255) return InvalidArgumentError("fill must be in [0, 255] in " + t.ToString());
+    }
+  }
+  if (t.kind == K::kGaussianBlur) {
+    for (int k : t.kernel_size) {
+      if (k <= 0 || k % 2 == 0 || k > 101) {
+        return InvalidArgumentError("kernel size must be odd, positive and <= 101 in " +
+                                    t.ToString());
+      }
+    }
+    if (!(t.sigma[0] > 0 && t.sigma[0] <= t.sigma[1])) {
+      return InvalidArgumentError("sigma must satisfy 0 < min <= max in " + t.ToString());
     }
   }
   if (t.kind == K::kRandomErasing) {
