@@ -50,6 +50,10 @@ struct Transform {
     kRandomErasing,
     // Photometric too: sigma uniform in `sigma`, kernel (height, width).
     kGaussianBlur,
+    // Geometry: zero padding `padding` (left, top, right, bottom), then
+    // pad_if_needed (torchvision pads both sides by the shortfall), then a
+    // uniform crop of (height, width).
+    kRandomCrop,
   };
   Kind kind = Kind::kNormalize;
   // Output size for RandomResizedCrop, CenterCrop and Resize((h, w)). For
@@ -78,6 +82,9 @@ struct Transform {
   // TrivialAugmentWide / RandAugment: magnitude bins, and RandAugment's
   // number of ops and magnitude (a bin index); fill for pixels outside the
   // warped image (0..255 per channel).
+  // RandomCrop.
+  std::array<int, 4> padding{0, 0, 0, 0};
+  bool pad_if_needed = false;
   // GaussianBlur: kernel (height, width), odd; sigma range.
   std::array<int, 2> kernel_size{3, 3};
   std::array<double, 2> sigma{0.1, 2.0};
@@ -113,6 +120,8 @@ struct Transform {
   static Transform RandomErasing(double p = 0.5, double scale_min = 0.02,
                                  double scale_max = 0.33, double ratio_min = 0.3,
                                  double ratio_max = 3.3);
+  static Transform RandomCrop(int height, int width, std::array<int, 4> padding,
+                              bool pad_if_needed);
   static Transform GaussianBlur(std::array<int, 2> kernel_size, std::array<double, 2> sigma);
   static Transform AutoAugment(std::array<int, 3> fill = {0, 0, 0});
   static Transform RandAugment(int num_ops = 2, int magnitude = 9, int num_magnitude_bins = 31,

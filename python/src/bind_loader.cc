@@ -162,6 +162,7 @@ void RegisterLoader(py::module_& m) {
       .def_static("auto_augment", &Transform::AutoAugment)
       .def_static("random_erasing", &Transform::RandomErasing)
       .def_static("gaussian_blur", &Transform::GaussianBlur)
+      .def_static("random_crop", &Transform::RandomCrop)
       .def_property_readonly("name",
                              [](const Transform& t) {
                                const std::string s = t.ToString();

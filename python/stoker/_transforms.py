@@ -258,6 +258,33 @@ def RandomErasing(p: float = 0.5, scale=(0.02, 0.33), ratio=(0.3, 3.3), value=0,
                                        float(ratio[0]), float(ratio[1]))
 
 
+def RandomCrop(size: Size, padding=None, pad_if_needed: bool = False, fill=0,
+               padding_mode: str = "constant"):
+    """torchvision's RandomCrop: optional zero padding (an int, (left/right, top/bottom) or
+    (left, top, right, bottom)), pad_if_needed, then a uniform crop of `size`. Only
+    fill=0 with padding_mode='constant' is implemented."""
+    h, w = _pair(size, "RandomCrop")
+    if padding_mode != "constant" or fill not in (0, (0, 0, 0), [0, 0, 0]):
+        raise ValueError(f"RandomCrop: fill={fill!r}, padding_mode={padding_mode!r} is not "
+                         "supported: stoker pads with zeros (fill=0, padding_mode='constant')")
+    if padding is None:
+        pad = [0, 0, 0, 0]
+    elif isinstance(padding, numbers.Integral):
+        pad = [int(padding)] * 4
+    elif len(padding) == 1:
+        pad = [int(padding[0])] * 4
+    elif len(padding) == 2:
+        pad = [int(padding[0]), int(padding[1]), int(padding[0]), int(padding[1])]
+    elif len(padding) == 4:
+        pad = [int(p) for p in padding]
+    else:
+        raise ValueError("RandomCrop: padding must be an int or a 1, 2 or 4 element sequence, "
+                         f"got {padding!r}")
+    if any(p < 0 for p in pad):
+        raise ValueError(f"RandomCrop: negative padding {padding!r} is not supported")
+    return _C.Transform.random_crop(h, w, pad, bool(pad_if_needed))
+
+
 def GaussianBlur(kernel_size, sigma=(0.1, 2.0)):
     """torchvision's GaussianBlur: sigma uniform in `sigma` (or fixed), an odd kernel; on the
     output-size image, within 1 level of torchvision (float32 rounding order)."""
@@ -305,7 +332,6 @@ _INSTEAD = {
     "RandomRotation": "not implemented yet (affine warps): apply it to the batch",
     "RandomAffine": "not implemented yet (affine warps): apply it to the batch",
     "RandomPerspective": "not implemented yet: apply it to the batch",
-    "RandomCrop": "not implemented yet: use stoker.RandomResizedCrop, or Resize + CenterCrop",
     "Pad": "not implemented: CenterCrop larger than the image pads with zeros",
     "FiveCrop": "not supported (one image per sample)",
     "TenCrop": "not supported (one image per sample)",

@@ -154,6 +154,37 @@ Status PlanGeometry(const std::vector<Transform>& transforms, int width, int hei
         crop_current(Unflip(r, cur_w(), cur_h(), *plan));
         break;
       }
+      case Transform::Kind::kRandomCrop: {
+        // torchvision's RandomCrop.forward on the padded image, then the crop
+        // mapped back to the current grid (outside it: zeros, as padding).
+        int left = t.padding[0], top = t.padding[1];
+        int w = cur_w() + t.padding[0] + t.padding[2];
+        int h = cur_h() + t.padding[1] + t.padding[3];
+        if (t.pad_if_needed && w < t.width) {
+          const int d = t.width - w;
+          left += d;
+          w += 2 * d;
+        }
+        if (t.pad_if_needed && h < t.height) {
+          const int d = t.height - h;
+          top += d;
+          h += 2 * d;
+        }
+        if (h + 1 < t.height || w + 1 < t.width) {
+          return InvalidArgumentError("RandomCrop: required crop size (" +
+                                      std::to_string(t.height) + ", " + std::to_string(t.width) +
+                                      ") is larger than the input image size (" +
+                                      std::to_string(h) + ", " + std::to_string(w) + ")");
+        }
+        int i = 0, j = 0;
+        if (!(w == t.width && h == t.height)) {
+          i = static_cast<int>(rng->Below(static_cast<uint64_t>(h - t.height + 1)));
+          j = static_cast<int>(rng->Below(static_cast<uint64_t>(w - t.width + 1)));
+        }
+        Rect r{j - left, i - top, t.width, t.height};
+        crop_current(Unflip(r, cur_w(), cur_h(), *plan));
+        break;
+      }
       case Transform::Kind::kRandomHorizontalFlip:
         if (rng->Uniform() < t.p) plan->flip = !plan->flip;
         break;
@@ -173,6 +204,7 @@ Status StaticOutputSize(const std::vector<Transform>& transforms, int* height, i
     switch (t.kind) {
       case Transform::Kind::kRandomResizedCrop:
       case Transform::Kind::kCenterCrop:
+      case Transform::Kind::kRandomCrop:
         *height = t.height;
         *width = t.width;
         fixed = true;
@@ -320,6 +352,16 @@ Transform Transform::RandomErasing(double p, double scale_min, double scale_max,
   t.ratio_max = ratio_max;
   return t;
 }
+Transform Transform::RandomCrop(int height, int width, std::array<int, 4> padding,
+                                bool pad_if_needed) {
+  Transform t;
+  t.kind = Kind::kRandomCrop;
+  t.height = height;
+  t.width = width;
+  t.padding = padding;
+  t.pad_if_needed = pad_if_needed;
+  return t;
+}
 Transform Transform::GaussianBlur(std::array<int, 2> kernel_size, std::array<double, 2> sigma) {
   Transform t;
   t.kind = Kind::kGaussianBlur;
@@ -386,6 +428,11 @@ std::string Transform::ToString() const {
       return "Normalize(mean=[" + num(mean[0]) + ", " + num(mean[1]) + ", " + num(mean[2]) +
              "], std=[" + num(std[0]) + ", " + num(std[1]) + ", " + num(std[2]) + "])";
     case Kind::kRandomVerticalFlip: return "RandomVerticalFlip(p=" + num(p) + ")";
+    case Kind::kRandomCrop:
+      return "RandomCrop(size=" + size() + ", padding=(" + std::to_string(padding[0]) + ", " +
+             std::to_string(padding[1]) + ", " + std::to_string(padding[2]) + ", " +
+             std::to_string(padding[3]) + "), pad_if_needed=" +
+             (pad_if_needed ? "True" : "False") + ")";
     case Kind::kGaussianBlur:
       return "GaussianBlur(kernel_size=(" + std::to_string(kernel_size[0]) + ", " +
              std::to_string(kernel_size[1]) + "), sigma=(" + num(sigma[0]) + ", " +
