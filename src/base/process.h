@@ -7,14 +7,27 @@
 #define STOKER_BASE_PROCESS_H_
 
 #include <malloc.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
 
 namespace stoker {
+
+// Cores this process may run on (its CPU affinity mask; else the machine's).
+inline int AvailableCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(n);
+}
 
 // User + system CPU seconds of all threads.
 inline double CpuSeconds() {

@@ -9,8 +9,6 @@
 // buffer is found with one acquire load, and completion is one atomic
 // decrement; only the last sample of a batch takes `mu_` to wake the
 // consumer.
-#include <sched.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -23,35 +21,16 @@
 #include "base/rng.h"
 #include "ops/convert.h"
 #include "ops/geometry.h"
+#include "base/process.h"
+#include "pipeline/loader_options.h"
+#include "pipeline/loader_stats.h"
 #include "pipeline/sample_processor.h"
 #include "pipeline/tuner.h"
+#include "pipeline/tuning_window.h"
 #include "stoker/loader.h"
 
 namespace stoker {
 namespace {
-
-int AvailableCores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    const int n = CPU_COUNT(&set);
-    if (n > 0) return n;
-  }
-  const unsigned n = std::thread::hardware_concurrency();
-  return n == 0 ? 1 : static_cast<int>(n);
-}
-
-// Per-worker counters, on their own cache line; relaxed atomics so stats()
-// can read them from another thread.
-struct alignas(64) Counters {
-  std::atomic<int64_t> read_ns{0}, decode_ns{0}, augment_ns{0}, wait_ns{0};
-  std::atomic<int64_t> images{0}, skipped{0}, bytes{0};
-  void Add(std::atomic<int64_t>& c, int64_t v) { c.store(c.load(std::memory_order_relaxed) + v, std::memory_order_relaxed); }
-};
-
-struct Totals {
-  int64_t read_ns = 0, decode_ns = 0, augment_ns = 0, wait_ns = 0, images = 0, skipped = 0,
-          bytes = 0, consumer_wait_ns = 0, batches = 0, wall_ns = 0;
-};
 
 class LoaderImpl : public Loader {
  public:
@@ -64,19 +43,11 @@ class LoaderImpl : public Loader {
                 NormalizeOf(options.transforms).mean, NormalizeOf(options.transforms).std) {
     // Workers: `threads`, or up to the ceiling when tuned (the ones above
     // the active count sleep). The ring: `prefetch` slots, or the ceiling.
-    const int cores = AvailableCores();
-    if (options_.auto_threads) {
-      threads_ = options_.max_threads > 0 ? options_.max_threads : cores;
-    } else {
-      threads_ = options_.threads > 0 ? options_.threads : cores;
-    }
+    const ThreadPlan plan = PlanThreads(options_, AvailableCores());
+    threads_ = plan.workers;
+    const int active = plan.active;
     const int ring = options_.auto_prefetch ? std::max(options_.prefetch, options_.max_prefetch)
                                             : options_.prefetch;
-    int active = threads_;
-    if (options_.auto_threads) {
-      active = options_.threads > 0 ? std::min(options_.threads, threads_)
-                                    : std::max(1, threads_ / 2);
-    }
     active_threads_.store(active, std::memory_order_relaxed);
     in_flight_ = std::min(options_.prefetch, ring);
     if (options_.auto_threads || options_.auto_prefetch) {
@@ -86,6 +57,7 @@ class LoaderImpl : public Loader {
       tc.max_threads = threads_;
       tc.max_prefetch = ring;
       tuner_ = std::make_unique<Tuner>(tc, TunerSettings{active, in_flight_});
+      tuning_window_ = std::make_unique<TuningWindow>(options_.tune_window);
     }
     BatchShape shape;
     shape.batch_size = options_.batch_size;
@@ -100,7 +72,7 @@ class LoaderImpl : public Loader {
     processor_config_.decoder.max_pixels = options_.max_pixels;
     processor_config_.timing = options_.stage_timing;
     ring_ = std::vector<RingSlot>(static_cast<size_t>(ring));
-    counters_ = std::vector<Counters>(static_cast<size_t>(threads_));
+    counters_ = std::vector<WorkerCounters>(static_cast<size_t>(threads_));
     scratch_bytes_ = std::vector<std::atomic<size_t>>(static_cast<size_t>(threads_));
   }
 
@@ -292,10 +264,10 @@ class LoaderImpl : public Loader {
     Totals now = SumLocked();
     if (active_ && !epoch_done_) now.wall_ns += NowNs() - epoch_start_ns_;
     LoaderStats s;
-    s.total = ToStats(now);
+    s.total = now.ToStageStats();
     Totals e = now;
-    Subtract(&e, epoch_snapshot_);
-    s.epoch = ToStats(e);
+    e -= epoch_snapshot_;
+    s.epoch = e.ToStageStats();
     s.current_epoch = epoch_;
     s.threads = active_threads_.load(std::memory_order_relaxed);
     s.prefetch = in_flight_;
@@ -366,16 +338,6 @@ class LoaderImpl : public Loader {
     return Trim::kDeliver;
   }
 
-  static bool HasNormalize(const std::vector<Transform>& ts) {
-    for (const auto& t : ts) if (t.kind == Transform::Kind::kNormalize) return true;
-    return false;
-  }
-  static Transform NormalizeOf(const std::vector<Transform>& ts) {
-    Transform n = Transform::Normalize({0.f, 0.f, 0.f}, {1.f, 1.f, 1.f});
-    for (const auto& t : ts) if (t.kind == Transform::Kind::kNormalize) n = t;
-    return n;
-  }
-
   void EnsureThreads() {
     if (!workers_.empty()) return;
     workers_.reserve(threads_);
@@ -407,7 +369,7 @@ class LoaderImpl : public Loader {
 
   // Claims positions until the epoch is exhausted or cancelled.
   void RunEpoch(int index, SampleProcessor* processor, SampleScratch* scratch) {
-    Counters& c = counters_[index];
+    WorkerCounters& c = counters_[index];
     const int64_t bsz = options_.batch_size;
     const size_t k = ring_.size();
     while (!cancelled_.load(std::memory_order_acquire)) {
@@ -452,7 +414,7 @@ class LoaderImpl : public Loader {
 
   // Waits until batch b may be in flight (b - prefetch has been taken by the
   // consumer), then gives it a buffer. False when cancelled.
-  bool InstallBatch(int64_t b, Counters* c) {
+  bool InstallBatch(int64_t b, WorkerCounters* c) {
     const int64_t k = static_cast<int64_t>(ring_.size());
     const int64_t t0 = NowNs();
     {
@@ -494,7 +456,7 @@ class LoaderImpl : public Loader {
   }
 
   void ProduceSample(int64_t p, int s, BatchBuffer* buf, SampleProcessor* processor,
-                     SampleScratch* scratch, Counters* c) {
+                     SampleScratch* scratch, WorkerCounters* c) {
     const int64_t n = reader_->size();
     int64_t pos = p;
     Status first_error;
@@ -557,40 +519,15 @@ class LoaderImpl : public Loader {
     }
   }
 
-  // Closes a tuning window every `tune_window` batches (and >= 0.1 s),
-  // feeds it to the tuner and applies its settings. Windows span epochs;
-  // the gap before an epoch's first batch (the pipeline restarting) is left
-  // out of them. `waited_ns`: how long the consumer waited for this batch.
+  // Feeds the batch just taken to the tuning window and applies the tuner's
+  // settings when a window closes. `waited_ns`: how long the consumer waited.
   void TuneLocked(int images, int64_t waited_ns) {
-    const int64_t now = NowNs();
     const bool restart = epoch_restart_;
     epoch_restart_ = false;
-    if (window_start_ns_ == 0) {
-      window_start_ns_ = now;
-      window_images_ = window_batches_ = 0;
-      window_wait_ns_ = consumer_wait_ns_;
-      last_batch_ns_ = now;
-      return;
-    }
-    if (restart) {
-      window_start_ns_ += now - last_batch_ns_;
-      window_wait_ns_ += waited_ns;
-      last_batch_ns_ = now;
-      return;
-    }
-    last_batch_ns_ = now;
-    window_images_ += images;
-    ++window_batches_;
-    const int64_t elapsed = now - window_start_ns_;
-    if (window_batches_ < std::max(1, options_.tune_window) || elapsed < 100'000'000) return;
-    TunerWindow w;
-    w.seconds = elapsed * 1e-9;
-    w.images = window_images_;
-    w.consumer_wait_s = (consumer_wait_ns_ - window_wait_ns_) * 1e-9;
-    const TunerSettings next = tuner_->Observe(w);
-    window_start_ns_ = now;
-    window_images_ = window_batches_ = 0;
-    window_wait_ns_ = consumer_wait_ns_;
+    const std::optional<TunerWindow> w =
+        tuning_window_->OnBatch(NowNs(), images, waited_ns, consumer_wait_ns_, restart);
+    if (!w) return;
+    const TunerSettings next = tuner_->Observe(*w);
     active_threads_.store(next.threads, std::memory_order_relaxed);
     in_flight_ = next.prefetch;
     work_cv_.notify_all();  // the caller notifies too; parked workers must see it
@@ -598,47 +535,11 @@ class LoaderImpl : public Loader {
 
   Totals SumLocked() const {
     Totals t;
-    for (const Counters& c : counters_) {
-      t.read_ns += c.read_ns.load(std::memory_order_relaxed);
-      t.decode_ns += c.decode_ns.load(std::memory_order_relaxed);
-      t.augment_ns += c.augment_ns.load(std::memory_order_relaxed);
-      t.wait_ns += c.wait_ns.load(std::memory_order_relaxed);
-      t.images += c.images.load(std::memory_order_relaxed);
-      t.skipped += c.skipped.load(std::memory_order_relaxed);
-      t.bytes += c.bytes.load(std::memory_order_relaxed);
-    }
+    for (const WorkerCounters& c : counters_) t.AddWorker(c);
     t.consumer_wait_ns = consumer_wait_ns_;
     t.batches = batches_;
     t.wall_ns = wall_ns_;
     return t;
-  }
-
-  static void Subtract(Totals* a, const Totals& b) {
-    a->read_ns -= b.read_ns;
-    a->decode_ns -= b.decode_ns;
-    a->augment_ns -= b.augment_ns;
-    a->wait_ns -= b.wait_ns;
-    a->images -= b.images;
-    a->skipped -= b.skipped;
-    a->bytes -= b.bytes;
-    a->consumer_wait_ns -= b.consumer_wait_ns;
-    a->batches -= b.batches;
-    a->wall_ns -= b.wall_ns;
-  }
-
-  static StageStats ToStats(const Totals& t) {
-    StageStats s;
-    s.images = t.images;
-    s.batches = t.batches;
-    s.skipped = t.skipped;
-    s.seconds = t.wall_ns * 1e-9;
-    s.read_s = t.read_ns * 1e-9;
-    s.decode_s = t.decode_ns * 1e-9;
-    s.augment_s = t.augment_ns * 1e-9;
-    s.worker_wait_s = t.wait_ns * 1e-9;
-    s.consumer_wait_s = t.consumer_wait_ns * 1e-9;
-    s.bytes_read = t.bytes;
-    return s;
   }
 
   void FinishEpochLocked() {
@@ -682,15 +583,11 @@ class LoaderImpl : public Loader {
   std::atomic<int> active_threads_{1};
   int in_flight_ = 1;                 // guarded by mu_
   std::unique_ptr<Tuner> tuner_;      // used under mu_ by the consumer
-  int64_t window_start_ns_ = 0;       // guarded by mu_; 0: no window open
-  int64_t window_images_ = 0;         // guarded by mu_
-  int64_t window_batches_ = 0;        // guarded by mu_
-  int64_t window_wait_ns_ = 0;        // consumer_wait_ns_ when the window opened
-  int64_t last_batch_ns_ = 0;         // guarded by mu_; when the last batch was taken
+  std::unique_ptr<TuningWindow> tuning_window_;  // guarded by mu_; with tuner_
   bool epoch_restart_ = false;        // guarded by mu_; no batch taken since Start()
 
   // Counters.
-  std::vector<Counters> counters_;
+  std::vector<WorkerCounters> counters_;
   std::vector<std::atomic<size_t>> scratch_bytes_;
   int64_t consumer_wait_ns_ = 0;      // guarded by mu_
   int64_t batches_ = 0;               // guarded by mu_
@@ -705,153 +602,11 @@ class LoaderImpl : public Loader {
 
 }  // namespace
 
-namespace {
-
-// The ranges torchvision accepts for the flips, photometric transforms and
-// Resize's max_size.
-Status CheckAugmentation(const Transform& t) {
-  using K = Transform::Kind;
-  const bool has_p =
-      t.kind == K::kRandomVerticalFlip ||
-      (t.photometric() && t.kind != K::kColorJitter && t.kind != K::kGaussianBlur);
-  if (has_p && !(t.p >= 0 && t.p <= 1)) {
-    return InvalidArgumentError("p must be in [0, 1] in " + t.ToString());
-  }
-  if (t.kind == K::kColorJitter) {
-    const std::array<double, 2>* factors[3] = {&t.brightness, &t.contrast, &t.saturation};
-    for (const auto* r : factors) {
-      if (!((*r)[0] >= 0 && (*r)[0] <= (*r)[1])) {
-        return InvalidArgumentError("factor ranges must satisfy 0 <= min <= max in " +
-                                    t.ToString());
-      }
-    }
-    if (!(t.hue[0] >= -0.5 && t.hue[0] <= t.hue[1] && t.hue[1] <= 0.5)) {
-      return InvalidArgumentError("hue must satisfy -0.5 <= min <= max <= 0.5 in " +
-                                  t.ToString());
-    }
-  }
-  if (t.kind == K::kRandomPosterize && (t.bits < 0 || t.bits > 8)) {
-    return InvalidArgumentError("bits must be in [0, 8] in " + t.ToString());
-  }
-  if (t.kind == K::kRandomAdjustSharpness && !(t.sharpness_factor >= 0)) {
-    return InvalidArgumentError("sharpness_factor must be >= 0 in " + t.ToString());
-  }
-  if (t.kind == K::kTrivialAugmentWide || t.kind == K::kRandAugment ||
-      t.kind == K::kAutoAugment) {
-    if (t.num_magnitude_bins < 2 || t.num_magnitude_bins > 1000) {
-      return InvalidArgumentError("num_magnitude_bins must be in [2, 1000] in " + t.ToString());
-    }
-    if (t.kind == K::kRandAugment &&
-        (t.num_ops < 0 || t.num_ops > 16 || t.magnitude < 0 ||
-         t.magnitude >= t.num_magnitude_bins)) {
-      return InvalidArgumentError(
-          "RandAugment needs 0 <= num_ops <= 16 and 0 <= magnitude < num_magnitude_bins: " +
-          t.ToString());
-    }
-    for (int f : t.fill) {
-      if (f < 0 || f > 255) return InvalidArgumentError("fill must be in [0, 255] in " + t.ToString());
-    }
-  }
-  if (t.kind == K::kGaussianBlur) {
-    for (int k : t.kernel_size) {
-      if (k <= 0 || k % 2 == 0 || k > 101) {
-        return InvalidArgumentError("kernel size must be odd, positive and <= 101 in " +
-                                    t.ToString());
-      }
-    }
-    if (!(t.sigma[0] > 0 && t.sigma[0] <= t.sigma[1])) {
-      return InvalidArgumentError("sigma must satisfy 0 < min <= max in " + t.ToString());
-    }
-  }
-  if (t.kind == K::kRandomErasing) {
-    if (!(t.p >= 0 && t.p <= 1)) return InvalidArgumentError("p must be in [0, 1] in " + t.ToString());
-    if (!(t.scale_min >= 0 && t.scale_min <= t.scale_max && t.scale_max <= 1) ||
-        !(t.ratio_min > 0 && t.ratio_min <= t.ratio_max)) {
-      return InvalidArgumentError(
-          "RandomErasing needs 0 <= scale[0] <= scale[1] <= 1 and 0 < ratio[0] <= ratio[1]: " +
-          t.ToString());
-    }
-  }
-  if (t.kind == K::kResize && t.max_size != 0) {
-    if (t.width != 0) {
-      return InvalidArgumentError("max_size is only allowed with Resize(size) for an int size: " +
-                                  t.ToString());
-    }
-    if (t.max_size <= t.height) {
-      return InvalidArgumentError("max_size must be strictly greater than the requested size in " +
-                                  t.ToString());
-    }
-  }
-  return Status::OK();
-}
-
-}  // namespace
-
 StatusOr<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<Source> source,
                                                  const LoaderOptions& options) {
   if (source == nullptr) return InvalidArgumentError("source is null");
-  if (options.batch_size < 1) {
-    return InvalidArgumentError("batch_size must be >= 1, got " +
-                                std::to_string(options.batch_size));
-  }
-  if (options.prefetch < 1) {
-    return InvalidArgumentError("prefetch must be >= 1, got " + std::to_string(options.prefetch));
-  }
-  if (options.threads < 0 || options.threads > 1024) {
-    return InvalidArgumentError("threads must be between 0 (one per core) and 1024, got " +
-                                std::to_string(options.threads));
-  }
-  if (options.max_threads < 0 || options.max_threads > 1024) {
-    return InvalidArgumentError("max_threads must be between 0 (one per core) and 1024, got " +
-                                std::to_string(options.max_threads));
-  }
-  if (options.auto_prefetch && options.max_prefetch < 1) {
-    return InvalidArgumentError("max_prefetch must be >= 1, got " +
-                                std::to_string(options.max_prefetch));
-  }
-  if (options.max_skip_attempts < 1) {
-    return InvalidArgumentError("max_skip_attempts must be >= 1");
-  }
-  if (source->size() == 0) return InvalidArgumentError(source->Describe() + " has no samples");
   int height = 0, width = 0;
-  STOKER_RETURN_IF_ERROR(StaticOutputSize(options.transforms, &height, &width));
-  int normalizes = 0;
-  for (const Transform& t : options.transforms) {
-    if (t.kind == Transform::Kind::kNormalize && ++normalizes > 1) {
-      return InvalidArgumentError(
-          "more than one Normalize in the transforms: keep one (a second Normalize would be "
-          "applied to already normalised values, which stoker's single pass cannot do)");
-    }
-    STOKER_RETURN_IF_ERROR(CheckAugmentation(t));
-    if (t.kind == Transform::Kind::kNormalize && options.dtype == DType::kUint8) {
-      return InvalidArgumentError(
-          "Normalize cannot be applied to uint8 output: use dtype float32, float16 or bfloat16, "
-          "or drop Normalize and normalise on the device");
-    }
-    if (t.kind == Transform::Kind::kNormalize) {
-      for (float s : t.std) {
-        if (!(s != 0.f)) return InvalidArgumentError("Normalize std must be non-zero");
-      }
-    }
-    if (t.kind == Transform::Kind::kRandomResizedCrop &&
-        (t.scale_min <= 0 || t.scale_min > t.scale_max || t.ratio_min <= 0 ||
-         t.ratio_min > t.ratio_max)) {
-      return InvalidArgumentError("invalid " + t.ToString());
-    }
-    if (t.kind == Transform::Kind::kRandomHorizontalFlip && (t.p < 0 || t.p > 1)) {
-      return InvalidArgumentError("RandomHorizontalFlip p must be in [0, 1]");
-    }
-    if ((t.kind == Transform::Kind::kResize || t.kind == Transform::Kind::kCenterCrop ||
-         t.kind == Transform::Kind::kRandomResizedCrop) &&
-        (t.height <= 0 || t.width < 0 || (t.kind != Transform::Kind::kResize && t.width == 0))) {
-      return InvalidArgumentError("sizes must be positive in " + t.ToString());
-    }
-  }
-  if (options.drop_last && source->size() >= 0 && source->size() < options.batch_size) {
-    return InvalidArgumentError("drop_last=True with " + std::to_string(source->size()) +
-                                " samples and batch_size " + std::to_string(options.batch_size) +
-                                " gives no batch at all");
-  }
+  STOKER_RETURN_IF_ERROR(ValidateLoaderOptions(*source, options, &height, &width));
   return std::unique_ptr<Loader>(new LoaderImpl(std::move(source), options, height, width));
 }
 

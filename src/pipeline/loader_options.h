@@ -1,0 +1,39 @@
+// Copyright 2026 The stoker Authors.
+//
+// Checks a LoaderOptions against its source before a Loader is built, and
+// derives what the engine needs from them. Pure functions: no threads, no I/O
+// beyond Source::size().
+//
+// Errors: InvalidArgument naming the option and the value given.
+#ifndef STOKER_PIPELINE_LOADER_OPTIONS_H_
+#define STOKER_PIPELINE_LOADER_OPTIONS_H_
+
+#include <vector>
+
+#include "stoker/loader.h"
+#include "stoker/source.h"
+#include "stoker/status.h"
+#include "stoker/transforms.h"
+
+namespace stoker {
+
+// OK when `options` can drive a Loader over `source`; then `*height` and
+// `*width` hold the fixed output size the transforms end in.
+Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options, int* height,
+                             int* width);
+
+// The Normalize of a transform list, if any: identity mean 0, std 1 otherwise.
+bool HasNormalize(const std::vector<Transform>& transforms);
+Transform NormalizeOf(const std::vector<Transform>& transforms);
+
+// Worker threads the engine runs (the ceiling when auto-tuned) and the number
+// active at the start, for `options` on a machine with `cores` usable cores.
+struct ThreadPlan {
+  int workers = 1;
+  int active = 1;
+};
+ThreadPlan PlanThreads(const LoaderOptions& options, int cores);
+
+}  // namespace stoker
+
+#endif  // STOKER_PIPELINE_LOADER_OPTIONS_H_

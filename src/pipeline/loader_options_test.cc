@@ -1,0 +1,106 @@
+// Copyright 2026 The stoker Authors.
+#include "pipeline/loader_options.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "source/memory_source.h"
+
+namespace stoker {
+namespace {
+
+std::shared_ptr<MemorySource> Samples(int n) {
+  std::vector<MemorySample> samples(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) samples[i].name = "s" + std::to_string(i);
+  return std::make_shared<MemorySource>(std::move(samples));
+}
+
+LoaderOptions Train(int batch) {
+  LoaderOptions o;
+  o.batch_size = batch;
+  o.transforms = {Transform::RandomResizedCrop(32, 32), Transform::RandomHorizontalFlip(),
+                  Transform::Normalize({0.5f, 0.5f, 0.5f}, {0.2f, 0.2f, 0.2f})};
+  return o;
+}
+
+Status Check(const Source& src, const LoaderOptions& o) {
+  int h = 0, w = 0;
+  return ValidateLoaderOptions(src, o, &h, &w);
+}
+
+TEST(LoaderOptionsTest, GivesTheOutputSize) {
+  auto src = Samples(3);
+  LoaderOptions o = Train(4);
+  o.transforms = {Transform::Resize(40), Transform::CenterCrop(24, 32)};
+  int h = 0, w = 0;
+  ASSERT_TRUE(ValidateLoaderOptions(*src, o, &h, &w).ok());
+  EXPECT_EQ(h, 24);
+  EXPECT_EQ(w, 32);
+}
+
+TEST(LoaderOptionsTest, RejectsBadOptionsNamingThem) {
+  auto src = Samples(3);
+  LoaderOptions o = Train(4);
+  o.batch_size = 0;
+  Status s = Check(*src, o);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("batch_size"), std::string::npos) << s.message();
+  o = Train(4);
+  o.dtype = DType::kUint8;  // with Normalize
+  s = Check(*src, o);
+  EXPECT_NE(s.message().find("uint8"), std::string::npos) << s.message();
+  o = Train(4);
+  o.transforms = {Transform::Resize(32)};  // no fixed size
+  s = Check(*src, o);
+  EXPECT_NE(s.message().find("fixed"), std::string::npos) << s.message();
+  o = Train(4);
+  o.drop_last = true;  // 3 samples, batch 4: nothing at all
+  EXPECT_EQ(Check(*src, o).code(), StatusCode::kInvalidArgument);
+  o = Train(4);
+  o.prefetch = 0;
+  s = Check(*src, o);
+  EXPECT_NE(s.message().find("prefetch"), std::string::npos) << s.message();
+  o = Train(4);
+  o.auto_threads = true;
+  o.max_threads = -1;
+  s = Check(*src, o);
+  EXPECT_NE(s.message().find("max_threads"), std::string::npos) << s.message();
+  o = Train(4);
+  o.transforms.push_back(Transform::RandomHorizontalFlip(1.5f));
+  s = Check(*src, o);
+  EXPECT_NE(s.message().find("RandomHorizontalFlip"), std::string::npos) << s.message();
+  EXPECT_EQ(Check(*Samples(0), Train(4)).code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Check(*src, Train(4)).ok());
+}
+
+TEST(LoaderOptionsTest, NormalizeOfFindsTheNormalize) {
+  const LoaderOptions o = Train(4);
+  EXPECT_TRUE(HasNormalize(o.transforms));
+  EXPECT_FLOAT_EQ(NormalizeOf(o.transforms).std[1], 0.2f);
+  EXPECT_FALSE(HasNormalize({Transform::CenterCrop(8, 8)}));
+  EXPECT_FLOAT_EQ(NormalizeOf({}).std[0], 1.f);
+  EXPECT_FLOAT_EQ(NormalizeOf({}).mean[0], 0.f);
+}
+
+TEST(LoaderOptionsTest, PlanThreads) {
+  LoaderOptions o;
+  EXPECT_EQ(PlanThreads(o, 6).workers, 6);  // 0: one per core
+  EXPECT_EQ(PlanThreads(o, 6).active, 6);
+  o.threads = 3;
+  EXPECT_EQ(PlanThreads(o, 6).workers, 3);
+  o.auto_threads = true;  // workers up to the ceiling, `threads` active at first
+  EXPECT_EQ(PlanThreads(o, 6).workers, 6);
+  EXPECT_EQ(PlanThreads(o, 6).active, 3);
+  o.threads = 0;  // start at half the ceiling
+  o.max_threads = 5;
+  EXPECT_EQ(PlanThreads(o, 6).workers, 5);
+  EXPECT_EQ(PlanThreads(o, 6).active, 2);
+  o.threads = 9;  // never above the ceiling
+  EXPECT_EQ(PlanThreads(o, 6).active, 5);
+}
+
+}  // namespace
+}  // namespace stoker

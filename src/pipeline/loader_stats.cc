@@ -1,0 +1,45 @@
+// Copyright 2026 The stoker Authors.
+#include "pipeline/loader_stats.h"
+
+namespace stoker {
+
+void Totals::AddWorker(const WorkerCounters& c) {
+  read_ns += c.read_ns.load(std::memory_order_relaxed);
+  decode_ns += c.decode_ns.load(std::memory_order_relaxed);
+  augment_ns += c.augment_ns.load(std::memory_order_relaxed);
+  wait_ns += c.wait_ns.load(std::memory_order_relaxed);
+  images += c.images.load(std::memory_order_relaxed);
+  skipped += c.skipped.load(std::memory_order_relaxed);
+  bytes += c.bytes.load(std::memory_order_relaxed);
+}
+
+Totals& Totals::operator-=(const Totals& b) {
+  read_ns -= b.read_ns;
+  decode_ns -= b.decode_ns;
+  augment_ns -= b.augment_ns;
+  wait_ns -= b.wait_ns;
+  images -= b.images;
+  skipped -= b.skipped;
+  bytes -= b.bytes;
+  consumer_wait_ns -= b.consumer_wait_ns;
+  batches -= b.batches;
+  wall_ns -= b.wall_ns;
+  return *this;
+}
+
+StageStats Totals::ToStageStats() const {
+  StageStats s;
+  s.images = images;
+  s.batches = batches;
+  s.skipped = skipped;
+  s.seconds = wall_ns * 1e-9;
+  s.read_s = read_ns * 1e-9;
+  s.decode_s = decode_ns * 1e-9;
+  s.augment_s = augment_ns * 1e-9;
+  s.worker_wait_s = wait_ns * 1e-9;
+  s.consumer_wait_s = consumer_wait_ns * 1e-9;
+  s.bytes_read = bytes;
+  return s;
+}
+
+}  // namespace stoker
