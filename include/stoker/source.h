@@ -91,6 +91,10 @@ class RandomAccessSource : public Source {
   // Reads sample `index`. Thread-safe.
   virtual Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const = 0;
   virtual std::string NameOf(int64_t index) const = 0;
+  // Every sample's label, known without reading the samples (from the
+  // directory layout, a labels array, an index), or empty when the source
+  // cannot tell without reading. Used by class-balanced sampling.
+  virtual std::vector<int64_t> Labels() const { return {}; }
 
   // Positions map to indices in order, or through a permutation drawn from
   // (seed, epoch) when `spec.shuffle`.

@@ -56,6 +56,7 @@ class Hdf5Source : public RandomAccessSource {
   std::string NameOf(int64_t index) const override;
 
   // True for a raw-pixel dataset, false for encoded bytes.
+  std::vector<int64_t> Labels() const override { return labels_; }
   bool raw() const { return raw_; }
   int height() const { return height_; }
   int width() const { return width_; }

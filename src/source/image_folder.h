@@ -36,6 +36,9 @@ class ImageFolder : public RandomAccessSource {
   // Path of sample `index` (root-relative paths are stored, joined on use).
   std::string Path(int64_t index) const;
   int64_t Label(int64_t index) const { return labels_[index]; }
+  std::vector<int64_t> Labels() const override {
+    return std::vector<int64_t>(labels_.begin(), labels_.end());
+  }
 
  private:
   ImageFolder() = default;

@@ -79,6 +79,7 @@ class NpySource : public RandomAccessSource {
   Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const override;
   std::string NameOf(int64_t index) const override;
 
+  std::vector<int64_t> Labels() const override { return labels_; }
   int height() const { return height_; }
   int width() const { return width_; }
   int channels() const { return channels_; }
