@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "stoker/sampler.h"
 #include "stoker/status.h"
 
 namespace stoker {
@@ -57,6 +58,9 @@ struct EpochSpec {
   uint64_t seed = 0;
   int64_t epoch = 0;
   bool shuffle = false;
+  // Which samples the epoch visits (random-access sources only): null or
+  // kAll for each sample once. Borrowed for the StartEpoch call only.
+  const SamplerSpec* sampler = nullptr;
 };
 
 class EpochReader {
@@ -71,6 +75,10 @@ class EpochReader {
   virtual Status Read(int64_t position, SampleScratch* scratch, SampleData* out, bool* end) = 0;
   // A name for the sample at `position` (path, shard:member) for messages.
   virtual std::string Name(int64_t position) const = 0;
+  // A key for the sample at `position` that is the same in every epoch and
+  // known before reading it (the source index), or -1 when the reader cannot
+  // tell before reading (streams). Keys the decoded-sample cache.
+  virtual int64_t KeyAt(int64_t position) const { return -1; }
 };
 
 class Source {

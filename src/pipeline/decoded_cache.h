@@ -32,6 +32,8 @@ struct CachedImage {
   std::vector<uint8_t> pixels;
   int width = 0;
   int height = 0;
+  int64_t id = -1;     // the sample's id and label, as read
+  int64_t label = -1;
   size_t bytes() const { return pixels.capacity() + sizeof(CachedImage); }
 };
 
