@@ -18,6 +18,7 @@ straight into its slot of a pooled batch buffer.
 from stoker._C import HDF5, ImageFolder, Npy, StokerError
 from stoker._device import DeviceAugment
 from stoker._loader import Loader, diagnose
+from stoker._sampler import ClassBalanced, Subset, WeightedSampler
 from stoker._shards import Shards
 from stoker._transforms import (
     CenterCrop,
@@ -29,6 +30,7 @@ from stoker._transforms import (
 
 __all__ = [
     "CenterCrop",
+    "ClassBalanced",
     "DeviceAugment",
     "HDF5",
     "ImageFolder",
@@ -41,5 +43,7 @@ __all__ = [
     "Resize",
     "Shards",
     "StokerError",
+    "Subset",
+    "WeightedSampler",
 ]
 __version__ = "0.1.0"
