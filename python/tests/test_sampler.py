@@ -221,3 +221,29 @@ def test_cache_arguments_are_checked(folder, arrays):
     # A random transform would be frozen by the output cache: refused.
     with pytest.raises(ValueError, match="random"):
         stoker.Loader(src, batch_size=4, transforms=TRAIN, cache="output", cache_bytes=1 << 20)
+
+
+def test_diagnose_reports_a_cache_too_small_to_help(tmp_path):
+    import os
+    import subprocess
+    from pathlib import Path
+    cli = os.environ.get("STOKER_CLI") or str(Path(__file__).resolve().parents[2] / "build" /
+                                              "stoker")
+    for i in range(12):  # 12 images of 360 KB decoded; 1 MiB holds two
+        cls = tmp_path / f"c{i % 2}"
+        cls.mkdir(exist_ok=True)
+        Image.fromarray(photo(400, 300, 70 + i)).save(cls / f"{i:02d}.jpg", quality=85)
+    base = [cli, "diagnose", str(tmp_path), "--batch-size", "4", "--batches", "12",
+            "--threads", "2"]
+    small = subprocess.run(base + ["--cache", "decoded", "--cache-mib", "1"],
+                           capture_output=True, text=True, timeout=300)
+    assert small.returncode == 0, small.stderr
+    assert "cache: hit rate" in small.stdout
+    assert "cache too small to help" in small.stdout, small.stdout
+    big = subprocess.run(base + ["--cache", "decoded", "--cache-mib", "64"],
+                         capture_output=True, text=True, timeout=300)
+    assert big.returncode == 0, big.stderr
+    assert "cache: hit rate" in big.stdout and "too small" not in big.stdout, big.stdout
+    alone = subprocess.run(base + ["--cache", "decoded"], capture_output=True, text=True,
+                           timeout=60)
+    assert alone.returncode != 0 and "--cache-mib" in alone.stderr
