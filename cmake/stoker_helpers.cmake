@@ -1,13 +1,18 @@
 # stoker_cc_library(NAME name SRCS ... DEPS ...): a static library of the
 # engine, compiled with the project's warnings and position-independent (it
 # ends up in the Python module too). Its users see include/ (the public API)
-# only; src/ is a private include directory (scripts/check_layering.sh).
+# only, and the installed copy of it once installed (cmake/stoker_install.cmake);
+# src/ is a private include directory (scripts/check_layering.sh).
 function(stoker_cc_library)
   cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS" ${ARGN})
   add_library(${ARG_NAME} STATIC ${ARG_SRCS})
-  target_include_directories(${ARG_NAME} PUBLIC ${PROJECT_SOURCE_DIR}/include
+  target_include_directories(${ARG_NAME}
+                             PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+                                    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
                              PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(${ARG_NAME} PUBLIC ${ARG_DEPS})
+  # The public headers are C++20; say so to users of the installed package.
+  target_compile_features(${ARG_NAME} PUBLIC cxx_std_20)
   foreach(flag ${STOKER_WARNINGS})  # C++ sources only: nvcc takes other flags
     target_compile_options(${ARG_NAME} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${flag}>)
   endforeach()

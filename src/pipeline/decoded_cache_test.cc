@@ -72,7 +72,9 @@ TEST(DecodedCacheTest, AdviceNamesTheCapacityNeededWhenTooSmall) {
   const int samples = 10;
   for (int epoch = 0; epoch < 2; ++epoch) {
     for (int k = 0; k < samples; ++k) {
-      if (cache.Lookup(k) == nullptr) ASSERT_TRUE(cache.Insert(k, Image(40, 40, 1)));
+      if (cache.Lookup(k) == nullptr) {
+        ASSERT_TRUE(cache.Insert(k, Image(40, 40, 1)));
+      }
     }
   }
   const std::string advice = cache.Advice(samples);
@@ -82,7 +84,9 @@ TEST(DecodedCacheTest, AdviceNamesTheCapacityNeededWhenTooSmall) {
   DecodedCache big(20 * one, 1);
   for (int epoch = 0; epoch < 2; ++epoch) {
     for (int k = 0; k < samples; ++k) {
-      if (big.Lookup(k) == nullptr) ASSERT_TRUE(big.Insert(k, Image(40, 40, 1)));
+      if (big.Lookup(k) == nullptr) {
+        ASSERT_TRUE(big.Insert(k, Image(40, 40, 1)));
+      }
     }
   }
   EXPECT_EQ(big.Advice(samples), "");

@@ -46,6 +46,7 @@ std::vector<uint8_t> Npy(const std::string& descr, const std::vector<int64_t>& s
 std::vector<uint8_t> RawHeader(const std::string& dict_text, const std::string& data = "") {
   std::vector<uint8_t> out = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
                               static_cast<uint8_t>(dict_text.size()), 0};
+  out.reserve(out.size() + dict_text.size() + data.size());  // (GCC 12: no -Warray-bounds)
   out.insert(out.end(), dict_text.begin(), dict_text.end());
   out.insert(out.end(), data.begin(), data.end());
   return out;

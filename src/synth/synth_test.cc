@@ -353,7 +353,7 @@ TEST_F(SynthFolderTest, LayoutAndContents) {
   }
   EXPECT_EQ(files, 12);
 
-  std::set<std::vector<uint8_t>> distinct;
+  std::set<std::string> distinct;  // the files' bytes
   for (int c = 0; c < 3; ++c) {
     char class_name[32];
     std::snprintf(class_name, sizeof(class_name), "class_%03d", c);
@@ -376,7 +376,7 @@ TEST_F(SynthFolderTest, LayoutAndContents) {
       EXPECT_EQ(d.height, s.height);
       EXPECT_EQ(d.h_samp[0], s.subsampling == 420 ? 2 : 1);
       EXPECT_EQ(d.v_samp[0], s.subsampling == 420 ? 2 : 1);
-      distinct.insert(bytes);
+      distinct.insert(std::string(bytes.begin(), bytes.end()));
     }
     EXPECT_EQ(names, expected) << "class " << c;
   }
