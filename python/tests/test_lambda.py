@@ -32,7 +32,8 @@ def shift(img):
 
 def uint8_epoch(folder, transforms, **kw):
     kw.setdefault("batch_size", 8)
-    loader = stoker.Loader(folder, transforms=transforms, dtype="uint8", layout="NHWC", **kw)
+    loader = stoker.Loader(folder, transforms=transforms, dtype="uint8", layout="NHWC",
+                           return_indices=True, **kw)
     return collect(loader)
 
 
@@ -52,7 +53,7 @@ def test_lambda_runs_before_normalize_and_the_dtype_conversion(small_root):
     loader = stoker.Loader(folder, batch_size=8, layout="NHWC",
                            transforms=[stoker.Resize(SIZE), stoker.Lambda(shift),
                                        stoker.Normalize(MEAN, STD)])
-    got = collect(loader)[0].numpy()
+    got = collect(loader, indexed=False)[0].numpy()
     want = (np.stack([shift(x) for x in base]).astype(np.float32) / 255
             - np.float32(MEAN)) / np.float32(STD)
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-5)
@@ -108,7 +109,7 @@ def test_a_wrong_result_is_a_clear_error_naming_the_sample(small_root, fn, match
     folder = stoker.ImageFolder(small_root)
     loader = stoker.Loader(folder, batch_size=8, transforms=[stoker.Resize(SIZE), fn])
     with pytest.raises(stoker.StokerError, match=match) as e:
-        collect(loader)
+        collect(loader, indexed=False)
     msg = str(e.value)
     assert small_root in msg  # the sample's file
     assert "uint8 numpy array of shape (40, 30, 3)" in msg
@@ -123,17 +124,17 @@ def test_an_exception_names_the_sample_and_the_exception(small_root):
 
     loader = stoker.Loader(folder, batch_size=8, transforms=[stoker.Resize(SIZE), boom])
     with pytest.raises(stoker.StokerError) as e:
-        collect(loader)
+        collect(loader, indexed=False)
     msg = str(e.value)
     assert small_root in msg
     assert "Lambda(test_an_exception_names_the_sample_and_the_exception.<locals>.boom)" in msg
     assert "ValueError: boom at the pixels" in msg
-    assert "in boom" in msg  # the traceback
+    assert "test_lambda.py(" in msg and "): boom" in msg  # the traceback
     assert isinstance(e.value.__cause__, ValueError)  # the user's exception itself
     assert str(e.value.__cause__) == "boom at the pixels"
     # The loader is usable afterwards (next epoch raises again, it does not hang).
     with pytest.raises(stoker.StokerError):
-        collect(loader)
+        collect(loader, indexed=False)
 
 
 def test_on_error_skip_counts_the_failed_samples(small_root):
@@ -153,7 +154,7 @@ def test_on_error_skip_counts_the_failed_samples(small_root):
 
     loader = stoker.Loader(folder, batch_size=8, transforms=[stoker.Resize(SIZE), picky],
                            dtype="uint8", layout="NHWC", on_error="skip")
-    got = collect(loader)[0].numpy()
+    got = collect(loader, indexed=False)[0].numpy()
     assert len(got) == len(base)
     assert not any(bad(x) for x in got)
     assert loader.stats()["skipped"] >= n_bad
@@ -170,14 +171,15 @@ def test_identical_output_for_one_and_three_threads(small_root):
                   stoker.Lambda(deterministic_rng_noise, rng=True), stoker.ColorJitter(0.3),
                   stoker.Normalize(MEAN, STD)]
     runs = [collect(stoker.Loader(folder, batch_size=5, shuffle=True, seed=3, threads=t,
-                                  transforms=transforms)) for t in (1, 3)]
+                                  transforms=transforms, return_indices=True))
+            for t in (1, 3)]
     assert torch.equal(runs[0][2], runs[1][2])
     assert torch.equal(runs[0][0], runs[1][0])
     # The rng differs per sample and per epoch.
     loader = stoker.Loader(folder, batch_size=5, threads=2, dtype="uint8", layout="NHWC",
                            transforms=[stoker.Resize(SIZE),
                                        stoker.Lambda(deterministic_rng_noise, rng=True)])
-    e0, e1 = collect(loader)[0], collect(loader)[0]
+    e0, e1 = collect(loader, indexed=False)[0], collect(loader, indexed=False)[0]
     assert not torch.equal(e0, e1)
     assert not torch.equal(e0[0], e0[1])
 
@@ -191,13 +193,13 @@ def test_stats_show_the_callback_seconds(small_root):
 
     loader = stoker.Loader(folder, batch_size=8, threads=2,
                            transforms=[stoker.Resize(SIZE), slow])
-    collect(loader)
+    collect(loader, indexed=False)
     s = loader.stats()
     assert s["callback_s"] >= 37 * 0.002
     assert s["callback_s"] <= s["augment_s"]
     assert s["epoch"]["callback_s"] > 0
     plain = stoker.Loader(folder, batch_size=8, transforms=[stoker.Resize(SIZE)])
-    collect(plain)
+    collect(plain, indexed=False)
     assert plain.stats()["callback_s"] == 0
 
 
@@ -236,6 +238,28 @@ def test_a_loader_with_a_lambda_stops_cleanly_mid_epoch(small_root, ending):
         it = iter(loader)
         next(it)
         {ending.replace(chr(10), chr(10) + ' ' * 8)}
+        print("done", flush=True)
+    """)
+    r = subprocess.run([sys.executable, "-c", script, small_root], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "done"
+
+
+def test_the_native_loader_joins_its_workers_without_the_gil(small_root):
+    # _C.Loader deleted mid-epoch with no iterator to stop it first: its destructor joins
+    # workers that wait for the GIL inside the callable, so it must release the GIL.
+    script = run_script(f"""
+        from stoker._transforms import _transform_list
+        def slow(img):
+            time.sleep(0.01)
+        transforms = _transform_list([stoker.Resize(({SIZE[0]}, {SIZE[1]})), slow])
+        impl = stoker._C.Loader(folder, 2, False, 0, False, transforms, 3, 4, "float32",
+                                "NCHW", "raise", False, 1 << 28)
+        impl.start()
+        impl.next()
+        del impl
+        gc.collect()
         print("done", flush=True)
     """)
     r = subprocess.run([sys.executable, "-c", script, small_root], capture_output=True,
