@@ -156,8 +156,9 @@ bool PythonFinalizing() {
 // A Python callable as a SampleCallback (stoker.Lambda). Each call takes the
 // GIL, copies the image into a fresh writable uint8 [H, W, 3] array (the
 // callable may keep it: it owns its memory), calls fn(image) -- or
-// fn(image, seed) with `pass_seed` -- and copies back the array it returns,
-// or the image it was given when it returns None. A Python exception, or a
+// fn(image, seed) with `pass_seed` -- and copies back the array it returns
+// (or anything numpy.asarray takes: a CPU tensor, a PIL image), or the image
+// it was given when it returns None. A Python exception, or a
 // result of another type, dtype or shape, fails the sample with a message
 // naming the exception (type, message and traceback) or what came back.
 SampleCallback PythonCallback(py::object fn, bool pass_seed) {
@@ -188,6 +189,10 @@ SampleCallback PythonCallback(py::object fn, bool pass_seed) {
       const std::string want = "it must return None (the image changed in place) or a uint8 "
                                "numpy array of shape (" + std::to_string(height) + ", " +
                                std::to_string(width) + ", 3), the shape it was given";
+      if (!py::isinstance<py::array>(out) &&
+          (py::hasattr(out, "__array__") || py::hasattr(out, "__array_interface__"))) {
+        out = py::module_::import("numpy").attr("asarray")(out);  // a tensor, a PIL image
+      }
       if (!py::isinstance<py::array>(out)) {
         return InvalidArgumentError(
             "returned " + std::string(py::str(py::type::of(out).attr("__name__"))) + ": " + want);

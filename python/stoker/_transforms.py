@@ -315,7 +315,8 @@ class Lambda:
     """A Python step per sample: ``fn(image)`` on the sample's uint8 ``[H, W, 3]`` numpy array
     of the output size (RGB), after all crops and resizes, in list order with the photometric
     transforms and before Normalize and the dtype conversion. ``fn`` returns a uint8 array of
-    the same shape, or None after changing ``image`` in place (it is the sample's own copy).
+    the same shape (or anything ``numpy.asarray`` turns into one, e.g. a CPU tensor), or None
+    after changing ``image`` in place (it is the sample's own copy).
 
     It runs in the worker threads under the GIL, so Python steps do not run in parallel (numpy
     calls that release the GIL do); its time, GIL waits included, is ``stats()["callback_s"]``,

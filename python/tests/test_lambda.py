@@ -81,7 +81,10 @@ def test_a_plain_callable_is_a_lambda(small_root):
             return shift(img)
 
     obj = uint8_epoch(folder, stoker.Compose([stoker.Resize(SIZE), Callable()]))[0]
+    tensor = uint8_epoch(folder, [stoker.Resize(SIZE),
+                                  lambda x: torch.from_numpy(shift(x))])[0]
     assert torch.equal(ref, plain) and torch.equal(ref, composed) and torch.equal(ref, obj)
+    assert torch.equal(ref, tensor)  # anything numpy.asarray takes is accepted
     assert repr(stoker.Lambda(shift)) == "Lambda(shift)"
 
 
