@@ -43,6 +43,8 @@ SECTIONS = [
       "RandomPosterize", "RandomSolarize", "RandomAdjustSharpness", "GaussianBlur"]),
     ("Policies", "Automatic augmentation policies, torchvision's op lists and magnitude bins.",
      ["TrivialAugmentWide", "RandAugment", "AutoAugment"]),
+    ("Python steps", "A Python function per sample, on the uint8 output-size image.",
+     ["Lambda"]),
     ("On the output and the batch", "", ["RandomErasing", "MixUp", "CutMix"]),
     ("GPU", "", ["DeviceAugment"]),
     ("Errors", "", ["StokerError"]),

@@ -125,6 +125,8 @@ struct StageStats {
   double read_s = 0;            // reading bytes from the source
   double decode_s = 0;          // header parse + (region) decode
   double augment_s = 0;         // fused crop/resize/flip/normalise/convert into the slot
+  double callback_s = 0;        // in Callback transforms (stoker.Lambda), GIL wait included;
+                                // part of augment_s
   double worker_wait_s = 0;     // workers blocked because `prefetch` batches were in flight
   double consumer_wait_s = 0;   // consumer blocked in Next() waiting for a batch
   int64_t bytes_read = 0;

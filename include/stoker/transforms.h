@@ -12,16 +12,38 @@
 // 2x or more, and chains with more than one resize, whose later crops and
 // flips are composed into one pass). Photometric transforms (ColorJitter,
 // RandomGrayscale, ...) run on the output-size image, whatever their place in
-// the list: after the crop, as in the usual recipes.
+// the list: after the crop, as in the usual recipes. A Callback (Python's
+// stoker.Lambda) runs there too, in list order with them.
 #ifndef STOKER_TRANSFORMS_H_
 #define STOKER_TRANSFORMS_H_
 
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "stoker/status.h"
+
 namespace stoker {
+
+// A host callback step (Transform::Callback; Python's stoker.Lambda). It is
+// called once per sample with the sample's uint8 RGB image of the output
+// size (`height` rows of `width * 3` bytes, no padding), which it modifies
+// in place, and `seed`: a value drawn from the sample's random stream, a
+// function of (loader seed, epoch, sample id, place in the list), for a
+// callback that wants randomness independent of the thread count. A non-OK
+// Status fails the sample (its message gets the sample's name prepended;
+// on_error decides what happens next).
+//
+// Thread-safety: called from the loader's worker threads, concurrently for
+// different samples unless the callback serialises itself (the Python
+// binding's does: it holds the GIL). It must not call back into the loader
+// that runs it. The loader copies the Transform (sharing the function) and
+// keeps it until the loader is destroyed.
+using SampleCallback =
+    std::function<Status(uint8_t* rgb, int width, int height, uint64_t seed)>;
 
 struct Transform {
   enum class Kind {
@@ -55,6 +77,9 @@ struct Transform {
     // pad_if_needed (torchvision pads both sides by the shortfall), then a
     // uniform crop of (height, width).
     kRandomCrop,
+    // A host callback (`callback`), on the output-size image in list order
+    // with the photometric ops (before Normalize and the dtype conversion).
+    kCallback,
   };
   Kind kind = Kind::kNormalize;
   // Output size for RandomResizedCrop, CenterCrop and Resize((h, w)). For
@@ -96,6 +121,10 @@ struct Transform {
   // Normalize, per RGB channel, applied to pixels scaled to [0, 1].
   std::array<float, 3> mean{0.f, 0.f, 0.f};
   std::array<float, 3> std{1.f, 1.f, 1.f};
+  // Callback: the function (shared by copies of the Transform) and a name
+  // for messages and ToString ("Lambda(name)").
+  std::shared_ptr<const SampleCallback> callback;
+  std::string name;
 
   static Transform RandomResizedCrop(int height, int width, double scale_min = 0.08,
                                      double scale_max = 1.0, double ratio_min = 3.0 / 4.0,
@@ -128,8 +157,11 @@ struct Transform {
   static Transform RandAugment(int num_ops = 2, int magnitude = 9, int num_magnitude_bins = 31,
                                std::array<int, 3> fill = {0, 0, 0});
 
+  // Wraps `fn` (see SampleCallback); `name` appears in ToString and errors.
+  static Transform Callback(SampleCallback fn, std::string name = "callback");
+
   // True for the kinds applied to the output-size image (ColorJitter ...,
-  // TrivialAugmentWide, RandAugment).
+  // TrivialAugmentWide, RandAugment, Callback).
   bool photometric() const;
   // True for transforms whose geometry is random (RandomResizedCrop); flips
   // are not counted: they move pixels without resampling them.

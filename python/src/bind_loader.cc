@@ -12,7 +12,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <memory>
+#include <string>
 
 #include "stoker/augment.h"
 #include "errors.h"
@@ -43,9 +45,38 @@ PyObject* g_stoker_error = nullptr;
 
 namespace {
 
+// Exceptions raised by Python callables (stoker.Lambda) in worker threads,
+// with the message their sample's error Status carries, so that the
+// StokerError raised for that Status can name the user's exception as its
+// __cause__. Used with the GIL held only; bounded; deliberately leaked (its
+// objects must not be released after the interpreter is gone).
+struct CallbackError {
+  std::string message;
+  py::error_already_set error;
+};
+std::deque<CallbackError>& CallbackErrors() {
+  static auto* errors = new std::deque<CallbackError>();
+  return *errors;
+}
+
+void RememberCallbackError(const std::string& message, py::error_already_set error) {
+  std::deque<CallbackError>& errors = CallbackErrors();
+  if (errors.size() >= 32) errors.pop_front();
+  errors.push_back(CallbackError{message, std::move(error)});
+}
+
 // Errors met while iterating concern the data, whatever their code: they
-// all raise stoker.StokerError, whose message names the sample.
+// all raise stoker.StokerError, whose message names the sample; when a
+// Python callable's exception caused it, that exception is its __cause__.
 [[noreturn]] void ThrowIterationError(const Status& s) {
+  std::deque<CallbackError>& errors = CallbackErrors();
+  for (auto it = errors.begin(); it != errors.end(); ++it) {
+    if (s.message().find(it->message) == std::string::npos) continue;
+    py::error_already_set cause = std::move(it->error);
+    errors.erase(it);
+    py::raise_from(cause, g_stoker_error, s.message().c_str());
+    throw py::error_already_set();
+  }
   PyErr_SetString(g_stoker_error, s.message().c_str());
   throw py::error_already_set();
 }
@@ -66,6 +97,7 @@ py::dict StageDict(const StageStats& s) {
   d["read_s"] = s.read_s;
   d["decode_s"] = s.decode_s;
   d["augment_s"] = s.augment_s;
+  d["callback_s"] = s.callback_s;
   d["worker_wait_s"] = s.worker_wait_s;
   d["consumer_wait_s"] = s.consumer_wait_s;
   d["bytes_read"] = s.bytes_read;
@@ -110,6 +142,96 @@ py::list ImageFolderSamples(const ImageFolder& f) {
   }
   return out;
 }
+
+// True while the interpreter is shutting down: a worker thread must not take
+// the GIL then (CPython would end the thread inside PyGILState_Ensure).
+bool PythonFinalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing() != 0;
+#else
+  return _Py_IsFinalizing() != 0;
+#endif
+}
+
+// A Python callable as a SampleCallback (stoker.Lambda). Each call takes the
+// GIL, copies the image into a fresh writable uint8 [H, W, 3] array (the
+// callable may keep it: it owns its memory), calls fn(image) -- or
+// fn(image, seed) with `pass_seed` -- and copies back the array it returns
+// (or anything numpy.asarray takes: a CPU tensor, a PIL image), or the image
+// it was given when it returns None. A Python exception, or a
+// result of another type, dtype or shape, fails the sample with a message
+// naming the exception (type, message and traceback) or what came back.
+SampleCallback PythonCallback(py::object fn, bool pass_seed) {
+  // The reference is dropped with the GIL held, on whichever thread drops
+  // the last copy of the Transform.
+  std::shared_ptr<py::object> callable(new py::object(std::move(fn)), [](py::object* o) {
+    if (!Py_IsInitialized()) {
+      (void)o->release();  // the interpreter is gone: leak the reference
+      delete o;
+      return;
+    }
+    py::gil_scoped_acquire acquire;
+    delete o;
+  });
+  return [callable, pass_seed](uint8_t* rgb, int width, int height,
+                                     uint64_t seed) -> Status {
+    if (PythonFinalizing()) return CancelledError("the Python interpreter is shutting down");
+    const size_t bytes = static_cast<size_t>(width) * height * 3;
+    py::gil_scoped_acquire acquire;
+    try {
+      py::array_t<uint8_t> image({py::ssize_t{height}, py::ssize_t{width}, py::ssize_t{3}});
+      std::memcpy(image.mutable_data(), rgb, bytes);
+      py::object out = pass_seed ? (*callable)(image, py::int_(seed)) : (*callable)(image);
+      if (out.is_none()) {
+        std::memcpy(rgb, image.data(), bytes);
+        return Status::OK();
+      }
+      const std::string want = "it must return None (the image changed in place) or a uint8 "
+                               "numpy array of shape (" + std::to_string(height) + ", " +
+                               std::to_string(width) + ", 3), the shape it was given";
+      if (!py::isinstance<py::array>(out) &&
+          (py::hasattr(out, "__array__") || py::hasattr(out, "__array_interface__"))) {
+        out = py::module_::import("numpy").attr("asarray")(out);  // a tensor, a PIL image
+      }
+      if (!py::isinstance<py::array>(out)) {
+        return InvalidArgumentError(
+            "returned " + std::string(py::str(py::type::of(out).attr("__name__"))) + ": " + want);
+      }
+      py::array a = py::reinterpret_borrow<py::array>(out);
+      const bool shape_ok = a.ndim() == 3 && a.shape(0) == height && a.shape(1) == width &&
+                            a.shape(2) == 3;
+      if (!a.dtype().is(py::dtype::of<uint8_t>()) || !shape_ok) {
+        return InvalidArgumentError("returned an array of dtype " +
+                                    std::string(py::str(a.dtype())) + " and shape " +
+                                    std::string(py::str(py::tuple(a.attr("shape")))) + ": " +
+                                    want);
+      }
+      auto packed = py::array_t<uint8_t, py::array::c_style>::ensure(a);
+      if (!packed) throw py::error_already_set();
+      std::memcpy(rgb, packed.data(), bytes);
+      return Status::OK();
+    } catch (py::error_already_set& e) {
+      // what(): "Type: message", then the traceback.
+      std::string message = "raised " + std::string(e.what());
+      RememberCallbackError(message, std::move(e));
+      return InvalidArgumentError(std::move(message));
+    }
+  };
+}
+
+// Loader's holder: joins the worker threads with the GIL released, so a
+// worker waiting for the GIL in a Lambda can finish its sample.
+struct LoaderDeleter {
+  void operator()(Loader* loader) const {
+    if (Py_IsInitialized() && PyGILState_Check()) {
+      py::gil_scoped_release release;
+      delete loader;
+    } else {
+      delete loader;
+    }
+  }
+};
+using LoaderHolder = std::unique_ptr<Loader, LoaderDeleter>;
 
 }  // namespace
 
@@ -215,6 +337,14 @@ void RegisterLoader(py::module_& m) {
       .def_static("random_erasing", &Transform::RandomErasing)
       .def_static("gaussian_blur", &Transform::GaussianBlur)
       .def_static("random_crop", &Transform::RandomCrop)
+      .def_static("callback",
+                  [](py::object fn, const std::string& name, bool pass_seed) {
+                    if (!PyCallable_Check(fn.ptr())) throw py::type_error("fn must be callable");
+                    return Transform::Callback(PythonCallback(std::move(fn), pass_seed),
+                                               name);
+                  },
+                  py::arg("fn"), py::arg("name"), py::arg("pass_seed") = false,
+                  "A Python callable run per sample on the uint8 [H, W, 3] image (stoker.Lambda).")
       .def_property_readonly("name",
                              [](const Transform& t) {
                                const std::string s = t.ToString();
@@ -373,7 +503,7 @@ void RegisterLoader(py::module_& m) {
                   py::arg("replacement") = true)
       .def_static("subset", &SamplerSpec::Subset, py::arg("indices"));
 
-  py::class_<Loader>(m, "Loader")
+  py::class_<Loader, LoaderHolder>(m, "Loader")
       .def(py::init([](std::shared_ptr<Source> source, int batch_size, bool shuffle,
                        uint64_t seed, bool drop_last, std::vector<Transform> transforms,
                        int threads, int prefetch, const std::string& dtype,
@@ -410,7 +540,7 @@ void RegisterLoader(py::module_& m) {
              o.max_threads = max_threads;
              o.max_prefetch = max_prefetch;
              o.allocator = std::move(allocator);  // null: host memory
-             return Unwrap(Loader::Create(std::move(source), o));
+             return LoaderHolder(Unwrap(Loader::Create(std::move(source), o)).release());
            }),
            py::arg("source"), py::arg("batch_size"), py::arg("shuffle"), py::arg("seed"),
            py::arg("drop_last"), py::arg("transforms"), py::arg("threads"), py::arg("prefetch"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import weakref
 from typing import Optional, Sequence
 
@@ -17,6 +18,20 @@ except ImportError:  # pragma: no cover - exercised only without torch
 
 _DTYPES = ("uint8", "float32", "float16", "bfloat16")
 
+# Loaders that run Python callables in their worker threads. They are closed before the
+# interpreter shuts down: a worker that took the GIL during shutdown would be ended by
+# CPython in the middle of its sample, and the loader could never stop.
+_WITH_CALLABLES = weakref.WeakSet()
+
+
+@atexit.register
+def _close_loaders_with_callables() -> None:
+    for loader in list(_WITH_CALLABLES):
+        try:
+            loader.close()
+        except Exception:  # pragma: no cover - best effort at exit
+            pass
+
 
 class Loader:
     """Batches of (images, labels) from a source, made on native threads.
@@ -28,9 +43,11 @@ class Loader:
       seed: the seed for the order and for every sample's augmentation.
       drop_last: drop the last batch when it would be short.
       transforms: stoker transforms (torchvision names): one, a list, ``stoker.Compose([...])``
-        or ``torchvision.transforms.Compose([...])`` of them; must end in a fixed size. Anything
-        else (a torchvision transform object, a Python callable) raises a TypeError that names
-        it and says what to use instead. At most one Normalize.
+        or ``torchvision.transforms.Compose([...])`` of them; must end in a fixed size. A
+        Python callable (or ``stoker.Lambda(fn)``) runs per sample on the uint8 [H, W, 3]
+        output-size image, under the GIL (see ``stoker.Lambda``). Anything else (a torchvision
+        transform object) raises a TypeError that names it and says what to use instead. At
+        most one Normalize.
       target_transform: a Python callable applied to each label (an int) of every batch, in
         the iterating thread, after the batch is made: ``target_transform(label)``. Results
         that are all ints give an int64 tensor, all floats a float32 tensor, tensors or arrays
@@ -148,6 +165,8 @@ class Loader:
                                int(cache_bytes or 0))
         if self._feeder is not None:
             self._feeder.bind(self._impl.height, self._impl.width)
+        if any(t.name == "Lambda" for t in transforms):
+            _WITH_CALLABLES.add(self)
 
     def __len__(self) -> int:
         n = self._impl.__len__()
@@ -171,7 +190,8 @@ class Loader:
 
     def stats(self) -> dict:
         """Counters: images, batches, seconds, images_per_sec, skipped, per-stage busy seconds
-        (read_s, decode_s, augment_s summed over threads), worker_wait_s, consumer_wait_s,
+        (read_s, decode_s, augment_s summed over threads; callback_s: the part of augment_s
+        spent in Python callables, GIL waits included), worker_wait_s, consumer_wait_s,
         and the same for the current epoch under "epoch"; threads and prefetch in use, and
         with "auto" the tuner's last decision ("tuning") and how often it changed them."""
         return self._impl.stats()

@@ -8,13 +8,18 @@ RandomGrayscale, ...) run, with Pillow's arithmetic, on the output-size image:
 after all crops and resizes, wherever they sit in the list.
 
 ``transforms=`` takes one transform, a list of them, ``stoker.Compose([...])``
-or ``torchvision.transforms.Compose([...])`` holding stoker transforms.
+or ``torchvision.transforms.Compose([...])`` holding stoker transforms. A
+Python callable (or ``stoker.Lambda(fn)``) runs per sample on the uint8
+output-size image, in list order with the photometric transforms, under the
+GIL.
 """
 
 from __future__ import annotations
 
 import numbers
 from typing import List, Sequence, Tuple, Union
+
+import numpy as np
 
 from stoker import _C
 
@@ -306,6 +311,45 @@ def GaussianBlur(kernel_size, sigma=(0.1, 2.0)):
     return _C.Transform.gaussian_blur([kernel_size[1], kernel_size[0]], list(sigma))
 
 
+class Lambda:
+    """A Python step per sample: ``fn(image)`` on the sample's uint8 ``[H, W, 3]`` numpy array
+    of the output size (RGB), after all crops and resizes, in list order with the photometric
+    transforms and before Normalize and the dtype conversion. ``fn`` returns a uint8 array of
+    the same shape (or anything ``numpy.asarray`` turns into one, e.g. a CPU tensor), or None
+    after changing ``image`` in place (it is the sample's own copy).
+
+    It runs in the worker threads under the GIL, so Python steps do not run in parallel (numpy
+    calls that release the GIL do); its time, GIL waits included, is ``stats()["callback_s"]``,
+    summed over threads and part of ``augment_s``. A plain callable in ``transforms=`` is
+    wrapped in a Lambda. An exception, or a result of another type, dtype or shape, fails the
+    sample: StokerError naming the sample and the exception under ``on_error="raise"``, a
+    skipped (replaced) sample under ``on_error="skip"``.
+
+    Randomness: with ``rng=True`` it is called as ``fn(image, rng)``, ``rng`` a
+    ``numpy.random.Generator`` seeded from ``(seed, epoch, sample, place in the list)``, so
+    the output is the same for any thread count. ``fn``'s own random state (``np.random``,
+    ``random``) is shared by the threads and makes the output depend on scheduling.
+    ``torchvision.transforms.Lambda`` objects are refused: their function expects PIL images
+    or tensors; wrap a function of numpy arrays as ``stoker.Lambda(fn)``."""
+
+    def __init__(self, lambd, *, rng: bool = False):
+        if not callable(lambd):
+            raise TypeError(f"Lambda: {type(lambd).__name__} object is not callable")
+        self.lambd = lambd
+        self.rng = bool(rng)
+        self.name = (getattr(lambd, "__qualname__", None) or getattr(lambd, "__name__", None)
+                     or type(lambd).__name__)
+        if self.rng:
+            def run(image, seed, _fn=lambd):
+                return _fn(image, np.random.default_rng(seed))
+            self._native = _C.Transform.callback(run, self.name, True)
+        else:
+            self._native = _C.Transform.callback(lambd, self.name, False)
+
+    def __repr__(self) -> str:
+        return f"Lambda({self.name}{', rng=True' if self.rng else ''})"
+
+
 class Compose:
     """A list of stoker transforms, as ``torchvision.transforms.Compose``."""
 
@@ -324,8 +368,9 @@ _INSTEAD = {
     "PILToTensor": "remove it and pass dtype='uint8' to the Loader",
     "ToPILImage": "remove it: stoker never makes PIL images",
     "ConvertImageDtype": "remove it and pass dtype= to the Loader",
-    "Lambda": "Python callables cannot run in stoker's native pipeline: apply it to the batch "
-              "in your training loop (or to labels with target_transform=)",
+    "Lambda": "its function expects a PIL image or a tensor; stoker.Lambda(fn) calls fn on the "
+              "sample's uint8 [H, W, 3] numpy array (use stoker.Lambda(t.lambd) if the function "
+              "works on numpy arrays)",
     "AugMix": "not implemented: apply it to the batch",
     "MixUp": "use stoker.MixUp(num_classes=...) on the batches in the training loop",
     "CutMix": "use stoker.CutMix(num_classes=...) on the batches in the training loop",
@@ -343,6 +388,8 @@ def _transform_list(transforms, path: str = "transforms") -> list:
     of native transforms; anything else is a TypeError naming it and what to use instead."""
     if isinstance(transforms, _C.Transform):
         return [transforms]
+    if isinstance(transforms, Lambda):
+        return [transforms._native]
     if transforms is None:
         return []
     inner = getattr(transforms, "transforms", None)
@@ -354,6 +401,9 @@ def _transform_list(transforms, path: str = "transforms") -> list:
         for i, t in enumerate(transforms):
             out.extend(_transform_list(t, f"{path}[{i}]"))
         return out
+    if (callable(transforms) and not isinstance(transforms, type)
+            and not (type(transforms).__module__ or "").startswith("torchvision")):
+        return [Lambda(transforms)._native]
     raise TypeError(_unsupported(transforms, path))
 
 
@@ -371,8 +421,6 @@ def _unsupported(obj, path: str) -> str:
                     "which runs in the native pipeline")
         return (f"{what} is not supported by stoker; see the README's table of torchvision "
                 "transforms for what to use instead")
-    if callable(obj) and not isinstance(obj, type):
-        return (f"{what} is a Python callable: {_INSTEAD['Lambda']}")
     return (f"{what} is not a stoker transform: transforms= takes stoker transforms "
             "(stoker.RandomResizedCrop(224), ...), a list of them, or stoker.Compose / "
             "torchvision.transforms.Compose of them")

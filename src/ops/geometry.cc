@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
+#include <utility>
 
 namespace stoker {
 
@@ -393,8 +395,17 @@ Transform Transform::RandAugment(int num_ops, int magnitude, int num_magnitude_b
   return t;
 }
 
+Transform Transform::Callback(SampleCallback fn, std::string name) {
+  Transform t;
+  t.kind = Kind::kCallback;
+  if (fn) t.callback = std::make_shared<const SampleCallback>(std::move(fn));
+  t.name = std::move(name);
+  return t;
+}
+
 bool Transform::photometric() const {
   switch (kind) {
+    case Kind::kCallback:
     case Kind::kColorJitter:
     case Kind::kRandomGrayscale:
     case Kind::kRandomAutocontrast:
@@ -454,6 +465,7 @@ std::string Transform::ToString() const {
       return "ColorJitter(brightness=" + range(brightness) + ", contrast=" + range(contrast) +
              ", saturation=" + range(saturation) + ", hue=" + range(hue) + ")";
     }
+    case Kind::kCallback: return "Lambda(" + name + ")";
     case Kind::kRandomGrayscale: return "RandomGrayscale(p=" + num(p) + ")";
     case Kind::kRandomAutocontrast: return "RandomAutocontrast(p=" + num(p) + ")";
     case Kind::kRandomEqualize: return "RandomEqualize(p=" + num(p) + ")";

@@ -569,6 +569,7 @@ class LoaderImpl : public Loader {
         st = processor->Process(sample, &rng, buf->slot(s), &times);
         c->Add(c->decode_ns, times.decode_ns);
         c->Add(c->augment_ns, times.augment_ns);
+        c->Add(c->callback_ns, times.callback_ns);
         if (!st.ok()) st = st.WithContext(reader_->Name(pos));
       }
       if (st.ok()) {

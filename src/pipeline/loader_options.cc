@@ -17,7 +17,11 @@ Status CheckAugmentation(const Transform& t) {
   using K = Transform::Kind;
   const bool has_p =
       t.kind == K::kRandomVerticalFlip ||
-      (t.photometric() && t.kind != K::kColorJitter && t.kind != K::kGaussianBlur);
+      (t.photometric() && t.kind != K::kColorJitter && t.kind != K::kGaussianBlur &&
+       t.kind != K::kCallback);
+  if (t.kind == K::kCallback && (t.callback == nullptr || !*t.callback)) {
+    return InvalidArgumentError(t.ToString() + " has no function");
+  }
   if (has_p && !(t.p >= 0 && t.p <= 1)) {
     return InvalidArgumentError("p must be in [0, 1] in " + t.ToString());
   }

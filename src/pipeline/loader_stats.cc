@@ -8,6 +8,7 @@ void Totals::AddWorker(const WorkerCounters& c) {
   decode_ns += c.decode_ns.load(std::memory_order_relaxed);
   augment_ns += c.augment_ns.load(std::memory_order_relaxed);
   wait_ns += c.wait_ns.load(std::memory_order_relaxed);
+  callback_ns += c.callback_ns.load(std::memory_order_relaxed);
   images += c.images.load(std::memory_order_relaxed);
   skipped += c.skipped.load(std::memory_order_relaxed);
   bytes += c.bytes.load(std::memory_order_relaxed);
@@ -18,6 +19,7 @@ Totals& Totals::operator-=(const Totals& b) {
   decode_ns -= b.decode_ns;
   augment_ns -= b.augment_ns;
   wait_ns -= b.wait_ns;
+  callback_ns -= b.callback_ns;
   images -= b.images;
   skipped -= b.skipped;
   bytes -= b.bytes;
@@ -36,6 +38,7 @@ StageStats Totals::ToStageStats() const {
   s.read_s = read_ns * 1e-9;
   s.decode_s = decode_ns * 1e-9;
   s.augment_s = augment_ns * 1e-9;
+  s.callback_s = callback_ns * 1e-9;
   s.worker_wait_s = wait_ns * 1e-9;
   s.consumer_wait_s = consumer_wait_ns * 1e-9;
   s.bytes_read = bytes;

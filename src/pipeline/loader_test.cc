@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <set>
@@ -631,6 +632,86 @@ TEST(LoaderTest, DecodedCacheComposesWithASampler) {
   EXPECT_TRUE(one.pixels == want.pixels);
   EXPECT_EQ(serial->stats().cache_misses,
             static_cast<int64_t>(std::set<int64_t>(want.ids.begin(), want.ids.end()).size()));
+}
+
+// A Callback runs on the output-size uint8 image, in list order with the
+// photometric ops and before the dtype conversion; its errors fail the
+// sample like a bad file; its time is counted; output is thread-independent.
+TEST(LoaderTest, CallbackRunsPerSampleInListOrder) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(12));
+  LoaderOptions o;
+  o.batch_size = 4;
+  o.threads = 1;
+  o.dtype = DType::kUint8;
+  o.layout = Layout::kNHWC;
+  o.transforms = {Transform::Resize(24, 20)};
+  const Epoch base = RunEpoch(Make(src, o).get());
+  std::atomic<int> calls{0};
+  auto invert = [&calls](uint8_t* rgb, int w, int h, uint64_t) {
+    calls.fetch_add(1);
+    for (size_t i = 0; i < static_cast<size_t>(w) * h * 3; ++i) rgb[i] = 255 - rgb[i];
+    return Status::OK();
+  };
+  // Invert, then posterize to 2 bits: (255 - x) & 0xC0 for every value.
+  o.transforms = {Transform::Resize(24, 20), Transform::Callback(invert, "invert"),
+                  Transform::RandomPosterize(2, 1.0)};
+  auto loader = Make(src, o);
+  const Epoch got = RunEpoch(loader.get());
+  EXPECT_EQ(calls.load(), 12);
+  ASSERT_EQ(got.pixels.size(), base.pixels.size());
+  for (size_t i = 0; i < base.pixels.size(); ++i) {
+    ASSERT_EQ(got.pixels[i], (255 - base.pixels[i]) & 0xC0) << i;
+  }
+  EXPECT_GT(loader->stats().total.callback_s, 0);
+  EXPECT_LE(loader->stats().total.callback_s, loader->stats().total.augment_s);
+  EXPECT_EQ(o.transforms[1].ToString(), "Lambda(invert)");
+  // The seed is a function of the sample: identical output for 1 and 3 threads.
+  auto noise = [](uint8_t* rgb, int w, int h, uint64_t seed) {
+    for (size_t i = 0; i < static_cast<size_t>(w) * h * 3; ++i) {
+      rgb[i] = static_cast<uint8_t>(rgb[i] ^ (seed >> (i % 56)));
+    }
+    return Status::OK();
+  };
+  LoaderOptions t = TrainOptions(4, 1);
+  t.transforms.insert(t.transforms.begin() + 2, Transform::Callback(noise, "noise"));
+  const Epoch one = RunEpoch(Make(src, t).get());
+  t.threads = 3;
+  const Epoch three = RunEpoch(Make(src, t).get());
+  EXPECT_EQ(one.ids, three.ids);
+  EXPECT_TRUE(one.pixels == three.pixels);
+}
+
+TEST(LoaderTest, CallbackErrorNamesTheSampleAndRespectsOnError) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(12));
+  // Fails on bright images only (a function of the pixels, so of the sample).
+  auto picky = [](uint8_t* rgb, int w, int h, uint64_t) {
+    int64_t sum = 0;
+    for (size_t i = 0; i < static_cast<size_t>(w) * h * 3; ++i) sum += rgb[i];
+    if (sum % 3 == 0) return InvalidArgumentError("too bright");
+    return Status::OK();
+  };
+  LoaderOptions o = TrainOptions(4, 2);
+  o.transforms.insert(o.transforms.begin() + 1, Transform::Callback(picky, "picky"));
+  auto loader = Make(src, o);
+  ASSERT_TRUE(loader->Start().ok());
+  Status err;
+  for (;;) {
+    BatchPtr b;
+    bool end = false;
+    err = loader->Next(&b, &end);
+    if (!err.ok() || end) break;
+  }
+  ASSERT_FALSE(err.ok()) << "no sample failed: choose another predicate";
+  EXPECT_NE(err.message().find("mem/"), std::string::npos) << err.message();
+  EXPECT_NE(err.message().find("Lambda(picky): too bright"), std::string::npos) << err.message();
+  o.on_error = OnError::kSkip;
+  auto skipping = Make(src, o);
+  const Epoch e = RunEpoch(skipping.get());
+  EXPECT_EQ(e.ids.size(), 12u);
+  EXPECT_GE(skipping->stats().total.skipped, 1);
+  // A Callback without a function is refused.
+  o.transforms.push_back(Transform::Callback(nullptr, "none"));
+  EXPECT_EQ(Loader::Create(src, o).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(LoaderTest, CreateRejectsBadOptions) {  // the checks themselves: loader_options_test

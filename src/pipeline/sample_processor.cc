@@ -70,21 +70,38 @@ size_t SampleProcessor::scratch_bytes() const {
          out_.capacity_bytes() + aux_.capacity_bytes();
 }
 
-void SampleProcessor::Resample(const RgbView& src, int origin_x, int origin_y, Rng* rng,
-                               uint8_t* slot, bool tail_padding) {
+Status SampleProcessor::Resample(const RgbView& src, int origin_x, int origin_y, Rng* rng,
+                                 uint8_t* slot, bool tail_padding, StageTimes* times) {
   if (photometric_.empty()) {  // fast path: rows go straight into the slot
     SinkCtx ctx{writer_, slot};
     resampler_.Run(src, origin_x, origin_y, h_, v_, &SinkToSlot, &ctx, tail_padding);
     for (const Transform* t : erasing_) Erase(*t, rng, slot);
-    return;
+    return Status::OK();
   }
   // Photometric ops: the output-size image in scratch, the ops in place,
   // then the rows into the slot.
   out_.Resize(h_.length, v_.length);
   resampler_.Run(src, origin_x, origin_y, h_, v_, &SinkToImage, &out_, tail_padding);
-  for (const Transform* t : photometric_) ApplyPhotometric(*t, rng, &out_, &aux_);
+  for (const Transform* t : photometric_) {
+    if (t->kind == Transform::Kind::kCallback) {
+      STOKER_RETURN_IF_ERROR(RunCallback(*t, rng, times));
+    } else {
+      ApplyPhotometric(*t, rng, &out_, &aux_);
+    }
+  }
   for (int y = 0; y < out_.height(); ++y) writer_->WriteRow(out_.row(y), y, slot);
   for (const Transform* t : erasing_) Erase(*t, rng, slot);
+  return Status::OK();
+}
+
+Status SampleProcessor::RunCallback(const Transform& t, Rng* rng, StageTimes* times) {
+  const uint64_t seed = rng->Next();  // drawn whatever the callback does with it
+  // RgbImage rows are packed (stride = width * 3), as SampleCallback promises.
+  const int64_t t0 = Clock();
+  Status st = (*t.callback)(out_.data(), out_.width(), out_.height(), seed);
+  times->callback_ns += Clock() - t0;
+  if (!st.ok()) return st.WithContext(t.ToString());
+  return Status::OK();
 }
 
 void SampleProcessor::Erase(const Transform& t, Rng* rng, uint8_t* slot) const {
@@ -185,9 +202,9 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slo
   }
   const int64_t t1 = Clock();
   times->decode_ns += t1 - t0;
-  Resample(view, origin_x, origin_y, rng, slot, tail_padding);
+  const Status status = Resample(view, origin_x, origin_y, rng, slot, tail_padding, times);
   times->augment_ns += Clock() - t1;
-  return Status::OK();
+  return status;
 }
 
 Status SampleProcessor::DecodeWhole(const SampleData& sample, CachedImage* out) {
@@ -236,7 +253,11 @@ Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan
     ComputeAxisCoeffs(lo_y, lo_y + st.crop.height, lo_y, lo_y + st.crop.height, st.out_height,
                       st.window.y, st.window.height, last && plan.vflip, &v_);
     if (last) {
-      Resample(cropped, 0, 0, rng, slot, /*tail_padding=*/false);
+      const Status st = Resample(cropped, 0, 0, rng, slot, /*tail_padding=*/false, times);
+      if (!st.ok()) {
+        times->augment_ns += Clock() - t1;
+        return st;
+      }
     } else {
       resampler_.RunToImage(cropped, 0, 0, h_, v_, bufs[which]);
       current = bufs[which]->view();

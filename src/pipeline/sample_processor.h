@@ -14,7 +14,9 @@
 // each stage materialised in scratch images. With photometric transforms
 // (ColorJitter, ...), the last resample writes into a per-thread output-size
 // scratch image, the ops run on it in place (src/ops/color.h), and its rows
-// then go through the PixelWriter; without them nothing changes.
+// then go through the PixelWriter; without them nothing changes. Callback
+// transforms (stoker.Lambda) run in that list too; their errors fail the
+// sample and their time is counted apart (StageTimes::callback_ns).
 //
 // Thread-safety: NOT thread-safe; one per worker thread. Owns scratch that
 // is reused (no per-sample allocation in steady state).
@@ -48,6 +50,7 @@ struct ProcessorConfig {
 struct StageTimes {
   int64_t decode_ns = 0;
   int64_t augment_ns = 0;
+  int64_t callback_ns = 0;  // in Callback transforms; part of augment_ns
 };
 
 class SampleProcessor {
@@ -73,9 +76,12 @@ class SampleProcessor {
   Status ProcessSlow(const SampleData& sample, const GeometryPlan& plan, Rng* rng,
                      uint8_t* slot, int64_t t0, StageTimes* times);
   // The last resample (taps in h_, v_) into the slot; with photometric
-  // transforms, into out_ first, where they run, then into the slot.
-  void Resample(const RgbView& src, int origin_x, int origin_y, Rng* rng, uint8_t* slot,
-                bool tail_padding);
+  // transforms, into out_ first, where they run, then into the slot. Fails
+  // only when a Callback does.
+  Status Resample(const RgbView& src, int origin_x, int origin_y, Rng* rng, uint8_t* slot,
+                  bool tail_padding, StageTimes* times);
+  // Callback `t` on out_; its time into times->callback_ns.
+  Status RunCallback(const Transform& t, Rng* rng, StageTimes* times);
   // torchvision's RandomErasing (value 0) on the written sample in `slot`.
   void Erase(const Transform& t, Rng* rng, uint8_t* slot) const;
   void WriteFrom(const RgbView& src, int origin_x, int origin_y, uint8_t* slot);
