@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "base/rng.h"
+#include "io/file.h"
 
 namespace stoker {
 namespace {
@@ -66,13 +67,8 @@ bool IsRemoteUrl(const std::string& url) {
 }
 
 StatusOr<std::unique_ptr<ByteStream>> OpenFileStream(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    std::string msg = path + ": cannot open: " + std::strerror(err);
-    if (err == ENOENT) return NotFoundError(msg);
-    return IoError(msg);
-  }
+  int fd = -1;
+  STOKER_RETURN_IF_ERROR(OpenRegularFile(path, &fd));
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   return std::unique_ptr<ByteStream>(new FileStream(fd, path));
 }

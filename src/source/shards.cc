@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "base/rng.h"
+#include "io/file.h"
 #include "source/tar_index.h"
 
 namespace stoker {
@@ -64,8 +65,8 @@ class IndexedShards : public RandomAccessSource {
     const TarIndexEntry& e = entries_[index];
     if (e.offset < 0) return DataLossError(e.member);
     const std::string& path = urls_[shard_of_[index]];
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return IoError(path + ": cannot open: " + std::strerror(errno));
+    int fd = -1;
+    STOKER_RETURN_IF_ERROR(OpenRegularFile(path, &fd));
     const size_t want = static_cast<size_t>(e.size);
     if (scratch->bytes.size() < want) scratch->bytes.resize(want);
     size_t got = 0;

@@ -1,0 +1,126 @@
+"""Issue 17: hostile files and careless use must not hang, crash or lose data
+silently. Cases that used to hang run in a subprocess under a timeout, so a
+regression fails instead of stalling the suite."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import stoker
+from conftest import photo, save_jpeg, stoker_python_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+VAL = [stoker.Resize(40), stoker.CenterCrop(32)]
+
+
+def stoker_cli() -> str:
+    for p in (os.environ.get("STOKER_CLI"), ROOT / "build" / "stoker"):
+        if p and os.access(p, os.X_OK):
+            return str(p)
+    pytest.skip("the stoker CLI is not built (set STOKER_CLI)")
+
+
+def run_python(code: str, timeout: float = 60, **env):
+    """Runs `code` in a fresh interpreter; a hang is a TimeoutExpired failure."""
+    e = dict(os.environ, PYTHONPATH=stoker_python_dir(), **{k: str(v) for k, v in env.items()})
+    try:
+        return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                              text=True, timeout=timeout, env=e)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"hung for more than {timeout} s (issue 17)")
+
+
+def run_cli(*args, timeout: float = 60):
+    try:
+        return subprocess.run([stoker_cli(), *map(str, args)], capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"stoker {args[0]} hung for more than {timeout} s (issue 17)")
+
+
+def small_folder(root: Path, n: int = 4, classes=("a", "b")) -> Path:
+    k = 0
+    for c in classes:
+        (root / c).mkdir(parents=True, exist_ok=True)
+        for i in range(n):
+            save_jpeg(photo(48, 40, 100 + k), root / c / f"{c}{i}.jpg")
+            k += 1
+    return root
+
+
+# ------------------------------------------------------------- item 1: FIFOs ----
+
+@pytest.fixture()
+def fifo_folder(tmp_path):
+    root = small_folder(tmp_path / "f")
+    os.mkfifo(root / "a" / "x.jpg")
+    return root
+
+
+@pytest.mark.parametrize("policy", ["raise", "skip"])
+def test_fifo_in_folder_is_refused_not_waited_on(fifo_folder, policy):
+    r = run_python(f"""
+        import stoker
+        l = stoker.Loader(stoker.ImageFolder({str(fifo_folder)!r}), batch_size=4,
+                          transforms=[stoker.Resize(40), stoker.CenterCrop(32)],
+                          on_error={policy!r}, threads=2)
+        try:
+            n = sum(len(b[1]) for b in l)
+            print("OK", n, l.stats()["skipped"])
+        except stoker.StokerError as e:
+            print("ERR", e)
+    """, timeout=30)
+    assert r.returncode == 0, r.stderr
+    if policy == "raise":
+        assert "ERR" in r.stdout and "x.jpg: not a regular file" in r.stdout, r.stdout
+    else:
+        assert r.stdout.startswith("OK "), r.stdout
+
+
+def test_fifo_shard_is_refused_in_both_modes(tmp_path):
+    fifo = tmp_path / "s-0.tar"
+    os.mkfifo(fifo)
+    for mode in ("stream", "indexed"):
+        r = run_python(f"""
+            import stoker
+            try:
+                src = stoker.Shards({str(fifo)!r}, mode={mode!r})
+                l = stoker.Loader(src, batch_size=2, transforms=[stoker.Resize(40),
+                                  stoker.CenterCrop(32)])
+                for b in l: pass
+                print("NOERROR")
+            except (stoker.StokerError, ValueError, OSError) as e:
+                print("ERR", e)
+        """, timeout=30)
+        assert r.returncode == 0, r.stderr
+        assert "not a regular file" in r.stdout, (mode, r.stdout)
+
+
+def test_fifo_npy_is_refused(tmp_path):
+    fifo = tmp_path / "x.npy"
+    os.mkfifo(fifo)
+    r = run_python(f"""
+        import stoker
+        try:
+            stoker.Npy({str(fifo)!r})
+        except (stoker.StokerError, ValueError, OSError) as e:
+            print("ERR", e)
+    """, timeout=30)
+    assert "not a regular file" in r.stdout, (r.stdout, r.stderr)
+
+
+def test_cli_decode_and_convert_refuse_a_fifo(fifo_folder, tmp_path):
+    r = run_cli("decode", fifo_folder, "--threads", 1, "--epochs", 1)
+    assert "1 failure" in r.stdout + r.stderr, r.stdout + r.stderr  # finished, counted once
+    out = tmp_path / "out"
+    r = run_cli("convert", fifo_folder, out)
+    assert r.returncode == 1 and "x.jpg: not a regular file" in r.stderr, r.stderr
+    leftovers = [p.name for p in out.iterdir()] if out.exists() else []
+    assert not [n for n in leftovers if ".tmp" in n], leftovers
