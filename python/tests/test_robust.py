@@ -124,3 +124,43 @@ def test_cli_decode_and_convert_refuse_a_fifo(fifo_folder, tmp_path):
     assert r.returncode == 1 and "x.jpg: not a regular file" in r.stderr, r.stderr
     leftovers = [p.name for p in out.iterdir()] if out.exists() else []
     assert not [n for n in leftovers if ".tmp" in n], leftovers
+
+
+# ------------------------------------------------------- item 2: fork ----
+
+def test_forked_child_gets_a_clear_error_not_a_hang(tmp_path):
+    root = small_folder(tmp_path / "f")
+    r = run_python(f"""
+        import gc, os, sys, multiprocessing as mp
+        import stoker
+        l = stoker.Loader(stoker.ImageFolder({str(root)!r}), batch_size=2, threads=2,
+                          transforms=[stoker.Resize(40), stoker.CenterCrop(32)])
+        assert sum(len(b[1]) for b in l) == 8  # the parent's threads are running
+        it = iter(l); next(it)                 # and mid-epoch at the fork
+
+        pid = os.fork()
+        if pid == 0:
+            try:
+                for b in l: pass
+                os._exit(3)
+            except stoker.StokerError as e:
+                ok = "forked child" in str(e) and "spawn" in str(e)
+            l.stats(); del it; del l; gc.collect()
+            os._exit(0 if ok else 4)
+        _, status = os.waitpid(pid, 0)
+        print("CHILD", os.waitstatus_to_exitcode(status))
+
+        def work(_):
+            try:
+                return sum(len(b[1]) for b in l)
+            except stoker.StokerError as e:
+                return str(e)
+        with mp.get_context("fork").Pool(2) as pool:
+            print("POOL", pool.map(work, range(2)))
+        del it
+        print("PARENT", sum(len(b[1]) for b in l))
+    """, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "CHILD 0" in r.stdout, r.stdout
+    assert r.stdout.count("forked child") == 2, r.stdout
+    assert "PARENT 8" in r.stdout, r.stdout

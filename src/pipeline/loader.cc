@@ -15,7 +15,10 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <thread>
+
+#include <unistd.h>
 
 #include "base/clock.h"
 #include "base/rng.h"
@@ -77,6 +80,21 @@ class LoaderImpl : public Loader {
   }
 
   ~LoaderImpl() override {
+    if (ForkedChild()) {
+      // The workers do not exist in this process, and the mutex and condition
+      // variables may be frozen in the state a worker left them in at fork()
+      // (locked, or counting waiters that will never wake: destroying such a
+      // condition variable blocks in glibc). Leak the thread handles and give
+      // the members fresh primitives to destroy.
+      (void)new std::vector<std::thread>(std::move(workers_));
+      workers_.clear();
+      new (&mu_) std::mutex();
+      new (&work_cv_) std::condition_variable();
+      new (&ready_cv_) std::condition_variable();
+      new (&idle_cv_) std::condition_variable();
+      (void)reader_.release();  // may hold a lock taken by a worker of the parent
+      return;
+    }
     Stop();
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -100,15 +118,16 @@ class LoaderImpl : public Loader {
   std::shared_ptr<Source> source() const override { return source_; }
 
   void SetEpoch(int64_t epoch) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock = LockUnlessForked();
     next_epoch_ = epoch;
   }
   int64_t epoch() const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock = LockUnlessForked();
     return active_ || started_once_ ? epoch_ : next_epoch_;
   }
 
   Status Start() override {
+    STOKER_RETURN_IF_ERROR(CheckNotForked());
     Stop();
     EnsureThreads();
     std::unique_lock<std::mutex> lock(mu_);
@@ -159,6 +178,7 @@ class LoaderImpl : public Loader {
 
   Status Next(BatchPtr* out, bool* end, const std::function<Status()>& poll,
               int poll_ms) override {
+    STOKER_RETURN_IF_ERROR(CheckNotForked());
     std::unique_lock<std::mutex> lock(mu_);
     *end = false;
     if (!active_) {
@@ -244,6 +264,7 @@ class LoaderImpl : public Loader {
   }
 
   void Stop() override {
+    if (ForkedChild()) return;  // nothing of the epoch runs in this process
     std::unique_lock<std::mutex> lock(mu_);
     if (!active_) return;
     cancelled_.store(true, std::memory_order_release);
@@ -260,7 +281,7 @@ class LoaderImpl : public Loader {
   }
 
   LoaderStats stats() const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock = LockUnlessForked();
     Totals now = SumLocked();
     if (active_ && !epoch_done_) now.wall_ns += NowNs() - epoch_start_ns_;
     LoaderStats s;
@@ -338,8 +359,30 @@ class LoaderImpl : public Loader {
     return Trim::kDeliver;
   }
 
+  // Fork: the worker threads belong to the process that started them
+  // (owner_pid_). A forked child inherits the Loader's memory but none of its
+  // threads, so iterating there would wait forever; it gets an error instead.
+  bool ForkedChild() const { return owner_pid_ != 0 && ::getpid() != owner_pid_; }
+
+  Status CheckNotForked() const {
+    if (!ForkedChild()) return Status::OK();
+    return UnimplementedError(
+        "this Loader's worker threads run in process " + std::to_string(owner_pid_) +
+        ", and this is a forked child (pid " + std::to_string(::getpid()) +
+        ") that cannot use them: create the Loader in the child (e.g. in the worker's "
+        "initialiser or after the fork), or use the 'spawn' or 'forkserver' start method");
+  }
+
+  // In a forked child no other thread exists, and mu_ may have been inherited
+  // locked: counters are then read without it.
+  std::unique_lock<std::mutex> LockUnlessForked() const {
+    if (ForkedChild()) return std::unique_lock<std::mutex>();
+    return std::unique_lock<std::mutex>(mu_);
+  }
+
   void EnsureThreads() {
     if (!workers_.empty()) return;
+    owner_pid_ = ::getpid();
     workers_.reserve(threads_);
     for (int i = 0; i < threads_; ++i) workers_.emplace_back([this, i] { WorkerMain(i); });
   }
@@ -595,6 +638,8 @@ class LoaderImpl : public Loader {
   int64_t epoch_start_ns_ = 0;        // guarded by mu_
   bool epoch_done_ = true;            // guarded by mu_
   Totals epoch_snapshot_;             // guarded by mu_
+
+  pid_t owner_pid_ = 0;               // the process that started workers_ (0: none yet)
 
   // Declared last: joined in the destructor before the members above die.
   std::vector<std::thread> workers_;

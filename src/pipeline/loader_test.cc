@@ -9,6 +9,9 @@
 #include <set>
 #include <thread>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "testing/memory_source.h"
 #include "testing/test_images.h"
 
@@ -483,6 +486,51 @@ TEST(LoaderTest, CreateRejectsBadOptions) {  // the checks themselves: loader_op
   EXPECT_EQ(Loader::Create(src, o).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(Loader::Create(nullptr, TrainOptions(4, 1)).status().code(),
             StatusCode::kInvalidArgument);
+}
+
+// Issue 17 item 2: a forked child inherits the Loader but not its threads.
+// It must get an error (not wait forever), and destroying the Loader there
+// must not hang on the inherited mutex, condition variables or threads. The
+// child runs under alarm(): a hang kills it with SIGALRM and fails the test.
+TEST(LoaderTest, ForkedChildGetsAnErrorInsteadOfHanging) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(40));
+  auto loader = Make(src, TrainOptions(4, 3));
+  RunEpoch(loader.get());
+  // Workers are mid-epoch (and may hold the mutex) when the fork happens.
+  ASSERT_TRUE(loader->Start().ok());
+  BatchPtr first;
+  bool end = false;
+  ASSERT_TRUE(loader->Next(&first, &end).ok());
+  first.reset();
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::alarm(20);
+    int code = 0;
+    BatchPtr b;
+    bool e = false;
+    const Status next = loader->Next(&b, &e);
+    if (next.code() != StatusCode::kUnimplemented ||
+        next.message().find("forked child") == std::string::npos) {
+      code = 1;
+    }
+    const Status start = loader->Start();
+    if (start.code() != StatusCode::kUnimplemented) code |= 2;
+    (void)loader->stats();
+    loader->SetEpoch(7);
+    loader->Stop();
+    loader.reset();
+    ::_exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "child killed by signal " << WTERMSIG(status)
+                                 << " (14 = SIGALRM: it hung)";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  // The parent's loader is unaffected.
+  loader->Stop();
+  Epoch e = RunEpoch(loader.get());
+  EXPECT_EQ(e.ids.size(), 40u);
 }
 
 }  // namespace
