@@ -164,3 +164,50 @@ def test_forked_child_gets_a_clear_error_not_a_hang(tmp_path):
     assert "CHILD 0" in r.stdout, r.stdout
     assert r.stdout.count("forked child") == 2, r.stdout
     assert "PARENT 8" in r.stdout, r.stdout
+
+
+# ------------------------------------------- item 6: bad_alloc in a worker ----
+
+def zero_png(path: Path, w: int, h: int) -> None:
+    """A valid all-black RGB PNG of w x h written without holding its pixels."""
+    import struct
+    import zlib
+
+    def chunk(t, d):
+        return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+    c = zlib.compressobj(1)
+    rows = (b"\x00" + bytes(3 * w)) * 100
+    body = b"".join(c.compress(rows) for _ in range(h // 100)) + c.flush()
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" +
+                     chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) +
+                     chunk(b"IDAT", body) + chunk(b"IEND", b""))
+
+
+@pytest.mark.parametrize("policy", ["raise", "skip"])
+def test_bad_alloc_in_a_worker_is_an_error_not_an_abort(tmp_path, policy):
+    root = small_folder(tmp_path / "f", n=2)
+    zero_png(root / "a" / "huge.png", 8000, 8000)  # 192 MB of pixels to decode
+    r = run_python(f"""
+        import gc, resource, stoker
+        def vm():
+            for line in open("/proc/self/status"):
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+        t = [stoker.Resize(40), stoker.CenterCrop(32)]
+        l = stoker.Loader(stoker.ImageFolder({str(root)!r}), batch_size=2, threads=1,
+                          transforms=t, on_error={policy!r})
+        it = iter(l)  # the worker thread and its malloc arena exist from here on
+        limit = vm() + (96 << 20)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        try:
+            n = sum(len(b[1]) for b in it)
+            print("OK", n, l.stats()["skipped"])
+        except stoker.StokerError as e:
+            print("ERR", e)
+    """, timeout=60)
+    assert r.returncode == 0, r.stderr[-2000:]
+    if policy == "raise":
+        assert "ERR" in r.stdout and "huge.png" in r.stdout, r.stdout
+    else:
+        ok, n, skipped = r.stdout.split()
+        assert ok == "OK" and int(n) >= 4 and int(skipped) >= 1, r.stdout

@@ -35,6 +35,25 @@
 namespace stoker {
 namespace {
 
+// Runs f() (a sample's read or decode), turning any exception into a Status:
+// no exception may leave a worker thread (std::terminate would end the
+// process). std::bad_alloc (an image too large for the memory left) is
+// ResourceExhausted, so on_error="skip" counts it like any bad sample.
+// `name()` names the sample in the message (called only on an exception).
+template <typename F, typename N>
+Status NoThrow(F&& f, N&& name) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return ResourceExhaustedError(name() + ": out of memory (std::bad_alloc) while reading or "
+                                  "decoding it");
+  } catch (const std::exception& e) {
+    return InternalError(name() + ": unexpected exception: " + e.what());
+  } catch (...) {
+    return InternalError(name() + ": unexpected exception");
+  }
+}
+
 class LoaderImpl : public Loader {
  public:
   LoaderImpl(std::shared_ptr<Source> source, const LoaderOptions& options, int height, int width)
@@ -508,7 +527,8 @@ class LoaderImpl : public Loader {
       bool end = false;
       const bool timing = options_.stage_timing;
       const int64_t t0 = timing ? NowNs() : 0;
-      Status st = reader_->Read(pos, scratch, &sample, &end);
+      Status st = NoThrow([&] { return reader_->Read(pos, scratch, &sample, &end); },
+                          [&] { return reader_->Name(pos); });
       const int64_t t1 = timing ? NowNs() : 0;
       c->Add(c->read_ns, t1 - t0);
       if (st.ok() && end && n < 0) {  // past the end of a stream: an empty slot
@@ -523,10 +543,17 @@ class LoaderImpl : public Loader {
         Rng rng(HashSeed(options_.seed, static_cast<uint64_t>(epoch_),
                          static_cast<uint64_t>(sample.id), static_cast<uint64_t>(attempt)));
         StageTimes times;
-        st = processor->Process(sample, &rng, buf->slot(s), &times);
+        bool threw = true;
+        st = NoThrow(
+            [&] {
+              Status r = processor->Process(sample, &rng, buf->slot(s), &times);
+              threw = false;
+              return r;
+            },
+            [&] { return reader_->Name(pos); });
         c->Add(c->decode_ns, times.decode_ns);
         c->Add(c->augment_ns, times.augment_ns);
-        if (!st.ok()) st = st.WithContext(reader_->Name(pos));
+        if (!st.ok() && !threw) st = st.WithContext(reader_->Name(pos));
       }
       if (st.ok()) {
         buf->labels()[s] = sample.label;

@@ -533,5 +533,37 @@ TEST(LoaderTest, ForkedChildGetsAnErrorInsteadOfHanging) {
   EXPECT_EQ(e.ids.size(), 40u);
 }
 
+// Issue 17 item 6: an exception in a worker (std::bad_alloc for an image too
+// large for the memory left) is the sample's error, never std::terminate.
+class ThrowingSource : public MemorySource {
+ public:
+  using MemorySource::MemorySource;
+  Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const override {
+    if (index % 5 == 2) throw std::bad_alloc();
+    return MemorySource::ReadIndex(index, scratch, out);
+  }
+};
+
+TEST(LoaderTest, BadAllocInAWorkerIsAnErrorOrACountedSkip) {
+  auto src = std::make_shared<ThrowingSource>(JpegSamples(20));
+  LoaderOptions o = TrainOptions(4, 2);
+  o.shuffle = false;
+  auto raising = Make(src, o);
+  ASSERT_TRUE(raising->Start().ok());
+  BatchPtr b;
+  bool end = false;
+  const Status st = raising->Next(&b, &end);
+  EXPECT_EQ(st.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(st.message().find("mem/2.jpg"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("out of memory"), std::string::npos) << st.message();
+
+  o.on_error = OnError::kSkip;
+  auto skipping = Make(src, o);
+  Epoch e = RunEpoch(skipping.get());
+  EXPECT_EQ(e.ids.size(), 20u);
+  for (int64_t id : e.ids) EXPECT_NE(id % 5, 2);
+  EXPECT_GE(skipping->stats().total.skipped, 4);
+}
+
 }  // namespace
 }  // namespace stoker
