@@ -306,6 +306,8 @@ void RegisterLoader(py::module_& m) {
         d["batch_buffers"] = s.batch_buffers;
         d["batch_buffer_bytes"] = s.batch_buffer_bytes;
         d["scratch_bytes"] = s.scratch_bytes;
+        d["scratch_budget"] = s.scratch_budget;
+        d["scratch_releases"] = s.scratch_releases;
         return d;
       });
 }

@@ -211,3 +211,37 @@ def test_bad_alloc_in_a_worker_is_an_error_not_an_abort(tmp_path, policy):
     else:
         ok, n, skipped = r.stdout.split()
         assert ok == "OK" and int(n) >= 4 and int(skipped) >= 1, r.stdout
+
+
+# ------------------------------------------------- item 7: scratch memory ----
+
+def rss_bytes() -> int:
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def test_scratch_of_an_oversized_image_is_released_and_in_stats(tmp_path):
+    root = small_folder(tmp_path / "f", n=3)
+    zero_png(root / "a" / "big.png", 6000, 6000)  # 108 MB decoded, above the 64 MiB budget
+    r = run_python(f"""
+        import stoker
+        def rss():
+            for line in open("/proc/self/status"):
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+        l = stoker.Loader(stoker.ImageFolder({str(root)!r}), batch_size=7, threads=2,
+                          transforms=[stoker.Resize(40), stoker.CenterCrop(32)])
+        for epoch in range(2):
+            n = sum(len(b[1]) for b in l)
+            s = l.stats()
+            print("EPOCH", n, s["scratch_bytes"], s["scratch_budget"], s["scratch_releases"])
+    """, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = [l.split() for l in r.stdout.splitlines() if l.startswith("EPOCH")]
+    assert len(lines) == 2, r.stdout
+    for _, n, held, budget, releases in lines:
+        assert int(n) == 7 and int(budget) == 64 << 20
+        assert int(held) <= int(budget), r.stdout  # 108 MB of pixels were not kept
+    assert int(lines[0][4]) >= 1 and int(lines[1][4]) >= 2, r.stdout

@@ -165,6 +165,7 @@ class ImageDecoder::Jpeg {
   }
 
   size_t scratch_bytes() const { return pixels_.capacity(); }
+  void ReleaseScratch() { std::vector<uint8_t>().swap(pixels_); }
 
  private:
   struct ErrorMgr {
@@ -331,6 +332,17 @@ class ImageDecoder::Png {
     info_ = nullptr;
   }
 
+
+ public:
+  size_t scratch_bytes() const {
+    return image_.capacity_bytes() + rows_.capacity() * sizeof(png_bytep);
+  }
+  void ReleaseScratch() {
+    image_.Release();
+    std::vector<png_bytep>().swap(rows_);
+  }
+
+ private:
   png_structp png_ = nullptr;
   png_infop info_ = nullptr;
   const uint8_t* data_ = nullptr;
@@ -369,6 +381,15 @@ Status ImageDecoder::Decode(const DecodeRequest& request, DecodedRegion* out) {
     case ImageFormat::kUnknown: break;
   }
   return InternalError("Decode() without a successful Open()");
+}
+
+size_t ImageDecoder::scratch_bytes() const {
+  return jpeg_->scratch_bytes() + png_->scratch_bytes();
+}
+
+void ImageDecoder::ReleaseScratch() {
+  jpeg_->ReleaseScratch();
+  png_->ReleaseScratch();
 }
 
 Status ImageDecoder::DecodeAll(const uint8_t* data, size_t size, DecodedRegion* out) {

@@ -100,6 +100,11 @@ class ImageDecoder {
   // Decodes the whole image at full size (convenience for tests and tools).
   Status DecodeAll(const uint8_t* data, size_t size, DecodedRegion* out);
 
+  // Pixel memory held between images (for accounting), and a way to free it
+  // (after an oversized image; invalidates the last DecodedRegion).
+  size_t scratch_bytes() const;
+  void ReleaseScratch();
+
  private:
   class Jpeg;
   class Png;

@@ -93,6 +93,7 @@ class LoaderImpl : public Loader {
     processor_config_.dct_scaling = options_.dct_scaling;
     processor_config_.decoder.max_pixels = options_.max_pixels;
     processor_config_.timing = options_.stage_timing;
+    processor_config_.scratch_budget = options_.scratch_budget;
     ring_ = std::vector<RingSlot>(static_cast<size_t>(ring));
     counters_ = std::vector<WorkerCounters>(static_cast<size_t>(threads_));
     scratch_bytes_ = std::vector<std::atomic<size_t>>(static_cast<size_t>(threads_));
@@ -318,6 +319,8 @@ class LoaderImpl : public Loader {
     s.batch_buffers = pool_->allocated();
     s.batch_buffer_bytes = pool_->allocated_bytes();
     for (const auto& b : scratch_bytes_) s.scratch_bytes += b.load(std::memory_order_relaxed);
+    s.scratch_budget = options_.scratch_budget;
+    s.scratch_releases = scratch_releases_.load(std::memory_order_relaxed);
     return s;
   }
 
@@ -555,6 +558,7 @@ class LoaderImpl : public Loader {
         c->Add(c->augment_ns, times.augment_ns);
         if (!st.ok() && !threw) st = st.WithContext(reader_->Name(pos));
       }
+      TrimReadScratch(processor, scratch);
       if (st.ok()) {
         buf->labels()[s] = sample.label;
         buf->ids()[s] = sample.id;
@@ -587,6 +591,21 @@ class LoaderImpl : public Loader {
                                           static_cast<uint64_t>(attempt + 1)) %
                                  static_cast<uint64_t>(n));
     }
+  }
+
+  // Frees the file read buffer when it (with the processor's scratch) is
+  // above the budget; the processor trims its own scratch after each sample.
+  void TrimReadScratch(SampleProcessor* processor, SampleScratch* scratch) {
+    const size_t budget = options_.scratch_budget;
+    if (budget == 0) return;
+    const size_t held = processor->scratch_bytes() + scratch->bytes.capacity();
+    if (held <= budget) return;
+    bool released = processor->TrimScratch();
+    if (processor->scratch_bytes() + scratch->bytes.capacity() > budget) {
+      std::vector<uint8_t>().swap(scratch->bytes);
+      released = true;
+    }
+    if (released) scratch_releases_.fetch_add(1, std::memory_order_relaxed);
   }
 
   // Feeds the batch just taken to the tuning window and applies the tuner's
@@ -659,6 +678,7 @@ class LoaderImpl : public Loader {
   // Counters.
   std::vector<WorkerCounters> counters_;
   std::vector<std::atomic<size_t>> scratch_bytes_;
+  std::atomic<int64_t> scratch_releases_{0};
   int64_t consumer_wait_ns_ = 0;      // guarded by mu_
   int64_t batches_ = 0;               // guarded by mu_
   int64_t wall_ns_ = 0;               // guarded by mu_

@@ -55,11 +55,22 @@ SampleProcessor::SampleProcessor(const ProcessorConfig& config, const PixelWrite
     : config_(config), writer_(writer), decoder_(config.decoder) {}
 
 size_t SampleProcessor::scratch_bytes() const {
-  return resampler_.scratch_bytes() + stage_a_.capacity_bytes() + stage_b_.capacity_bytes();
+  return resampler_.scratch_bytes() + stage_a_.capacity_bytes() + stage_b_.capacity_bytes() +
+         decoder_.scratch_bytes();
+}
+
+bool SampleProcessor::TrimScratch() {
+  if (config_.scratch_budget == 0 || scratch_bytes() <= config_.scratch_budget) return false;
+  decoder_.ReleaseScratch();
+  resampler_.ReleaseScratch();
+  stage_a_.Release();
+  stage_b_.Release();
+  return true;
 }
 
 Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slot,
                                 StageTimes* times) {
+
   const int64_t t0 = Clock();
   ImageHeader header;
   const bool raw = sample.pixels != nullptr;
