@@ -55,15 +55,19 @@ ImageFormat SniffImageFormat(const uint8_t* data, size_t size) {
 
 class ImageDecoder::Jpeg {
  public:
-  Jpeg() {
+  explicit Jpeg(int max_scans) : max_scans_(max_scans) {
     cinfo_.err = jpeg_std_error(&err_.pub);
     err_.pub.error_exit = &ErrorExit;
     err_.pub.emit_message = &EmitMessage;
     jpeg_create_decompress(&cinfo_);
+    progress_.pub.progress_monitor = &ProgressMonitor;
+    progress_.self = this;
+    cinfo_.progress = &progress_.pub;
   }
   ~Jpeg() { jpeg_destroy_decompress(&cinfo_); }
 
   Status Open(const uint8_t* data, size_t size, int64_t max_pixels, ImageHeader* h) {
+    scan_limit_hit_ = false;
     if (setjmp(err_.jump)) return Fail();
     jpeg_abort_decompress(&cinfo_);
     jpeg_mem_src(&cinfo_, data, static_cast<unsigned long>(size));
@@ -177,6 +181,20 @@ class ImageDecoder::Jpeg {
     auto* err = reinterpret_cast<ErrorMgr*>(cinfo->err);
     std::longjmp(err->jump, 1);
   }
+  struct Progress {
+    jpeg_progress_mgr pub;
+    Jpeg* self;
+  };
+  // Called by libjpeg between passes and scans (djpeg's -maxscans check).
+  static void ProgressMonitor(j_common_ptr cinfo) {
+    if (!cinfo->is_decompressor) return;
+    auto* p = reinterpret_cast<Progress*>(cinfo->progress);
+    const int scans = reinterpret_cast<j_decompress_ptr>(cinfo)->input_scan_number;
+    if (p->self->max_scans_ > 0 && scans > p->self->max_scans_) {
+      p->self->scan_limit_hit_ = true;
+      std::longjmp(p->self->err_.jump, 1);
+    }
+  }
   static void EmitMessage(j_common_ptr cinfo, int level) {
     if (level >= 0) return;  // trace messages
     // A warning means corrupt data (truncation, bad Huffman code, ...), and
@@ -187,6 +205,12 @@ class ImageDecoder::Jpeg {
   }
 
   Status Fail() {
+    if (scan_limit_hit_) {
+      scan_limit_hit_ = false;
+      jpeg_abort_decompress(&cinfo_);
+      return ResourceExhaustedError("JPEG: more than " + std::to_string(max_scans_) +
+                                    " progressive scans, above the limit (max_scans)");
+    }
     char buf[JMSG_LENGTH_MAX];
     (*err_.pub.format_message)(reinterpret_cast<j_common_ptr>(&cinfo_), buf);
     const int code = err_.pub.msg_code;
@@ -198,6 +222,9 @@ class ImageDecoder::Jpeg {
 
   jpeg_decompress_struct cinfo_{};
   ErrorMgr err_{};
+  Progress progress_{};
+  const int max_scans_;
+  bool scan_limit_hit_ = false;
   std::vector<uint8_t> pixels_;
 };
 
@@ -356,7 +383,7 @@ class ImageDecoder::Png {
 // ------------------------------------------------------------- dispatch ----
 
 ImageDecoder::ImageDecoder(const DecoderOptions& options)
-    : options_(options), jpeg_(std::make_unique<Jpeg>()), png_(std::make_unique<Png>()) {}
+    : options_(options), jpeg_(std::make_unique<Jpeg>(options.max_scans)), png_(std::make_unique<Png>()) {}
 
 ImageDecoder::~ImageDecoder() = default;
 

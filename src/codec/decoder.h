@@ -81,6 +81,10 @@ struct DecoderOptions {
   // Images with more pixels than this are refused before any pixel memory is
   // allocated (decompression bombs). 0 means no limit.
   int64_t max_pixels = int64_t{1} << 28;
+  // Progressive JPEGs with more scans are refused (ResourceExhausted) while
+  // they are read, as `djpeg -maxscans` does: thousands of tiny scans cost
+  // CPU-seconds per image. Real encoders write about 10. 0 means no limit.
+  int max_scans = 256;
 };
 
 class ImageDecoder {
