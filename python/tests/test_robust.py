@@ -245,3 +245,28 @@ def test_scratch_of_an_oversized_image_is_released_and_in_stats(tmp_path):
         assert int(n) == 7 and int(budget) == 64 << 20
         assert int(held) <= int(budget), r.stdout  # 108 MB of pixels were not kept
     assert int(lines[0][4]) >= 1 and int(lines[1][4]) >= 2, r.stdout
+
+
+# ------------------------------------------------------------- item 20: CLI ----
+
+def test_cli_argument_errors_are_short_and_negative_threads_refused(tmp_path):
+    root = small_folder(tmp_path / "f", n=1)
+    r = run_cli("bench", root, "--batch-size", 0)
+    assert r.returncode != 0 and "must be an integer >= 1, got '0'" in r.stderr, r.stderr
+    assert len(r.stderr) < 300, r.stderr
+    r = run_cli("decode", root, "--threads", -3)
+    assert r.returncode != 0 and ">= 0" in r.stderr, r.stderr
+
+
+def test_cli_bench_skip_and_json_error(tmp_path):
+    root = small_folder(tmp_path / "f", n=4)
+    (root / "a" / "bad.jpg").write_bytes(b"\xff\xd8\xff garbage")
+    r = run_cli("bench", root, "--batch-size", 2, "--epochs", 1, "--threads", 1, "--json")
+    assert r.returncode == 1, r.stdout + r.stderr
+    import json
+    out = json.loads(r.stdout)
+    assert "bad.jpg" in out["error"], out
+    r = run_cli("bench", root, "--batch-size", 2, "--epochs", 1, "--threads", 1, "--json",
+                "--on-error", "skip")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["skipped"] >= 1, r.stdout

@@ -355,7 +355,11 @@ StatusOr<std::vector<std::string>> ExpandBraces(const std::string& pattern) {
     }
     const int64_t lo = std::stoll(lo_s), hi = std::stoll(hi_s);
     if (hi < lo) return InvalidArgumentError("empty brace range in '" + pattern + "'");
-    if (hi - lo > 10000000) return InvalidArgumentError("brace range too large in '" + pattern + "'");
+    if (hi - lo >= kMaxShardNames) {
+      return InvalidArgumentError("brace range in '" + pattern + "' names " +
+                                  std::to_string(hi - lo + 1) + " shards, more than the limit of " +
+                                  std::to_string(kMaxShardNames));
+    }
     const size_t width = lo_s.size() > 1 && lo_s[0] == '0' ? lo_s.size() : 0;
     for (int64_t v = lo; v <= hi; ++v) {
       std::string s = std::to_string(v);
@@ -373,7 +377,14 @@ StatusOr<std::vector<std::string>> ExpandBraces(const std::string& pattern) {
   } else {
     parts.push_back("{" + body + "}");  // not a brace pattern: literal
   }
+  const uint64_t total = static_cast<uint64_t>(parts.size()) * tails.value().size();
+  if (total > static_cast<uint64_t>(kMaxShardNames)) {
+    return InvalidArgumentError("shard pattern '" + pattern + "' names " + std::to_string(total) +
+                                " shards, more than the limit of " +
+                                std::to_string(kMaxShardNames));
+  }
   std::vector<std::string> out;
+  out.reserve(total);
   for (const std::string& p : parts) {
     for (const std::string& t : tails.value()) out.push_back(head + p + t);
   }
@@ -386,10 +397,30 @@ StatusOr<std::vector<std::string>> ExpandShardPatterns(const std::vector<std::st
   for (const std::string& pattern : patterns) {
     auto expanded = ExpandBraces(pattern);
     if (!expanded.ok()) return expanded.status();
-    for (const std::string& p : expanded.value()) {
+    if (out.size() + expanded.value().size() > static_cast<size_t>(kMaxShardNames)) {
+      return InvalidArgumentError("the shard patterns name more than " +
+                                  std::to_string(kMaxShardNames) + " shards");
+    }
+    for (std::string p : expanded.value()) {
       if (IsRemoteUrl(p)) {
         out.push_back(p);
         continue;
+      }
+      const size_t scheme = p.find("://");
+      if (scheme != std::string::npos && scheme > 0 &&
+          p.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-") ==
+              scheme) {
+        const std::string name = p.substr(0, scheme);
+        if (name != "file") {
+          return InvalidArgumentError("shard pattern '" + pattern + "': URL scheme '" + name +
+                                      "://' is not supported (local paths, file://, http:// "
+                                      "and https:// are)");
+        }
+        p = p.substr(scheme + 3);  // file:///data/x.tar -> /data/x.tar
+        if (p.empty() || p[0] != '/') {
+          return InvalidArgumentError("shard pattern '" + pattern +
+                                      "': a file:// URL needs an absolute path (file:///...)");
+        }
       }
       if (p.find_first_of("*?[") != std::string::npos) {
         glob_t g;

@@ -62,7 +62,12 @@ struct ShardOptions {
   StreamOptions stream;
 };
 
+// Patterns may name at most this many shards (brace expansion is bounded
+// before anything is materialised: "{0..9999999}" is an error, not 1.5 GB).
+inline constexpr int64_t kMaxShardNames = 1000000;
+
 // Expands brace patterns and (local) globs; errors when nothing matches.
+// file:///path is a local path; other schemes than http(s) are errors.
 StatusOr<std::vector<std::string>> ExpandShardPatterns(const std::vector<std::string>& patterns);
 // Brace expansion alone ("a{0..2}" -> a0 a1 a2; "{x,y}z" -> xz yz).
 StatusOr<std::vector<std::string>> ExpandBraces(const std::string& pattern);
