@@ -270,3 +270,41 @@ def test_cli_bench_skip_and_json_error(tmp_path):
                 "--on-error", "skip")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["skipped"] >= 1, r.stdout
+
+
+# ------------------------------------------ item 15: empty shard, both modes ----
+
+def write_tar(path: Path, members) -> Path:
+    """members: (name, bytes) pairs, in order."""
+    import io
+    import tarfile
+    with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as t:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    return path
+
+
+def jpeg_bytes(seed: int) -> bytes:
+    import io
+    buf = io.BytesIO()
+    from PIL import Image
+    Image.fromarray(photo(48, 40, seed)).save(buf, format="JPEG", quality=90)
+    return buf.getvalue()
+
+
+def test_empty_shard_is_an_error_in_both_modes(tmp_path):
+    empty = tmp_path / "e-0.tar"
+    empty.write_bytes(b"")
+    with pytest.raises(ValueError, match="no samples"):
+        stoker.Loader(stoker.Shards(str(empty), mode="indexed"), batch_size=2, transforms=VAL)
+    l = stoker.Loader(stoker.Shards(str(empty), mode="stream"), batch_size=2, transforms=VAL)
+    with pytest.raises(stoker.StokerError, match="no samples"):
+        list(l)
+    # An empty shard among others is just a shard without samples.
+    write_tar(tmp_path / "e-1.tar", [(f"k{i}.{ext}", jpeg_bytes(i) if ext == "jpg" else b"1")
+                                     for i in range(3) for ext in ("jpg", "cls")])
+    l = stoker.Loader(stoker.Shards(str(tmp_path / "e-{0..1}.tar"), mode="stream"),
+                      batch_size=2, transforms=VAL)
+    assert sum(len(b[1]) for b in l) == 3

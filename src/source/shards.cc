@@ -159,6 +159,14 @@ class StreamReader : public EpochReader {
     if (p < base_) return InternalError("stream position " + std::to_string(p) + " read twice");
     while (!output_done_ && base_ + static_cast<int64_t>(window_.size()) <= p) ProduceLocked();
     if (p >= base_ + static_cast<int64_t>(window_.size())) {
+      if (p == 0 && pushed_ == 0) {
+        // As in indexed mode, where such shards fail stoker.Shards(...): an
+        // epoch without a single sample (every shard empty) is an error, not
+        // an epoch of zero batches.
+        return DataLossError("Shards(" + std::to_string(urls_->size()) + " shards, " +
+                             urls_->front() + (urls_->size() > 1 ? " ..." : "") +
+                             ") has no samples: every shard is empty");
+      }
       *end = true;
       return Status::OK();
     }
@@ -282,6 +290,7 @@ class StreamReader : public EpochReader {
   }
 
   void Push(Item item) {
+    ++pushed_;
     window_.push_back(std::move(item));
     taken_.push_back(false);
   }
@@ -297,6 +306,7 @@ class StreamReader : public EpochReader {
   std::vector<uint32_t> order_;
   size_t next_shard_ = 0;
   size_t concurrent_ = 1;
+  int64_t pushed_ = 0;  // items ever put in the window this epoch
   std::vector<OpenShard> open_;
   size_t rr_ = 0;
   ShardSample sample_;
