@@ -308,3 +308,15 @@ def test_empty_shard_is_an_error_in_both_modes(tmp_path):
     l = stoker.Loader(stoker.Shards(str(tmp_path / "e-{0..1}.tar"), mode="stream"),
                       batch_size=2, transforms=VAL)
     assert sum(len(b[1]) for b in l) == 3
+
+
+# ------------------------------------------------ item 17: negative labels ----
+
+@pytest.mark.parametrize("mode", ["stream", "indexed"])
+def test_negative_label_is_refused(tmp_path, mode):
+    write_tar(tmp_path / "n-0.tar", [("k0.jpg", jpeg_bytes(1)), ("k0.cls", b"-5\n"),
+                                     ("k1.jpg", jpeg_bytes(2)), ("k1.cls", b"3\n")])
+    l = stoker.Loader(stoker.Shards(str(tmp_path / "n-0.tar"), mode=mode), batch_size=2,
+                      transforms=VAL)
+    with pytest.raises(stoker.StokerError, match="negative label -5"):
+        list(l)

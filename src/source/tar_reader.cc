@@ -157,7 +157,7 @@ bool SplitKey(const std::string& path, std::string* key, std::string* ext) {
   return true;
 }
 
-StatusOr<int64_t> ParseLabel(const uint8_t* data, size_t size) {
+StatusOr<int64_t> ParseLabel(const uint8_t* data, size_t size, bool allow_negative) {
   size_t i = 0;
   while (i < size && std::isspace(data[i])) ++i;
   bool neg = false;
@@ -170,6 +170,10 @@ StatusOr<int64_t> ParseLabel(const uint8_t* data, size_t size) {
   }
   while (i < size && std::isspace(data[i])) ++i;
   if (i != size) return InvalidArgumentError("not an integer label");
+  if (neg && v != 0 && !allow_negative) {
+    return InvalidArgumentError("negative label -" + std::to_string(v) +
+                                " (labels index classes from 0)");
+  }
   return neg ? -v : v;
 }
 
@@ -244,7 +248,8 @@ Status ShardSampleReader::Next(ShardSample* sample, bool* end) {
           done_ = true;
           return s;
         }
-        auto label = ParseLabel(label_bytes_.data(), label_bytes_.size());
+        auto label = ParseLabel(label_bytes_.data(), label_bytes_.size(),
+                                spec_.allow_negative_labels);
         if (!label.ok() && group_error.ok()) {
           group_error = DataLossError(name() + ": member " + pending_.path + ": " +
                                       label.status().message());

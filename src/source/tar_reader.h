@@ -74,6 +74,9 @@ class TarReader {
 struct SampleSpec {
   std::vector<std::string> image_exts = {"jpg", "png", "jpeg"};
   std::string label_ext = "cls";
+  // A negative label (".cls" of "-5") is an error unless this is set: it
+  // would index outside any class table.
+  bool allow_negative_labels = false;
   // Members (images, labels) larger than this are errors, not allocations.
   int64_t max_member_bytes = int64_t{1} << 30;
 };
@@ -85,8 +88,9 @@ std::vector<std::string> SplitExtensions(const std::string& list);
 // basename; false when the basename has no dot (no extension).
 bool SplitKey(const std::string& path, std::string* key, std::string* ext);
 
-// Parses the text of a label member ("7", " 7\n").
-StatusOr<int64_t> ParseLabel(const uint8_t* data, size_t size);
+// Parses the text of a label member ("7", " 7\n"). Negative values are an
+// error unless `allow_negative`.
+StatusOr<int64_t> ParseLabel(const uint8_t* data, size_t size, bool allow_negative = false);
 
 struct ShardSample {
   std::string key;

@@ -70,7 +70,12 @@ TEST(TarReaderTest, ParseLabel) {
   auto v = ParseLabel(reinterpret_cast<const uint8_t*>(" 42\n"), 4);
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(v.value(), 42);
-  EXPECT_EQ(ParseLabel(reinterpret_cast<const uint8_t*>("-3"), 2).value(), -3);
+  EXPECT_EQ(ParseLabel(reinterpret_cast<const uint8_t*>("-3"), 2, true).value(), -3);
+  // Issue 17 item 17: refused unless asked.
+  const auto neg = ParseLabel(reinterpret_cast<const uint8_t*>("-5\n"), 3);
+  EXPECT_FALSE(neg.ok());
+  EXPECT_NE(neg.status().message().find("negative label -5"), std::string::npos);
+  EXPECT_EQ(ParseLabel(reinterpret_cast<const uint8_t*>("-0"), 2).value(), 0);
   EXPECT_FALSE(ParseLabel(reinterpret_cast<const uint8_t*>("4x"), 2).ok());
   EXPECT_FALSE(ParseLabel(reinterpret_cast<const uint8_t*>(""), 0).ok());
   EXPECT_FALSE(ParseLabel(reinterpret_cast<const uint8_t*>("99999999999999999999"), 20).ok());
