@@ -111,12 +111,18 @@ Status TarReader::ReadData(std::vector<uint8_t>* out) {
   if (member_size_ > max_member_bytes_) {
     failed_ = true;
     return DataLossError(name() + ": member " + member_ + ": " + std::to_string(member_size_) +
-                         " bytes, more than the limit of " + std::to_string(max_member_bytes_));
+                         " bytes, more than the limit of " + std::to_string(max_member_bytes_) +
+                         " (max_sample_bytes)");
   }
-  // Sized from the header: only the bytes beyond the previous size are zeroed.
-  out->resize(static_cast<size_t>(member_size_));
+  // The header's size is a claim: the buffer grows with the bytes that really
+  // arrive (doubling from 1 MiB, or from the buffer's previous size), so a
+  // member declaring 900 MiB in a 157 KB shard costs at most a few MiB.
+  // Only the bytes beyond the previous size are zeroed.
+  const size_t total = static_cast<size_t>(member_size_);
+  out->resize(std::min(total, std::max(out->size(), size_t{1} << 20)));
   size_t got = 0;
-  while (got < out->size()) {
+  while (got < total) {
+    if (got == out->size()) out->resize(std::min(total, out->size() * 2));
     const la_ssize_t n = archive_read_data(archive_, out->data() + got, out->size() - got);
     if (n == 0) break;
     if (n < 0) {
@@ -127,7 +133,7 @@ Status TarReader::ReadData(std::vector<uint8_t>* out) {
     }
     got += static_cast<size_t>(n);
   }
-  if (got != out->size()) {
+  if (got != total) {
     failed_ = true;
     return DataLossError(name() + ": member " + member_ + ": truncated (" + std::to_string(got) +
                          " of " + std::to_string(member_size_) + " bytes)");

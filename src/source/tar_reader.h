@@ -46,7 +46,7 @@ struct TarMember {
 class TarReader {
  public:
   static StatusOr<std::unique_ptr<TarReader>> Open(std::unique_ptr<ByteStream> stream,
-                                                   int64_t max_member_bytes = int64_t{1} << 30);
+                                                   int64_t max_member_bytes = int64_t{256} << 20);
   ~TarReader();
 
   // The next regular-file member (directories, links and the like are
@@ -77,8 +77,9 @@ struct SampleSpec {
   // A negative label (".cls" of "-5") is an error unless this is set: it
   // would index outside any class table.
   bool allow_negative_labels = false;
-  // Members (images, labels) larger than this are errors, not allocations.
-  int64_t max_member_bytes = int64_t{1} << 30;
+  // Members (images, labels) larger than this are errors, not allocations
+  // (max_sample_bytes, 256 MiB). Below it, memory follows the bytes present.
+  int64_t max_member_bytes = int64_t{256} << 20;
 };
 
 // Parses "jpg;png;jpeg" into its parts (empty parts dropped).
