@@ -320,3 +320,26 @@ def test_negative_label_is_refused(tmp_path, mode):
                       transforms=VAL)
     with pytest.raises(stoker.StokerError, match="negative label -5"):
         list(l)
+
+
+# -------------------------------------------- item 11: duplicate keys in shards ----
+
+@pytest.mark.parametrize("mode", ["stream", "indexed"])
+def test_duplicate_keys_in_a_shard_are_named_or_counted(tmp_path, mode):
+    j = {i: jpeg_bytes(10 + i) for i in range(4)}
+    write_tar(tmp_path / "d-0.tar", [("k.jpg", j[0]), ("k.cls", b"1"), ("k.jpg", j[1]),
+                                     ("m.jpg", j[2]), ("m.cls", b"2")])
+    write_tar(tmp_path / "d-1.tar", [("a.jpg", j[0]), ("a.cls", b"1"), ("b.jpg", j[1]),
+                                     ("b.cls", b"2"), ("a.jpg", j[3]), ("a.cls", b"3")])
+    for shard, msg in (("d-0.tar", "k.jpg appears twice in sample k"),
+                       ("d-1.tar", "sample a appears again")):
+        l = stoker.Loader(stoker.Shards(str(tmp_path / shard), mode=mode), batch_size=4,
+                          transforms=VAL)
+        with pytest.raises(stoker.StokerError, match=msg):
+            list(l)
+        l = stoker.Loader(stoker.Shards(str(tmp_path / shard), mode=mode), batch_size=4,
+                          transforms=VAL, on_error="skip")
+        labels = sorted(int(x) for b in l for x in b[1])
+        assert l.stats()["skipped"] >= 1
+        if mode == "stream":  # no replacement in a stream: exactly the good samples
+            assert labels == ([2] if shard == "d-0.tar" else [1, 2]), labels

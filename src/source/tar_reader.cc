@@ -232,11 +232,28 @@ Status ShardSampleReader::Next(ShardSample* sample, bool* end) {
     size_t image_rank = spec_.image_exts.size();
     bool has_label = false;
     Status group_error;
+    // Duplicate keys (issue 17 item 11): webdataset refuses a member name
+    // repeated within a sample; a key that comes back after other keys
+    // would be a second sample under the same name. Both are errors of
+    // that sample here (counted skips under on_error="skip").
+    if (!seen_keys_.insert(key).second) {
+      group_error = DataLossError(name() + ": sample " + key +
+                                  " appears again after other samples (duplicate key)");
+    }
+    std::vector<std::string> exts_seen;
     for (;;) {
       // Consume the pending member, which belongs to this group.
+      const bool duplicate = std::find(exts_seen.begin(), exts_seen.end(), ext) != exts_seen.end();
+      exts_seen.push_back(ext);
+      if (duplicate && group_error.ok()) {
+        group_error = DataLossError(name() + ": member " + pending_.path +
+                                    " appears twice in sample " + key + " (duplicate key)");
+      }
       size_t rank = 0;
       while (rank < spec_.image_exts.size() && spec_.image_exts[rank] != ext) ++rank;
-      if (rank < image_rank) {
+      if (duplicate) {
+        // Not read: the sample is an error already.
+      } else if (rank < image_rank) {
         image_rank = rank;
         sample->image_member = pending_.path;
         sample->data_offset = pending_.data_offset;

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "io/stream.h"
@@ -129,6 +130,7 @@ class ShardSampleReader {
   bool done_ = false;
   Status deferred_;
   std::vector<uint8_t> label_bytes_;
+  std::unordered_set<std::string> seen_keys_;  // keys of the samples so far
 };
 
 }  // namespace stoker
