@@ -343,3 +343,21 @@ def test_duplicate_keys_in_a_shard_are_named_or_counted(tmp_path, mode):
         assert l.stats()["skipped"] >= 1
         if mode == "stream":  # no replacement in a stream: exactly the good samples
             assert labels == ([2] if shard == "d-0.tar" else [1, 2]), labels
+
+
+# ------------------------------------------------- item 12: stale .tar.idx ----
+
+def test_index_of_a_shard_rewritten_with_same_size_and_mtime_is_rebuilt(tmp_path):
+    shard = tmp_path / "s-0.tar"
+    members = lambda labels: [(f"k{i}.{e}", jpeg_bytes(i) if e == "jpg" else str(l).encode())
+                              for i, l in enumerate(labels) for e in ("jpg", "cls")]
+    write_tar(shard, members([1, 2, 3]))
+    st = shard.stat()
+    l = stoker.Loader(stoker.Shards(str(shard), mode="indexed"), batch_size=3, transforms=VAL)
+    assert sorted(int(x) for b in l for x in b[1]) == [1, 2, 3]
+    assert (tmp_path / "s-0.tar.idx").exists()
+    write_tar(shard, members([7, 8, 9]))  # same sizes: labels are one digit each
+    os.utime(shard, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert shard.stat().st_size == st.st_size and shard.stat().st_mtime_ns == st.st_mtime_ns
+    l = stoker.Loader(stoker.Shards(str(shard), mode="indexed"), batch_size=3, transforms=VAL)
+    assert sorted(int(x) for b in l for x in b[1]) == [7, 8, 9]
