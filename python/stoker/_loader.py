@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import weakref
 from typing import Optional, Sequence
 
@@ -15,6 +16,34 @@ except ImportError:  # pragma: no cover - exercised only without torch
     torch = None
 
 _DTYPES = ("uint8", "float32", "float16", "bfloat16")
+_INT_MAX = 2**31 - 1
+
+
+def _int_arg(name: str, v, lo: int, hi: int) -> int:
+    """An integer argument, checked: TypeError for a non-integer (no silent
+    truncation of 2.5 or parsing of "8"), ValueError out of [lo, hi]."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {type(v).__name__} {v!r}")
+    v = int(v)
+    if v < lo:
+        raise ValueError(f"{name} must be >= {lo}, got {v}")
+    if v > hi:
+        raise ValueError(f"{name} must be <= {hi}, got {v}")
+    return v
+
+
+def _bool_arg(name: str, v) -> bool:
+    if not isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(v).__name__} {v!r}")
+    return bool(v)
+
+
+def _choice_arg(name: str, v, choices) -> str:
+    if not isinstance(v, str):
+        raise TypeError(f"{name} must be one of {choices}, got {type(v).__name__} {v!r}")
+    if v not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {v!r}")
+    return v
 
 
 class Loader:
@@ -60,8 +89,26 @@ class Loader:
                  dct_scaling: bool = True, max_pixels: int = 1 << 28,
                  max_threads: Optional[int] = None, max_prefetch: int = 8, device: str = "cpu",
                  device_augment=None):
+        # Every argument is checked here, in one place (issue 17 items 18-19).
+        if not isinstance(source, _C.Source):
+            hint = (f": did you mean stoker.ImageFolder({source!r})?"
+                    if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__") else "")
+            raise TypeError("source must be a stoker source (stoker.ImageFolder, Shards, Npy, "
+                            f"HDF5), got {type(source).__name__}{hint}")
         if dtype not in _DTYPES:
             raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}")
+        batch_size = _int_arg("batch_size", batch_size, 1, _INT_MAX)
+        seed = _int_arg("seed", seed, 0, 2**64 - 1)
+        shuffle = _bool_arg("shuffle", shuffle)
+        drop_last = _bool_arg("drop_last", drop_last)
+        return_indices = _bool_arg("return_indices", return_indices)
+        dct_scaling = _bool_arg("dct_scaling", dct_scaling)
+        on_error = _choice_arg("on_error", on_error, ("raise", "skip"))
+        layout = _choice_arg("layout", layout, ("NCHW", "NHWC"))
+        max_pixels = _int_arg("max_pixels", max_pixels, 0, 2**63 - 1)
+        max_threads = _int_arg("max_threads", 0 if max_threads is None else max_threads, 0,
+                               _INT_MAX)
+        max_prefetch = _int_arg("max_prefetch", max_prefetch, 1, _INT_MAX)
         auto_threads = threads == "auto"
         auto_prefetch = prefetch == "auto"
         if threads is None or auto_threads:
@@ -72,6 +119,8 @@ class Loader:
             raise ValueError(f"threads must be a non-negative int, None or 'auto', got {threads!r}")
         if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 1:
             raise ValueError(f"prefetch must be a positive int or 'auto', got {prefetch!r}")
+        threads = _int_arg("threads", threads, 0, _INT_MAX)
+        prefetch = _int_arg("prefetch", prefetch, 1, _INT_MAX)
         self._dtype = dtype
         self._return_indices = return_indices
         self._source = source
@@ -101,7 +150,7 @@ class Loader:
 
     def set_epoch(self, epoch: int) -> None:
         """Sets the epoch the next iteration runs (order and augmentation depend on it)."""
-        self._impl.set_epoch(int(epoch))
+        self._impl.set_epoch(_int_arg("epoch", epoch, 0, 2**63 - 1))
 
     @property
     def epoch(self) -> int:
