@@ -27,17 +27,44 @@ namespace stoker::python {
 PyObject* g_stoker_error = nullptr;
 
 // Raises the Python exception matching `s`.
+namespace {
+
+// Messages name files, and file names need not be UTF-8: bytes that are not
+// become surrogate escapes (as os.fsdecode makes them), never an empty or
+// unraisable message.
+[[noreturn]] void SetErrorAndThrow(PyObject* type, const std::string& message) {
+  PyObject* text = PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()),
+                                        "surrogateescape");
+  if (text == nullptr) {
+    PyErr_Clear();
+    PyErr_SetString(type, "(undecodable message)");
+  } else {
+    PyErr_SetObject(type, text);
+    Py_DECREF(text);
+  }
+  throw py::error_already_set();
+}
+
+}  // namespace
+
 [[noreturn]] void Throw(const Status& s) {
   switch (s.code()) {
-    case StatusCode::kInvalidArgument: throw py::value_error(s.message());
-    case StatusCode::kNotFound: {
-      PyErr_SetString(PyExc_FileNotFoundError, s.message().c_str());
-      throw py::error_already_set();
-    }
-    default:
-      PyErr_SetString(g_stoker_error, s.message().c_str());
-      throw py::error_already_set();
+    case StatusCode::kInvalidArgument: SetErrorAndThrow(PyExc_ValueError, s.message());
+    case StatusCode::kNotFound: SetErrorAndThrow(PyExc_FileNotFoundError, s.message());
+    default: SetErrorAndThrow(g_stoker_error, s.message());
   }
+}
+
+// A path argument: str (surrogate escapes allowed), bytes or os.PathLike, as
+// the bytes the file system uses.
+std::string FsPath(const py::object& path) {
+  return py::module_::import("os").attr("fsencode")(path).cast<std::string>();
+}
+
+// A file system path for Python: str, with surrogate escapes for bytes that
+// are not UTF-8 (os.fsdecode).
+py::object FsDecode(const std::string& path) {
+  return py::module_::import("os").attr("fsdecode")(py::bytes(path));
 }
 
 namespace {
@@ -45,8 +72,7 @@ namespace {
 // Errors met while iterating concern the data, whatever their code: they
 // all raise stoker.StokerError, whose message names the sample.
 [[noreturn]] void ThrowIterationError(const Status& s) {
-  PyErr_SetString(g_stoker_error, s.message().c_str());
-  throw py::error_already_set();
+  SetErrorAndThrow(g_stoker_error, s.message());
 }
 
 template <typename T>
@@ -120,7 +146,8 @@ void RegisterLoader(py::module_& m) {
       .def_property_readonly("classes", &Source::classes);
 
   py::class_<ImageFolder, Source, std::shared_ptr<ImageFolder>>(m, "ImageFolder")
-      .def(py::init([](const std::string& root) {
+      .def(py::init([](const py::object& root_arg) {
+             const std::string root = FsPath(root_arg);
              StatusOr<std::shared_ptr<ImageFolder>> f = [&] {
                py::gil_scoped_release release;
                return ImageFolder::Open(root);
@@ -128,8 +155,9 @@ void RegisterLoader(py::module_& m) {
              return Unwrap(std::move(f));
            }),
            py::arg("root"))
-      .def_property_readonly("root", &ImageFolder::root)
-      .def("path", &ImageFolder::Path, py::arg("index"))
+      .def_property_readonly("root", [](const ImageFolder& f) { return FsDecode(f.root()); })
+      .def("path", [](const ImageFolder& f, int64_t i) { return FsDecode(f.Path(i)); },
+           py::arg("index"))
       .def("label", &ImageFolder::Label, py::arg("index"));
 
   py::class_<Transform>(m, "Transform")

@@ -394,3 +394,26 @@ def test_source_set_epoch_and_scale_are_validated(tmp_path):
     import math
     with pytest.raises(ValueError, match="scale must be finite"):
         stoker.RandomResizedCrop(32, scale=(math.nan, math.nan))
+
+
+# ------------------------------------------------ item 18: paths and names ----
+
+def test_non_utf8_names_and_pathlike_roots(tmp_path):
+    base = os.fsencode(str(tmp_path))
+    root = base + b"/r\xff\xfe"  # not UTF-8
+    os.makedirs(root + b"/a")
+    with open(root + b"/a/ok.jpg", "wb") as f:
+        f.write(jpeg_bytes(3))
+    with open(root + b"/a/bad\xff.jpg", "wb") as f:
+        f.write(b"\xff\xd8\xff not a jpeg")
+    for arg in (root, os.fsdecode(root), Path(os.fsdecode(root))):
+        folder = stoker.ImageFolder(arg)
+        assert len(folder) == 2
+        assert os.fsencode(folder.root) == root
+    l = stoker.Loader(stoker.ImageFolder(root), batch_size=2, transforms=VAL)
+    with pytest.raises(stoker.StokerError) as e:
+        list(l)
+    msg = str(e.value)
+    assert msg and os.fsdecode(b"bad\xff.jpg") in msg, repr(msg)
+    with pytest.raises(TypeError):
+        stoker.ImageFolder(42)
