@@ -269,8 +269,8 @@ StatusOr<std::shared_ptr<NpySource>> NpySource::Open(const std::string& images_p
   };
   if (h.kind != 'u' || h.item_size != 1) return fail("images must be uint8");
   if (h.fortran_order) {
-    return UnimplementedError(images_path + ": Fortran-order arrays are not supported "
-                              "(save with np.ascontiguousarray)");
+    // InvalidArgument like every other header problem (ValueError in Python).
+    return fail("Fortran-order arrays are not supported (save with np.ascontiguousarray)");
   }
   if (h.shape.size() != 4) {
     return fail("images must be 4-D [N, H, W, C] or [N, C, H, W], got " +
