@@ -417,3 +417,22 @@ def test_non_utf8_names_and_pathlike_roots(tmp_path):
     assert msg and os.fsdecode(b"bad\xff.jpg") in msg, repr(msg)
     with pytest.raises(TypeError):
         stoker.ImageFolder(42)
+
+
+# ---------------------------------------- item 13: folders deeper than PATH_MAX ----
+
+def test_folder_deeper_than_path_max_is_an_error_not_a_silent_loss(tmp_path):
+    root = small_folder(tmp_path / "f", n=2)
+    fd = os.open(root / "a", os.O_RDONLY)
+    name = "d" * 250
+    for _ in range(20):  # about 5,000 bytes of path: beyond PATH_MAX (4096)
+        os.mkdir(name, dir_fd=fd)
+        nfd = os.open(name, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = nfd
+    out = os.open("deep.jpg", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+    os.write(out, jpeg_bytes(5))
+    os.close(out)
+    os.close(fd)
+    with pytest.raises((stoker.StokerError, OSError), match="File name too long"):
+        stoker.ImageFolder(str(root))
