@@ -71,6 +71,10 @@ class EpochReader {
   virtual Status Read(int64_t position, SampleScratch* scratch, SampleData* out, bool* end) = 0;
   // A name for the sample at `position` (path, shard:member) for messages.
   virtual std::string Name(int64_t position) const = 0;
+  // Asks reads in progress to return soon (a stalled remote transfer returns
+  // Cancelled within about 0.1 s); the epoch is being stopped. Thread-safe,
+  // may run while Read() blocks. Default: nothing to cancel.
+  virtual void Cancel() {}
 };
 
 class Source {

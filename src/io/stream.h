@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,9 @@ struct StreamOptions {
   // A transfer making less than 1 byte/s for this long counts as dropped.
   int stall_timeout_s = 30;
   int connect_timeout_s = 15;
+  // When set and true, a remote read in progress (or its retry backoff)
+  // returns Cancelled within about 0.1 s (Ctrl-C, Loader::Stop).
+  std::shared_ptr<const std::atomic<bool>> cancel;
 };
 
 class ByteStream {

@@ -95,6 +95,12 @@ class HttpStream : public ByteStream {
     return n;
   }
 
+  // libcurl's progress callback: non-zero aborts the transfer
+  // (CURLE_ABORTED_BY_CALLBACK) once the reader is cancelled.
+  static int OnProgress(void* self_ptr, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+    return static_cast<const HttpStream*>(self_ptr)->Cancelled() ? 1 : 0;
+  }
+
   Status StartAttempt() {
     easy_ = curl_easy_init();
     if (easy_ == nullptr) return ResourceExhaustedError(url_ + ": curl_easy_init failed");
@@ -109,6 +115,11 @@ class HttpStream : public ByteStream {
     curl_easy_setopt(easy_, CURLOPT_CONNECTTIMEOUT, static_cast<long>(o_.connect_timeout_s));
     curl_easy_setopt(easy_, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(easy_, CURLOPT_LOW_SPEED_TIME, static_cast<long>(o_.stall_timeout_s));
+    if (o_.cancel != nullptr) {  // aborts inside curl_multi_perform too
+      curl_easy_setopt(easy_, CURLOPT_XFERINFOFUNCTION, &HttpStream::OnProgress);
+      curl_easy_setopt(easy_, CURLOPT_XFERINFODATA, this);
+      curl_easy_setopt(easy_, CURLOPT_NOPROGRESS, 0L);
+    }
     if (received_ > 0) {
       const std::string range = std::to_string(received_) + "-";
       curl_easy_setopt(easy_, CURLOPT_RANGE, range.c_str());  // copied by libcurl
@@ -129,6 +140,10 @@ class HttpStream : public ByteStream {
   // Drives the transfer until bytes arrive, the body ends or it fails for good.
   Status Pump() {
     while (buf_.empty() && !done_) {
+      if (Cancelled()) {
+        EndAttempt();
+        return CancelledError(url_ + ": transfer cancelled");
+      }
       int running = 0;
       if (curl_multi_perform(multi_, &running) != CURLM_OK) {
         return IoError(url_ + ": curl_multi_perform failed");
@@ -139,7 +154,7 @@ class HttpStream : public ByteStream {
         STOKER_RETURN_IF_ERROR(Finished(msg->data.result));
       }
       if (buf_.empty() && !done_ && running > 0) {
-        curl_multi_poll(multi_, nullptr, 0, 1000, nullptr);
+        curl_multi_poll(multi_, nullptr, 0, 100, nullptr);  // 0.1 s: see Cancelled()
       }
     }
     return Status::OK();
@@ -175,6 +190,9 @@ class HttpStream : public ByteStream {
         if (code == 404 || code == 410) return NotFoundError(url_ + ": " + reason + " (not found)");
         return IoError(url_ + ": " + reason);
       }
+    } else if (result == CURLE_ABORTED_BY_CALLBACK) {
+      EndAttempt();
+      return CancelledError(url_ + ": transfer cancelled");
     } else {
       reason = error_[0] ? std::string(error_) : curl_easy_strerror(result);
       if (result == CURLE_UNSUPPORTED_PROTOCOL || result == CURLE_URL_MALFORMAT) {
@@ -190,8 +208,16 @@ class HttpStream : public ByteStream {
     ++retries_;
     const int64_t wait_ms =
         std::min<int64_t>(5000, int64_t{o_.backoff_ms} << std::min(attempts_ - 1, 20));
-    std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+    for (int64_t slept = 0; slept < wait_ms; slept += 50) {
+      if (Cancelled()) return CancelledError(url_ + ": transfer cancelled");
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(std::min<int64_t>(50, wait_ms - slept)));
+    }
     return StartAttempt();
+  }
+
+  bool Cancelled() const {
+    return o_.cancel != nullptr && o_.cancel->load(std::memory_order_relaxed);
   }
 
   const std::string url_;

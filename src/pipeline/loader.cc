@@ -289,6 +289,7 @@ class LoaderImpl : public Loader {
     if (!active_) return;
     cancelled_.store(true, std::memory_order_release);
     active_ = false;
+    if (reader_ != nullptr) reader_->Cancel();  // a stalled remote read returns soon
     work_cv_.notify_all();
     ready_cv_.notify_all();
     idle_cv_.wait(lock, [&] { return busy_workers_ == 0; });

@@ -152,6 +152,7 @@ class StreamReader : public EpochReader {
 
   int64_t size() const override { return -1; }
   bool random_access() const override { return false; }
+  void Cancel() override { cancel_->store(true, std::memory_order_relaxed); }
 
   Status Read(int64_t p, SampleScratch* scratch, SampleData* out, bool* end) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -257,6 +258,7 @@ class StreamReader : public EpochReader {
 
   StreamOptions StreamOptionsFor() const {
     StreamOptions s = o_->stream;
+    s.cancel = cancel_;
     if (s.cache_dir.empty()) s.cache_dir = o_->cache_dir;
     return s;
   }
@@ -298,6 +300,9 @@ class StreamReader : public EpochReader {
   const std::vector<std::string>* urls_;
   const ShardOptions* o_;
   const std::shared_ptr<BufferPool> pool_;
+  // Set by Cancel() without mu_ (a stalled Read holds it); seen by the
+  // remote streams this reader opens.
+  const std::shared_ptr<std::atomic<bool>> cancel_ = std::make_shared<std::atomic<bool>>(false);
 
   mutable std::mutex mu_;
   // Everything below is guarded by mu_.
