@@ -8,11 +8,12 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
-  libjpeg62-turbo-dev libpng-dev zlib1g-dev libhdf5-dev
+  libjpeg62-turbo-dev libpng-dev libwebp-dev libtiff-dev zlib1g-dev libhdf5-dev
   libarchive-dev libzstd-dev zstd libcurl4-openssl-dev nginx
   libgtest-dev libcli11-dev pybind11-dev
   python3-dev python3-numpy python3-pytest python3-pil python3-h5py
   python3-torch python3-torchvision python3-matplotlib
+  python3-setuptools python3-wheel python3-build python3-venv python3-pip
 )
 if [[ "${1:-}" == "fuzz" ]]; then
   PACKAGES+=(clang-14 libclang-rt-14-dev)

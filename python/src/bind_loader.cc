@@ -12,13 +12,11 @@
 #include <cstring>
 #include <memory>
 
-#include "base/rng.h"
-#include "diagnose/diagnose.h"
-#include "codec/decoder.h"
-#include "ops/geometry.h"
-#include "source/image_folder.h"
 #include "errors.h"
+#include "stoker/decode.h"
+#include "stoker/diagnose.h"
 #include "stoker/loader.h"
+#include "stoker/sources.h"
 
 namespace py = pybind11;
 
@@ -127,6 +125,16 @@ py::tuple BatchArrays(BatchPtr batch) {
   return py::make_tuple(images, labels, ids);
 }
 
+// [(path, label), ...] in index order, as torchvision's ImageFolder.samples.
+py::list ImageFolderSamples(const ImageFolder& f) {
+  py::list out(f.size());
+  const py::object fsdecode = py::module_::import("os").attr("fsdecode");
+  for (int64_t i = 0; i < f.size(); ++i) {
+    out[static_cast<size_t>(i)] = py::make_tuple(fsdecode(py::bytes(f.Path(i))), f.Label(i));
+  }
+  return out;
+}
+
 }  // namespace
 
 // For the other binding files.
@@ -134,6 +142,9 @@ void ThrowStatus(const Status& s) { Throw(s); }
 
 void RegisterLoader(py::module_& m) {
   static py::exception<std::runtime_error> exc(m, "StokerError", PyExc_RuntimeError);
+  exc.attr("__doc__") =
+      "stoker's error (a RuntimeError): a file that cannot be read or decoded (the\n"
+      "message names it), a damaged shard, an unusable device.";
   g_stoker_error = exc.ptr();
 
   py::class_<Source, std::shared_ptr<Source>>(m, "Source")
@@ -143,9 +154,15 @@ void RegisterLoader(py::module_& m) {
              return s.size();
            })
       .def("__repr__", &Source::Describe)
-      .def_property_readonly("classes", &Source::classes);
+      .def_property_readonly("classes", &Source::classes, "The class names, index = label.");
 
-  py::class_<ImageFolder, Source, std::shared_ptr<ImageFolder>>(m, "ImageFolder")
+  py::class_<ImageFolder, Source, std::shared_ptr<ImageFolder>>(
+      m, "ImageFolder",
+      "Images in root/<class>/<file>, as torchvision's ImageFolder finds them: the same\n"
+      "classes (sorted sub-folder names), labels and sample order. JPEG and PNG files;\n"
+      "sub-folders walked recursively, symbolic links followed. root may be str, bytes or\n"
+      "os.PathLike. Raises StokerError if root does not exist, has no class folders, or a\n"
+      "class has no images.")
       .def(py::init([](const py::object& root_arg) {
              const std::string root = FsPath(root_arg);
              StatusOr<std::shared_ptr<ImageFolder>> f = [&] {
@@ -155,10 +172,50 @@ void RegisterLoader(py::module_& m) {
              return Unwrap(std::move(f));
            }),
            py::arg("root"))
-      .def_property_readonly("root", [](const ImageFolder& f) { return FsDecode(f.root()); })
+      .def_property_readonly(
+          "root", [](const ImageFolder& f) { return FsDecode(f.root()); },
+          "The folder it was opened on.")
       .def("path", [](const ImageFolder& f, int64_t i) { return FsDecode(f.Path(i)); },
-           py::arg("index"))
-      .def("label", &ImageFolder::Label, py::arg("index"));
+           py::arg("index"), "The file of sample `index`.")
+      .def("label", &ImageFolder::Label, py::arg("index"), "The label of sample `index`.")
+      // torchvision.datasets.ImageFolder's surface: samples (= imgs), targets,
+      // class_to_idx, len() and [i] (here the encoded bytes and the label).
+      .def_property_readonly("samples", &ImageFolderSamples)
+      .def_property_readonly("imgs", &ImageFolderSamples)
+      .def_property_readonly("targets",
+                             [](const ImageFolder& f) {
+                               py::list out(f.size());
+                               for (int64_t i = 0; i < f.size(); ++i) {
+                                 out[static_cast<size_t>(i)] = py::int_(f.Label(i));
+                               }
+                               return out;
+                             })
+      .def_property_readonly("class_to_idx",
+                             [](const ImageFolder& f) {
+                               py::dict d;
+                               const std::vector<std::string> c = f.classes();
+                               for (size_t i = 0; i < c.size(); ++i) {
+                                 d[py::str(c[i])] = py::int_(i);
+                               }
+                               return d;
+                             })
+      .def("__getitem__", [](const ImageFolder& f, int64_t index) {
+        if (index < 0) index += f.size();
+        if (index < 0 || index >= f.size()) {
+          throw py::index_error("index " + std::to_string(index) + " out of range for " +
+                                std::to_string(f.size()) + " images");
+        }
+        SampleScratch scratch;
+        SampleData data;
+        Status s;
+        {
+          py::gil_scoped_release release;
+          s = f.ReadIndex(index, &scratch, &data);
+        }
+        if (!s.ok()) Throw(s);
+        return py::make_tuple(
+            py::bytes(reinterpret_cast<const char*>(data.bytes), data.size), data.label);
+      }, py::arg("index"), "(encoded image bytes, label) of image `index`.");
 
   py::class_<Transform>(m, "Transform")
       .def_static("random_resized_crop", &Transform::RandomResizedCrop)
@@ -173,28 +230,28 @@ void RegisterLoader(py::module_& m) {
   m.def("_decode",
         [](py::bytes data, int64_t max_pixels) {
           std::string bytes = data;
-          ImageDecoder decoder(DecoderOptions{max_pixels});
-          DecodedRegion r;
-          Status s = decoder.DecodeAll(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                       bytes.size(), &r);
+          Decoder decoder(max_pixels);
+          DecodedImage r;
+          Status s = decoder.Decode(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                    bytes.size(), &r);
           if (!s.ok()) Throw(s);
-          py::array_t<uint8_t> out({r.pixels.height, r.pixels.width, 3});
-          for (int y = 0; y < r.pixels.height; ++y) {
-            std::memcpy(out.mutable_data(y, 0, 0), r.pixels.row(y),
-                        static_cast<size_t>(r.pixels.width) * 3);
+          py::array_t<uint8_t> out({r.height, r.width, 3});
+          for (int y = 0; y < r.height; ++y) {
+            std::memcpy(out.mutable_data(y, 0, 0), r.pixels + y * r.stride,
+                        static_cast<size_t>(r.width) * 3);
           }
           return out;
         },
         py::arg("data"), py::arg("max_pixels") = int64_t{1} << 28,
-        "Decodes JPEG/PNG bytes to an RGB [H, W, 3] uint8 array (for tests).");
+        "Decodes JPEG, PNG, WebP, TIFF, BMP or PNM bytes to an RGB [H, W, 3] uint8 array (for tests).");
   m.def("_sample_random_resized_crop",
         [](int width, int height, const Transform& t, uint64_t seed, int n) {
           py::array_t<int32_t> out({n, 4});
           for (int i = 0; i < n; ++i) {
-            Rng rng(HashSeed(seed, static_cast<uint64_t>(i)));
-            const Rect r = SampleRandomResizedCrop(width, height, t, &rng);
+            const CropBox r =
+                SampleRandomResizedCropBox(width, height, t, seed, static_cast<uint64_t>(i));
             int32_t* o = out.mutable_data(i, 0);
-            o[0] = r.y; o[1] = r.x; o[2] = r.height; o[3] = r.width;
+            o[0] = r.top; o[1] = r.left; o[2] = r.height; o[3] = r.width;
           }
           return out;
         },

@@ -154,10 +154,12 @@ class Loader:
 
     @property
     def epoch(self) -> int:
+        """The epoch the next iteration runs."""
         return self._impl.epoch
 
     @property
     def source(self):
+        """The source the loader reads."""
         return self._source
 
     def stats(self) -> dict:

@@ -8,7 +8,10 @@ from typing import Optional, Sequence, Union
 from stoker import _C
 
 
-def Shards(urls: Union[str, Sequence[str]], *, image: str = "jpg;png;jpeg", label: str = "cls",
+IMAGE_EXTENSIONS = "jpg;png;jpeg;webp;tif;tiff;bmp;ppm;pgm;pbm"
+
+
+def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, label: str = "cls",
            mode: str = "auto", shuffle_buffer: int = 1000, concurrent_shards: int = 4,
            cache_dir: Optional[str] = None, retries: int = 5, backoff_ms: int = 100):
     """A source over tar shards (``key.jpg``, ``key.cls``, ... grouped by key).
@@ -17,7 +20,8 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = "jpg;png;jpeg", labe
       urls: one pattern or a list: local paths, ``http://``/``https://`` URLs, brace
         ranges with zero padding (``"train-{000000..000146}.tar"``), brace lists
         (``"{a,b}"``) and, for local paths, glob wildcards. Nothing matching is an error.
-      image: the image member's extensions, in order of preference (``"jpg;png;jpeg"``).
+      image: the image member's extensions, in order of preference (default: every format
+        stoker decodes, in the order ``"jpg;png;jpeg;webp;tif;tiff;bmp;ppm;pgm;pbm"``).
       label: the extension of the member holding the integer label as text ("" for none:
         labels are -1).
       mode: ``"indexed"`` (local uncompressed ``.tar``: indexed once, index cached beside
@@ -31,6 +35,9 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = "jpg;png;jpeg", labe
       retries: attempts per remote shard (connection errors, 5xx, dropped connections;
         each retry resumes where the last one stopped).
       backoff_ms: the first wait between attempts; doubled each time.
+
+    ``classes`` holds the class names (by label) when the shards' directory has the
+    ``classes.json`` that ``stoker convert`` writes beside them, else ``[]``.
 
     In stream mode the length is unknown: ``len()`` of the source or of a Loader over it
     raises TypeError, and iteration ends when the shards do.

@@ -10,8 +10,11 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 
+#include "base/json.h"
 #include "base/rng.h"
 #include "io/file.h"
 #include "source/tar_index.h"
@@ -32,9 +35,11 @@ bool AllDigits(const std::string& s) {
 class IndexedShards : public RandomAccessSource {
  public:
   static StatusOr<std::shared_ptr<Source>> Open(const std::vector<std::string>& urls,
-                                                const ShardOptions& o) {
+                                                const ShardOptions& o,
+                                                std::vector<std::string> classes) {
     std::shared_ptr<IndexedShards> s(new IndexedShards());
     s->urls_ = urls;
+    s->classes_ = std::move(classes);
     for (size_t i = 0; i < urls.size(); ++i) {
       auto index = LoadOrBuildTarIndex(urls[i], o.spec, o.cache_dir);
       if (!index.ok()) return index.status();
@@ -48,6 +53,7 @@ class IndexedShards : public RandomAccessSource {
   }
 
   int64_t size() const override { return static_cast<int64_t>(entries_.size()); }
+  std::vector<std::string> classes() const override { return classes_; }
   std::string Describe() const override {
     return "Shards(" + std::to_string(urls_.size()) + " shards, " + std::to_string(size()) +
            " samples, indexed" + (urls_.empty() ? "" : ", " + urls_[0] + " ...") + ")";
@@ -91,6 +97,7 @@ class IndexedShards : public RandomAccessSource {
 
  private:
   std::vector<std::string> urls_;
+  std::vector<std::string> classes_;  // from classes.json beside the shards
   std::vector<int64_t> starts_;
   std::vector<TarIndexEntry> entries_;
   std::vector<uint32_t> shard_of_;
@@ -328,11 +335,14 @@ class StreamReader : public EpochReader {
 
 class StreamShards : public Source {
  public:
-  StreamShards(std::vector<std::string> urls, const ShardOptions& o)
+  StreamShards(std::vector<std::string> urls, const ShardOptions& o,
+               std::vector<std::string> classes)
       : urls_(std::move(urls)),
+        classes_(std::move(classes)),
         options_(o),
         pool_(std::make_shared<BufferPool>(static_cast<size_t>(std::max(0, o.shuffle_buffer)) + 64)) {}
   int64_t size() const override { return -1; }
+  std::vector<std::string> classes() const override { return classes_; }
   std::string Describe() const override {
     return "Shards(" + std::to_string(urls_.size()) + " shards, stream" +
            (urls_.empty() ? "" : ", " + urls_[0] + " ...") + ")";
@@ -343,9 +353,28 @@ class StreamShards : public Source {
 
  private:
   const std::vector<std::string> urls_;
+  const std::vector<std::string> classes_;
   const ShardOptions options_;
   const std::shared_ptr<BufferPool> pool_;
 };
+
+// Class names from the classes.json that `stoker convert` writes beside the
+// shards (src/convert/convert.h), looked for in the first shard's directory
+// (local shards only); none when the file is absent.
+StatusOr<std::vector<std::string>> ReadShardClasses(const std::vector<std::string>& urls) {
+  std::vector<std::string> classes;
+  if (urls.empty() || IsRemoteUrl(urls[0])) return classes;
+  const size_t slash = urls[0].find_last_of('/');
+  const std::string path =
+      (slash == std::string::npos ? std::string(".") : urls[0].substr(0, slash)) + "/classes.json";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return classes;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!ParseJsonStringArray(text, &classes)) {
+    return DataLossError(path + ": not a JSON array of class names");
+  }
+  return classes;
+}
 
 }  // namespace
 
@@ -476,6 +505,7 @@ StatusOr<std::shared_ptr<Source>> OpenShards(const ShardOptions& options) {
   for (const std::string& u : urls.value()) {
     if (IsRemoteUrl(u) || !EndsWith(u, ".tar")) indexable = false;
   }
+  STOKER_ASSIGN_OR_RETURN(std::vector<std::string> classes, ReadShardClasses(urls.value()));
   ShardMode mode = options.mode;
   if (mode == ShardMode::kAuto) mode = indexable ? ShardMode::kIndexed : ShardMode::kStream;
   if (mode == ShardMode::kIndexed) {
@@ -484,9 +514,10 @@ StatusOr<std::shared_ptr<Source>> OpenShards(const ShardOptions& options) {
           "Shards: mode=\"indexed\" needs local uncompressed .tar shards; use mode=\"stream\" for "
           "compressed or remote shards");
     }
-    return IndexedShards::Open(urls.value(), options);
+    return IndexedShards::Open(urls.value(), options, std::move(classes));
   }
-  return std::shared_ptr<Source>(new StreamShards(std::move(urls).value(), options));
+  return std::shared_ptr<Source>(
+      new StreamShards(std::move(urls).value(), options, std::move(classes)));
 }
 
 }  // namespace stoker

@@ -43,24 +43,11 @@
 
 #include "io/stream.h"
 #include "source/tar_reader.h"
-#include "stoker/source.h"
+#include "stoker/sources.h"
 
 namespace stoker {
 
-enum class ShardMode { kAuto, kStream, kIndexed };
-
-struct ShardOptions {
-  std::vector<std::string> patterns;
-  SampleSpec spec;
-  ShardMode mode = ShardMode::kAuto;
-  // Stream mode: samples held for shuffling (0: no buffer, shard order only).
-  int shuffle_buffer = 1000;
-  // Stream mode: shards open at once, interleaved round-robin.
-  int concurrent_shards = 4;
-  // Remote shards read to the end, and indexes of read-only local shards.
-  std::string cache_dir;
-  StreamOptions stream;
-};
+// ShardMode, ShardOptions and OpenShards are public (include/stoker/sources.h).
 
 // Patterns may name at most this many shards (brace expansion is bounded
 // before anything is materialised: "{0..9999999}" is an error, not 1.5 GB).
@@ -71,8 +58,6 @@ inline constexpr int64_t kMaxShardNames = 1000000;
 StatusOr<std::vector<std::string>> ExpandShardPatterns(const std::vector<std::string>& patterns);
 // Brace expansion alone ("a{0..2}" -> a0 a1 a2; "{x,y}z" -> xz yz).
 StatusOr<std::vector<std::string>> ExpandBraces(const std::string& pattern);
-
-StatusOr<std::shared_ptr<Source>> OpenShards(const ShardOptions& options);
 
 }  // namespace stoker
 

@@ -78,13 +78,14 @@ uint64_t HashBytes(uint64_t h, const uint8_t* p, size_t n) {
   return h;
 }
 
-bool StatShard(const std::string& path, ShardId* id) {
+Status StatShard(const std::string& path, ShardId* id) {
   int fd = -1;
-  if (!OpenRegularFile(path, &fd).ok()) return false;
+  STOKER_RETURN_IF_ERROR(OpenRegularFile(path, &fd));  // names FIFOs: "not a regular file"
   struct stat st;
   if (::fstat(fd, &st) != 0) {
+    const int err = errno;
     ::close(fd);
-    return false;
+    return IoError(path + ": cannot stat: " + std::strerror(err));
   }
   id->size = static_cast<uint64_t>(st.st_size);
   id->mtime_ns = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
@@ -100,7 +101,7 @@ bool StatShard(const std::string& path, ShardId* id) {
   }
   ::close(fd);
   id->fingerprint = h;
-  return true;
+  return Status::OK();
 }
 
 bool WriteAtomically(const std::string& path, const std::string& bytes) {
@@ -198,9 +199,7 @@ StatusOr<TarIndex> LoadOrBuildTarIndex(const std::string& shard, const SampleSpe
                                        const std::string& cache_dir, bool* built) {
   if (built) *built = false;
   ShardId id;
-  if (!StatShard(shard, &id)) {
-    return NotFoundError(shard + ": cannot stat: " + std::strerror(errno));
-  }
+  STOKER_RETURN_IF_ERROR(StatShard(shard, &id));
   const char* tmpdir = std::getenv("TMPDIR");
   const std::string fallback = TarIndexPath(shard, tmpdir && *tmpdir ? tmpdir : "/tmp");
   const std::string beside = TarIndexPath(shard, "");
