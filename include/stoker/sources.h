@@ -114,11 +114,21 @@ struct SampleSpec {
   int64_t max_member_bytes = int64_t{256} << 20;
 };
 
-// How remote (http(s)://) shards are read: retries with exponential backoff
-// that resume from the byte reached (HTTP Range), and an optional cache.
+// How remote (http(s)://, s3://) shards are read: retries with exponential
+// backoff that resume from the byte reached (HTTP Range), TLS verification,
+// the S3 endpoint, and an optional node-wide cache.
 struct StreamOptions {
-  // Remote shards read to the end are kept here ("" = no cache).
+  // Remote objects are downloaded whole into this node-wide cache and read
+  // from it ("" = no cache, stream directly).
   std::string cache_dir;
+  // Bound on the bytes under cache_dir (0 = none); LRU eviction.
+  int64_t cache_bytes = 0;
+  // TLS: verify the server's certificate and host name (default), against
+  // `ca_file` (PEM) when given, else the system's CAs.
+  bool verify = true;
+  std::string ca_file;
+  // S3: endpoint URL ("" = $AWS_ENDPOINT_URL, else AWS's regional one).
+  std::string s3_endpoint;
   // Attempts per remote stream (first try included) and the first backoff;
   // each retry doubles the wait, capped at 5 s.
   int max_attempts = 5;
@@ -143,7 +153,9 @@ enum class ShardMode { kAuto, kStream, kIndexed };
 struct ShardOptions {
   // Brace ranges with zero padding ("{000..146}") and lists ("{a,b}"),
   // expanded left to right; then, for local paths, glob(3) wildcards (sorted
-  // matches). A pattern that matches nothing is an error.
+  // matches), and for s3:// URLs glob wildcards or a trailing '/' (every
+  // object under the prefix), listed with ListObjectsV2. A pattern that
+  // matches nothing is an error.
   std::vector<std::string> patterns;
   SampleSpec spec;
   ShardMode mode = ShardMode::kAuto;
@@ -151,7 +163,8 @@ struct ShardOptions {
   int shuffle_buffer = 1000;
   // Stream mode: shards open at once, interleaved round-robin.
   int concurrent_shards = 4;
-  // Remote shards read to the end, and indexes of read-only local shards.
+  // Remote shards (downloaded once, shared by the node's processes), and
+  // indexes of read-only local shards. Overrides stream.cache_dir when set.
   std::string cache_dir;
   StreamOptions stream;
 };
