@@ -5,6 +5,7 @@
 #ifndef STOKER_TOOLS_CLI_CHECKS_H_
 #define STOKER_TOOLS_CLI_CHECKS_H_
 
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -25,6 +26,25 @@ inline CLI::Validator AtLeast(long long lo) {
 
 inline const CLI::Validator kPositive = AtLeast(1);
 inline const CLI::Validator kNonNegative = AtLeast(0);
+
+// The same for real-valued options (seconds, milliseconds, thresholds):
+// a finite number > 0 (`strict`) or >= 0.
+inline CLI::Validator NumberAbove(bool strict) {
+  return CLI::Validator(
+      [strict](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        const bool ok = end != s.c_str() && *end == '\0' && std::isfinite(v) &&
+                        (strict ? v > 0 : v >= 0);
+        if (ok) return std::string();
+        return std::string("must be a number ") + (strict ? "> 0" : ">= 0") + ", got '" + s +
+               "'";
+      },
+      strict ? ">0" : ">=0");
+}
+
+inline const CLI::Validator kPositiveNumber = NumberAbove(true);
+inline const CLI::Validator kNonNegativeNumber = NumberAbove(false);
 
 }  // namespace stoker
 

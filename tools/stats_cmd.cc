@@ -76,7 +76,7 @@ std::shared_ptr<StatsCommand> AddStatsCommand(CLI::App* app) {
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
   s->add_option("--colour-threshold", c->drift.colour_threshold,
                 "colour mean/std shifted when a channel moves more than this (pixels in [0, 1])")
-      ->check(kNonNegative)->capture_default_str();
+      ->check(kNonNegativeNumber)->capture_default_str();
   s->add_option("--format-threshold", c->drift.format_threshold,
                 "format mix shifted when the total variation distance of the colour-mode "
                 "proportions exceeds this")

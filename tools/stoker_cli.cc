@@ -511,7 +511,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"uint8", "float32", "float16", "bfloat16"}))->capture_default_str();
   diagnose->add_option("--step-ms", step_ms,
                        "simulated training step per batch, in ms (0: an infinitely fast step)")
-      ->capture_default_str()->check(kNonNegative);
+      ->capture_default_str()->check(kNonNegativeNumber);
   diagnose->add_option("--batches", diag_batches, "steps measured per mode")
       ->capture_default_str()->check(kPositive);
   diagnose->add_flag("--json", diag_json, "print one JSON object");
@@ -545,9 +545,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"uint8", "float32", "float16", "bfloat16"}))->capture_default_str();
   tune->add_option("--step-ms", tune_opts.step_ms,
                    "simulated training step per batch, in ms (0: as fast as possible)")
-      ->capture_default_str()->check(kNonNegative);
+      ->capture_default_str()->check(kNonNegativeNumber);
   tune->add_option("--seconds", tune_opts.seconds, "measured seconds per configuration")
-      ->capture_default_str()->check(kPositive);
+      ->capture_default_str()->check(kPositiveNumber);
   tune->add_option("--auto-batches", tune_opts.auto_batches,
                    "batches the auto-tuned run takes (measured over the last third)")
       ->capture_default_str()->check(CLI::Range(3, 1000000));
