@@ -473,3 +473,29 @@ def test_sigint_cancels_a_stalled_remote_transfer(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     assert "INTERRUPTED" in r.stdout, r.stdout
     print(r.stdout)
+
+
+# ------------------------------------- item 5: a mapped .npy truncated while read ----
+
+def test_npy_truncated_while_mapped_is_an_error_not_sigbus(tmp_path):
+    path = tmp_path / "x.npy"
+    np.save(path, np.arange(64 * 32 * 32 * 3, dtype=np.uint64).astype(np.uint8)
+            .reshape(64, 32, 32, 3))
+    keep = os.path.getsize(path) - 56 * 32 * 32 * 3  # the header and 8 samples
+    r = run_python(f"""
+        import os
+        import stoker
+        src = stoker.Npy({str(path)!r})
+        l = stoker.Loader(src, batch_size=8, threads=1, prefetch=1, dtype="uint8",
+                          transforms=[stoker.CenterCrop(32)])
+        it = iter(l)
+        next(it)
+        os.truncate({str(path)!r}, {keep})  # as np.save over the file does first
+        try:
+            for b in it: pass
+            print("NOERROR")
+        except stoker.StokerError as e:
+            print("ERR", e)
+    """, timeout=60)
+    assert r.returncode == 0, (r.returncode, r.stderr[-2000:])  # -7: killed by SIGBUS
+    assert "ERR" in r.stdout and "x.npy" in r.stdout and "truncated" in r.stdout, r.stdout

@@ -29,12 +29,28 @@ StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path) 
     }
     f->data_ = static_cast<const uint8_t*>(p);
   }
-  ::close(fd);
+  f->fd_ = fd;  // kept for CheckRange()
   return f;
 }
 
 MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status MappedFile::CheckRange(size_t offset, size_t length) const {
+  struct stat st;
+  if (::fstat(fd_, &st) != 0) {
+    return IoError(path_ + ": cannot stat: " + std::strerror(errno));
+  }
+  const size_t now = static_cast<size_t>(st.st_size);
+  if (offset > now || length > now - offset) {
+    return DataLossError(path_ + ": the file was truncated to " + std::to_string(now) +
+                         " bytes while mapped (" + std::to_string(size_) +
+                         " when opened); bytes [" + std::to_string(offset) + ", " +
+                         std::to_string(offset + length) + ") are gone");
+  }
+  return Status::OK();
 }
 
 }  // namespace stoker

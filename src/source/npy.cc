@@ -329,6 +329,9 @@ Status NpySourceImpl::ReadIndex(int64_t index, SampleScratch* scratch, SampleDat
     return InvalidArgumentError("sample index " + std::to_string(index) + " out of range");
   }
   const uint8_t* src = pixels_ + static_cast<size_t>(index) * sample_bytes_;
+  // A file truncated since it was mapped would raise SIGBUS on these pages.
+  STOKER_RETURN_IF_ERROR(images_->CheckRange(static_cast<size_t>(src - images_->data()),
+                                             sample_bytes_));
   out->id = index;
   out->label = labels_.empty() ? -1 : labels_[static_cast<size_t>(index)];
   out->bytes = nullptr;
