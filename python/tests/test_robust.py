@@ -499,3 +499,42 @@ def test_npy_truncated_while_mapped_is_an_error_not_sigbus(tmp_path):
     """, timeout=60)
     assert r.returncode == 0, (r.returncode, r.stderr[-2000:])  # -7: killed by SIGBUS
     assert "ERR" in r.stdout and "x.npy" in r.stdout and "truncated" in r.stdout, r.stdout
+
+
+# ------------------------------------- item 17: invalid PNG palette indices ----
+
+def palette_png(depth: int, palette, rows, trns: bytes = b"") -> bytes:
+    import struct
+    import zlib
+
+    def chunk(t, d):
+        return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+
+    w = len(rows[0])
+    raw = b""
+    for r in rows:  # pack indices MSB first, depth bits each
+        bits = "".join(format(i, f"0{depth}b") for i in r)
+        bits += "0" * (-len(bits) % 8)
+        raw += b"\x00" + int(bits, 2).to_bytes(len(bits) // 8, "big")
+    return (b"\x89PNG\r\n\x1a\n"
+            + chunk(b"IHDR", struct.pack(">IIBBBBB", w, len(rows), depth, 3, 0, 0, 0))
+            + chunk(b"PLTE", b"".join(bytes(c) for c in palette))
+            + (chunk(b"tRNS", trns) if trns else b"")
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+@pytest.mark.filterwarnings("ignore:Palette images")
+@pytest.mark.parametrize("depth,trns", [(8, b""), (4, b""), (2, b""), (8, b"\x00\x80")])
+def test_png_palette_index_past_the_palette_matches_pillow(depth, trns):
+    # libpng's badpal cases: indices past a short PLTE. Pillow pads its palette with the
+    # grey ramp (i, i, i); libpng's own expansion gave black.
+    import io
+    from PIL import Image
+    from stoker import _C
+    top = (1 << depth) - 1
+    rows = [[0, 1, 2, top], [top, 1, min(5, top), 0]]
+    data = palette_png(depth, [(200, 10, 20), (5, 250, 7)], rows, trns)
+    want = np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
+    got = _C._decode(data)
+    np.testing.assert_array_equal(got, want)
+    assert want[0, 3].tolist() == [top, top, top]  # Pillow's grey, not black

@@ -311,12 +311,34 @@ class ImageDecoder::Png {
     return Status::OK();
   }
 
+  // An index past a short PLTE (libpng's "badpal" files) would expand to
+  // black; Pillow's palette starts as the grey ramp (i, i, i) under the
+  // PLTE entries, so such pixels are grey there. Pads the palette the same
+  // way (issue 17, item 17). Call inside Decode's setjmp scope.
+  void PadPalette(int depth) {
+    png_colorp palette = nullptr;
+    int n = 0;
+    if (png_get_PLTE(png_, info_, &palette, &n) == 0 || palette == nullptr) return;
+    const int full = 1 << std::min(depth, 8);
+    if (n >= full) return;
+    png_color padded[256];
+    for (int i = 0; i < full; ++i) {
+      padded[i] = i < n ? palette[i]
+                        : png_color{static_cast<png_byte>(i), static_cast<png_byte>(i),
+                                    static_cast<png_byte>(i)};
+    }
+    png_set_PLTE(png_, info_, padded, full);  // copied by libpng
+  }
+
   Status Decode(const DecodeRequest& req, DecodedRegion* out) {
     if (png_ == nullptr) return InternalError("PNG Decode() without Open()");
     if (setjmp(png_jmpbuf(png_))) return Fail();
     const int color = png_get_color_type(png_, info_);
     const int depth = png_get_bit_depth(png_, info_);
-    if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png_);
+    if (color == PNG_COLOR_TYPE_PALETTE) {
+      PadPalette(depth);
+      png_set_palette_to_rgb(png_);
+    }
     if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png_);
     if (depth == 16) png_set_strip_16(png_);
     if (color == PNG_COLOR_TYPE_GRAY || color == PNG_COLOR_TYPE_GRAY_ALPHA) {
