@@ -64,8 +64,8 @@ std::string FsPath(const py::object& path) {
 
 // A file system path for Python: str, with surrogate escapes for bytes that
 // are not UTF-8 (os.fsdecode).
-py::object FsDecode(const std::string& path) {
-  return py::module_::import("os").attr("fsdecode")(py::bytes(path));
+py::str FsDecode(const std::string& path) {
+  return py::module_::import("os").attr("fsdecode")(py::bytes(path)).cast<py::str>();
 }
 
 namespace {
