@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "stoker/sampler.h"
 #include "stoker/status.h"
 
 namespace stoker {
@@ -58,6 +59,9 @@ struct EpochSpec {
   uint64_t seed = 0;
   int64_t epoch = 0;
   bool shuffle = false;
+  // Which samples the epoch visits (random-access sources only): null or
+  // kAll for each sample once. Borrowed for the StartEpoch call only.
+  const SamplerSpec* sampler = nullptr;
 };
 
 class EpochReader {
@@ -76,6 +80,11 @@ class EpochReader {
   // Cancelled within about 0.1 s); the epoch is being stopped. Thread-safe,
   // may run while Read() blocks. Default: nothing to cancel.
   virtual void Cancel() {}
+
+  // A key for the sample at `position` that is the same in every epoch and
+  // known before reading it (the source index), or -1 when the reader cannot
+  // tell before reading (streams). Keys the decoded-sample cache.
+  virtual int64_t KeyAt(int64_t position) const { return -1; }
 };
 
 class Source {
@@ -96,6 +105,10 @@ class RandomAccessSource : public Source {
   // Reads sample `index`. Thread-safe.
   virtual Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const = 0;
   virtual std::string NameOf(int64_t index) const = 0;
+  // Every sample's label, known without reading the samples (from the
+  // directory layout, a labels array, an index), or empty when the source
+  // cannot tell without reading. Used by class-balanced sampling.
+  virtual std::vector<int64_t> Labels() const { return {}; }
 
   // Positions map to indices in order, or through a permutation drawn from
   // (seed, epoch) when `spec.shuffle`.

@@ -8,7 +8,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from stoker import _C, _device
+from stoker import _C, _device, _sampler
 from stoker._transforms import _transform_list
 
 try:  # torch is optional: without it batches are numpy arrays.
@@ -86,6 +86,15 @@ class Loader:
         ``Normalize``, ``dtype`` and ``layout`` there (docs/gpu.md). Raises StokerError,
         naming the reason, when no CUDA device can be used.
       device_augment: ``stoker.DeviceAugment(...)``: batched GPU augmentations (CUDA only).
+      sampler: which samples each epoch visits: ``stoker.WeightedSampler(...)``,
+        ``stoker.ClassBalanced()``, ``stoker.Subset(indices)`` or any sequence of indices
+        (default: every sample once). Draws depend on ``(seed, epoch)`` only.
+      cache: keep samples in memory so later epochs skip reading and decoding:
+        ``"decoded"`` keeps whole decoded images (random transforms still run every epoch;
+        images are decoded at full size, so ``dct_scaling`` is off), ``"output"`` keeps
+        finished samples of a pipeline without random transforms (validation). Needs
+        ``cache_bytes``; hit rate and bytes in use are in ``stats()["cache"]``.
+      cache_bytes: the cache's bound in bytes; least recently used entries are evicted.
 
     Iterating yields ``(images, labels)`` torch tensors (numpy arrays without torch) that
     share the batch buffer: no copy. A batch stays valid while you hold it; its buffer
@@ -99,7 +108,8 @@ class Loader:
                  layout: str = "NCHW", on_error: str = "raise", return_indices: bool = False,
                  dct_scaling="auto", max_pixels: int = 1 << 28,
                  max_threads: Optional[int] = None, max_prefetch: int = 8, device: str = "cpu",
-                 device_augment=None):
+                 device_augment=None, sampler=None, cache: Optional[str] = None,
+                 cache_bytes: Optional[int] = None):
         # Every argument is checked here, in one place (issue 17 items 18-19).
         if not isinstance(source, _C.Source):
             hint = (f": did you mean stoker.ImageFolder({source!r})?"
@@ -125,6 +135,7 @@ class Loader:
         if target_transform is not None and not callable(target_transform):
             raise TypeError(f"target_transform must be callable, got {target_transform!r}")
         self._target_transform = target_transform
+        dct_auto = isinstance(dct_scaling, str) and dct_scaling == "auto"
         if isinstance(dct_scaling, str):
             if dct_scaling != "auto":
                 raise ValueError(f"dct_scaling must be True, False or 'auto', got {dct_scaling!r}")
@@ -144,6 +155,23 @@ class Loader:
             raise ValueError(f"prefetch must be a positive int or 'auto', got {prefetch!r}")
         threads = _int_arg("threads", threads, 0, _INT_MAX)
         prefetch = _int_arg("prefetch", prefetch, 1, _INT_MAX)
+        if cache not in (None, "decoded", "output"):
+            raise ValueError(f"cache must be None, 'decoded' or 'output', got {cache!r}")
+        if cache is not None:
+            if (isinstance(cache_bytes, bool) or not isinstance(cache_bytes, int)
+                    or cache_bytes < 1):
+                raise ValueError(f"cache={cache!r} needs cache_bytes, a positive number of "
+                                 f"bytes (e.g. 8 << 30), got {cache_bytes!r}")
+            if cache == "decoded":
+                # cached images are whole, decoded at full size
+                if dct_scaling and not dct_auto:
+                    raise ValueError("cache='decoded' keeps full-size images: it cannot be "
+                                     "combined with dct_scaling=True (leave it 'auto')")
+                dct_scaling = False
+                self._dct_scaling = False
+        elif cache_bytes is not None:
+            raise ValueError("cache_bytes given without cache='decoded' or cache='output'")
+        sampler_spec = _sampler.as_spec(sampler)
         self._dtype = dtype
         self._return_indices = return_indices
         self._source = source
@@ -161,7 +189,8 @@ class Loader:
                                bool(drop_last), list(transforms), threads, int(prefetch),
                                dtype, layout, on_error, bool(dct_scaling), int(max_pixels),
                                auto_threads, auto_prefetch, int(max_threads or 0),
-                               int(max_prefetch), allocator)
+                               int(max_prefetch), allocator, sampler_spec, cache or "",
+                               int(cache_bytes or 0))
         if self._feeder is not None:
             self._feeder.bind(self._impl.height, self._impl.width)
 
