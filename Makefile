@@ -68,6 +68,7 @@ fuzz:
 	@build-fuzz/fuzz/make_seeds build-fuzz/seeds/decode >/dev/null
 	@mkdir -p build-fuzz/corpus/decode
 	@build-fuzz/fuzz/decode_fuzz -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 \
+	  -dict=fuzz/decode.dict \
 	  -artifact_prefix=fuzz/regressions/decode/ -print_final_stats=1 \
 	  build-fuzz/corpus/decode build-fuzz/seeds/decode fuzz/regressions/decode
 	@mkdir -p build-fuzz/corpus/npy
@@ -76,7 +77,8 @@ fuzz:
 	  build-fuzz/corpus/npy fuzz/regressions/npy
 	@mkdir -p build-fuzz/corpus/tar
 	@build-fuzz/fuzz/tar_fuzz -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 \
-	  -max_len=65536 -artifact_prefix=fuzz/regressions/tar/ -print_final_stats=1 \
+	  -max_len=65536 -dict=fuzz/tar.dict -artifact_prefix=fuzz/regressions/tar/ \
+	  -print_final_stats=1 \
 	  build-fuzz/corpus/tar fuzz/regressions/tar
 
 clean:

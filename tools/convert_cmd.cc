@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include "cli_checks.h"
+
 #include <chrono>
 #include <cstring>
 #include <cstdio>
@@ -96,12 +98,12 @@ std::shared_ptr<ConvertCommand> AddConvertCommand(CLI::App* app) {
   s->add_option("--samples-per-shard", c->samples_per_shard,
                 "at most N samples per shard (0 = no limit; with --shard-size, the first "
                 "limit reached wins)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   s->add_option("--resize", c->resize,
                 "pre-resize: images whose shorter side is longer than N get shorter side N "
                 "(torchvision's Resize(N), Pillow's antialiased bilinear) and are re-encoded "
                 "as JPEG; smaller ones keep their bytes. 0 = keep every image as it is")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(kNonNegative)->capture_default_str();
   s->add_option("--quality", c->quality, "JPEG quality of re-encoded images")
       ->check(CLI::Range(1, 100))->capture_default_str();
   s->add_option("--subsampling", c->subsampling, "chroma subsampling of re-encoded images")
@@ -109,7 +111,7 @@ std::shared_ptr<ConvertCommand> AddConvertCommand(CLI::App* app) {
   s->add_option("--compress", c->compress, "none (.tar), gzip (.tar.gz) or zstd (.tar.zst)")
       ->check(CLI::IsMember({"none", "gzip", "zstd"}))->capture_default_str();
   s->add_option("--threads", c->threads, "read/decode/resize/encode threads (0: one per core)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(kNonNegative)->capture_default_str();
   s->add_option("--labels", c->labels,
                 ".npy source: 1-D labels .npy (omitted: no .cls members); HDF5 source: the "
                 "labels dataset (default \"labels\"; \"\" for none)");

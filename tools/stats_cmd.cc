@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "cli_checks.h"
 #include "cli_support.h"
 #include "source_path.h"
 #include "stoker/drift.h"
@@ -47,9 +48,9 @@ std::shared_ptr<StatsCommand> AddStatsCommand(CLI::App* app) {
   s->add_option("--resolution", c->resolution,
                 "mean/std over images brought to this shorter side (JPEG DCT scaling, then "
                 "torchvision's Resize(N) filter; smaller images as they are). 0 = full size")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(kNonNegative)->capture_default_str();
   s->add_option("--threads", c->threads, "reading/decoding threads (0: one per core)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(kNonNegative)->capture_default_str();
   s->add_flag("--duplicates", c->duplicates,
               "also find duplicate images: identical bytes (XXH3 128-bit hash of each file; "
               "raw-pixel samples hash their pixels), listed in groups");
@@ -75,7 +76,7 @@ std::shared_ptr<StatsCommand> AddStatsCommand(CLI::App* app) {
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
   s->add_option("--colour-threshold", c->drift.colour_threshold,
                 "colour mean/std shifted when a channel moves more than this (pixels in [0, 1])")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(kNonNegativeNumber)->capture_default_str();
   s->add_option("--format-threshold", c->drift.format_threshold,
                 "format mix shifted when the total variation distance of the colour-mode "
                 "proportions exceeds this")

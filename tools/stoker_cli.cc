@@ -29,6 +29,7 @@
 #include <atomic>
 #include <thread>
 
+#include "cli_checks.h"
 #include "cli_support.h"
 #include "convert_cmd.h"
 #include "stats_cmd.h"
@@ -168,6 +169,10 @@ int CmdBench(const std::string& data, const std::string& pipeline, LoaderOptions
   BenchResult r;
   Status st = RunBench(data, o, epochs, &r);
   if (!st.ok()) {
+    if (json) {  // still one JSON object on stdout
+      std::printf("{\"tool\": \"bench\", \"error\": %s, \"code\": %s}\n",
+                  JsonQuote(st.message()).c_str(), JsonQuote(StatusCodeName(st.code())).c_str());
+    }
     std::fprintf(stderr, "stoker bench: %s\n", st.ToString().c_str());
     return 1;
   }
@@ -251,7 +256,7 @@ int CmdDecode(const std::string& data, int threads, int epochs, bool json) {
     const double t0 = NowS();
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t) {
-      pool.emplace_back([&] {
+      pool.emplace_back([&, e] {
         Decoder decoder;
         SampleScratch scratch;
         for (int64_t i; (i = next.fetch_add(1)) < f->size();) {
@@ -259,7 +264,7 @@ int CmdDecode(const std::string& data, int threads, int epochs, bool json) {
           DecodedImage image;
           if (!f->ReadIndex(i, &scratch, &s).ok() ||
               !decoder.Decode(s.bytes, s.size, &image).ok()) {
-            failures.fetch_add(1);
+            if (e == 0) failures.fetch_add(1);  // files that fail: counted in one pass
           }
         }
       });
@@ -438,13 +443,13 @@ int main(int argc, char** argv) {
                     "val = Resize(256) + CenterCrop(224) + normalise")
       ->check(CLI::IsMember({"train", "val"}))->capture_default_str();
   bench->add_option("--batch-size", o.batch_size, "samples per batch")->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   bench->add_option("--threads", o.threads, "worker threads (0: one per core)")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()->check(kNonNegative);
   bench->add_option("--prefetch", o.prefetch, "batches in flight")->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   bench->add_option("--epochs", epochs, "timed epochs after the warm-up epoch")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(kPositive);
   bench->add_option("--dtype", dtype, "uint8 (no normalise), float32, float16 or bfloat16")
       ->check(CLI::IsMember({"uint8", "float32", "float16", "bfloat16"}))->capture_default_str();
   bench->add_option("--layout", layout, "NCHW or NHWC")
@@ -456,7 +461,11 @@ int main(int argc, char** argv) {
                     "full-decode ceiling, stoker at 1 and 2 threads, train and val, every "
                     "dtype, Python memory and first batch, ratios against the targets)")
       ->check(CLI::IsMember({"torch", "full"}));
-  bench->add_flag("--json", json, "print one JSON object instead of the table");
+  bench->add_flag("--json", json, "print one JSON object instead of the table (an error too)");
+  std::string bench_on_error = "raise";
+  bench->add_option("--on-error", bench_on_error,
+                    "raise: stop at the first bad image; skip: replace it and count it")
+      ->check(CLI::IsMember({"raise", "skip"}))->capture_default_str();
   bool no_stage_timing = false;
   bench->add_flag("--no-stage-timing", no_stage_timing,
                   "turn off the per-stage clock reads (only to measure what they cost)");
@@ -483,9 +492,9 @@ int main(int argc, char** argv) {
   decode->add_option("DATA", decode_data, "ImageFolder root")->required()
       ->check(CLI::ExistingDirectory);
   decode->add_option("--threads", decode_threads, "decoding threads (0: one per core)")
-      ->capture_default_str();
+      ->capture_default_str()->check(kNonNegative);
   decode->add_option("--epochs", decode_epochs, "timed passes after a warm-up pass")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(kPositive);
   decode->add_flag("--json", decode_json, "print one JSON object");
 
   std::string diag_data, diag_pipeline = "train", diag_dtype = "float32";
@@ -503,18 +512,18 @@ int main(int argc, char** argv) {
   diagnose->add_option("--pipeline", diag_pipeline, "train or val (as for bench)")
       ->check(CLI::IsMember({"train", "val"}))->capture_default_str();
   diagnose->add_option("--batch-size", diag.batch_size, "samples per batch")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(kPositive);
   diagnose->add_option("--threads", diag.threads, "worker threads (0: one per core)")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()->check(kNonNegative);
   diagnose->add_option("--prefetch", diag.prefetch, "batches in flight")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(kPositive);
   diagnose->add_option("--dtype", diag_dtype, "uint8, float32, float16 or bfloat16")
       ->check(CLI::IsMember({"uint8", "float32", "float16", "bfloat16"}))->capture_default_str();
   diagnose->add_option("--step-ms", step_ms,
                        "simulated training step per batch, in ms (0: an infinitely fast step)")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()->check(kNonNegativeNumber);
   diagnose->add_option("--batches", diag_batches, "steps measured per mode")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(kPositive);
   diagnose->add_flag("--json", diag_json, "print one JSON object");
   std::string diag_cache;
   int64_t diag_cache_mib = 0;
@@ -549,14 +558,14 @@ int main(int argc, char** argv) {
   tune->add_option("--prefetch", tune_opts.prefetch, "prefetch depths to try")
       ->delimiter(',')->capture_default_str()->check(CLI::Range(1, 1024));
   tune->add_option("--batch-size", tune_opts.batch_sizes, "batch sizes to try")
-      ->delimiter(',')->capture_default_str()->check(CLI::PositiveNumber);
+      ->delimiter(',')->capture_default_str()->check(kPositive);
   tune->add_option("--dtype", tune_dtype, "uint8, float32, float16 or bfloat16")
       ->check(CLI::IsMember({"uint8", "float32", "float16", "bfloat16"}))->capture_default_str();
   tune->add_option("--step-ms", tune_opts.step_ms,
                    "simulated training step per batch, in ms (0: as fast as possible)")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()->check(kNonNegativeNumber);
   tune->add_option("--seconds", tune_opts.seconds, "measured seconds per configuration")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(kPositiveNumber);
   tune->add_option("--auto-batches", tune_opts.auto_batches,
                    "batches the auto-tuned run takes (measured over the last third)")
       ->capture_default_str()->check(CLI::Range(3, 1000000));
@@ -602,6 +611,7 @@ int main(int argc, char** argv) {
     o.dtype = ParseDType(dtype).value();
     o.layout = ParseLayout(layout).value();
     o.stage_timing = !no_stage_timing;
+    o.on_error = bench_on_error == "skip" ? OnError::kSkip : OnError::kRaise;
     return CmdBench(data, pipeline, o, epochs, json, compare);
   }
   if (synth->parsed()) {

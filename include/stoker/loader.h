@@ -81,6 +81,10 @@ struct LoaderOptions {
   bool dct_scaling = true;
   // Images with more pixels are refused before decoding (0: no limit).
   int64_t max_pixels = int64_t{1} << 28;
+  // Per-worker scratch kept between samples (decoded pixels, resampler rows,
+  // the file read buffer): after a sample that needed more, the worker frees
+  // it, so an oversized image does not stay resident (0: keep it).
+  size_t scratch_budget = size_t{64} << 20;
   // Batch memory; null means HostAllocator().
   std::shared_ptr<BatchAllocator> allocator;
   // Tune the worker threads and/or the prefetch depth online while batches
@@ -144,6 +148,8 @@ struct LoaderStats {
   int batch_buffers = 0;        // allocated batch buffers
   size_t batch_buffer_bytes = 0;
   size_t scratch_bytes = 0;     // per-thread decode/resample scratch, summed
+  size_t scratch_budget = 0;    // options().scratch_budget (per thread)
+  int64_t scratch_releases = 0;  // times a worker freed scratch above the budget
   // The decoded-sample cache (all zero without one).
   int64_t cache_hits = 0;
   int64_t cache_misses = 0;

@@ -76,6 +76,11 @@ class EpochReader {
   virtual Status Read(int64_t position, SampleScratch* scratch, SampleData* out, bool* end) = 0;
   // A name for the sample at `position` (path, shard:member) for messages.
   virtual std::string Name(int64_t position) const = 0;
+  // Asks reads in progress to return soon (a stalled remote transfer returns
+  // Cancelled within about 0.1 s); the epoch is being stopped. Thread-safe,
+  // may run while Read() blocks. Default: nothing to cancel.
+  virtual void Cancel() {}
+
   // A key for the sample at `position` that is the same in every epoch and
   // known before reading it (the source index), or -1 when the reader cannot
   // tell before reading (streams). Keys the decoded-sample cache.

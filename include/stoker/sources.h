@@ -21,6 +21,7 @@
 #ifndef STOKER_SOURCES_H_
 #define STOKER_SOURCES_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -105,8 +106,12 @@ struct SampleSpec {
   std::vector<std::string> image_exts = {"jpg", "png", "jpeg", "webp", "tif", "tiff",
                                          "bmp", "ppm", "pgm", "pbm"};
   std::string label_ext = "cls";  // "" : every label -1
-  // Members (images, labels) larger than this are errors, not allocations.
-  int64_t max_member_bytes = int64_t{1} << 30;
+  // A negative label (".cls" of "-5") is an error unless this is set: it
+  // would index outside any class table.
+  bool allow_negative_labels = false;
+  // Members (images, labels) larger than this are errors, not allocations
+  // (max_sample_bytes, 256 MiB). Below it, memory follows the bytes present.
+  int64_t max_member_bytes = int64_t{256} << 20;
 };
 
 // How remote (http(s)://, s3://) shards are read: retries with exponential
@@ -131,6 +136,9 @@ struct StreamOptions {
   // A transfer making less than 1 byte/s for this long counts as dropped.
   int stall_timeout_s = 30;
   int connect_timeout_s = 15;
+  // When set and true, a remote read in progress (or its retry backoff)
+  // returns Cancelled within about 0.1 s (Ctrl-C, Loader::Stop).
+  std::shared_ptr<const std::atomic<bool>> cancel;
 };
 
 // kIndexed: every shard indexed once and read by random access (default for

@@ -30,17 +30,44 @@ namespace stoker::python {
 PyObject* g_stoker_error = nullptr;
 
 // Raises the Python exception matching `s`.
+namespace {
+
+// Messages name files, and file names need not be UTF-8: bytes that are not
+// become surrogate escapes (as os.fsdecode makes them), never an empty or
+// unraisable message.
+[[noreturn]] void SetErrorAndThrow(PyObject* type, const std::string& message) {
+  PyObject* text = PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()),
+                                        "surrogateescape");
+  if (text == nullptr) {
+    PyErr_Clear();
+    PyErr_SetString(type, "(undecodable message)");
+  } else {
+    PyErr_SetObject(type, text);
+    Py_DECREF(text);
+  }
+  throw py::error_already_set();
+}
+
+}  // namespace
+
 [[noreturn]] void Throw(const Status& s) {
   switch (s.code()) {
-    case StatusCode::kInvalidArgument: throw py::value_error(s.message());
-    case StatusCode::kNotFound: {
-      PyErr_SetString(PyExc_FileNotFoundError, s.message().c_str());
-      throw py::error_already_set();
-    }
-    default:
-      PyErr_SetString(g_stoker_error, s.message().c_str());
-      throw py::error_already_set();
+    case StatusCode::kInvalidArgument: SetErrorAndThrow(PyExc_ValueError, s.message());
+    case StatusCode::kNotFound: SetErrorAndThrow(PyExc_FileNotFoundError, s.message());
+    default: SetErrorAndThrow(g_stoker_error, s.message());
   }
+}
+
+// A path argument: str (surrogate escapes allowed), bytes or os.PathLike, as
+// the bytes the file system uses.
+std::string FsPath(const py::object& path) {
+  return py::module_::import("os").attr("fsencode")(path).cast<std::string>();
+}
+
+// A file system path for Python: str, with surrogate escapes for bytes that
+// are not UTF-8 (os.fsdecode).
+py::str FsDecode(const std::string& path) {
+  return py::module_::import("os").attr("fsdecode")(py::bytes(path)).cast<py::str>();
 }
 
 namespace {
@@ -77,8 +104,7 @@ void RememberCallbackError(const std::string& message, py::error_already_set err
     py::raise_from(cause, g_stoker_error, s.message().c_str());
     throw py::error_already_set();
   }
-  PyErr_SetString(g_stoker_error, s.message().c_str());
-  throw py::error_already_set();
+  SetErrorAndThrow(g_stoker_error, s.message());
 }
 
 template <typename T>
@@ -137,8 +163,9 @@ py::tuple BatchArrays(BatchPtr batch) {
 // [(path, label), ...] in index order, as torchvision's ImageFolder.samples.
 py::list ImageFolderSamples(const ImageFolder& f) {
   py::list out(f.size());
+  const py::object fsdecode = py::module_::import("os").attr("fsdecode");
   for (int64_t i = 0; i < f.size(); ++i) {
-    out[static_cast<size_t>(i)] = py::make_tuple(f.Path(i), f.Label(i));
+    out[static_cast<size_t>(i)] = py::make_tuple(fsdecode(py::bytes(f.Path(i))), f.Label(i));
   }
   return out;
 }
@@ -258,9 +285,11 @@ void RegisterLoader(py::module_& m) {
       m, "ImageFolder",
       "Images in root/<class>/<file>, as torchvision's ImageFolder finds them: the same\n"
       "classes (sorted sub-folder names), labels and sample order. JPEG and PNG files;\n"
-      "sub-folders walked recursively, symbolic links followed. Raises StokerError if root\n"
-      "does not exist, has no class folders, or a class has no images.")
-      .def(py::init([](const std::string& root) {
+      "sub-folders walked recursively, symbolic links followed. root may be str, bytes or\n"
+      "os.PathLike. Raises StokerError if root does not exist, has no class folders, or a\n"
+      "class has no images.")
+      .def(py::init([](const py::object& root_arg) {
+             const std::string root = FsPath(root_arg);
              StatusOr<std::shared_ptr<ImageFolder>> f = [&] {
                py::gil_scoped_release release;
                return ImageFolder::Open(root);
@@ -268,8 +297,11 @@ void RegisterLoader(py::module_& m) {
              return Unwrap(std::move(f));
            }),
            py::arg("root"))
-      .def_property_readonly("root", &ImageFolder::root, "The folder it was opened on.")
-      .def("path", &ImageFolder::Path, py::arg("index"), "The file of sample `index`.")
+      .def_property_readonly(
+          "root", [](const ImageFolder& f) { return FsDecode(f.root()); },
+          "The folder it was opened on.")
+      .def("path", [](const ImageFolder& f, int64_t i) { return FsDecode(f.Path(i)); },
+           py::arg("index"), "The file of sample `index`.")
       .def("label", &ImageFolder::Label, py::arg("index"), "The label of sample `index`.")
       // torchvision.datasets.ImageFolder's surface: samples (= imgs), targets,
       // class_to_idx, len() and [i] (here the encoded bytes and the label).
@@ -603,6 +635,8 @@ void RegisterLoader(py::module_& m) {
         d["batch_buffers"] = s.batch_buffers;
         d["batch_buffer_bytes"] = s.batch_buffer_bytes;
         d["scratch_bytes"] = s.scratch_bytes;
+        d["scratch_budget"] = s.scratch_budget;
+        d["scratch_releases"] = s.scratch_releases;
         if (l.options().cache_bytes > 0) {
           py::dict c;
           c["kind"] = l.options().cache_kind == LoaderOptions::CacheKind::kOutput ? "output"

@@ -43,10 +43,11 @@ class HDF5(Source):
 class ImageFolder(Source):
     """Images in root/<class>/<file>, as torchvision's ImageFolder finds them: the same
     classes (sorted sub-folder names), labels and sample order. JPEG and PNG files;
-    sub-folders walked recursively, symbolic links followed. Raises StokerError if root
-    does not exist, has no class folders, or a class has no images.
+    sub-folders walked recursively, symbolic links followed. root may be str, bytes or
+    os.PathLike. Raises StokerError if root does not exist, has no class folders, or a
+    class has no images.
     """
-    def __init__(self, root: str) -> None: ...
+    def __init__(self, root: object) -> None: ...
     @property
     def root(self) -> str: ...
     def path(self, index: int) -> str: ...

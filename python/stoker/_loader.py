@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import numbers
 import weakref
 from typing import Optional, Sequence
 
@@ -17,6 +18,34 @@ except ImportError:  # pragma: no cover - exercised only without torch
     torch = None
 
 _DTYPES = ("uint8", "float32", "float16", "bfloat16")
+_INT_MAX = 2**31 - 1
+
+
+def _int_arg(name: str, v, lo: int, hi: int) -> int:
+    """An integer argument, checked: TypeError for a non-integer (no silent
+    truncation of 2.5 or parsing of "8"), ValueError out of [lo, hi]."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {type(v).__name__} {v!r}")
+    v = int(v)
+    if v < lo:
+        raise ValueError(f"{name} must be >= {lo}, got {v}")
+    if v > hi:
+        raise ValueError(f"{name} must be <= {hi}, got {v}")
+    return v
+
+
+def _bool_arg(name: str, v) -> bool:
+    if not isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(v).__name__} {v!r}")
+    return bool(v)
+
+
+def _choice_arg(name: str, v, choices) -> str:
+    if not isinstance(v, str):
+        raise TypeError(f"{name} must be one of {choices}, got {type(v).__name__} {v!r}")
+    if v not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {v!r}")
+    return v
 
 # Loaders that run Python callables in their worker threads. They are closed before the
 # interpreter shuts down: a worker that took the GIL during shutdown would be ended by
@@ -98,13 +127,27 @@ class Loader:
                  max_threads: Optional[int] = None, max_prefetch: int = 8, device: str = "cpu",
                  device_augment=None, sampler=None, cache: Optional[str] = None,
                  cache_bytes: Optional[int] = None):
-        if dtype not in _DTYPES:
-            raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}")
+        # Every argument is checked here, in one place (issue 17 items 18-19).
         if not isinstance(source, _C.Source):
+            hint = (f": did you mean stoker.ImageFolder({source!r})?"
+                    if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__") else "")
             raise TypeError(
                 f"source: {type(source).__name__} is not a stoker source: use stoker.ImageFolder, "
                 "stoker.Shards, stoker.Npy or stoker.HDF5 (a torch Dataset runs Python code per "
-                "sample, which the native pipeline cannot call)")
+                f"sample, which the native pipeline cannot call){hint}")
+        if dtype not in _DTYPES:
+            raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}")
+        batch_size = _int_arg("batch_size", batch_size, 1, _INT_MAX)
+        seed = _int_arg("seed", seed, 0, 2**64 - 1)
+        shuffle = _bool_arg("shuffle", shuffle)
+        drop_last = _bool_arg("drop_last", drop_last)
+        return_indices = _bool_arg("return_indices", return_indices)
+        on_error = _choice_arg("on_error", on_error, ("raise", "skip"))
+        layout = _choice_arg("layout", layout, ("NCHW", "NHWC"))
+        max_pixels = _int_arg("max_pixels", max_pixels, 0, 2**63 - 1)
+        max_threads = _int_arg("max_threads", 0 if max_threads is None else max_threads, 0,
+                               _INT_MAX)
+        max_prefetch = _int_arg("max_prefetch", max_prefetch, 1, _INT_MAX)
         transforms = _transform_list(transforms)
         if target_transform is not None and not callable(target_transform):
             raise TypeError(f"target_transform must be callable, got {target_transform!r}")
@@ -127,6 +170,8 @@ class Loader:
             raise ValueError(f"threads must be a non-negative int, None or 'auto', got {threads!r}")
         if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 1:
             raise ValueError(f"prefetch must be a positive int or 'auto', got {prefetch!r}")
+        threads = _int_arg("threads", threads, 0, _INT_MAX)
+        prefetch = _int_arg("prefetch", prefetch, 1, _INT_MAX)
         if cache not in (None, "decoded", "output"):
             raise ValueError(f"cache must be None, 'decoded' or 'output', got {cache!r}")
         if cache is not None:
@@ -176,7 +221,7 @@ class Loader:
 
     def set_epoch(self, epoch: int) -> None:
         """Sets the epoch the next iteration runs (order and augmentation depend on it)."""
-        self._impl.set_epoch(int(epoch))
+        self._impl.set_epoch(_int_arg("epoch", epoch, 0, 2**63 - 1))
 
     @property
     def epoch(self) -> int:

@@ -57,10 +57,10 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, la
     In stream mode the length is unknown: ``len()`` of the source or of a Loader over it
     raises TypeError, and iteration ends when the shards do.
     """
-    patterns = [urls] if isinstance(urls, (str, os.PathLike)) else list(urls)
+    patterns = [urls] if isinstance(urls, (str, bytes, os.PathLike)) else list(urls)
     if not patterns:
         raise ValueError("Shards: no shard given")
-    return _C.open_shards([os.fspath(p) for p in patterns], image, label, mode,
+    return _C.open_shards([os.fsencode(p) for p in patterns], image, label, mode,
                           int(shuffle_buffer), int(concurrent_shards), cache_dir or "",
                           int(retries), int(backoff_ms), int(cache_bytes), bool(verify),
                           os.fspath(ca_file) if ca_file else "", endpoint_url or "")

@@ -16,6 +16,7 @@ GIL.
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import List, Sequence, Tuple, Union
 
@@ -68,8 +69,16 @@ def RandomResizedCrop(size: Size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0
     _check_interpolation(interpolation, "RandomResizedCrop")
     _check_antialias(antialias, "RandomResizedCrop")
     h, w = _pair(size, "RandomResizedCrop")
-    return _C.Transform.random_resized_crop(h, w, float(scale[0]), float(scale[1]),
-                                            float(ratio[0]), float(ratio[1]))
+    lo_hi = []
+    for name, v in (("scale", scale), ("ratio", ratio)):
+        try:
+            lo, hi = (float(x) for x in v)
+        except (TypeError, ValueError):
+            raise TypeError(f"RandomResizedCrop: {name} must be a pair of numbers, got {v!r}") from None
+        if not (math.isfinite(lo) and math.isfinite(hi)):  # the order: checked by the Loader
+            raise ValueError(f"RandomResizedCrop: {name} must be finite numbers, got {v!r}")
+        lo_hi += [lo, hi]
+    return _C.Transform.random_resized_crop(h, w, *lo_hi)
 
 
 def Resize(size: Size, interpolation=None, max_size=None, antialias=None):

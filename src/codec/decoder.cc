@@ -81,15 +81,19 @@ const char* ImageFileExtension(const uint8_t* data, size_t size) {
 
 class ImageDecoder::Jpeg {
  public:
-  Jpeg() {
+  explicit Jpeg(int max_scans) : max_scans_(max_scans) {
     cinfo_.err = jpeg_std_error(&err_.pub);
     err_.pub.error_exit = &ErrorExit;
     err_.pub.emit_message = &EmitMessage;
     jpeg_create_decompress(&cinfo_);
+    progress_.pub.progress_monitor = &ProgressMonitor;
+    progress_.self = this;
+    cinfo_.progress = &progress_.pub;
   }
   ~Jpeg() { jpeg_destroy_decompress(&cinfo_); }
 
   Status Open(const uint8_t* data, size_t size, int64_t max_pixels, ImageHeader* h) {
+    scan_limit_hit_ = false;
     if (setjmp(err_.jump)) return Fail();
     jpeg_abort_decompress(&cinfo_);
     jpeg_mem_src(&cinfo_, data, static_cast<unsigned long>(size));
@@ -191,6 +195,7 @@ class ImageDecoder::Jpeg {
   }
 
   size_t scratch_bytes() const { return pixels_.capacity(); }
+  void ReleaseScratch() { std::vector<uint8_t>().swap(pixels_); }
 
  private:
   struct ErrorMgr {
@@ -202,6 +207,20 @@ class ImageDecoder::Jpeg {
     auto* err = reinterpret_cast<ErrorMgr*>(cinfo->err);
     std::longjmp(err->jump, 1);
   }
+  struct Progress {
+    jpeg_progress_mgr pub;
+    Jpeg* self;
+  };
+  // Called by libjpeg between passes and scans (djpeg's -maxscans check).
+  static void ProgressMonitor(j_common_ptr cinfo) {
+    if (!cinfo->is_decompressor) return;
+    auto* p = reinterpret_cast<Progress*>(cinfo->progress);
+    const int scans = reinterpret_cast<j_decompress_ptr>(cinfo)->input_scan_number;
+    if (p->self->max_scans_ > 0 && scans > p->self->max_scans_) {
+      p->self->scan_limit_hit_ = true;
+      std::longjmp(p->self->err_.jump, 1);
+    }
+  }
   static void EmitMessage(j_common_ptr cinfo, int level) {
     if (level >= 0) return;  // trace messages
     // A warning means corrupt data (truncation, bad Huffman code, ...), and
@@ -212,6 +231,12 @@ class ImageDecoder::Jpeg {
   }
 
   Status Fail() {
+    if (scan_limit_hit_) {
+      scan_limit_hit_ = false;
+      jpeg_abort_decompress(&cinfo_);
+      return ResourceExhaustedError("JPEG: more than " + std::to_string(max_scans_) +
+                                    " progressive scans, above the limit (max_scans)");
+    }
     char buf[JMSG_LENGTH_MAX];
     (*err_.pub.format_message)(reinterpret_cast<j_common_ptr>(&cinfo_), buf);
     const int code = err_.pub.msg_code;
@@ -223,6 +248,9 @@ class ImageDecoder::Jpeg {
 
   jpeg_decompress_struct cinfo_{};
   ErrorMgr err_{};
+  Progress progress_{};
+  const int max_scans_;
+  bool scan_limit_hit_ = false;
   std::vector<uint8_t> pixels_;
 };
 
@@ -283,12 +311,34 @@ class ImageDecoder::Png {
     return Status::OK();
   }
 
+  // An index past a short PLTE (libpng's "badpal" files) would expand to
+  // black; Pillow's palette starts as the grey ramp (i, i, i) under the
+  // PLTE entries, so such pixels are grey there. Pads the palette the same
+  // way (issue 17, item 17). Call inside Decode's setjmp scope.
+  void PadPalette(int depth) {
+    png_colorp palette = nullptr;
+    int n = 0;
+    if (png_get_PLTE(png_, info_, &palette, &n) == 0 || palette == nullptr) return;
+    const int full = 1 << std::min(depth, 8);
+    if (n >= full) return;
+    png_color padded[256];
+    for (int i = 0; i < full; ++i) {
+      padded[i] = i < n ? palette[i]
+                        : png_color{static_cast<png_byte>(i), static_cast<png_byte>(i),
+                                    static_cast<png_byte>(i)};
+    }
+    png_set_PLTE(png_, info_, padded, full);  // copied by libpng
+  }
+
   Status Decode(const DecodeRequest& req, DecodedRegion* out) {
     if (png_ == nullptr) return InternalError("PNG Decode() without Open()");
     if (setjmp(png_jmpbuf(png_))) return Fail();
     const int color = png_get_color_type(png_, info_);
     const int depth = png_get_bit_depth(png_, info_);
-    if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png_);
+    if (color == PNG_COLOR_TYPE_PALETTE) {
+      PadPalette(depth);
+      png_set_palette_to_rgb(png_);
+    }
     if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png_);
     if (depth == 16) png_set_strip_16(png_);
     if (color == PNG_COLOR_TYPE_GRAY || color == PNG_COLOR_TYPE_GRAY_ALPHA) {
@@ -357,6 +407,17 @@ class ImageDecoder::Png {
     info_ = nullptr;
   }
 
+
+ public:
+  size_t scratch_bytes() const {
+    return image_.capacity_bytes() + rows_.capacity() * sizeof(png_bytep);
+  }
+  void ReleaseScratch() {
+    image_.Release();
+    std::vector<png_bytep>().swap(rows_);
+  }
+
+ private:
   png_structp png_ = nullptr;
   png_infop info_ = nullptr;
   const uint8_t* data_ = nullptr;
@@ -370,7 +431,7 @@ class ImageDecoder::Png {
 // ------------------------------------------------------------- dispatch ----
 
 ImageDecoder::ImageDecoder(const DecoderOptions& options)
-    : options_(options), jpeg_(std::make_unique<Jpeg>()), png_(std::make_unique<Png>()) {}
+    : options_(options), jpeg_(std::make_unique<Jpeg>(options.max_scans)), png_(std::make_unique<Png>()) {}
 
 ImageDecoder::~ImageDecoder() = default;
 
@@ -405,6 +466,16 @@ Status ImageDecoder::Decode(const DecodeRequest& request, DecodedRegion* out) {
     case ImageFormat::kUnknown: break;
   }
   return InternalError("Decode() without a successful Open()");
+}
+
+size_t ImageDecoder::scratch_bytes() const {
+  return jpeg_->scratch_bytes() + png_->scratch_bytes() + whole_.capacity_bytes();
+}
+
+void ImageDecoder::ReleaseScratch() {
+  jpeg_->ReleaseScratch();
+  png_->ReleaseScratch();
+  whole_.Release();
 }
 
 Status ImageDecoder::OpenWhole(const uint8_t* data, size_t size, ImageHeader* header) {

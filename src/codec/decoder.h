@@ -90,6 +90,10 @@ struct DecoderOptions {
   // Images with more pixels than this are refused before any pixel memory is
   // allocated (decompression bombs). 0 means no limit.
   int64_t max_pixels = int64_t{1} << 28;
+  // Progressive JPEGs with more scans are refused (ResourceExhausted) while
+  // they are read, as `djpeg -maxscans` does: thousands of tiny scans cost
+  // CPU-seconds per image. Real encoders write about 10. 0 means no limit.
+  int max_scans = 256;
 };
 
 class ImageDecoder {
@@ -108,6 +112,11 @@ class ImageDecoder {
 
   // Decodes the whole image at full size (convenience for tests and tools).
   Status DecodeAll(const uint8_t* data, size_t size, DecodedRegion* out);
+
+  // Pixel memory held between images (for accounting), and a way to free it
+  // (after an oversized image; invalidates the last DecodedRegion).
+  size_t scratch_bytes() const;
+  void ReleaseScratch();
 
  private:
   class Jpeg;

@@ -915,6 +915,32 @@ TEST(DecoderErrorTest, MaxPixelsRefusesLargeImages) {
   }
 }
 
+TEST(DecoderErrorTest, ProgressiveScanCountIsLimited) {  // issue 17 item 9
+  const int w = 64, h = 48;
+  const Bytes px = MakePixels(w, h, 31);
+  JpegSpec spec;
+  spec.one_coefficient_per_scan = true;  // 1 + 3 x 63 = 190 scans
+  const Bytes jpeg = EncodeJpeg(px, w, h, spec);
+  {
+    DecoderOptions opt;
+    opt.max_scans = 100;
+    ImageDecoder dec(opt);
+    ImageHeader hdr;
+    ASSERT_TRUE(dec.Open(jpeg.data(), jpeg.size(), &hdr).ok());
+    DecodedRegion out;
+    const Status st = dec.Decode(DecodeRequest{}, &out);
+    EXPECT_EQ(st.code(), StatusCode::kResourceExhausted) << st.ToString();
+    EXPECT_NE(st.message().find("max_scans"), std::string::npos) << st.message();
+    // The decoder stays usable: the next image decodes.
+    const Bytes plain = EncodeJpeg(px, w, h);
+    EXPECT_EQ(DecodeWhole(&dec, plain).width, w);
+  }
+  {
+    ImageDecoder dec;  // the default (256) lets 190 scans through
+    EXPECT_EQ(DecodeWhole(&dec, jpeg).width, w);
+  }
+}
+
 TEST(DecoderErrorTest, HugePngHeaderIsRefusedAtOpen) {
   const Bytes px = MakePixels(16, 16, 29);
   Bytes expected;

@@ -50,6 +50,11 @@ class RgbImage {
   uint8_t* data() { return pixels_.data(); }
   RgbView view() const { return RgbView{pixels_.data(), width_, height_, stride()}; }
   size_t capacity_bytes() const { return pixels_.capacity(); }
+  // Frees the pixel memory (the next Resize allocates again).
+  void Release() {
+    std::vector<uint8_t>().swap(pixels_);
+    width_ = height_ = 0;
+  }
 
  private:
   std::vector<uint8_t> pixels_;

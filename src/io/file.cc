@@ -19,8 +19,9 @@ Status ErrnoStatus(const std::string& path, const char* what, int err) {
 
 }  // namespace
 
-Status ReadFileInto(const std::string& path, std::vector<uint8_t>* buffer, size_t* size) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+Status OpenRegularFile(const std::string& path, int* fd_out, size_t* size,
+                       StatusCode not_regular) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return ErrnoStatus(path, "cannot open", errno);
   struct stat st;
   if (::fstat(fd, &st) != 0) {
@@ -30,9 +31,19 @@ Status ReadFileInto(const std::string& path, std::vector<uint8_t>* buffer, size_
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return IoError(path + ": not a regular file");
+    return Status(not_regular, path + ": not a regular file");
   }
-  const size_t want = static_cast<size_t>(st.st_size);
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  *fd_out = fd;
+  if (size != nullptr) *size = static_cast<size_t>(st.st_size);
+  return Status::OK();
+}
+
+Status ReadFileInto(const std::string& path, std::vector<uint8_t>* buffer, size_t* size) {
+  int fd = -1;
+  size_t want = 0;
+  STOKER_RETURN_IF_ERROR(OpenRegularFile(path, &fd, &want));
   if (buffer->size() < want) buffer->resize(want);
   size_t got = 0;
   while (got < want) {

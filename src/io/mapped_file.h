@@ -10,8 +10,11 @@
 // Thread-safety: immutable after Open(); data() may be read from any thread.
 // Errors: NotFound when the file does not exist, IoError for anything else
 // the OS refuses (including mmap), InvalidArgument for a non-regular file.
-// A file truncated by someone else while mapped raises SIGBUS on access, as
-// for any mapping; do not rewrite files that a running loader maps.
+// A file truncated by someone else while mapped raises SIGBUS on access to
+// the pages past its new end, as for any mapping: callers check a range with
+// CheckRange() (an fstat of the descriptor kept open) right before reading it
+// (issue 17, item 5). A truncation between that check and the read is not
+// caught.
 #ifndef STOKER_IO_MAPPED_FILE_H_
 #define STOKER_IO_MAPPED_FILE_H_
 
@@ -34,12 +37,16 @@ class MappedFile {
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  // OK when [offset, offset + length) is still inside the file as it is now;
+  // DataLoss naming the file when it was truncated below that. Thread-safe.
+  Status CheckRange(size_t offset, size_t length) const;
 
  private:
   MappedFile() = default;
   std::string path_;
   const uint8_t* data_ = nullptr;  // null for an empty file
   size_t size_ = 0;
+  int fd_ = -1;  // the mapped file, for CheckRange()
 };
 
 }  // namespace stoker

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/rng.h"
+#include "io/file.h"
 #include "io/s3.h"
 
 namespace stoker {
@@ -75,13 +76,8 @@ namespace {
 
 StatusOr<std::unique_ptr<ByteStream>> OpenNamedFileStream(const std::string& path,
                                                           const std::string& name) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    std::string msg = path + ": cannot open: " + std::strerror(err);
-    if (err == ENOENT) return NotFoundError(msg);
-    return IoError(msg);
-  }
+  int fd = -1;
+  STOKER_RETURN_IF_ERROR(OpenRegularFile(path, &fd));  // a FIFO is refused, not waited on
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   return std::unique_ptr<ByteStream>(new FileStream(fd, name));
 }

@@ -87,6 +87,12 @@ class HttpStream : public ByteStream {
     return n;
   }
 
+  // libcurl's progress callback: non-zero aborts the transfer
+  // (CURLE_ABORTED_BY_CALLBACK) once the reader is cancelled.
+  static int OnProgress(void* self_ptr, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+    return static_cast<const HttpStream*>(self_ptr)->Cancelled() ? 1 : 0;
+  }
+
   Status StartAttempt() {
     easy_ = curl_easy_init();
     if (easy_ == nullptr) return ResourceExhaustedError(name_ + ": curl_easy_init failed");
@@ -110,6 +116,11 @@ class HttpStream : public ByteStream {
       curl_easy_setopt(easy_, CURLOPT_AWS_SIGV4, request_.aws_sigv4.c_str());
       curl_easy_setopt(easy_, CURLOPT_USERPWD, request_.user_pwd.c_str());
     }
+    if (o_.cancel != nullptr) {  // aborts inside curl_multi_perform too
+      curl_easy_setopt(easy_, CURLOPT_XFERINFOFUNCTION, &HttpStream::OnProgress);
+      curl_easy_setopt(easy_, CURLOPT_XFERINFODATA, this);
+      curl_easy_setopt(easy_, CURLOPT_NOPROGRESS, 0L);
+    }
     if (received_ > 0) {
       const std::string range = std::to_string(received_) + "-";
       curl_easy_setopt(easy_, CURLOPT_RANGE, range.c_str());  // copied by libcurl
@@ -130,6 +141,10 @@ class HttpStream : public ByteStream {
   // Drives the transfer until bytes arrive, the body ends or it fails for good.
   Status Pump() {
     while (buf_.empty() && !done_) {
+      if (Cancelled()) {
+        EndAttempt();
+        return CancelledError(name_ + ": transfer cancelled");
+      }
       int running = 0;
       if (curl_multi_perform(multi_, &running) != CURLM_OK) {
         return IoError(name_ + ": curl_multi_perform failed");
@@ -140,7 +155,7 @@ class HttpStream : public ByteStream {
         STOKER_RETURN_IF_ERROR(Finished(msg->data.result));
       }
       if (buf_.empty() && !done_ && running > 0) {
-        curl_multi_poll(multi_, nullptr, 0, 1000, nullptr);
+        curl_multi_poll(multi_, nullptr, 0, 100, nullptr);  // 0.1 s: see Cancelled()
       }
     }
     return Status::OK();
@@ -172,6 +187,9 @@ class HttpStream : public ByteStream {
         }
         return IoError(name_ + ": " + reason);
       }
+    } else if (result == CURLE_ABORTED_BY_CALLBACK) {
+      EndAttempt();
+      return CancelledError(name_ + ": transfer cancelled");
     } else {
       reason = error_[0] ? std::string(error_) : curl_easy_strerror(result);
       if (result == CURLE_UNSUPPORTED_PROTOCOL || result == CURLE_URL_MALFORMAT) {
@@ -193,8 +211,16 @@ class HttpStream : public ByteStream {
     ++retries_;
     const int64_t wait_ms =
         std::min<int64_t>(5000, int64_t{o_.backoff_ms} << std::min(attempts_ - 1, 20));
-    std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+    for (int64_t slept = 0; slept < wait_ms; slept += 50) {
+      if (Cancelled()) return CancelledError(name_ + ": transfer cancelled");
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(std::min<int64_t>(50, wait_ms - slept)));
+    }
     return StartAttempt();
+  }
+
+  bool Cancelled() const {
+    return o_.cancel != nullptr && o_.cancel->load(std::memory_order_relaxed);
   }
 
   // The server's error code and message from an XML error body (S3), or

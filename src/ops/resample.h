@@ -71,6 +71,12 @@ class Resampler {
                   const AxisCoeffs& vertical, RgbImage* out);
 
   size_t scratch_bytes() const { return temp_.capacity() + acc_.capacity() * 4 + row_.capacity(); }
+  // Frees the scratch rows (the next Run allocates again).
+  void ReleaseScratch() {
+    std::vector<uint8_t>().swap(temp_);
+    std::vector<int32_t>().swap(acc_);
+    std::vector<uint8_t>().swap(row_);
+  }
 
  private:
   std::vector<uint8_t> temp_;   // horizontally resampled rows

@@ -15,7 +15,10 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <thread>
+
+#include <unistd.h>
 
 #include "base/clock.h"
 #include "base/rng.h"
@@ -32,6 +35,25 @@
 
 namespace stoker {
 namespace {
+
+// Runs f() (a sample's read or decode), turning any exception into a Status:
+// no exception may leave a worker thread (std::terminate would end the
+// process). std::bad_alloc (an image too large for the memory left) is
+// ResourceExhausted, so on_error="skip" counts it like any bad sample.
+// `name()` names the sample in the message (called only on an exception).
+template <typename F, typename N>
+Status NoThrow(F&& f, N&& name) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return ResourceExhaustedError(name() + ": out of memory (std::bad_alloc) while reading or "
+                                  "decoding it");
+  } catch (const std::exception& e) {
+    return InternalError(name() + ": unexpected exception: " + e.what());
+  } catch (...) {
+    return InternalError(name() + ": unexpected exception");
+  }
+}
 
 class LoaderImpl : public Loader {
  public:
@@ -76,12 +98,28 @@ class LoaderImpl : public Loader {
     processor_config_.dct_scaling = options_.dct_scaling;
     processor_config_.decoder.max_pixels = options_.max_pixels;
     processor_config_.timing = options_.stage_timing;
+    processor_config_.scratch_budget = options_.scratch_budget;
     ring_ = std::vector<RingSlot>(static_cast<size_t>(ring));
     counters_ = std::vector<WorkerCounters>(static_cast<size_t>(threads_));
     scratch_bytes_ = std::vector<std::atomic<size_t>>(static_cast<size_t>(threads_));
   }
 
   ~LoaderImpl() override {
+    if (ForkedChild()) {
+      // The workers do not exist in this process, and the mutex and condition
+      // variables may be frozen in the state a worker left them in at fork()
+      // (locked, or counting waiters that will never wake: destroying such a
+      // condition variable blocks in glibc). Leak the thread handles and give
+      // the members fresh primitives to destroy.
+      (void)new std::vector<std::thread>(std::move(workers_));
+      workers_.clear();
+      new (&mu_) std::mutex();
+      new (&work_cv_) std::condition_variable();
+      new (&ready_cv_) std::condition_variable();
+      new (&idle_cv_) std::condition_variable();
+      (void)reader_.release();  // may hold a lock taken by a worker of the parent
+      return;
+    }
     Stop();
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -105,15 +143,16 @@ class LoaderImpl : public Loader {
   std::shared_ptr<Source> source() const override { return source_; }
 
   void SetEpoch(int64_t epoch) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock = LockUnlessForked();
     next_epoch_ = epoch;
   }
   int64_t epoch() const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock = LockUnlessForked();
     return active_ || started_once_ ? epoch_ : next_epoch_;
   }
 
   Status Start() override {
+    STOKER_RETURN_IF_ERROR(CheckNotForked());
     Stop();
     EnsureThreads();
     std::unique_lock<std::mutex> lock(mu_);
@@ -165,6 +204,7 @@ class LoaderImpl : public Loader {
 
   Status Next(BatchPtr* out, bool* end, const std::function<Status()>& poll,
               int poll_ms) override {
+    STOKER_RETURN_IF_ERROR(CheckNotForked());
     std::unique_lock<std::mutex> lock(mu_);
     *end = false;
     if (!active_) {
@@ -250,10 +290,12 @@ class LoaderImpl : public Loader {
   }
 
   void Stop() override {
+    if (ForkedChild()) return;  // nothing of the epoch runs in this process
     std::unique_lock<std::mutex> lock(mu_);
     if (!active_) return;
     cancelled_.store(true, std::memory_order_release);
     active_ = false;
+    if (reader_ != nullptr) reader_->Cancel();  // a stalled remote read returns soon
     work_cv_.notify_all();
     ready_cv_.notify_all();
     idle_cv_.wait(lock, [&] { return busy_workers_ == 0; });
@@ -266,7 +308,7 @@ class LoaderImpl : public Loader {
   }
 
   LoaderStats stats() const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock = LockUnlessForked();
     Totals now = SumLocked();
     if (active_ && !epoch_done_) now.wall_ns += NowNs() - epoch_start_ns_;
     LoaderStats s;
@@ -284,6 +326,8 @@ class LoaderImpl : public Loader {
     s.batch_buffers = pool_->allocated();
     s.batch_buffer_bytes = pool_->allocated_bytes();
     for (const auto& b : scratch_bytes_) s.scratch_bytes += b.load(std::memory_order_relaxed);
+    s.scratch_budget = options_.scratch_budget;
+    s.scratch_releases = scratch_releases_.load(std::memory_order_relaxed);
     if (cache_ != nullptr) {
       const DecodedCacheStats cs = cache_->stats();
       s.cache_hits = cs.hits;
@@ -354,8 +398,30 @@ class LoaderImpl : public Loader {
     return Trim::kDeliver;
   }
 
+  // Fork: the worker threads belong to the process that started them
+  // (owner_pid_). A forked child inherits the Loader's memory but none of its
+  // threads, so iterating there would wait forever; it gets an error instead.
+  bool ForkedChild() const { return owner_pid_ != 0 && ::getpid() != owner_pid_; }
+
+  Status CheckNotForked() const {
+    if (!ForkedChild()) return Status::OK();
+    return UnimplementedError(
+        "this Loader's worker threads run in process " + std::to_string(owner_pid_) +
+        ", and this is a forked child (pid " + std::to_string(::getpid()) +
+        ") that cannot use them: create the Loader in the child (e.g. in the worker's "
+        "initialiser or after the fork), or use the 'spawn' or 'forkserver' start method");
+  }
+
+  // In a forked child no other thread exists, and mu_ may have been inherited
+  // locked: counters are then read without it.
+  std::unique_lock<std::mutex> LockUnlessForked() const {
+    if (ForkedChild()) return std::unique_lock<std::mutex>();
+    return std::unique_lock<std::mutex>(mu_);
+  }
+
   void EnsureThreads() {
     if (!workers_.empty()) return;
+    owner_pid_ = ::getpid();
     workers_.reserve(threads_);
     for (int i = 0; i < threads_; ++i) workers_.emplace_back([this, i] { WorkerMain(i); });
   }
@@ -547,10 +613,14 @@ class LoaderImpl : public Loader {
       const int64_t t0 = timing ? NowNs() : 0;
       std::shared_ptr<const CachedImage> cached;  // holds the pixels `sample` points at
       int64_t cache_decode_ns = 0;
-      Status st = cache_ == nullptr || output_cache_
-                      ? reader_->Read(pos, scratch, &sample, &end)
-                      : ReadThroughCache(pos, scratch, processor, &sample, &end, &cached,
-                                         &cache_decode_ns);
+      Status st = NoThrow(
+          [&] {
+            return cache_ == nullptr || output_cache_
+                       ? reader_->Read(pos, scratch, &sample, &end)
+                       : ReadThroughCache(pos, scratch, processor, &sample, &end, &cached,
+                                          &cache_decode_ns);
+          },
+          [&] { return reader_->Name(pos); });
       const int64_t t1 = timing ? NowNs() : 0;
       c->Add(c->read_ns, t1 - t0 - cache_decode_ns);
       c->Add(c->decode_ns, cache_decode_ns);
@@ -566,12 +636,20 @@ class LoaderImpl : public Loader {
         Rng rng(HashSeed(options_.seed, static_cast<uint64_t>(epoch_),
                          static_cast<uint64_t>(sample.id), static_cast<uint64_t>(attempt)));
         StageTimes times;
-        st = processor->Process(sample, &rng, buf->slot(s), &times);
+        bool threw = true;
+        st = NoThrow(
+            [&] {
+              Status r = processor->Process(sample, &rng, buf->slot(s), &times);
+              threw = false;
+              return r;
+            },
+            [&] { return reader_->Name(pos); });
         c->Add(c->decode_ns, times.decode_ns);
         c->Add(c->augment_ns, times.augment_ns);
         c->Add(c->callback_ns, times.callback_ns);
-        if (!st.ok()) st = st.WithContext(reader_->Name(pos));
+        if (!st.ok() && !threw) st = st.WithContext(reader_->Name(pos));
       }
+      TrimReadScratch(processor, scratch);
       if (st.ok()) {
         buf->labels()[s] = sample.label;
         buf->ids()[s] = sample.id;
@@ -605,6 +683,21 @@ class LoaderImpl : public Loader {
                                           static_cast<uint64_t>(attempt + 1)) %
                                  static_cast<uint64_t>(n));
     }
+  }
+
+  // Frees the file read buffer when it (with the processor's scratch) is
+  // above the budget; the processor trims its own scratch after each sample.
+  void TrimReadScratch(SampleProcessor* processor, SampleScratch* scratch) {
+    const size_t budget = options_.scratch_budget;
+    if (budget == 0) return;
+    const size_t held = processor->scratch_bytes() + scratch->bytes.capacity();
+    if (held <= budget) return;
+    bool released = processor->TrimScratch();
+    if (processor->scratch_bytes() + scratch->bytes.capacity() > budget) {
+      std::vector<uint8_t>().swap(scratch->bytes);
+      released = true;
+    }
+    if (released) scratch_releases_.fetch_add(1, std::memory_order_relaxed);
   }
 
   // Feeds the batch just taken to the tuning window and applies the tuner's
@@ -680,12 +773,15 @@ class LoaderImpl : public Loader {
   // Counters.
   std::vector<WorkerCounters> counters_;
   std::vector<std::atomic<size_t>> scratch_bytes_;
+  std::atomic<int64_t> scratch_releases_{0};
   int64_t consumer_wait_ns_ = 0;      // guarded by mu_
   int64_t batches_ = 0;               // guarded by mu_
   int64_t wall_ns_ = 0;               // guarded by mu_
   int64_t epoch_start_ns_ = 0;        // guarded by mu_
   bool epoch_done_ = true;            // guarded by mu_
   Totals epoch_snapshot_;             // guarded by mu_
+
+  pid_t owner_pid_ = 0;               // the process that started workers_ (0: none yet)
 
   // Declared last: joined in the destructor before the members above die.
   std::vector<std::thread> workers_;

@@ -10,6 +10,9 @@
 #include <set>
 #include <thread>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "testing/memory_source.h"
 #include "testing/test_images.h"
 
@@ -721,6 +724,83 @@ TEST(LoaderTest, CreateRejectsBadOptions) {  // the checks themselves: loader_op
   EXPECT_EQ(Loader::Create(src, o).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(Loader::Create(nullptr, TrainOptions(4, 1)).status().code(),
             StatusCode::kInvalidArgument);
+}
+
+// Issue 17 item 2: a forked child inherits the Loader but not its threads.
+// It must get an error (not wait forever), and destroying the Loader there
+// must not hang on the inherited mutex, condition variables or threads. The
+// child runs under alarm(): a hang kills it with SIGALRM and fails the test.
+TEST(LoaderTest, ForkedChildGetsAnErrorInsteadOfHanging) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(40));
+  auto loader = Make(src, TrainOptions(4, 3));
+  RunEpoch(loader.get());
+  // Workers are mid-epoch (and may hold the mutex) when the fork happens.
+  ASSERT_TRUE(loader->Start().ok());
+  BatchPtr first;
+  bool end = false;
+  ASSERT_TRUE(loader->Next(&first, &end).ok());
+  first.reset();
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::alarm(20);
+    int code = 0;
+    BatchPtr b;
+    bool e = false;
+    const Status next = loader->Next(&b, &e);
+    if (next.code() != StatusCode::kUnimplemented ||
+        next.message().find("forked child") == std::string::npos) {
+      code = 1;
+    }
+    const Status start = loader->Start();
+    if (start.code() != StatusCode::kUnimplemented) code |= 2;
+    (void)loader->stats();
+    loader->SetEpoch(7);
+    loader->Stop();
+    loader.reset();
+    ::_exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "child killed by signal " << WTERMSIG(status)
+                                 << " (14 = SIGALRM: it hung)";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  // The parent's loader is unaffected.
+  loader->Stop();
+  Epoch e = RunEpoch(loader.get());
+  EXPECT_EQ(e.ids.size(), 40u);
+}
+
+// Issue 17 item 6: an exception in a worker (std::bad_alloc for an image too
+// large for the memory left) is the sample's error, never std::terminate.
+class ThrowingSource : public MemorySource {
+ public:
+  using MemorySource::MemorySource;
+  Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const override {
+    if (index % 5 == 2) throw std::bad_alloc();
+    return MemorySource::ReadIndex(index, scratch, out);
+  }
+};
+
+TEST(LoaderTest, BadAllocInAWorkerIsAnErrorOrACountedSkip) {
+  auto src = std::make_shared<ThrowingSource>(JpegSamples(20));
+  LoaderOptions o = TrainOptions(4, 2);
+  o.shuffle = false;
+  auto raising = Make(src, o);
+  ASSERT_TRUE(raising->Start().ok());
+  BatchPtr b;
+  bool end = false;
+  const Status st = raising->Next(&b, &end);
+  EXPECT_EQ(st.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(st.message().find("mem/2.jpg"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("out of memory"), std::string::npos) << st.message();
+
+  o.on_error = OnError::kSkip;
+  auto skipping = Make(src, o);
+  Epoch e = RunEpoch(skipping.get());
+  EXPECT_EQ(e.ids.size(), 20u);
+  for (int64_t id : e.ids) EXPECT_NE(id % 5, 2);
+  EXPECT_GE(skipping->stats().total.skipped, 4);
 }
 
 }  // namespace

@@ -67,7 +67,18 @@ SampleProcessor::SampleProcessor(const ProcessorConfig& config, const PixelWrite
 
 size_t SampleProcessor::scratch_bytes() const {
   return resampler_.scratch_bytes() + stage_a_.capacity_bytes() + stage_b_.capacity_bytes() +
-         out_.capacity_bytes() + aux_.capacity_bytes();
+         out_.capacity_bytes() + aux_.capacity_bytes() + decoder_.scratch_bytes();
+}
+
+bool SampleProcessor::TrimScratch() {
+  if (config_.scratch_budget == 0 || scratch_bytes() <= config_.scratch_budget) return false;
+  decoder_.ReleaseScratch();
+  resampler_.ReleaseScratch();
+  stage_a_.Release();
+  stage_b_.Release();
+  out_.Release();
+  aux_.Release();
+  return true;
 }
 
 Status SampleProcessor::Resample(const RgbView& src, int origin_x, int origin_y, Rng* rng,
@@ -139,6 +150,7 @@ void SampleProcessor::Erase(const Transform& t, Rng* rng, uint8_t* slot) const {
 
 Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slot,
                                 StageTimes* times) {
+
   const int64_t t0 = Clock();
   ImageHeader header;
   const bool raw = sample.pixels != nullptr;

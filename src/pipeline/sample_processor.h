@@ -44,6 +44,10 @@ struct ProcessorConfig {
   DecoderOptions decoder;
   // Read the clock around decode and augment (StageTimes stay 0 when off).
   bool timing = true;
+  // Scratch (decoded pixels, resampler rows, stage images) kept between
+  // samples is at most this many bytes: after a sample that needed more,
+  // Process() frees it all (0: keep whatever was needed).
+  size_t scratch_budget = size_t{64} << 20;
 };
 
 // Nanoseconds spent in each part of Process().
@@ -65,8 +69,11 @@ class SampleProcessor {
   // (for the decoded-sample cache). Errors name no file.
   Status DecodeWhole(const SampleData& sample, CachedImage* out);
 
-  // Scratch bytes held (for memory accounting).
+  // Scratch bytes held (for memory accounting), decoder pixels included.
   size_t scratch_bytes() const;
+  // Frees the scratch when it holds more than config.scratch_budget; true if
+  // it did. Call between samples (the Loader does after each one).
+  bool TrimScratch();
   // Last scale denominator used (1 unless DCT scaling kicked in); for tests.
   int last_scale_denom() const { return last_scale_denom_; }
 

@@ -111,6 +111,8 @@ StatusOr<std::shared_ptr<Hdf5Source>> Hdf5Source::Open(const std::string& path,
                                                        const std::string& labels) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return NotFoundError(path + ": no such file");
+  // HDF5 opens with a blocking open(2): refuse FIFOs and devices first (issue 17, item 1).
+  if (!S_ISREG(st.st_mode)) return InvalidArgumentError(path + ": not a regular file");
   std::shared_ptr<Hdf5SourceImpl> src(new Hdf5SourceImpl());
   src->path_ = path;
   src->images_name_ = images;

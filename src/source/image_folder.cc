@@ -72,7 +72,14 @@ Status WalkClass(const std::string& root, const std::string& rel,
                  std::vector<std::pair<std::string, std::vector<std::string>>>* dirs) {
   const std::string abs = root + "/" + rel;
   struct stat st;
-  if (::stat(abs.c_str(), &st) != 0) return Status::OK();  // dangling link
+  if (::stat(abs.c_str(), &st) != 0) {
+    if (errno == ENOENT) return Status::OK();  // a dangling link
+    // Anything else (ENAMETOOLONG below PATH_MAX-deep folders, EACCES, ELOOP)
+    // would lose the files below silently: an error naming the folder.
+    const int err = errno;
+    return IoError(abs.substr(0, 200) + (abs.size() > 200 ? "..." : "") + ": cannot read (" +
+                   std::to_string(abs.size()) + "-byte path): " + std::strerror(err));
+  }
   if (!seen->insert({st.st_dev, st.st_ino}).second) return Status::OK();  // loop
   std::vector<Entry> entries;
   STOKER_RETURN_IF_ERROR(ListDir(abs, &entries));

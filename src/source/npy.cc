@@ -269,8 +269,8 @@ StatusOr<std::shared_ptr<NpySource>> NpySource::Open(const std::string& images_p
   };
   if (h.kind != 'u' || h.item_size != 1) return fail("images must be uint8");
   if (h.fortran_order) {
-    return UnimplementedError(images_path + ": Fortran-order arrays are not supported "
-                              "(save with np.ascontiguousarray)");
+    // InvalidArgument like every other header problem (ValueError in Python).
+    return fail("Fortran-order arrays are not supported (save with np.ascontiguousarray)");
   }
   if (h.shape.size() != 4) {
     return fail("images must be 4-D [N, H, W, C] or [N, C, H, W], got " +
@@ -329,6 +329,9 @@ Status NpySourceImpl::ReadIndex(int64_t index, SampleScratch* scratch, SampleDat
     return InvalidArgumentError("sample index " + std::to_string(index) + " out of range");
   }
   const uint8_t* src = pixels_ + static_cast<size_t>(index) * sample_bytes_;
+  // A file truncated since it was mapped would raise SIGBUS on these pages.
+  STOKER_RETURN_IF_ERROR(images_->CheckRange(static_cast<size_t>(src - images_->data()),
+                                             sample_bytes_));
   out->id = index;
   out->label = labels_.empty() ? -1 : labels_[static_cast<size_t>(index)];
   out->bytes = nullptr;

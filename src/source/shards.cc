@@ -18,6 +18,7 @@
 
 #include "base/json.h"
 #include "base/rng.h"
+#include "io/file.h"
 #include "io/s3.h"
 #include "source/tar_index.h"
 
@@ -79,8 +80,8 @@ class IndexedShards : public RandomAccessSource {
     const TarIndexEntry& e = entries_[index];
     if (e.offset < 0) return DataLossError(e.member);
     const std::string& path = urls_[shard_of_[index]];
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return IoError(path + ": cannot open: " + std::strerror(errno));
+    int fd = -1;
+    STOKER_RETURN_IF_ERROR(OpenRegularFile(path, &fd));
     const size_t want = static_cast<size_t>(e.size);
     if (scratch->bytes.size() < want) scratch->bytes.resize(want);
     size_t got = 0;
@@ -170,6 +171,7 @@ class StreamReader : public EpochReader {
   }
 
   ~StreamReader() override {
+    cancel_->store(true, std::memory_order_relaxed);  // a feed stalled in a transfer returns
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
@@ -186,6 +188,7 @@ class StreamReader : public EpochReader {
 
   int64_t size() const override { return -1; }
   bool random_access() const override { return false; }
+  void Cancel() override { cancel_->store(true, std::memory_order_relaxed); }
 
   Status Read(int64_t p, SampleScratch* scratch, SampleData* out, bool* end) override {
     std::unique_lock<std::mutex> lock(mu_);
@@ -206,6 +209,14 @@ class StreamReader : public EpochReader {
       if (window_waiters_ > 0) window_cv_.notify_all();
     }
     if (p >= base_ + static_cast<int64_t>(window_.size())) {
+      if (p == 0 && pushed_ == 0) {
+        // As in indexed mode, where such shards fail stoker.Shards(...): an
+        // epoch without a single sample (every shard empty) is an error, not
+        // an epoch of zero batches.
+        return DataLossError("Shards(" + std::to_string(urls_->size()) + " shards, " +
+                             urls_->front() + (urls_->size() > 1 ? " ..." : "") +
+                             ") has no samples: every shard is empty");
+      }
       *end = true;
       return Status::OK();
     }
@@ -361,6 +372,7 @@ class StreamReader : public EpochReader {
 
   StreamOptions StreamOptionsFor() const {
     StreamOptions s = o_->stream;
+    s.cancel = cancel_;
     if (s.cache_dir.empty()) s.cache_dir = o_->cache_dir;
     return s;
   }
@@ -394,6 +406,7 @@ class StreamReader : public EpochReader {
   }
 
   void Push(Item item) {
+    ++pushed_;
     window_.push_back(std::move(item));
     taken_.push_back(false);
   }
@@ -401,6 +414,9 @@ class StreamReader : public EpochReader {
   const std::vector<std::string>* urls_;
   const ShardOptions* o_;
   const std::shared_ptr<BufferPool> pool_;
+  // Set by Cancel() without mu_ (a stalled Read holds it); seen by the
+  // remote streams this reader opens.
+  const std::shared_ptr<std::atomic<bool>> cancel_ = std::make_shared<std::atomic<bool>>(false);
 
   mutable std::mutex mu_;
   std::condition_variable data_cv_;    // waiting_for_ queued an item or ended
@@ -415,6 +431,7 @@ class StreamReader : public EpochReader {
   std::vector<uint32_t> order_;
   size_t next_shard_ = 0;
   size_t concurrent_ = 1;
+  int64_t pushed_ = 0;  // items ever put in the window this epoch
   size_t ahead_max_ = 1;
   std::vector<std::unique_ptr<ShardFeed>> open_;  // interleaved round-robin
   std::deque<std::unique_ptr<ShardFeed>> ahead_;  // started, next in order
@@ -496,7 +513,11 @@ StatusOr<std::vector<std::string>> ExpandBraces(const std::string& pattern) {
     }
     const int64_t lo = std::stoll(lo_s), hi = std::stoll(hi_s);
     if (hi < lo) return InvalidArgumentError("empty brace range in '" + pattern + "'");
-    if (hi - lo > 10000000) return InvalidArgumentError("brace range too large in '" + pattern + "'");
+    if (hi - lo >= kMaxShardNames) {
+      return InvalidArgumentError("brace range in '" + pattern + "' names " +
+                                  std::to_string(hi - lo + 1) + " shards, more than the limit of " +
+                                  std::to_string(kMaxShardNames));
+    }
     const size_t width = lo_s.size() > 1 && lo_s[0] == '0' ? lo_s.size() : 0;
     for (int64_t v = lo; v <= hi; ++v) {
       std::string s = std::to_string(v);
@@ -514,7 +535,14 @@ StatusOr<std::vector<std::string>> ExpandBraces(const std::string& pattern) {
   } else {
     parts.push_back("{" + body + "}");  // not a brace pattern: literal
   }
+  const uint64_t total = static_cast<uint64_t>(parts.size()) * tails.value().size();
+  if (total > static_cast<uint64_t>(kMaxShardNames)) {
+    return InvalidArgumentError("shard pattern '" + pattern + "' names " + std::to_string(total) +
+                                " shards, more than the limit of " +
+                                std::to_string(kMaxShardNames));
+  }
   std::vector<std::string> out;
+  out.reserve(total);
   for (const std::string& p : parts) {
     for (const std::string& t : tails.value()) out.push_back(head + p + t);
   }
@@ -528,7 +556,11 @@ StatusOr<std::vector<std::string>> ExpandShardPatterns(const std::vector<std::st
   for (const std::string& pattern : patterns) {
     auto expanded = ExpandBraces(pattern);
     if (!expanded.ok()) return expanded.status();
-    for (const std::string& p : expanded.value()) {
+    if (out.size() + expanded.value().size() > static_cast<size_t>(kMaxShardNames)) {
+      return InvalidArgumentError("the shard patterns name more than " +
+                                  std::to_string(kMaxShardNames) + " shards");
+    }
+    for (std::string p : expanded.value()) {
       if (IsS3Url(p)) {
         STOKER_ASSIGN_OR_RETURN(std::vector<std::string> objects, ExpandS3Pattern(p, stream));
         out.insert(out.end(), objects.begin(), objects.end());
@@ -537,6 +569,22 @@ StatusOr<std::vector<std::string>> ExpandShardPatterns(const std::vector<std::st
       if (IsRemoteUrl(p)) {
         out.push_back(p);
         continue;
+      }
+      const size_t scheme = p.find("://");
+      if (scheme != std::string::npos && scheme > 0 &&
+          p.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-") ==
+              scheme) {
+        const std::string name = p.substr(0, scheme);
+        if (name != "file") {
+          return InvalidArgumentError("shard pattern '" + pattern + "': URL scheme '" + name +
+                                      "://' is not supported (local paths, file://, http://, "
+                                      "https:// and s3:// are)");
+        }
+        p = p.substr(scheme + 3);  // file:///data/x.tar -> /data/x.tar
+        if (p.empty() || p[0] != '/') {
+          return InvalidArgumentError("shard pattern '" + pattern +
+                                      "': a file:// URL needs an absolute path (file:///...)");
+        }
       }
       if (p.find_first_of("*?[") != std::string::npos) {
         glob_t g;

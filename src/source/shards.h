@@ -57,9 +57,14 @@ namespace stoker {
 
 // ShardMode, ShardOptions and OpenShards are public (include/stoker/sources.h).
 
+// Patterns may name at most this many shards (brace expansion is bounded
+// before anything is materialised: "{0..9999999}" is an error, not 1.5 GB).
+inline constexpr int64_t kMaxShardNames = 1000000;
+
 // Expands brace patterns, local globs and s3:// globs/prefixes (listed
 // with `stream`'s endpoint, TLS and retry settings); errors when nothing
-// matches.
+// matches. file:///path is a local path; other schemes than http(s) and s3
+// are errors.
 StatusOr<std::vector<std::string>> ExpandShardPatterns(const std::vector<std::string>& patterns,
                                                        const StreamOptions& stream = {});
 // Brace expansion alone ("a{0..2}" -> a0 a1 a2; "{x,y}z" -> xz yz).

@@ -118,6 +118,31 @@ TEST(ShardPatternTest, BracesAndGlobs) {
   EXPECT_EQ(ExpandShardPatterns({"http://h/x-{0..1}.tar"}).value().size(), 2u);
 }
 
+TEST(ShardPatternTest, ExpansionIsBoundedBeforeMaterialising) {  // issue 17 item 10
+  auto one = ExpandBraces("s-{0..9999999}.tar");
+  EXPECT_EQ(one.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(one.status().message().find("10000000 shards"), std::string::npos)
+      << one.status().message();
+  // A product of small ranges is refused from the counts, not after building it.
+  auto product = ExpandBraces("s-{0..999}-{0..999}-{0..99}.tar");
+  EXPECT_EQ(product.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(product.status().message().find("100000000 shards"), std::string::npos)
+      << product.status().message();
+  EXPECT_EQ(ExpandBraces("s-{0..999}-{0..999}.tar").value().size(), 1000000u);
+}
+
+TEST(ShardPatternTest, UrlSchemes) {  // issue 17 item 20
+  testing::TempDir dir;
+  WriteShards(dir.path(), 2, 1);
+  auto local = ExpandShardPatterns({"file://" + dir.path() + "/train-{000..001}.tar"});
+  ASSERT_TRUE(local.ok()) << local.status().ToString();
+  EXPECT_EQ(local.value()[0], dir.path() + "/train-000.tar");
+  auto ftp = ExpandShardPatterns({"ftp://h/x.tar"});
+  EXPECT_EQ(ftp.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(ftp.status().message().find("'ftp://' is not supported"), std::string::npos)
+      << ftp.status().message();
+}
+
 TEST(ShardsTest, IndexedModeBehavesLikeAFolder) {
   testing::TempDir dir;
   WriteShards(dir.path(), 3, 7);
@@ -174,7 +199,7 @@ TEST(ShardsTest, IndexIsCachedAndRebuiltWhenTheShardChanges) {
   EXPECT_TRUE(built);
   EXPECT_EQ(::access(TarIndexPath(paths[0], cache.path()).c_str(), R_OK), 0);
   // A corrupt cache file is ignored.
-  testing::WriteFile(paths[0] + ".idx", Text("STKTIDX1 garbage"));
+  testing::WriteFile(paths[0] + ".idx", Text("STKTIDX2 garbage"));
   auto fixed = LoadOrBuildTarIndex(paths[0], spec, "", &built);
   EXPECT_TRUE(built);
   EXPECT_EQ(fixed.value().entries.size(), 6u);

@@ -5,15 +5,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
+#include "base/rng.h"
+#include "io/file.h"
+
 namespace stoker {
 namespace {
 
-constexpr char kMagic[8] = {'S', 'T', 'K', 'T', 'I', 'D', 'X', '1'};
+// Version 2 added the inode, ctime and content fingerprint (issue 17 item 12).
+constexpr char kMagic[8] = {'S', 'T', 'K', 'T', 'I', 'D', 'X', '2'};
+constexpr size_t kFingerprintSpan = 64 << 10;
 
 void Put(std::string* out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
@@ -52,12 +58,50 @@ class Cursor {
   size_t pos_ = sizeof(kMagic);
 };
 
-bool StatShard(const std::string& path, uint64_t* size, int64_t* mtime_ns) {
+// What identifies a shard's content: size and mtime, which a rewrite can
+// keep (touch -r, os.utime), and the inode, the ctime (no user can set it)
+// and a hash of the first and last 64 KiB (member headers included).
+struct ShardId {
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  uint64_t ino = 0;
+  int64_t ctime_ns = 0;
+  uint64_t fingerprint = 0;
+};
+
+uint64_t HashBytes(uint64_t h, const uint8_t* p, size_t n) {
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t w = 0;
+    std::memcpy(&w, p + i, std::min<size_t>(8, n - i));
+    h = Mix64(h ^ w) + i;
+  }
+  return h;
+}
+
+Status StatShard(const std::string& path, ShardId* id) {
+  int fd = -1;
+  STOKER_RETURN_IF_ERROR(OpenRegularFile(path, &fd));  // names FIFOs: "not a regular file"
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return false;
-  *size = static_cast<uint64_t>(st.st_size);
-  *mtime_ns = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
-  return true;
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return IoError(path + ": cannot stat: " + std::strerror(err));
+  }
+  id->size = static_cast<uint64_t>(st.st_size);
+  id->mtime_ns = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+  id->ino = static_cast<uint64_t>(st.st_ino);
+  id->ctime_ns = int64_t{st.st_ctim.tv_sec} * 1000000000 + st.st_ctim.tv_nsec;
+  std::vector<uint8_t> buf(kFingerprintSpan);
+  uint64_t h = Mix64(id->size);
+  const off_t tail = static_cast<off_t>(
+      id->size > kFingerprintSpan ? id->size - kFingerprintSpan : 0);
+  for (off_t off : {off_t{0}, tail}) {
+    const ssize_t n = ::pread(fd, buf.data(), buf.size(), off);
+    if (n > 0) h = HashBytes(h, buf.data(), static_cast<size_t>(n));
+  }
+  ::close(fd);
+  id->fingerprint = h;
+  return Status::OK();
 }
 
 bool WriteAtomically(const std::string& path, const std::string& bytes) {
@@ -96,6 +140,9 @@ std::string EncodeTarIndex(const TarIndex& index) {
   std::string out(kMagic, sizeof(kMagic));
   Put(&out, index.shard_size);
   Put(&out, static_cast<uint64_t>(index.shard_mtime_ns));
+  Put(&out, index.shard_ino);
+  Put(&out, static_cast<uint64_t>(index.shard_ctime_ns));
+  Put(&out, index.shard_fingerprint);
   Put32(&out, static_cast<uint32_t>(index.spec.size()));
   out += index.spec;
   Put(&out, index.entries.size());
@@ -117,13 +164,15 @@ StatusOr<TarIndex> DecodeTarIndex(const std::string& bytes) {
   }
   Cursor c(bytes);
   TarIndex index;
-  uint64_t mtime = 0, n = 0;
+  uint64_t mtime = 0, n = 0, ctime = 0;
   uint32_t spec_size = 0;
-  if (!c.Get(&index.shard_size) || !c.Get(&mtime) || !c.Get32(&spec_size) ||
+  if (!c.Get(&index.shard_size) || !c.Get(&mtime) || !c.Get(&index.shard_ino) ||
+      !c.Get(&ctime) || !c.Get(&index.shard_fingerprint) || !c.Get32(&spec_size) ||
       !c.GetString(spec_size, &index.spec) || !c.Get(&n)) {
     return DataLossError("truncated tar index");
   }
   index.shard_mtime_ns = static_cast<int64_t>(mtime);
+  index.shard_ctime_ns = static_cast<int64_t>(ctime);
   if (n > bytes.size() / 32) return DataLossError("corrupt tar index (count)");
   index.entries.resize(n);
   for (TarIndexEntry& e : index.entries) {
@@ -149,11 +198,8 @@ StatusOr<TarIndex> DecodeTarIndex(const std::string& bytes) {
 StatusOr<TarIndex> LoadOrBuildTarIndex(const std::string& shard, const SampleSpec& spec,
                                        const std::string& cache_dir, bool* built) {
   if (built) *built = false;
-  uint64_t size = 0;
-  int64_t mtime = 0;
-  if (!StatShard(shard, &size, &mtime)) {
-    return NotFoundError(shard + ": cannot stat: " + std::strerror(errno));
-  }
+  ShardId id;
+  STOKER_RETURN_IF_ERROR(StatShard(shard, &id));
   const char* tmpdir = std::getenv("TMPDIR");
   const std::string fallback = TarIndexPath(shard, tmpdir && *tmpdir ? tmpdir : "/tmp");
   const std::string beside = TarIndexPath(shard, "");
@@ -166,16 +212,21 @@ StatusOr<TarIndex> LoadOrBuildTarIndex(const std::string& shard, const SampleSpe
     if (!f) continue;
     std::string bytes((std::istreambuf_iterator<char>(f)), {});
     auto index = DecodeTarIndex(bytes);
-    if (index.ok() && index.value().shard_size == size && index.value().shard_mtime_ns == mtime &&
-        index.value().spec == spec_text) {
+    if (index.ok() && index.value().shard_size == id.size &&
+        index.value().shard_mtime_ns == id.mtime_ns && index.value().shard_ino == id.ino &&
+        index.value().shard_ctime_ns == id.ctime_ns &&
+        index.value().shard_fingerprint == id.fingerprint && index.value().spec == spec_text) {
       return index;
     }
   }
   auto reader = ShardSampleReader::Open(shard, spec, StreamOptions(), /*read_images=*/false);
   if (!reader.ok()) return reader.status();
   TarIndex index;
-  index.shard_size = size;
-  index.shard_mtime_ns = mtime;
+  index.shard_size = id.size;
+  index.shard_mtime_ns = id.mtime_ns;
+  index.shard_ino = id.ino;
+  index.shard_ctime_ns = id.ctime_ns;
+  index.shard_fingerprint = id.fingerprint;
   index.spec = spec_text;
   ShardSample s;
   for (;;) {

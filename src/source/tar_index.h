@@ -7,12 +7,14 @@
 //
 // Cache: `X.tar.idx` beside the shard (or `$TMPDIR/<hash>-X.tar.idx` when
 // the shard's directory is not writable), or `cache_dir/<hash>-X.tar.idx`
-// when `cache_dir` is given. A cache file records the shard's size and
-// modification time and the sample spec, and is rebuilt when any differs.
+// when `cache_dir` is given. A cache file records the shard's size,
+// modification time, inode, ctime, a hash of its first and last 64 KiB and
+// the sample spec, and is rebuilt when any differs (a shard rewritten with
+// the same size and mtime still gets a new ctime).
 // A sample that cannot be indexed (damaged member, no image) is kept as a
 // bad entry, so that reading it is an error of that sample alone (skipped
-// under on_error="skip"); damage that ends the tar ends the index there. Format (little-endian): "STKTIDX1", u64 shard size, i64
-// mtime ns, u32 + bytes of the sample spec, u64 sample count, then per sample i64 offset, i64 size, i64
+// under on_error="skip"); damage that ends the tar ends the index there. Format (little-endian): "STKTIDX2", u64 shard size, i64
+// mtime ns, u64 inode, i64 ctime ns, u64 fingerprint, u32 + bytes of the sample spec, u64 sample count, then per sample i64 offset, i64 size, i64
 // label, u32 key length, u32 member length, key bytes, member bytes.
 //
 // Thread-safety: LoadOrBuildTarIndex may run for different shards at once;
@@ -44,6 +46,11 @@ struct TarIndexEntry {
 struct TarIndex {
   uint64_t shard_size = 0;
   int64_t shard_mtime_ns = 0;
+  // Also checked before a cached index is used: a shard rewritten with the
+  // same size and mtime has another ctime (and usually inode and content).
+  uint64_t shard_ino = 0;
+  int64_t shard_ctime_ns = 0;
+  uint64_t shard_fingerprint = 0;  // hash of the first and last 64 KiB
   std::string spec;  // the SampleSpec it was built with ("jpg;png;|cls")
   std::vector<TarIndexEntry> entries;
 };

@@ -111,12 +111,18 @@ Status TarReader::ReadData(std::vector<uint8_t>* out) {
   if (member_size_ > max_member_bytes_) {
     failed_ = true;
     return DataLossError(name() + ": member " + member_ + ": " + std::to_string(member_size_) +
-                         " bytes, more than the limit of " + std::to_string(max_member_bytes_));
+                         " bytes, more than the limit of " + std::to_string(max_member_bytes_) +
+                         " (max_sample_bytes)");
   }
-  // Sized from the header: only the bytes beyond the previous size are zeroed.
-  out->resize(static_cast<size_t>(member_size_));
+  // The header's size is a claim: the buffer grows with the bytes that really
+  // arrive (doubling from 1 MiB, or from the buffer's previous size), so a
+  // member declaring 900 MiB in a 157 KB shard costs at most a few MiB.
+  // Only the bytes beyond the previous size are zeroed.
+  const size_t total = static_cast<size_t>(member_size_);
+  out->resize(std::min(total, std::max(out->size(), size_t{1} << 20)));
   size_t got = 0;
-  while (got < out->size()) {
+  while (got < total) {
+    if (got == out->size()) out->resize(std::min(total, out->size() * 2));
     const la_ssize_t n = archive_read_data(archive_, out->data() + got, out->size() - got);
     if (n == 0) break;
     if (n < 0) {
@@ -127,7 +133,7 @@ Status TarReader::ReadData(std::vector<uint8_t>* out) {
     }
     got += static_cast<size_t>(n);
   }
-  if (got != out->size()) {
+  if (got != total) {
     failed_ = true;
     return DataLossError(name() + ": member " + member_ + ": truncated (" + std::to_string(got) +
                          " of " + std::to_string(member_size_) + " bytes)");
@@ -157,7 +163,7 @@ bool SplitKey(const std::string& path, std::string* key, std::string* ext) {
   return true;
 }
 
-StatusOr<int64_t> ParseLabel(const uint8_t* data, size_t size) {
+StatusOr<int64_t> ParseLabel(const uint8_t* data, size_t size, bool allow_negative) {
   size_t i = 0;
   while (i < size && std::isspace(data[i])) ++i;
   bool neg = false;
@@ -170,6 +176,10 @@ StatusOr<int64_t> ParseLabel(const uint8_t* data, size_t size) {
   }
   while (i < size && std::isspace(data[i])) ++i;
   if (i != size) return InvalidArgumentError("not an integer label");
+  if (neg && v != 0 && !allow_negative) {
+    return InvalidArgumentError("negative label -" + std::to_string(v) +
+                                " (labels index classes from 0)");
+  }
   return neg ? -v : v;
 }
 
@@ -222,11 +232,28 @@ Status ShardSampleReader::Next(ShardSample* sample, bool* end) {
     size_t image_rank = spec_.image_exts.size();
     bool has_label = false;
     Status group_error;
+    // Duplicate keys (issue 17 item 11): webdataset refuses a member name
+    // repeated within a sample; a key that comes back after other keys
+    // would be a second sample under the same name. Both are errors of
+    // that sample here (counted skips under on_error="skip").
+    if (!seen_keys_.insert(key).second) {
+      group_error = DataLossError(name() + ": sample " + key +
+                                  " appears again after other samples (duplicate key)");
+    }
+    std::vector<std::string> exts_seen;
     for (;;) {
       // Consume the pending member, which belongs to this group.
+      const bool duplicate = std::find(exts_seen.begin(), exts_seen.end(), ext) != exts_seen.end();
+      exts_seen.push_back(ext);
+      if (duplicate && group_error.ok()) {
+        group_error = DataLossError(name() + ": member " + pending_.path +
+                                    " appears twice in sample " + key + " (duplicate key)");
+      }
       size_t rank = 0;
       while (rank < spec_.image_exts.size() && spec_.image_exts[rank] != ext) ++rank;
-      if (rank < image_rank) {
+      if (duplicate) {
+        // Not read: the sample is an error already.
+      } else if (rank < image_rank) {
         image_rank = rank;
         sample->image_member = pending_.path;
         sample->data_offset = pending_.data_offset;
@@ -244,7 +271,8 @@ Status ShardSampleReader::Next(ShardSample* sample, bool* end) {
           done_ = true;
           return s;
         }
-        auto label = ParseLabel(label_bytes_.data(), label_bytes_.size());
+        auto label = ParseLabel(label_bytes_.data(), label_bytes_.size(),
+                                spec_.allow_negative_labels);
         if (!label.ok() && group_error.ok()) {
           group_error = DataLossError(name() + ": member " + pending_.path + ": " +
                                       label.status().message());

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "io/stream.h"
@@ -47,7 +48,7 @@ struct TarMember {
 class TarReader {
  public:
   static StatusOr<std::unique_ptr<TarReader>> Open(std::unique_ptr<ByteStream> stream,
-                                                   int64_t max_member_bytes = int64_t{1} << 30);
+                                                   int64_t max_member_bytes = int64_t{256} << 20);
   ~TarReader();
 
   // The next regular-file member (directories, links and the like are
@@ -78,8 +79,9 @@ class TarReader {
 // basename; false when the basename has no dot (no extension).
 bool SplitKey(const std::string& path, std::string* key, std::string* ext);
 
-// Parses the text of a label member ("7", " 7\n").
-StatusOr<int64_t> ParseLabel(const uint8_t* data, size_t size);
+// Parses the text of a label member ("7", " 7\n"). Negative values are an
+// error unless `allow_negative`.
+StatusOr<int64_t> ParseLabel(const uint8_t* data, size_t size, bool allow_negative = false);
 
 struct ShardSample {
   std::string key;
@@ -117,6 +119,7 @@ class ShardSampleReader {
   bool done_ = false;
   Status deferred_;
   std::vector<uint8_t> label_bytes_;
+  std::unordered_set<std::string> seen_keys_;  // keys of the samples so far
 };
 
 }  // namespace stoker

@@ -70,7 +70,12 @@ TEST(TarReaderTest, ParseLabel) {
   auto v = ParseLabel(reinterpret_cast<const uint8_t*>(" 42\n"), 4);
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(v.value(), 42);
-  EXPECT_EQ(ParseLabel(reinterpret_cast<const uint8_t*>("-3"), 2).value(), -3);
+  EXPECT_EQ(ParseLabel(reinterpret_cast<const uint8_t*>("-3"), 2, true).value(), -3);
+  // Issue 17 item 17: refused unless asked.
+  const auto neg = ParseLabel(reinterpret_cast<const uint8_t*>("-5\n"), 3);
+  EXPECT_FALSE(neg.ok());
+  EXPECT_NE(neg.status().message().find("negative label -5"), std::string::npos);
+  EXPECT_EQ(ParseLabel(reinterpret_cast<const uint8_t*>("-0"), 2).value(), 0);
   EXPECT_FALSE(ParseLabel(reinterpret_cast<const uint8_t*>("4x"), 2).ok());
   EXPECT_FALSE(ParseLabel(reinterpret_cast<const uint8_t*>(""), 0).ok());
   EXPECT_FALSE(ParseLabel(reinterpret_cast<const uint8_t*>("99999999999999999999"), 20).ok());
@@ -130,6 +135,36 @@ TEST(TarReaderTest, MissingImageOrLabelIsAnErrorOfThatSampleOnly) {
   ASSERT_EQ(g.samples.size(), 2u);
   EXPECT_EQ(g.samples[1].key, "k3");
   EXPECT_NE(g.error.message().find("k2.cls"), std::string::npos) << g.error.ToString();
+}
+
+TEST(TarReaderTest, DeclaredHugeMemberAllocatesOnlyWhatIsPresent) {  // issue 17 item 8
+  std::vector<uint8_t> tar = MakeTar({{"k0.jpg", Bytes(150000, 1)}, {"k0.cls", Text("1")}},
+                                     TarFormat::kUstar);
+  // k0.jpg's header declares 900 MiB (octal in bytes 124..135), checksum redone.
+  std::snprintf(reinterpret_cast<char*>(tar.data() + 124), 12, "%011o", 900u << 20);
+  std::memset(tar.data() + 148, ' ', 8);
+  unsigned sum = 0;
+  for (int i = 0; i < 512; ++i) sum += tar[i];
+  std::snprintf(reinterpret_cast<char*>(tar.data() + 148), 8, "%06o", sum);
+  tar[155] = ' ';
+  SampleSpec spec;
+  spec.max_member_bytes = int64_t{1} << 30;  // under the limit: only the bytes present count
+  auto r = TarReader::Open(Mem(tar), spec.max_member_bytes);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  TarMember m;
+  bool end = false;
+  ASSERT_TRUE(r.value()->Next(&m, &end).ok());
+  ASSERT_EQ(m.size, int64_t{900} << 20);
+  std::vector<uint8_t> data;
+  const Status st = r.value()->ReadData(&data);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("k0.jpg"), std::string::npos) << st.ToString();
+  EXPECT_LT(data.capacity(), size_t{4} << 20);  // was 900 MiB
+  // Over the (default, 256 MiB) limit: refused before reading, by name.
+  auto r2 = TarReader::Open(Mem(tar));
+  ASSERT_TRUE(r2.value()->Next(&m, &end).ok());
+  const Status st2 = r2.value()->ReadData(&data);
+  EXPECT_NE(st2.message().find("max_sample_bytes"), std::string::npos) << st2.ToString();
 }
 
 TEST(TarReaderTest, TruncatedMemberNamesShardAndMember) {

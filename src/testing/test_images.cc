@@ -66,6 +66,25 @@ std::vector<uint8_t> EncodeJpeg(const std::vector<uint8_t>& rgb, int width, int 
     c.comp_info[0].v_samp_factor = spec.subsampling == 420 ? 2 : 1;
   }
   if (spec.progressive) jpeg_simple_progression(&c);
+  std::vector<jpeg_scan_info> scans;
+  if (spec.one_coefficient_per_scan) {
+    jpeg_scan_info dc{};
+    dc.comps_in_scan = c.num_components;
+    for (int i = 0; i < c.num_components; ++i) dc.component_index[i] = i;
+    scans.push_back(dc);
+    for (int i = 0; i < c.num_components; ++i) {
+      for (int k = 1; k < 64; ++k) {
+        jpeg_scan_info s{};
+        s.comps_in_scan = 1;
+        s.component_index[0] = i;
+        s.Ss = k;
+        s.Se = k;
+        scans.push_back(s);
+      }
+    }
+    c.scan_info = scans.data();
+    c.num_scans = static_cast<int>(scans.size());
+  }
   if (spec.arithmetic) c.arith_code = TRUE;
   jpeg_start_compress(&c, TRUE);
   std::vector<uint8_t> row(static_cast<size_t>(width) * comps);

@@ -19,6 +19,9 @@ struct JpegSpec {
   int quality = 90;
   int subsampling = 444;  // 444, 422 or 420
   bool progressive = false;
+  // Progressive with one scan per AC coefficient and component (1 + 63 x
+  // components scans): a scan-count bomb in small form.
+  bool one_coefficient_per_scan = false;
   bool arithmetic = false;
   enum Color { kRgb, kGray, kCmyk } color = kRgb;
   bool adobe_marker = true;  // CMYK: write the Adobe APP14 marker (inverted CMYK)
