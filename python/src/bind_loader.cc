@@ -223,7 +223,8 @@ void RegisterLoader(py::module_& m) {
                        int threads, int prefetch, const std::string& dtype,
                        const std::string& layout, const std::string& on_error, bool dct_scaling,
                        int64_t max_pixels, bool auto_threads, bool auto_prefetch, int max_threads,
-                       int max_prefetch, std::shared_ptr<BatchAllocator> allocator) {
+                       int max_prefetch, std::shared_ptr<BatchAllocator> allocator, int rank,
+                       int world_size, int local_world_size) {
              LoaderOptions o;
              o.batch_size = batch_size;
              o.shuffle = shuffle;
@@ -244,6 +245,9 @@ void RegisterLoader(py::module_& m) {
              o.max_threads = max_threads;
              o.max_prefetch = max_prefetch;
              o.allocator = std::move(allocator);  // null: host memory
+             o.rank = rank;
+             o.world_size = world_size;
+             o.local_world_size = local_world_size;
              return Unwrap(Loader::Create(std::move(source), o));
            }),
            py::arg("source"), py::arg("batch_size"), py::arg("shuffle"), py::arg("seed"),
@@ -251,7 +255,8 @@ void RegisterLoader(py::module_& m) {
            py::arg("dtype"), py::arg("layout"), py::arg("on_error"), py::arg("dct_scaling"),
            py::arg("max_pixels"), py::arg("auto_threads") = false,
            py::arg("auto_prefetch") = false, py::arg("max_threads") = 0,
-           py::arg("max_prefetch") = 8, py::arg("allocator") = nullptr)
+           py::arg("max_prefetch") = 8, py::arg("allocator") = nullptr, py::arg("rank") = 0,
+           py::arg("world_size") = 1, py::arg("local_world_size") = 1)
       .def("__len__", &Loader::num_batches)
       .def_property_readonly("num_samples", &Loader::num_samples)
       .def_property_readonly("height", &Loader::height)
@@ -294,6 +299,32 @@ void RegisterLoader(py::module_& m) {
            },
            "The next batch as (images, labels, ids) numpy arrays, or None at the end.")
       .def("stop", &Loader::Stop, py::call_guard<py::gil_scoped_release>())
+      .def("state",
+           [](const Loader& l) {
+             const LoaderState st = l.state();
+             return py::make_tuple(st.epoch, st.consumed, st.world_size);
+           })
+      .def("resume",
+           [](Loader& l, int64_t epoch, int64_t consumed, int world_size) {
+             LoaderState st;
+             st.epoch = epoch;
+             st.consumed = consumed;
+             st.world_size = world_size;
+             Status s;
+             {
+               py::gil_scoped_release release;
+               s = l.Resume(st);
+             }
+             if (!s.ok()) Throw(s);
+           },
+           py::arg("epoch"), py::arg("consumed"), py::arg("world_size"))
+      .def_property_readonly("fingerprint",
+                             [](const Loader& l) {
+                               // 63 bits: a plain non-negative int for any checkpoint format
+                               return static_cast<int64_t>(l.source()->Fingerprint() >> 1);
+                             })
+      .def_property_readonly("random_access",
+                             [](const Loader& l) { return l.source()->random_access(); })
       .def("stats", [](const Loader& l) {
         const LoaderStats s = l.stats();
         py::dict d = StageDict(s.total);
@@ -306,6 +337,12 @@ void RegisterLoader(py::module_& m) {
         d["batch_buffers"] = s.batch_buffers;
         d["batch_buffer_bytes"] = s.batch_buffer_bytes;
         d["scratch_bytes"] = s.scratch_bytes;
+        d["rank"] = s.rank;
+        d["world_size"] = s.world_size;
+        d["local_world_size"] = s.local_world_size;
+        d["cores"] = s.cores;
+        d["padded_samples"] = s.padded_samples;
+        d["prefetch_discarded_batches"] = s.prefetch_discarded_batches;
         return d;
       });
 }

@@ -19,7 +19,8 @@ void RegisterShards(py::module_& m) {
       "open_shards",
       [](const std::vector<std::string>& patterns, const std::string& image,
          const std::string& label, const std::string& mode, int shuffle_buffer,
-         int concurrent_shards, const std::string& cache_dir, int max_attempts, int backoff_ms) {
+         int concurrent_shards, const std::string& cache_dir, int max_attempts, int backoff_ms,
+         int64_t length) {
         ShardOptions o;
         o.patterns = patterns;
         o.spec.image_exts = SplitExtensions(image);
@@ -33,6 +34,7 @@ void RegisterShards(py::module_& m) {
         o.cache_dir = cache_dir;
         o.stream.max_attempts = max_attempts;
         o.stream.backoff_ms = backoff_ms;
+        o.length = length;
         StatusOr<std::shared_ptr<Source>> source = [&] {
           py::gil_scoped_release release;
           return OpenShards(o);
@@ -42,7 +44,7 @@ void RegisterShards(py::module_& m) {
       },
       py::arg("patterns"), py::arg("image"), py::arg("label"), py::arg("mode"),
       py::arg("shuffle_buffer"), py::arg("concurrent_shards"), py::arg("cache_dir"),
-      py::arg("max_attempts"), py::arg("backoff_ms"));
+      py::arg("max_attempts"), py::arg("backoff_ms"), py::arg("length") = 0);
 }
 
 }  // namespace stoker::python

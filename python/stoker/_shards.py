@@ -10,7 +10,8 @@ from stoker import _C
 
 def Shards(urls: Union[str, Sequence[str]], *, image: str = "jpg;png;jpeg", label: str = "cls",
            mode: str = "auto", shuffle_buffer: int = 1000, concurrent_shards: int = 4,
-           cache_dir: Optional[str] = None, retries: int = 5, backoff_ms: int = 100):
+           cache_dir: Optional[str] = None, retries: int = 5, backoff_ms: int = 100,
+           length: Optional[int] = None):
     """A source over tar shards (``key.jpg``, ``key.cls``, ... grouped by key).
 
     Args:
@@ -31,6 +32,12 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = "jpg;png;jpeg", labe
       retries: attempts per remote shard (connection errors, 5xx, dropped connections;
         each retry resumes where the last one stopped).
       backoff_ms: the first wait between attempts; doubled each time.
+      length: stream mode, the number of samples per epoch, declared. Gives the Loader a
+        ``len()``, and is required with several ranks (``world_size > 1``): whole shards are
+        dealt to ranks and every rank yields exactly its share of ``length`` samples (a rank
+        whose shards run short reads them again; samples past its share wait for the next
+        epoch). Exactly once per epoch when the shards hold equal counts and their number
+        divides by the world size; use ``mode="indexed"`` for exactness in every case.
 
     In stream mode the length is unknown: ``len()`` of the source or of a Loader over it
     raises TypeError, and iteration ends when the shards do.
@@ -40,4 +47,4 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = "jpg;png;jpeg", labe
         raise ValueError("Shards: no shard given")
     return _C.open_shards([os.fspath(p) for p in patterns], image, label, mode,
                           int(shuffle_buffer), int(concurrent_shards), cache_dir or "",
-                          int(retries), int(backoff_ms))
+                          int(retries), int(backoff_ms), int(length or 0))

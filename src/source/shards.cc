@@ -128,19 +128,32 @@ class BufferPool {
 
 class StreamReader : public EpochReader {
  public:
+  // Rank r of W reads the shards at positions r, r + W, ... of the epoch's
+  // shard order. With a declared length, size() is the rank's share of it:
+  // the rank's shards are read again from the start when they run out
+  // (padding) and positions past the share are never asked for.
   StreamReader(const std::vector<std::string>* urls, const ShardOptions* o, const EpochSpec& spec,
                std::shared_ptr<BufferPool> pool)
       : urls_(urls), o_(o), pool_(std::move(pool)),
         rng_(HashSeed(spec.seed, static_cast<uint64_t>(spec.epoch), 0x7A25ull)) {
     free_ = pool_->TakeAll();
-    order_.resize(urls->size());
-    for (size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<uint32_t>(i);
+    std::vector<uint32_t> order(urls->size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
     shuffle_ = spec.shuffle;
     if (shuffle_) {
-      order_ = EpochPermutation(static_cast<int64_t>(urls->size()), spec.seed, spec.epoch);
+      order = EpochPermutation(static_cast<int64_t>(urls->size()), spec.seed, spec.epoch);
       buffer_size_ = static_cast<size_t>(std::max(0, o->shuffle_buffer));
       concurrent_ = static_cast<size_t>(std::max(1, o->concurrent_shards));
     }
+    const size_t w = static_cast<size_t>(std::max(1, spec.world_size));
+    for (size_t i = static_cast<size_t>(spec.rank); i < order.size(); i += w) {
+      order_.push_back(order[i]);
+    }
+    if (o->length > 0) {
+      size_ = RankShareOf(o->length, spec).samples;
+      wrap_ = true;
+    }
+    skip_ = std::max<int64_t>(0, spec.offset) / static_cast<int64_t>(w);
   }
 
   ~StreamReader() override {
@@ -149,12 +162,26 @@ class StreamReader : public EpochReader {
     for (auto& it : window_) pool_->Give(std::move(it.bytes));
   }
 
-  int64_t size() const override { return -1; }
+  int64_t size() const override { return size_; }
   bool random_access() const override { return false; }
+  int64_t padded() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return padded_;
+  }
 
-  Status Read(int64_t p, SampleScratch* scratch, SampleData* out, bool* end) override {
+  Status Read(int64_t position, SampleScratch* scratch, SampleData* out, bool* end) override {
     std::lock_guard<std::mutex> lock(mu_);
     *end = false;
+    // Resumed: the positions this rank consumed before are read and dropped.
+    while (skipped_ < skip_) {
+      if (window_.empty()) ProduceLocked();
+      if (window_.empty()) break;
+      if (free_.size() < kMaxFree) free_.push_back(std::move(window_.front().bytes));
+      window_.pop_front();
+      taken_.pop_front();
+      ++skipped_;
+    }
+    const int64_t p = position;
     if (p < base_) return InternalError("stream position " + std::to_string(p) + " read twice");
     while (!output_done_ && base_ + static_cast<int64_t>(window_.size()) <= p) ProduceLocked();
     if (p >= base_ + static_cast<int64_t>(window_.size())) {
@@ -216,7 +243,15 @@ class StreamReader : public EpochReader {
         }
         open_.push_back(OpenShard{std::move(reader).value(), shard, 0});
       }
-      if (open_.empty()) return false;
+      if (open_.empty()) {
+        // Declared length: the rank's shards again (padding), unless a whole
+        // pass gave nothing.
+        if (!wrap_ || order_.empty() || pass_samples_ == 0) return false;
+        next_shard_ = 0;
+        pass_samples_ = 0;
+        ++pass_;
+        continue;
+      }
       rr_ %= open_.size();
       OpenShard& o = open_[rr_];
       sample_.bytes.clear();
@@ -231,6 +266,8 @@ class StreamReader : public EpochReader {
         continue;
       }
       *item = Item();
+      ++pass_samples_;
+      if (pass_ > 0) ++padded_;
       item->id = (static_cast<int64_t>(o.shard) << 32) | o.ordinal++;
       item->name = (*urls_)[o.shard] + ": member " + sample_.image_member;
       if (!s.ok()) {
@@ -308,6 +345,13 @@ class StreamReader : public EpochReader {
   bool output_done_ = false;
   std::deque<std::string> recent_names_;  // names of positions just below base_
   std::vector<std::vector<uint8_t>> free_;  // byte buffers handed back by readers
+  int64_t size_ = -1;            // declared length: this rank's share
+  bool wrap_ = false;            // read the rank's shards again when they run out
+  int pass_ = 0;                 // passes over the rank's shards started after the first
+  int64_t pass_samples_ = 0;     // samples read in the current pass
+  int64_t padded_ = 0;           // samples read in later passes (repeats)
+  int64_t skip_ = 0;             // resumed: this rank's positions consumed before
+  int64_t skipped_ = 0;
 };
 
 class StreamShards : public Source {
@@ -316,12 +360,32 @@ class StreamShards : public Source {
       : urls_(std::move(urls)),
         options_(o),
         pool_(std::make_shared<BufferPool>(static_cast<size_t>(std::max(0, o.shuffle_buffer)) + 64)) {}
-  int64_t size() const override { return -1; }
+  int64_t size() const override { return options_.length > 0 ? options_.length : -1; }
+  uint64_t Fingerprint() const override {
+    uint64_t h = Mix64(static_cast<uint64_t>(size()));
+    for (const std::string& u : urls_) {
+      for (unsigned char c : u) h = (h ^ c) * 0x100000001B3ull;
+      h = Mix64(h);
+    }
+    return h;
+  }
   std::string Describe() const override {
     return "Shards(" + std::to_string(urls_.size()) + " shards, stream" +
            (urls_.empty() ? "" : ", " + urls_[0] + " ...") + ")";
   }
   StatusOr<std::unique_ptr<EpochReader>> StartEpoch(const EpochSpec& spec) override {
+    if (spec.world_size < 1 || spec.rank < 0 || spec.rank >= spec.world_size) {
+      return InvalidArgumentError("rank " + std::to_string(spec.rank) +
+                                  " is not in [0, world_size " +
+                                  std::to_string(spec.world_size) + ")");
+    }
+    if (spec.world_size > 1 && urls_.size() < static_cast<size_t>(spec.world_size)) {
+      return InvalidArgumentError(
+          "Shards in stream mode split whole shards across ranks: " +
+          std::to_string(urls_.size()) + " shards cannot feed " +
+          std::to_string(spec.world_size) + " ranks; write more shards (at least one per "
+          "rank, ideally many) or use mode=\"indexed\" for local .tar shards");
+    }
     return std::unique_ptr<EpochReader>(new StreamReader(&urls_, &options_, spec, pool_));
   }
 
@@ -423,6 +487,7 @@ StatusOr<std::shared_ptr<Source>> OpenShards(const ShardOptions& options) {
   }
   if (options.shuffle_buffer < 0) return InvalidArgumentError("shuffle_buffer must be >= 0");
   if (options.concurrent_shards < 1) return InvalidArgumentError("concurrent_shards must be >= 1");
+  if (options.length < 0) return InvalidArgumentError("length must be >= 0 (0: unknown)");
   auto urls = ExpandShardPatterns(options.patterns);
   if (!urls.ok()) return urls.status();
   bool indexable = true;
