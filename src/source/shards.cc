@@ -103,6 +103,7 @@ struct Item {
   int64_t id = -1;
   int64_t label = -1;
   std::string name;
+  bool repeat = false;  // read in a padding pass (declared length)
 };
 
 // Sample byte buffers kept from one epoch's reader to the next, so that
@@ -197,6 +198,7 @@ class StreamReader : public EpochReader {
     out->size = scratch->bytes.size();
     out->pixels = nullptr;
     taken_[static_cast<size_t>(p - base_)] = true;
+    if (it.repeat) ++padded_;
     while (!window_.empty() && taken_.front()) {
       if (free_.size() < kMaxFree) free_.push_back(std::move(window_.front().bytes));
       recent_names_.push_back(std::move(window_.front().name));
@@ -243,15 +245,7 @@ class StreamReader : public EpochReader {
         }
         open_.push_back(OpenShard{std::move(reader).value(), shard, 0});
       }
-      if (open_.empty()) {
-        // Declared length: the rank's shards again (padding), unless a whole
-        // pass gave nothing.
-        if (!wrap_ || order_.empty() || pass_samples_ == 0) return false;
-        next_shard_ = 0;
-        pass_samples_ = 0;
-        ++pass_;
-        continue;
-      }
+      if (open_.empty()) return false;
       rr_ %= open_.size();
       OpenShard& o = open_[rr_];
       sample_.bytes.clear();
@@ -267,7 +261,7 @@ class StreamReader : public EpochReader {
       }
       *item = Item();
       ++pass_samples_;
-      if (pass_ > 0) ++padded_;
+      item->repeat = pass_ > 0;
       item->id = (static_cast<int64_t>(o.shard) << 32) | o.ordinal++;
       item->name = (*urls_)[o.shard] + ": member " + sample_.image_member;
       if (!s.ok()) {
@@ -289,12 +283,27 @@ class StreamReader : public EpochReader {
     return s;
   }
 
+  // Declared length: once every sample of the rank's shards has been output,
+  // a new pass reads them again (padding, shuffled among themselves), unless
+  // the last pass gave nothing. False: no new pass.
+  bool NewPassLocked() {
+    if (!wrap_ || order_.empty() || pass_samples_ == 0) return false;
+    next_shard_ = 0;
+    pass_samples_ = 0;
+    input_done_ = false;
+    ++pass_;
+    return true;
+  }
+
   // Appends the next output sample to the window, or sets output_done_.
   void ProduceLocked() {
     Item item;
     if (buffer_size_ == 0) {
-      if (NextInputLocked(&item)) Push(std::move(item));
-      else output_done_ = true;
+      if (NextInputLocked(&item) || (NewPassLocked() && NextInputLocked(&item))) {
+        Push(std::move(item));
+      } else {
+        output_done_ = true;
+      }
       return;
     }
     // Fill gradually, as webdataset does: output starts once kInitialFill
@@ -308,6 +317,10 @@ class StreamReader : public EpochReader {
       else input_done_ = true;
     }
     if (buffer_.empty()) {
+      if (NewPassLocked()) {
+        ProduceLocked();  // at most once more: a pass that gives nothing ends it
+        return;
+      }
       output_done_ = true;
       return;
     }
@@ -349,7 +362,7 @@ class StreamReader : public EpochReader {
   bool wrap_ = false;            // read the rank's shards again when they run out
   int pass_ = 0;                 // passes over the rank's shards started after the first
   int64_t pass_samples_ = 0;     // samples read in the current pass
-  int64_t padded_ = 0;           // samples read in later passes (repeats)
+  int64_t padded_ = 0;           // repeats handed out (read in later passes)
   int64_t skip_ = 0;             // resumed: this rank's positions consumed before
   int64_t skipped_ = 0;
 };
