@@ -6,7 +6,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure build test demo clean test-asan test-tsan fuzz
+.PHONY: all deps configure build test demo docs clean test-asan test-tsan fuzz
 FUZZ_SECONDS ?= 60
 
 all: build
@@ -28,6 +28,11 @@ test: build
 
 demo: build
 	@scripts/demo.sh $(DATA)
+
+# Regenerates docs/api.md and python/stoker/_C.pyi from the built module (ctest's
+# python_docs_current checks that they are current).
+docs: build
+	@PYTHONPATH=python /usr/bin/python3 tools/gen_python_docs.py
 
 # The C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer, and the
 # engine's, array sources' and convert's tests under ThreadSanitizer (C++ only: the Python
@@ -73,4 +78,4 @@ fuzz:
 	  build-fuzz/corpus/tar fuzz/regressions/tar
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan build-fuzz python/stoker/_C*.so
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz build-wheel python/stoker/_C*.so python/stoker/bin

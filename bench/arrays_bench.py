@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Array sources and pre-resized shards against the image folder, side by side.
 
-From one image folder DATA (e.g. ../shared/data/imagenet-200 with --repeat 5)
+From one image folder DATA (e.g. 200 photos with --repeat 5)
 this prepares, in a temporary directory:
   * folder:      DATA itself (the baseline: original JPEGs);
   * resized256:  the JPEGs that `stoker convert DATA --resize 256` writes into its

@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PY = "/usr/bin/python3"
+PY = sys.executable  # the interpreter the CLI chose (STOKER_PYTHON or /usr/bin/python3)
 
 
 def log(msg: str) -> None:

@@ -40,6 +40,8 @@ def main() -> int:
     args = parser.parse_args()
 
     import torch  # noqa: F401  (imported as in a training script; counted)
+    # The checkout's python/ (also linked from the build tree's share/stoker/python);
+    # absent where the package is installed, and then the installed stoker is imported.
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
     import stoker
     import_cpu = cpu_seconds()

@@ -64,7 +64,7 @@ otherwise a readable table.  Progress lines go to stderr unless ``--quiet``.
 
 Example::
 
-    python3 bench/torch_baseline.py /data/imagenet-200 --pipeline val \\
+    python3 bench/torch_baseline.py DATA --pipeline val \\
         --workers 0,2 --prefetch 2 --epochs 2 --json
 
 Linux only (relies on /proc).

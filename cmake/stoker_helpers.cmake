@@ -1,10 +1,12 @@
 # stoker_cc_library(NAME name SRCS ... DEPS ...): a static library of the
 # engine, compiled with the project's warnings and position-independent (it
-# ends up in the Python module too).
+# ends up in the Python module too). Its users see include/ (the public API)
+# only; src/ is a private include directory (scripts/check_layering.sh).
 function(stoker_cc_library)
   cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS" ${ARGN})
   add_library(${ARG_NAME} STATIC ${ARG_SRCS})
-  target_include_directories(${ARG_NAME} PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
+  target_include_directories(${ARG_NAME} PUBLIC ${PROJECT_SOURCE_DIR}/include
+                             PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(${ARG_NAME} PUBLIC ${ARG_DEPS})
   foreach(flag ${STOKER_WARNINGS})  # C++ sources only: nvcc takes other flags
     target_compile_options(${ARG_NAME} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${flag}>)
@@ -13,7 +15,8 @@ function(stoker_cc_library)
 endfunction()
 
 # stoker_cc_test(NAME name SRCS ... DEPS ... [LABELS ...] [PREFIX p.]): a GoogleTest
-# binary registered with ctest, one ctest entry per test case.
+# binary registered with ctest, one ctest entry per test case. Tests of the
+# engine's internals see src/ too.
 function(stoker_cc_test)
   cmake_parse_arguments(ARG "" "NAME;PREFIX" "SRCS;DEPS;LABELS" ${ARGN})
   if(NOT STOKER_BUILD_TESTS)
@@ -21,6 +24,7 @@ function(stoker_cc_test)
   endif()
   add_executable(${ARG_NAME} ${ARG_SRCS})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
+  target_include_directories(${ARG_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_compile_options(${ARG_NAME} PRIVATE ${STOKER_WARNINGS})
   gtest_discover_tests(${ARG_NAME} TEST_PREFIX "${ARG_PREFIX}"
                        PROPERTIES LABELS "cpp;${ARG_LABELS}" DISCOVERY_TIMEOUT 60)

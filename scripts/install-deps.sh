@@ -13,6 +13,7 @@ PACKAGES=(
   libgtest-dev libcli11-dev pybind11-dev
   python3-dev python3-numpy python3-pytest python3-pil python3-h5py
   python3-torch python3-torchvision python3-matplotlib
+  python3-setuptools python3-wheel python3-build python3-venv python3-pip
 )
 if [[ "${1:-}" == "fuzz" ]]; then
   PACKAGES+=(clang-14 libclang-rt-14-dev)

@@ -9,10 +9,8 @@
 #include <cstdio>
 #include <string>
 
-#include "convert/convert.h"
-#include "source/hdf5_source.h"
-#include "source/image_folder.h"
-#include "source/npy.h"
+#include "stoker/convert.h"
+#include "stoker/sources.h"
 
 namespace stoker {
 

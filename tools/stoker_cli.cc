@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -27,19 +28,54 @@
 #include <atomic>
 #include <thread>
 
-#include "base/clock.h"
-#include "base/json.h"
-#include "base/process.h"
-#include "codec/decoder.h"
 #include "convert_cmd.h"
-#include "diagnose/diagnose.h"
-#include "diagnose/tune.h"
-#include "source/image_folder.h"
+#include "stoker/decode.h"
+#include "stoker/diagnose.h"
+#include "stoker/json.h"
 #include "stoker/loader.h"
-#include "synth/synth.h"
+#include "stoker/process.h"
+#include "stoker/sources.h"
+#include "stoker/synth.h"
+#include "stoker/version.h"
 
 namespace stoker {
 namespace {
+
+// The interpreter for the Python scripts the CLI runs: $STOKER_PYTHON (the `stoker`
+// console entry point of the Python package sets it to its own interpreter) or
+// /usr/bin/python3.
+std::string PythonInterpreter() {
+  const char* env = std::getenv("STOKER_PYTHON");
+  return env != nullptr && *env != '\0' ? env : "/usr/bin/python3";
+}
+
+// A script the CLI runs (`rel`, e.g. "bench/run_bench.py"), found relative to this binary:
+// $STOKER_DATA_DIR, then <binary's dir>/share/stoker (the build tree), then
+// <binary's dir>/../share/stoker (an install prefix, and stoker/bin/stoker in the Python
+// package). Returns the path, or "" after printing where it looked.
+std::string DataFile(const std::string& rel) {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("STOKER_DATA_DIR"); env != nullptr && *env != '\0') {
+    dirs.push_back(env);
+  }
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    std::string bin(exe, n);
+    bin = bin.substr(0, bin.rfind('/'));
+    dirs.push_back(bin + "/share/stoker");
+    dirs.push_back(bin + "/../share/stoker");
+  }
+  std::string looked;
+  for (const std::string& d : dirs) {
+    const std::string path = d + "/" + rel;
+    if (access(path.c_str(), R_OK) == 0) return path;
+    looked += " " + path;
+  }
+  std::fprintf(stderr, "stoker: cannot find %s (looked in:%s; set STOKER_DATA_DIR)\n",
+               rel.c_str(), looked.c_str());
+  return "";
+}
 
 double NowS() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
@@ -58,16 +94,6 @@ std::vector<Transform> PipelineTransforms(const std::string& pipeline, DType dty
   }
   if (dtype != DType::kUint8) t.push_back(Transform::Normalize(kMean, kStd));
   return t;
-}
-
-// What one read of the counters' clock costs here, in ns.
-double ClockCostNs() {
-  constexpr int kCalls = 1 << 20;
-  int64_t sink = 0;
-  const int64_t t0 = NowNs();
-  for (int i = 0; i < kCalls; ++i) sink += NowNs() & 1;
-  const int64_t t1 = NowNs();
-  return (t1 - t0 + (sink & 1)) / static_cast<double>(kCalls);
 }
 
 struct BenchResult {
@@ -100,7 +126,7 @@ std::string FormatJson(const std::string& data, const std::string& pipeline,
     << ", \"augment_s\": " << s.augment_s << ", \"worker_wait_s\": " << s.worker_wait_s
     << ", \"consumer_wait_s\": " << s.consumer_wait_s << "}, \"skipped\": " << s.skipped
     << ", \"stage_timing\": " << (o.stage_timing ? "true" : "false")
-    << ", \"clock_ns\": " << ClockCostNs() << "}";
+    << ", \"clock_ns\": " << ClockReadCostNs() << "}";
   return j.str();
 }
 
@@ -157,15 +183,17 @@ int CmdBench(const std::string& data, const std::string& pipeline, LoaderOptions
              bool json, const std::string& compare) {
   if (compare == "full") {
     // The whole side-by-side benchmark (bench/run_bench.py) replaces this process.
-    const std::string script = std::string(STOKER_SOURCE_DIR) + "/bench/run_bench.py";
+    const std::string script = DataFile("bench/run_bench.py");
+    if (script.empty()) return 1;
+    const std::string python = PythonInterpreter();
     const std::string epochs_s = std::to_string(epochs), batch_s = std::to_string(o.batch_size);
     const std::string self = "/proc/self/exe";
     char exe[4096];
     const ssize_t n = readlink(self.c_str(), exe, sizeof exe - 1);
     const std::string binary = n > 0 ? std::string(exe, n) : "build/stoker";
-    execl("/usr/bin/python3", "python3", script.c_str(), data.c_str(), "--epochs", epochs_s.c_str(),
+    execl(python.c_str(), "python3", script.c_str(), data.c_str(), "--epochs", epochs_s.c_str(),
           "--batch-size", batch_s.c_str(), "--stoker", binary.c_str(), static_cast<char*>(nullptr));
-    std::fprintf(stderr, "stoker bench: cannot run /usr/bin/python3 %s\n", script.c_str());
+    std::fprintf(stderr, "stoker bench: cannot run %s %s\n", python.c_str(), script.c_str());
     return 1;
   }
   o.transforms = PipelineTransforms(pipeline, o.dtype);
@@ -177,8 +205,10 @@ int CmdBench(const std::string& data, const std::string& pipeline, LoaderOptions
   }
   std::string peer_json;
   if (compare == "torch") {
-    const std::string cmd = std::string("/usr/bin/python3 ") + STOKER_SOURCE_DIR +
-                            "/bench/torch_baseline.py '" + data + "' --pipeline " + pipeline +
+    const std::string script = DataFile("bench/torch_baseline.py");
+    if (script.empty()) return 1;
+    const std::string cmd = "'" + PythonInterpreter() + "' '" + script + "' '" + data +
+                            "' --pipeline " + pipeline +
                             " --batch-size " + std::to_string(o.batch_size) +
                             " --epochs " + std::to_string(epochs) + " --dtype " +
                             (o.dtype == DType::kUint8 ? "uint8" : "float32") +
@@ -193,7 +223,7 @@ int CmdBench(const std::string& data, const std::string& pipeline, LoaderOptions
     }
     if (peer_json.empty()) {
       std::fprintf(stderr, "stoker bench: the torch baseline failed (is torch installed for "
-                           "/usr/bin/python3?)\n");
+                           "%s?)\n", PythonInterpreter().c_str());
     }
   }
   const size_t best = peer_json.find("\"best\"");
@@ -254,12 +284,13 @@ int CmdDecode(const std::string& data, int threads, int epochs, bool json) {
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t) {
       pool.emplace_back([&] {
-        ImageDecoder decoder;
+        Decoder decoder;
         SampleScratch scratch;
         for (int64_t i; (i = next.fetch_add(1)) < f->size();) {
           SampleData s;
-          DecodedRegion r;
-          if (!f->ReadIndex(i, &scratch, &s).ok() || !decoder.DecodeAll(s.bytes, s.size, &r).ok()) {
+          DecodedImage image;
+          if (!f->ReadIndex(i, &scratch, &s).ok() ||
+              !decoder.Decode(s.bytes, s.size, &image).ok()) {
             failures.fetch_add(1);
           }
         }
@@ -382,12 +413,14 @@ int CmdTune(const std::string& data, const std::string& pipeline, LoaderOptions 
   const std::string j = TuneJson(results.value(), rec, t.step_ms);
   if (!plot.empty()) {
     // matplotlib draws it: tools/plot_tune.py reads the JSON from stdin.
-    const std::string cmd = std::string("/usr/bin/python3 ") + STOKER_SOURCE_DIR +
-                            "/tools/plot_tune.py '" + plot + "'";
+    const std::string script = DataFile("tools/plot_tune.py");
+    if (script.empty()) return 1;
+    const std::string cmd = "'" + PythonInterpreter() + "' '" + script + "' '" + plot + "'";
     FILE* p = popen(cmd.c_str(), "w");
     if (p == nullptr || std::fwrite(j.data(), 1, j.size(), p) != j.size() || pclose(p) != 0) {
-      std::fprintf(stderr, "stoker tune: --plot failed (it needs /usr/bin/python3 with "
-                           "matplotlib: Debian package python3-matplotlib)\n");
+      std::fprintf(stderr, "stoker tune: --plot failed (it needs %s with "
+                           "matplotlib: Debian package python3-matplotlib)\n",
+                   PythonInterpreter().c_str());
       return 1;
     }
   }
@@ -410,6 +443,7 @@ int main(int argc, char** argv) {
   CLI::App app{"stoker: keeps accelerators fed. Image folders to batched tensors on native "
                "threads, and the numbers that show where the time goes."};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "stoker " STOKER_VERSION_STRING);
 
   std::string data, pipeline = "train", dtype = "float32", layout = "NCHW", compare;
   LoaderOptions o;

@@ -4,7 +4,7 @@
 // threads, decodes and transforms each one straight into its slot of a
 // pooled batch buffer, and hands complete batches to one consumer in order.
 //
-//   auto folder = ImageFolder::Open("data/train").value();
+//   auto folder = ImageFolder::Open("data/train").value();   // stoker/sources.h
 //   LoaderOptions o;
 //   o.batch_size = 256; o.shuffle = true;
 //   o.transforms = {Transform::RandomResizedCrop(224, 224),

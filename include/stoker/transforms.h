@@ -15,6 +15,7 @@
 #define STOKER_TRANSFORMS_H_
 
 #include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,15 @@ struct Transform {
   // "RandomResizedCrop(size=(224, 224), scale=(0.08, 1.0), ratio=(0.75, 1.33))".
   std::string ToString() const;
 };
+
+// The crop RandomResizedCrop `t` draws for a `width` x `height` image from
+// the random stream Rng(HashSeed(seed, stream)), exactly as torchvision's
+// RandomResizedCrop.get_params does (for distribution tests). Pure.
+struct CropBox {
+  int top = 0, left = 0, height = 0, width = 0;
+};
+CropBox SampleRandomResizedCropBox(int width, int height, const Transform& t, uint64_t seed,
+                                   uint64_t stream);
 
 }  // namespace stoker
 

@@ -10,8 +10,7 @@
 #include <string>
 
 #include "errors.h"
-#include "source/hdf5_source.h"
-#include "source/npy.h"
+#include "stoker/sources.h"
 
 namespace py = pybind11;
 

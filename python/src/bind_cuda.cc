@@ -14,13 +14,10 @@
 #include <memory>
 #include <vector>
 
-#include "device/device_plan.h"
 #include "stoker/batch.h"
 #include "stoker/device.h"
+#include "stoker/device_host.h"
 #include "stoker/transforms.h"
-#ifdef STOKER_WITH_CUDA
-#include "cuda/pinned_allocator.h"
-#endif
 
 namespace py = pybind11;
 
@@ -167,24 +164,24 @@ void RegisterDevice(py::module_& m) {
           if (images.ndim() != 4 || images.shape(3) != 3 || ids.size() != images.shape(0)) {
             throw py::value_error("images must be [n, H, W, 3] uint8 and ids [n]");
           }
-          const DeviceOptions o = OptionsFrom(dtype, layout, normalize, mean, std, augment);
+          DeviceOptions o = OptionsFrom(dtype, layout, normalize, mean, std, augment);
+          o.seed = seed;
           const int n = static_cast<int>(images.shape(0)), h = static_cast<int>(images.shape(1)),
                     w = static_cast<int>(images.shape(2));
-          StatusOr<device::BatchGeometry> g = MakeBatchGeometry(o, h, w);
-          if (!g.ok()) Raise(g.status());
-          std::vector<device::SampleParams> params(n);
-          for (int i = 0; i < n; ++i) {
-            params[i] = DrawSampleParams(o.augment, g.value(), seed, epoch, ids.at(i));
-            params[i].grey_mean = GreyMeanOnHost(images.data(i), h, w);
-          }
-          const int oh = g.value().out_height, ow = g.value().out_width;
+          StatusOr<std::array<int, 2>> size = DeviceOutputSize(o, h, w);
+          if (!size.ok()) Raise(size.status());
+          const int oh = size.value()[0], ow = size.value()[1];
+          std::vector<int64_t> id_list(n);
+          for (int i = 0; i < n; ++i) id_list[i] = ids.at(i);
           std::vector<py::ssize_t> shape = o.layout == Layout::kNCHW
                                                ? std::vector<py::ssize_t>{n, 3, oh, ow}
                                                : std::vector<py::ssize_t>{n, oh, ow, 3};
           py::array out(o.dtype == DType::kFloat32 ? py::dtype::of<float>()
                                                    : py::dtype::of<uint16_t>(),
                         shape);
-          TransformBatchOnHost(images.data(), n, g.value(), params.data(), out.mutable_data());
+          Status st = TransformOnHost(o, images.data(), n, h, w, id_list.data(), epoch,
+                                      out.mutable_data());
+          if (!st.ok()) Raise(st);
           return out;
         },
         py::arg("images"), py::arg("ids"), py::arg("epoch"), py::arg("dtype"), py::arg("layout"),
@@ -199,11 +196,9 @@ void RegisterDevice(py::module_& m) {
         py::arg("transform"), "(mean, std) of a Normalize transform, else None.");
 
   m.def("pinned_allocator", [](int device) -> std::shared_ptr<BatchAllocator> {
-#ifdef STOKER_WITH_CUDA
-    return cuda::PinnedHostAllocator(device);
-#else
-    Raise(CheckCudaDevice(device));
-#endif
+    StatusOr<std::shared_ptr<BatchAllocator>> a = PinnedBatchAllocator(device);
+    if (!a.ok()) Raise(a.status());
+    return std::move(a).value();
   }, py::arg("device"), "Page-locked batch memory for Loader(allocator=...).");
 }
 

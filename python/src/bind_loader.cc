@@ -12,13 +12,11 @@
 #include <cstring>
 #include <memory>
 
-#include "base/rng.h"
-#include "diagnose/diagnose.h"
-#include "codec/decoder.h"
-#include "ops/geometry.h"
-#include "source/image_folder.h"
 #include "errors.h"
+#include "stoker/decode.h"
+#include "stoker/diagnose.h"
 #include "stoker/loader.h"
+#include "stoker/sources.h"
 
 namespace py = pybind11;
 
@@ -108,6 +106,9 @@ void ThrowStatus(const Status& s) { Throw(s); }
 
 void RegisterLoader(py::module_& m) {
   static py::exception<std::runtime_error> exc(m, "StokerError", PyExc_RuntimeError);
+  exc.attr("__doc__") =
+      "stoker's error (a RuntimeError): a file that cannot be read or decoded (the\n"
+      "message names it), a damaged shard, an unusable device.";
   g_stoker_error = exc.ptr();
 
   py::class_<Source, std::shared_ptr<Source>>(m, "Source")
@@ -117,9 +118,14 @@ void RegisterLoader(py::module_& m) {
              return s.size();
            })
       .def("__repr__", &Source::Describe)
-      .def_property_readonly("classes", &Source::classes);
+      .def_property_readonly("classes", &Source::classes, "The class names, index = label.");
 
-  py::class_<ImageFolder, Source, std::shared_ptr<ImageFolder>>(m, "ImageFolder")
+  py::class_<ImageFolder, Source, std::shared_ptr<ImageFolder>>(
+      m, "ImageFolder",
+      "Images in root/<class>/<file>, as torchvision's ImageFolder finds them: the same\n"
+      "classes (sorted sub-folder names), labels and sample order. JPEG and PNG files;\n"
+      "sub-folders walked recursively, symbolic links followed. Raises StokerError if root\n"
+      "does not exist, has no class folders, or a class has no images.")
       .def(py::init([](const std::string& root) {
              StatusOr<std::shared_ptr<ImageFolder>> f = [&] {
                py::gil_scoped_release release;
@@ -128,9 +134,9 @@ void RegisterLoader(py::module_& m) {
              return Unwrap(std::move(f));
            }),
            py::arg("root"))
-      .def_property_readonly("root", &ImageFolder::root)
-      .def("path", &ImageFolder::Path, py::arg("index"))
-      .def("label", &ImageFolder::Label, py::arg("index"));
+      .def_property_readonly("root", &ImageFolder::root, "The folder it was opened on.")
+      .def("path", &ImageFolder::Path, py::arg("index"), "The file of sample `index`.")
+      .def("label", &ImageFolder::Label, py::arg("index"), "The label of sample `index`.");
 
   py::class_<Transform>(m, "Transform")
       .def_static("random_resized_crop", &Transform::RandomResizedCrop)
@@ -145,15 +151,15 @@ void RegisterLoader(py::module_& m) {
   m.def("_decode",
         [](py::bytes data, int64_t max_pixels) {
           std::string bytes = data;
-          ImageDecoder decoder(DecoderOptions{max_pixels});
-          DecodedRegion r;
-          Status s = decoder.DecodeAll(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                       bytes.size(), &r);
+          Decoder decoder(max_pixels);
+          DecodedImage r;
+          Status s = decoder.Decode(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                    bytes.size(), &r);
           if (!s.ok()) Throw(s);
-          py::array_t<uint8_t> out({r.pixels.height, r.pixels.width, 3});
-          for (int y = 0; y < r.pixels.height; ++y) {
-            std::memcpy(out.mutable_data(y, 0, 0), r.pixels.row(y),
-                        static_cast<size_t>(r.pixels.width) * 3);
+          py::array_t<uint8_t> out({r.height, r.width, 3});
+          for (int y = 0; y < r.height; ++y) {
+            std::memcpy(out.mutable_data(y, 0, 0), r.pixels + y * r.stride,
+                        static_cast<size_t>(r.width) * 3);
           }
           return out;
         },
@@ -163,10 +169,10 @@ void RegisterLoader(py::module_& m) {
         [](int width, int height, const Transform& t, uint64_t seed, int n) {
           py::array_t<int32_t> out({n, 4});
           for (int i = 0; i < n; ++i) {
-            Rng rng(HashSeed(seed, static_cast<uint64_t>(i)));
-            const Rect r = SampleRandomResizedCrop(width, height, t, &rng);
+            const CropBox r =
+                SampleRandomResizedCropBox(width, height, t, seed, static_cast<uint64_t>(i));
             int32_t* o = out.mutable_data(i, 0);
-            o[0] = r.y; o[1] = r.x; o[2] = r.height; o[3] = r.width;
+            o[0] = r.top; o[1] = r.left; o[2] = r.height; o[3] = r.width;
           }
           return out;
         },

@@ -6,7 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "source/shards.h"
+#include "stoker/sources.h"
 
 namespace py = pybind11;
 

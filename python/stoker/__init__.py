@@ -42,4 +42,4 @@ __all__ = [
     "Shards",
     "StokerError",
 ]
-__version__ = "0.1.0"
+from stoker._version import __version__  # generated from include/stoker/version.h

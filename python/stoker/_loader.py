@@ -172,6 +172,7 @@ class Loader:
 
     @property
     def epoch(self) -> int:
+        """The epoch the next iteration runs."""
         return self._live().epoch
 
     def state_dict(self) -> dict:
@@ -219,6 +220,7 @@ class Loader:
 
     @property
     def source(self):
+        """The source the loader reads."""
         return self._source
 
     def stats(self) -> dict:

@@ -1,70 +1,9 @@
 // Copyright 2026 The stoker Authors.
 //
-// What this process has used: CPU seconds, resident memory now and at its
-// peak. For the benchmarks and `stoker tune`. Thread-safe (they read the
-// kernel's counters); ResetPeakRss changes process-wide state.
+// The CPU and memory readers are public: include/stoker/process.h.
 #ifndef STOKER_BASE_PROCESS_H_
 #define STOKER_BASE_PROCESS_H_
 
-#include <malloc.h>
-#include <sched.h>
-#include <sys/resource.h>
-#include <unistd.h>
-
-#include <cstdlib>
-#include <fstream>
-#include <string>
-#include <thread>
-
-namespace stoker {
-
-// Cores this process may run on (its CPU affinity mask; else the machine's).
-inline int AvailableCores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    const int n = CPU_COUNT(&set);
-    if (n > 0) return n;
-  }
-  const unsigned n = std::thread::hardware_concurrency();
-  return n == 0 ? 1 : static_cast<int>(n);
-}
-
-// User + system CPU seconds of all threads.
-inline double CpuSeconds() {
-  rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
-         ru.ru_stime.tv_usec * 1e-6;
-}
-
-inline double CurrentRssMiB() {
-  std::ifstream f("/proc/self/statm");
-  long pages_total = 0, pages_rss = 0;
-  f >> pages_total >> pages_rss;
-  return pages_rss * (sysconf(_SC_PAGESIZE) / 1048576.0);
-}
-
-// The resident high-water mark (VmHWM; since ResetPeakRss, where that works).
-inline double PeakRssMiB() {
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;
-  }
-  rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_maxrss / 1024.0;
-}
-
-// Hands freed heap back to the kernel and lowers the high-water mark to the
-// current RSS (Linux >= 4.0: /proc/self/clear_refs), so the next PeakRssMiB
-// is what came after.
-inline void ResetPeakRss() {
-  malloc_trim(0);
-  std::ofstream f("/proc/self/clear_refs");
-  f << "5";
-}
-
-}  // namespace stoker
+#include "stoker/process.h"
 
 #endif  // STOKER_BASE_PROCESS_H_

@@ -1,5 +1,7 @@
 // Copyright 2026 The stoker Authors.
 //
+// (The public part is include/stoker/convert.h.)
+//
 // ConvertToShards: any source into tar shards in the WebDataset layout
 // (`stoker convert`). Per sample the shard gets KEY.jpg or KEY.png (the
 // image) and KEY.cls (the label as decimal text, no newline; omitted when
@@ -40,31 +42,10 @@
 #include <vector>
 
 #include "format/shard_writer.h"
+#include "stoker/convert.h"  // ConvertOptions, ConvertResult, ConvertToShards
 #include "stoker/source.h"
 
 namespace stoker {
-
-struct ConvertOptions {
-  ShardWriterOptions shards;
-  int resize = 0;          // shorter side in pixels; 0: keep the size
-  int quality = 90;        // JPEG quality of re-encoded images
-  int subsampling = 444;   // 444, 422 or 420 for re-encoded images
-  int threads = 0;         // 0: one per core
-  // Called by the writing thread after every sample: (samples done, total,
-  // bytes of tar data written so far).
-  std::function<void(int64_t, int64_t, int64_t)> progress;
-};
-
-struct ConvertResult {
-  int64_t samples = 0;
-  int64_t reencoded = 0;     // images decoded and re-encoded (resized or raw)
-  int64_t input_bytes = 0;   // encoded bytes read from the source
-  int64_t output_bytes = 0;  // shard files on disk
-  double seconds = 0;
-  std::vector<ShardInfo> shards;
-};
-
-StatusOr<ConvertResult> ConvertToShards(Source* source, const ConvertOptions& options);
 
 // The key for a sample named `name` (see above), before de-duplication.
 std::string ShardKeyFromName(const std::string& name);

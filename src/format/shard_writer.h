@@ -37,36 +37,17 @@
 #include <string>
 #include <vector>
 
+#include "stoker/convert.h"  // Compression, ShardWriterOptions, ShardInfo
 #include "stoker/status.h"
 
 struct archive;
 
 namespace stoker {
 
-enum class Compression { kNone, kGzip, kZstd };
-
-StatusOr<Compression> ParseCompression(const std::string& name);  // "none", "gzip", "zstd"
-const char* ShardSuffix(Compression c);                            // ".tar", ".tar.gz", ".tar.zst"
-
-struct ShardWriterOptions {
-  std::string dir;
-  std::string prefix = "shard";
-  Compression compression = Compression::kNone;
-  int64_t max_shard_bytes = int64_t{1} << 30;  // 0: no limit
-  int64_t max_shard_samples = 0;               // 0: no limit
-  bool overwrite = false;
-};
-
 struct ShardMember {
   std::string ext;  // without the dot: "jpg", "cls"
   const uint8_t* data = nullptr;
   size_t size = 0;
-};
-
-struct ShardInfo {
-  std::string path;
-  int64_t samples = 0;
-  int64_t file_bytes = 0;  // on disk (compressed when compressing)
 };
 
 class ShardWriter {

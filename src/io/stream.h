@@ -28,21 +28,12 @@
 #include <string>
 #include <vector>
 
+#include "stoker/sources.h"  // StreamOptions
 #include "stoker/status.h"
 
 namespace stoker {
 
-struct StreamOptions {
-  // Remote shards read to the end are kept here ("" = no cache).
-  std::string cache_dir;
-  // Attempts per remote stream (first try included) and the first backoff;
-  // each retry doubles the wait, capped at 5 s.
-  int max_attempts = 5;
-  int backoff_ms = 100;
-  // A transfer making less than 1 byte/s for this long counts as dropped.
-  int stall_timeout_s = 30;
-  int connect_timeout_s = 15;
-};
+// StreamOptions is public (include/stoker/sources.h).
 
 class ByteStream {
  public:

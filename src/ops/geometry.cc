@@ -20,6 +20,13 @@ void ShorterSideSize(int width, int height, int size, int* out_width, int* out_h
   }
 }
 
+CropBox SampleRandomResizedCropBox(int width, int height, const Transform& t, uint64_t seed,
+                                   uint64_t stream) {
+  Rng rng(HashSeed(seed, stream));
+  const Rect r = SampleRandomResizedCrop(width, height, t, &rng);
+  return CropBox{r.y, r.x, r.height, r.width};
+}
+
 Rect SampleRandomResizedCrop(int width, int height, const Transform& t, Rng* rng) {
   const double area = static_cast<double>(width) * height;
   const double log_r0 = std::log(t.ratio_min), log_r1 = std::log(t.ratio_max);

@@ -111,7 +111,7 @@ StatusOr<std::shared_ptr<Hdf5Source>> Hdf5Source::Open(const std::string& path,
                                                        const std::string& labels) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return NotFoundError(path + ": no such file");
-  std::shared_ptr<Hdf5Source> src(new Hdf5Source());
+  std::shared_ptr<Hdf5SourceImpl> src(new Hdf5SourceImpl());
   src->path_ = path;
   src->images_name_ = images;
   src->labels_name_ = labels;
@@ -159,27 +159,27 @@ StatusOr<std::shared_ptr<Hdf5Source>> Hdf5Source::Open(const std::string& path,
                                   std::to_string(src->n_) + " images");
     }
   }
-  return src;
+  return std::shared_ptr<Hdf5Source>(std::move(src));
 }
 
-Hdf5Source::~Hdf5Source() {
+Hdf5SourceImpl::~Hdf5SourceImpl() {
   std::lock_guard<std::mutex> lock(Hdf5Mutex());
   CloseLocked();
 }
 
-void Hdf5Source::CloseLocked() const {
+void Hdf5SourceImpl::CloseLocked() const {
   if (vlen_type_ >= 0) H5Tclose(vlen_type_);
   if (dataset_ >= 0) H5Dclose(dataset_);
   if (file_ >= 0) H5Fclose(file_);
   vlen_type_ = dataset_ = file_ = -1;
 }
 
-bool Hdf5Source::is_open() const {
+bool Hdf5SourceImpl::is_open() const {
   std::lock_guard<std::mutex> lock(Hdf5Mutex());
   return file_ >= 0 && opened_by_ == ::getpid();
 }
 
-Status Hdf5Source::EnsureOpenLocked() const {
+Status Hdf5SourceImpl::EnsureOpenLocked() const {
   const pid_t pid = ::getpid();
   if (file_ >= 0 && opened_by_ == pid) return Status::OK();
   CloseLocked();  // handles inherited across fork are not used
@@ -198,18 +198,18 @@ Status Hdf5Source::EnsureOpenLocked() const {
   return Status::OK();
 }
 
-std::string Hdf5Source::Describe() const {
+std::string Hdf5SourceImpl::Describe() const {
   return "HDF5(" + path_ + ":" + images_name_ + ", " + std::to_string(n_) +
          (raw_ ? " images " + std::to_string(height_) + "x" + std::to_string(width_) + "x3"
                : " encoded images") +
          (labels_name_.empty() ? ", no labels)" : ", labels " + labels_name_ + ")");
 }
 
-std::string Hdf5Source::NameOf(int64_t index) const {
+std::string Hdf5SourceImpl::NameOf(int64_t index) const {
   return path_ + ":" + images_name_ + "[" + std::to_string(index) + "]";
 }
 
-Status Hdf5Source::ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const {
+Status Hdf5SourceImpl::ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const {
   if (index < 0 || index >= n_) {
     return InvalidArgumentError("sample index " + std::to_string(index) + " out of range");
   }

@@ -1,6 +1,7 @@
 // Copyright 2026 The stoker Authors.
 //
-// Hdf5Source: samples from datasets of an HDF5 file.
+// Hdf5Source (include/stoker/sources.h; implemented by Hdf5SourceImpl here):
+// samples from datasets of an HDF5 file.
 //
 // The images dataset is either
 //  - raw pixels: uint8, 4-D [N, H, W, 3] (any chunking/compression HDF5
@@ -39,31 +40,28 @@
 #include <sys/types.h>
 #include <vector>
 
-#include "stoker/source.h"
+#include "stoker/sources.h"
 
 namespace stoker {
 
-class Hdf5Source : public RandomAccessSource {
+// The implementation behind Hdf5Source::Open (include/stoker/sources.h).
+class Hdf5SourceImpl final : public Hdf5Source {
  public:
-  static StatusOr<std::shared_ptr<Hdf5Source>> Open(const std::string& path,
-                                                    const std::string& images = "images",
-                                                    const std::string& labels = "labels");
-  ~Hdf5Source() override;
+  ~Hdf5SourceImpl() override;
 
   int64_t size() const override { return n_; }
   std::string Describe() const override;
   Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const override;
   std::string NameOf(int64_t index) const override;
 
-  // True for a raw-pixel dataset, false for encoded bytes.
-  bool raw() const { return raw_; }
-  int height() const { return height_; }
-  int width() const { return width_; }
-  // Whether an HDF5 file handle is open now (for the lazy-open tests).
-  bool is_open() const;
+  bool raw() const override { return raw_; }
+  int height() const override { return height_; }
+  int width() const override { return width_; }
+  bool is_open() const override;
 
  private:
-  Hdf5Source() = default;
+  friend class Hdf5Source;
+  Hdf5SourceImpl() = default;
   Status EnsureOpenLocked() const;
   void CloseLocked() const;
 

@@ -96,7 +96,7 @@ StatusOr<std::shared_ptr<ImageFolder>> ImageFolder::Open(const std::string& root
   if (!S_ISDIR(st.st_mode)) return InvalidArgumentError(root + ": not a directory");
   std::vector<Entry> top;
   STOKER_RETURN_IF_ERROR(ListDir(root, &top));
-  std::shared_ptr<ImageFolder> folder(new ImageFolder());
+  std::shared_ptr<ImageFolderImpl> folder(new ImageFolderImpl());
   folder->root_ = root;
   folder->offsets_.push_back(0);
   std::vector<std::string> empty_classes;
@@ -130,21 +130,21 @@ StatusOr<std::shared_ptr<ImageFolder>> ImageFolder::Open(const std::string& root
     return InvalidArgumentError(root + ": found no .jpg/.jpeg/.png files for the classes: " +
                                 list);
   }
-  return folder;
+  return std::shared_ptr<ImageFolder>(std::move(folder));
 }
 
-std::string ImageFolder::Path(int64_t index) const {
+std::string ImageFolderImpl::Path(int64_t index) const {
   return root_ + "/" + names_.substr(offsets_[index], offsets_[index + 1] - offsets_[index]);
 }
 
-std::string ImageFolder::NameOf(int64_t index) const { return Path(index); }
+std::string ImageFolderImpl::NameOf(int64_t index) const { return Path(index); }
 
-std::string ImageFolder::Describe() const {
+std::string ImageFolderImpl::Describe() const {
   return "ImageFolder(" + root_ + ", " + std::to_string(classes_.size()) + " classes, " +
          std::to_string(size()) + " images)";
 }
 
-Status ImageFolder::ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const {
+Status ImageFolderImpl::ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const {
   if (index < 0 || index >= size()) {
     return InvalidArgumentError("sample index " + std::to_string(index) + " out of range");
   }

@@ -11,6 +11,8 @@
 // Thread-safety: immutable after Open(); ReadIndex is thread-safe.
 // Errors: Open returns NotFound when the root does not exist, InvalidArgument
 // when it has no class directories or a class has no images.
+// (The public class, with Open(), is in include/stoker/sources.h; this is
+// its implementation.)
 #ifndef STOKER_SOURCE_IMAGE_FOLDER_H_
 #define STOKER_SOURCE_IMAGE_FOLDER_H_
 
@@ -18,27 +20,26 @@
 #include <string>
 #include <vector>
 
-#include "stoker/source.h"
+#include "stoker/sources.h"
 
 namespace stoker {
 
-class ImageFolder : public RandomAccessSource {
+class ImageFolderImpl final : public ImageFolder {
  public:
-  static StatusOr<std::shared_ptr<ImageFolder>> Open(const std::string& root);
-
   int64_t size() const override { return static_cast<int64_t>(labels_.size()); }
   std::string Describe() const override;
   std::vector<std::string> classes() const override { return classes_; }
   Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const override;
   std::string NameOf(int64_t index) const override;
 
-  const std::string& root() const { return root_; }
+  const std::string& root() const override { return root_; }
   // Path of sample `index` (root-relative paths are stored, joined on use).
-  std::string Path(int64_t index) const;
-  int64_t Label(int64_t index) const { return labels_[index]; }
+  std::string Path(int64_t index) const override;
+  int64_t Label(int64_t index) const override { return labels_[index]; }
 
  private:
-  ImageFolder() = default;
+  friend class ImageFolder;
+  ImageFolderImpl() = default;
 
   std::string root_;
   std::vector<std::string> classes_;

@@ -292,7 +292,7 @@ StatusOr<std::shared_ptr<NpySource>> NpySource::Open(const std::string& images_p
     return fail("image sides must be in [1, 2^20], got " + std::to_string(hh) + "x" +
                 std::to_string(ww));
   }
-  std::shared_ptr<NpySource> src(new NpySource());
+  std::shared_ptr<NpySourceImpl> src(new NpySourceImpl());
   src->n_ = h.shape[0];
   src->height_ = static_cast<int>(hh);
   src->width_ = static_cast<int>(ww);
@@ -310,21 +310,21 @@ StatusOr<std::shared_ptr<NpySource>> NpySource::Open(const std::string& images_p
     }
     src->labels_path_ = labels_path;
   }
-  return src;
+  return std::shared_ptr<NpySource>(std::move(src));
 }
 
-std::string NpySource::Describe() const {
+std::string NpySourceImpl::Describe() const {
   return "Npy(" + images_->path() + ", " + std::to_string(n_) + " images " +
          std::to_string(height_) + "x" + std::to_string(width_) + "x" +
          std::to_string(channels_) + (nchw_ ? " NCHW" : " NHWC") +
          (labels_.empty() ? ", no labels)" : ", labels " + labels_path_ + ")");
 }
 
-std::string NpySource::NameOf(int64_t index) const {
+std::string NpySourceImpl::NameOf(int64_t index) const {
   return images_->path() + "[" + std::to_string(index) + "]";
 }
 
-Status NpySource::ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const {
+Status NpySourceImpl::ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const {
   if (index < 0 || index >= n_) {
     return InvalidArgumentError("sample index " + std::to_string(index) + " out of range");
   }

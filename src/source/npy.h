@@ -10,7 +10,8 @@
 // three keys, a simple dtype string (no structured dtypes), non-negative
 // dimensions whose byte count does not overflow and fits in the file.
 //
-// NpySource serves the images array:
+// NpySource (include/stoker/sources.h; implemented by NpySourceImpl here)
+// serves the images array:
 //  - uint8, C order (fortran_order False), 4-D: [N, H, W, C] or [N, C, H, W]
 //    with C 3 (RGB) or 1 (grey, replicated to RGB). The layout is read from
 //    the shape: C in the last dimension is NHWC, else C in the second is
@@ -41,7 +42,7 @@
 #include <vector>
 
 #include "io/mapped_file.h"
-#include "stoker/source.h"
+#include "stoker/sources.h"
 
 namespace stoker {
 
@@ -66,28 +67,22 @@ Status ParseNpyLabels(const uint8_t* data, size_t size, std::vector<int64_t>* ou
 // The same for the file at `path` (errors name it).
 StatusOr<std::vector<int64_t>> ReadNpyLabels(const std::string& path);
 
-class NpySource : public RandomAccessSource {
+// The implementation behind NpySource::Open (include/stoker/sources.h).
+class NpySourceImpl final : public NpySource {
  public:
-  // `labels_path` may be empty (labels -1). `layout`: "" (from the shape),
-  // "NHWC" or "NCHW".
-  static StatusOr<std::shared_ptr<NpySource>> Open(const std::string& images_path,
-                                                   const std::string& labels_path,
-                                                   const std::string& layout = "");
-
   int64_t size() const override { return n_; }
   std::string Describe() const override;
   Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const override;
   std::string NameOf(int64_t index) const override;
 
-  int height() const { return height_; }
-  int width() const { return width_; }
-  int channels() const { return channels_; }
-  bool nchw() const { return nchw_; }
-  // True when samples are served without a copy (NHWC with 3 channels).
-  bool zero_copy() const { return !nchw_ && channels_ == 3; }
+  int height() const override { return height_; }
+  int width() const override { return width_; }
+  int channels() const override { return channels_; }
+  bool nchw() const override { return nchw_; }
 
  private:
-  NpySource() = default;
+  friend class NpySource;
+  NpySourceImpl() = default;
 
   std::unique_ptr<MappedFile> images_;
   std::string labels_path_;

@@ -43,37 +43,16 @@
 
 #include "io/stream.h"
 #include "source/tar_reader.h"
-#include "stoker/source.h"
+#include "stoker/sources.h"
 
 namespace stoker {
 
-enum class ShardMode { kAuto, kStream, kIndexed };
-
-struct ShardOptions {
-  std::vector<std::string> patterns;
-  SampleSpec spec;
-  ShardMode mode = ShardMode::kAuto;
-  // Stream mode: samples held for shuffling (0: no buffer, shard order only).
-  int shuffle_buffer = 1000;
-  // Stream mode: shards open at once, interleaved round-robin.
-  int concurrent_shards = 4;
-  // Stream mode: the declared number of samples per epoch (0: unknown).
-  // Needed for several ranks (every rank then yields the same number of
-  // batches, its share of `length`; a rank whose shards run short reads them
-  // again, and samples past its share are not read this epoch) and gives
-  // the Loader a len().
-  int64_t length = 0;
-  // Remote shards read to the end, and indexes of read-only local shards.
-  std::string cache_dir;
-  StreamOptions stream;
-};
+// ShardMode, ShardOptions and OpenShards are public (include/stoker/sources.h).
 
 // Expands brace patterns and (local) globs; errors when nothing matches.
 StatusOr<std::vector<std::string>> ExpandShardPatterns(const std::vector<std::string>& patterns);
 // Brace expansion alone ("a{0..2}" -> a0 a1 a2; "{x,y}z" -> xz yz).
 StatusOr<std::vector<std::string>> ExpandBraces(const std::string& pattern);
-
-StatusOr<std::shared_ptr<Source>> OpenShards(const ShardOptions& options);
 
 }  // namespace stoker
 

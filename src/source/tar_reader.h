@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "io/stream.h"
+#include "stoker/sources.h"  // SampleSpec, SplitExtensions
 #include "stoker/status.h"
 
 struct archive;
@@ -71,15 +72,7 @@ class TarReader {
   bool failed_ = false;
 };
 
-struct SampleSpec {
-  std::vector<std::string> image_exts = {"jpg", "png", "jpeg"};
-  std::string label_ext = "cls";
-  // Members (images, labels) larger than this are errors, not allocations.
-  int64_t max_member_bytes = int64_t{1} << 30;
-};
-
-// Parses "jpg;png;jpeg" into its parts (empty parts dropped).
-std::vector<std::string> SplitExtensions(const std::string& list);
+// SampleSpec and SplitExtensions are public (include/stoker/sources.h).
 
 // Splits a member path into key and extension at the first dot of the
 // basename; false when the basename has no dot (no extension).

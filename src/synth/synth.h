@@ -1,5 +1,7 @@
 // Copyright 2026 The stoker Authors.
 //
+// (SynthOptions and WriteSyntheticImageFolder are public: include/stoker/synth.h.)
+//
 // Deterministic generator of photo-like JPEG images in ImageFolder layout
 // (dir/class_XXX/img_XXXXXX.jpg). `make demo` and the benchmarks use it when
 // the user names no dataset.
@@ -34,37 +36,9 @@
 #include <vector>
 
 #include "stoker/status.h"
+#include "stoker/synth.h"  // SynthOptions, WriteSyntheticImageFolder
 
 namespace stoker {
-
-struct SynthOptions {
-  int classes = 4;             // class sub-directories class_000, class_001, ...
-  int images_per_class = 64;   // at most kSynthMaxImagesPerClass
-  int width = 500;             // each image's size varies deterministically around this (+-20%),
-  int height = 375;            // and about one image in 6 is portrait (width/height swapped)
-  int quality = 90;            // libjpeg quality, 1..100
-  uint64_t seed = 0;
-  // When true and stderr is a TTY, print a one-line progress counter to stderr.
-  bool progress = false;
-};
-
-// Limits checked by WriteSyntheticImageFolder.
-inline constexpr int kSynthMaxImagesPerClass = 1 << 20;
-inline constexpr int kSynthMaxSide = 50000;  // for SynthOptions::width/height
-
-// Writes OPTIONS.classes * OPTIONS.images_per_class JPEG files under `dir`
-// (dir/class_XXX/img_XXXXXX.jpg), creating directories as needed. Existing
-// files with the same names are overwritten. Output is a pure function of
-// OPTIONS (same bytes every run). Returns the number of files written.
-//
-// Class c's directory is class_%03d of c; image i of class c is named
-// img_%06d of (c * images_per_class + i), so names are unique over the whole
-// tree. Its bytes are exactly
-//   SynthesizeJpeg(s.width, s.height, s.seed, options.quality, s.subsampling)
-// where s = SynthImageSpecFor(options, c, i). About one image in 4 is 4:2:0,
-// the rest 4:4:4.
-StatusOr<int64_t> WriteSyntheticImageFolder(const std::string& dir,
-                                            const SynthOptions& options);
 
 // What WriteSyntheticImageFolder encodes for image `image_index` of class
 // `class_index`.

@@ -1,0 +1,98 @@
+// Copyright 2026 The stoker Authors.
+//
+// ConvertToShards: any source into tar shards in the WebDataset layout
+// (`stoker convert`). Per sample the shard gets KEY.jpg or KEY.png (the
+// image) and KEY.cls (the label as decimal text, no newline; omitted when
+// the label is negative, i.e. the source has none).
+//
+// The image member:
+//  - without `resize`: the source's encoded bytes as they are (no decode,
+//    no re-encode), with the extension of their content (jpg or png);
+//  - with `resize` = S: an image whose shorter side is longer than S is
+//    decoded, resized so its shorter side is S (torchvision's Resize(S) size
+//    rule and Pillow's antialiased bilinear filter, the engine's own
+//    resampler) and re-encoded as JPEG at `quality` / `subsampling`; an image
+//    already that small keeps its original bytes;
+//  - raw-pixel sources (npy, HDF5 pixel datasets) are always encoded as JPEG
+//    (resized first when `resize` asks for it).
+//
+// Keys: the base name of the sample's name without an image extension
+// (.jpg/.jpeg/.png, any case), every character outside [A-Za-z0-9_-]
+// replaced by '_' (so no dots): "n01440764/n01440764_10026.JPEG" gives
+// "n01440764_10026". A key already used in this conversion gets "_" and the
+// sample index appended (repeatedly, until unique), so keys are unique and
+// the mapping is deterministic.
+//
+// Samples are read, decoded, resized and encoded on `threads` threads and
+// written in source order (index order, no shuffle) by the calling thread;
+// at most 4 x threads samples are held in memory at once.
+//
+// Thread-safety: one call at a time per output directory (see ShardWriter).
+// Errors: the first sample that fails (unreadable, corrupt when it must be
+// decoded) stops the conversion with its error naming the sample; completed
+// shards stay, the partial one is deleted.
+#ifndef STOKER_CONVERT_H_
+#define STOKER_CONVERT_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "stoker/source.h"
+#include "stoker/status.h"
+
+namespace stoker {
+
+// ---- Where the shards go ----
+// Shards are named DIR/PREFIX-000000.tar (.tar.gz, .tar.zst), written under a
+// temporary name and renamed when complete; a new shard starts when the next
+// sample would pass max_shard_bytes or max_shard_samples.
+
+enum class Compression { kNone, kGzip, kZstd };
+
+StatusOr<Compression> ParseCompression(const std::string& name);  // "none", "gzip", "zstd"
+const char* ShardSuffix(Compression c);                            // ".tar", ".tar.gz", ".tar.zst"
+
+struct ShardWriterOptions {
+  std::string dir;
+  std::string prefix = "shard";
+  Compression compression = Compression::kNone;
+  int64_t max_shard_bytes = int64_t{1} << 30;  // 0: no limit
+  int64_t max_shard_samples = 0;               // 0: no limit
+  bool overwrite = false;
+};
+
+struct ShardInfo {
+  std::string path;
+  int64_t samples = 0;
+  int64_t file_bytes = 0;  // on disk (compressed when compressing)
+};
+
+// ---- The conversion ----
+
+struct ConvertOptions {
+  ShardWriterOptions shards;
+  int resize = 0;          // shorter side in pixels; 0: keep the size
+  int quality = 90;        // JPEG quality of re-encoded images
+  int subsampling = 444;   // 444, 422 or 420 for re-encoded images
+  int threads = 0;         // 0: one per core
+  // Called by the writing thread after every sample: (samples done, total,
+  // bytes of tar data written so far).
+  std::function<void(int64_t, int64_t, int64_t)> progress;
+};
+
+struct ConvertResult {
+  int64_t samples = 0;
+  int64_t reencoded = 0;     // images decoded and re-encoded (resized or raw)
+  int64_t input_bytes = 0;   // encoded bytes read from the source
+  int64_t output_bytes = 0;  // shard files on disk
+  double seconds = 0;
+  std::vector<ShardInfo> shards;
+};
+
+StatusOr<ConvertResult> ConvertToShards(Source* source, const ConvertOptions& options);
+
+}  // namespace stoker
+
+#endif  // STOKER_CONVERT_H_

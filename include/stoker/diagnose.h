@@ -1,0 +1,138 @@
+// Copyright 2026 The stoker Authors.
+//
+// Finding out where the time goes: Diagnose() (`stoker diagnose`) and Tune()
+// with Recommend() (`stoker tune`). docs/diagnosis.md explains the method.
+//
+// Diagnose: is the consumer waiting for data, and which stage is to blame?
+//
+// The stage-caching method: the training step is fed from (1) one batch
+// kept ready, (2) one batch copied before every step (the host-to-device
+// copy; on a machine without a GPU a host-to-host copy stands in for it and
+// the report says so), (3) one processed sample copied into every slot (the
+// collation), (4) the encoded bytes of the samples cached in memory (adds
+// decode and augmentation), and (5) the full pipeline (adds reading from
+// storage). Each mode runs at the speed of the slowest stage it includes, so
+// the last stage whose addition cuts throughput by more than 1.5x (or, when
+// none does, the largest cut) is the bottleneck, and that cut is its cost (a
+// cut at the read stage only when reading takes >= 1/4 of the busy time). A
+// pipeline within 5% of the step alone is not data-bound.
+//
+// Thread-safety: Diagnose() drives the loader from the calling thread and
+// must not run while the loader is iterated elsewhere.
+//
+// Tune: sweeps a grid of loader settings (threads x prefetch x batch size)
+// over one source and measures each: images/s, CPU-seconds per 1,000
+// images, peak RSS, and how long the consumer waited. Recommend() then
+// picks the smallest configuration that does the job: within 5% of the best
+// throughput, or, when a training step is simulated, one that keeps the
+// consumer waiting less than 2% of the time; fewest threads first, then
+// least memory. Optionally it also runs the online tuner (threads="auto",
+// prefetch="auto") for comparison with the best static configuration.
+//
+// Thread-safety: Tune() runs the loaders from the calling thread; it resets
+// the process's peak-RSS mark (/proc/self/clear_refs) before each
+// configuration, so run it in a process that does nothing else.
+// Errors: a configuration that fails (bad options, unreadable data) stops
+// the sweep with its Status.
+#ifndef STOKER_DIAGNOSE_H_
+#define STOKER_DIAGNOSE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stoker/loader.h"
+#include "stoker/source.h"
+#include "stoker/status.h"
+
+namespace stoker {
+
+struct DiagnoseOptions {
+  // Steps measured per mode.
+  int batches = 30;
+};
+
+struct ModeResult {
+  std::string name;         // e.g. "cached encoded bytes (adds decode + augment)"
+  // The stage this mode adds: "", "copy", "collate", "decode+augment", "read".
+  std::string stage;
+  double images_per_sec = 0;
+  double ratio_to_previous = 1;  // previous mode's images/s over this one's
+};
+
+struct Diagnosis {
+  std::vector<ModeResult> modes;
+  LoaderStats pipeline_stats;  // the full pipeline's counters (mode 5)
+  bool data_bound = false;
+  std::string bottleneck;      // "read", "decode", "augment", "copy", "collate" or ""
+  double cost_factor = 1;      // how much slower the pipeline is than the step alone
+  std::string verdict;         // one line
+};
+
+// `step` is the training step (called once per batch). Returns the table
+// and a verdict.
+StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const BatchPtr&)>& step,
+                             const DiagnoseOptions& options);
+
+// A text table plus the stage breakdown and the verdict.
+std::string FormatDiagnosis(const Diagnosis& d);
+
+struct TuneOptions {
+  std::vector<int> threads = {1, 2, 4};
+  std::vector<int> prefetch = {1, 2, 4, 8};
+  std::vector<int> batch_sizes = {64};
+  // Measured seconds per configuration, after `warmup_batches` batches.
+  double seconds = 2;
+  int warmup_batches = 2;
+  // A simulated training step (a sleep: a GPU step leaves the CPU free).
+  double step_ms = 0;
+  // Also run threads="auto", prefetch="auto" (per batch size) for
+  // `auto_batches` batches, starting from 1 thread, prefetch 2.
+  bool include_auto = true;
+  int auto_batches = 300;
+  // Called before each configuration runs: (index, total, description).
+  std::function<void(int, int, const std::string&)> progress;
+};
+
+struct TuneResult {
+  int threads = 0;
+  int prefetch = 0;
+  int batch_size = 0;
+  bool auto_tuned = false;     // threads/prefetch tuned online; the fields hold where it ended
+  double images_per_sec = 0;   // for auto: over the last third of its batches
+  double cpu_s_per_1000 = 0;
+  double peak_rss_mib = 0;
+  double consumer_wait = 0;    // fraction of the measured time the consumer waited
+  int64_t images = 0;
+  int64_t tuning_changes = 0;  // auto only
+};
+
+struct TuneRecommendation {
+  int index = -1;        // into the results (static configurations only)
+  bool consumer_fed = false;  // with a step: whether the pick keeps it waiting < 2%
+  std::string reason;    // one line
+};
+
+// Runs the sweep. `base` supplies transforms, dtype, layout and the rest.
+StatusOr<std::vector<TuneResult>> Tune(std::shared_ptr<Source> source, const LoaderOptions& base,
+                                       const TuneOptions& options);
+
+// The smallest configuration within 5% of the best throughput (no step), or
+// the smallest keeping consumer wait < 2% (step_ms > 0; when none does, the
+// fastest, and says so). Smallest: fewest threads, then least peak RSS, then
+// least prefetch. Pure.
+TuneRecommendation Recommend(const std::vector<TuneResult>& results, double step_ms);
+
+// The table plus the recommendation line (and the auto rows' ratio to the
+// best static configuration).
+std::string FormatTune(const std::vector<TuneResult>& results, const TuneRecommendation& rec);
+
+// One JSON object: {"configs": [...], "recommended": {...}, "reason": ...}.
+std::string TuneJson(const std::vector<TuneResult>& results, const TuneRecommendation& rec,
+                     double step_ms);
+
+}  // namespace stoker
+
+#endif  // STOKER_DIAGNOSE_H_

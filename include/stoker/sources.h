@@ -1,0 +1,167 @@
+// Copyright 2026 The stoker Authors.
+//
+// The concrete sources: how to open each kind of data as a Source for
+// Loader::Create. Each is a public abstract class with a static Open()
+// factory (its implementation lives inside the library):
+//
+//   auto folder = ImageFolder::Open("data/train").value();          // JPEG/PNG files
+//   auto arrays = NpySource::Open("x.npy", "y.npy").value();        // memory-mapped .npy
+//   auto h5 = Hdf5Source::Open("data.h5", "images", "labels").value();
+//   ShardOptions o; o.patterns = {"data/train-{000000..000146}.tar"};
+//   auto shards = OpenShards(o).value();                            // WebDataset tar shards
+//
+// Ownership: the factories return shared pointers; the Loader keeps its source
+// alive for its own lifetime, so the caller may drop its reference.
+// Thread-safety: every source is immutable after Open(); reads (ReadIndex,
+// an EpochReader's Read) are thread-safe; StartEpoch is called from one thread
+// at a time (source.h).
+// Errors: Open returns NotFound when the path does not exist, InvalidArgument
+// naming the file and the reason for malformed or unusable data, Unimplemented
+// for valid data stoker does not serve. Read errors name the sample.
+#ifndef STOKER_SOURCES_H_
+#define STOKER_SOURCES_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stoker/source.h"
+#include "stoker/status.h"
+
+namespace stoker {
+
+// A directory with one sub-directory per class, like
+// torchvision.datasets.ImageFolder. Classes are the sub-directories sorted by
+// name (byte order) and get label ids 0, 1, ...; inside each class the tree is
+// walked recursively (symbolic links followed, loops detected), directories in
+// sorted order and files sorted by name, keeping names ending in .jpg, .jpeg
+// or .png in any case. This is torchvision's order, so index i names the same
+// file in both. Open fails with NotFound when the root does not exist and
+// InvalidArgument when it has no class directories or a class has no images.
+class ImageFolder : public RandomAccessSource {
+ public:
+  static StatusOr<std::shared_ptr<ImageFolder>> Open(const std::string& root);
+
+  virtual const std::string& root() const = 0;
+  // Path of sample `index` (root joined with its relative path).
+  virtual std::string Path(int64_t index) const = 0;
+  virtual int64_t Label(int64_t index) const = 0;
+};
+
+// A .npy array of images, memory-mapped, plus optional .npy labels.
+//  - images: uint8, C order, 4-D [N, H, W, C] or [N, C, H, W] with C 3 (RGB)
+//    or 1 (grey, replicated to RGB). The layout is read from the shape (C last
+//    is NHWC, else C second is NCHW; ambiguous shapes read as NHWC) unless
+//    `layout` is "NHWC" or "NCHW". NHWC RGB samples are handed out zero-copy
+//    (pointers into the mapping, valid while the source lives).
+//  - labels (`labels_path` may be empty: every label -1): a 1-D array of N
+//    values of any numeric dtype (integers, bools, floats holding integral
+//    values), either byte order, read once into int64.
+class NpySource : public RandomAccessSource {
+ public:
+  static StatusOr<std::shared_ptr<NpySource>> Open(const std::string& images_path,
+                                                   const std::string& labels_path,
+                                                   const std::string& layout = "");
+
+  virtual int height() const = 0;
+  virtual int width() const = 0;
+  virtual int channels() const = 0;
+  virtual bool nchw() const = 0;
+  // True when samples are served without a copy (NHWC with 3 channels).
+  bool zero_copy() const { return !nchw() && channels() == 3; }
+};
+
+// Samples from datasets of an HDF5 file. The images dataset is either raw
+// pixels (uint8 [N, H, W, 3], read by hyperslab; decoding skipped) or encoded
+// images (1-D [N] of variable-length uint8: JPEG or PNG bytes). The labels
+// dataset (empty name: every label -1) is 1-D [N] of integers or integral
+// floats, read once at Open. Debian's libhdf5 is serial: every HDF5 call made
+// by stoker takes one process-wide mutex (reads are serialised, decoding stays
+// parallel); no HDF5 handle is held until the first read, and a forked child
+// opens its own. Read errors are IoError/DataLoss naming the sample.
+class Hdf5Source : public RandomAccessSource {
+ public:
+  static StatusOr<std::shared_ptr<Hdf5Source>> Open(const std::string& path,
+                                                    const std::string& images = "images",
+                                                    const std::string& labels = "labels");
+
+  // True for a raw-pixel dataset, false for encoded bytes.
+  virtual bool raw() const = 0;
+  virtual int height() const = 0;
+  virtual int width() const = 0;
+  // Whether an HDF5 file handle is open now (it is opened on the first read).
+  virtual bool is_open() const = 0;
+};
+
+// ---- Tar shards in the WebDataset convention, local or over HTTP ----
+//
+// Members that share a key (the member path up to the first dot of its
+// basename: "a/n0144_10026.jpg" -> key "a/n0144_10026", extension "jpg") form
+// one sample; its image is the member whose extension is in `image_exts` (the
+// first listed wins), its label the integer text of the `label_ext` member.
+
+struct SampleSpec {
+  std::vector<std::string> image_exts = {"jpg", "png", "jpeg"};
+  std::string label_ext = "cls";  // "" : every label -1
+  // Members (images, labels) larger than this are errors, not allocations.
+  int64_t max_member_bytes = int64_t{1} << 30;
+};
+
+// How remote (http(s)://) shards are read: retries with exponential backoff
+// that resume from the byte reached (HTTP Range), and an optional cache.
+struct StreamOptions {
+  // Remote shards read to the end are kept here ("" = no cache).
+  std::string cache_dir;
+  // Attempts per remote stream (first try included) and the first backoff;
+  // each retry doubles the wait, capped at 5 s.
+  int max_attempts = 5;
+  int backoff_ms = 100;
+  // A transfer making less than 1 byte/s for this long counts as dropped.
+  int stall_timeout_s = 30;
+  int connect_timeout_s = 15;
+};
+
+// kIndexed: every shard indexed once and read by random access (default for
+// local uncompressed .tar; behaves like an image folder: exact per-epoch
+// permutation, size() known). kStream: shards read sequentially (default for
+// .tar.gz/.tgz/.tar.zst and URLs); shuffled epochs permute the shard order,
+// interleave `concurrent_shards` shards and pass samples through a shuffle
+// buffer, all driven by (seed, epoch); size() is -1; sample ids are
+// (shard index << 32) | ordinal in the shard.
+enum class ShardMode { kAuto, kStream, kIndexed };
+
+struct ShardOptions {
+  // Brace ranges with zero padding ("{000..146}") and lists ("{a,b}"),
+  // expanded left to right; then, for local paths, glob(3) wildcards (sorted
+  // matches). A pattern that matches nothing is an error.
+  std::vector<std::string> patterns;
+  SampleSpec spec;
+  ShardMode mode = ShardMode::kAuto;
+  // Stream mode: samples held for shuffling (0: no buffer, shard order only).
+  int shuffle_buffer = 1000;
+  // Stream mode: shards open at once, interleaved round-robin.
+  int concurrent_shards = 4;
+  // Stream mode: the declared number of samples per epoch (0: unknown).
+  // Needed for several ranks (every rank then yields the same number of
+  // batches, its share of `length`; a rank whose shards run short reads them
+  // again, and samples past its share are not read this epoch) and gives
+  // the Loader a len().
+  int64_t length = 0;
+  // Remote shards read to the end, and indexes of read-only local shards.
+  std::string cache_dir;
+  StreamOptions stream;
+};
+
+// A Source over the shards. Fails on bad options, patterns matching nothing
+// and (indexed mode) shards that cannot be opened. In stream mode a damaged
+// shard yields one error at the position where the damage was met and the
+// stream goes on with the next shard.
+StatusOr<std::shared_ptr<Source>> OpenShards(const ShardOptions& options);
+
+// Parses "jpg;png;jpeg" into its parts (empty parts dropped).
+std::vector<std::string> SplitExtensions(const std::string& list);
+
+}  // namespace stoker
+
+#endif  // STOKER_SOURCES_H_
