@@ -15,8 +15,8 @@ from the folder's; float32, shuffled) on
 and with --resized, shards that `stoker convert --resize 256` wrote from the folder:
   r256-indexed, r256-stream (pre-resized: shorter side 256, JPEG q90)
 The configurations run interleaved, `--rounds` times each (one warm-up epoch,
-then `--epochs` timed), and the median img/s per configuration and its ratio
-to the folder are printed. The machines are shared and noisy: compare ratios
+then `--epochs` timed), and the median img/s and CPU-ms per image (all threads
+of the process) per configuration and their ratios to the folder are printed. The machines are shared and noisy: compare ratios
 from one run.
 
     /usr/bin/python3 bench/shards_bench.py DATA [--repeat 5] [--threads 2] [--rounds 3]
@@ -78,17 +78,18 @@ def measure(source, args) -> float:
     loader = stoker.Loader(source, batch_size=args.batch_size, shuffle=True,
                            transforms=transforms + [stoker.Normalize(mean, std)],
                            threads=args.threads, prefetch=2)
-    rates = []
+    rates, cpu = [], []
     for epoch in range(args.epochs + 1):
         loader.set_epoch(epoch)
         n = 0
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for images, _ in loader:
             n += images.shape[0]
         if epoch > 0:
             rates.append(n / (time.perf_counter() - t0))
+            cpu.append(1e3 * (time.process_time() - c0) / n)
     loader.close()
-    return statistics.median(rates)
+    return statistics.median(rates), statistics.median(cpu)
 
 
 def main() -> int:
@@ -127,19 +128,28 @@ def main() -> int:
             configs["r256-indexed"]()
         configs["tar-indexed"]()  # build the indexes outside the timing
         results = {k: [] for k in configs}
+        cpu = {k: [] for k in configs}
         for r in range(args.rounds):
             for name, make in configs.items():
-                results[name].append(measure(make(), args))
-                print(f"round {r}: {name:12s} {results[name][-1]:8.0f} img/s", file=sys.stderr,
-                      flush=True)
+                rate, ms = measure(make(), args)
+                results[name].append(rate)
+                cpu[name].append(ms)
+                print(f"round {r}: {name:12s} {rate:8.0f} img/s {ms:6.2f} CPU-ms/img",
+                      file=sys.stderr, flush=True)
     med = {k: statistics.median(v) for k, v in results.items()}
+    med_cpu = {k: statistics.median(v) for k, v in cpu.items()}
     print(f"{n} images, {args.threads} threads, batch {args.batch_size}, {args.pipeline} pipeline; "
           f"median of {args.rounds} rounds x {args.epochs} epochs")
-    print(f"{'source':12s} {'img/s':>8s} {'vs folder':>10s}")
+    # CPU per image (all the process's threads) does not depend on how much of a shared
+    # machine the run got; at full use of the cores, throughput is cores / CPU per image.
+    print(f"{'source':12s} {'img/s':>8s} {'vs folder':>10s} {'CPU-ms/img':>11s} "
+          f"{'folder/this':>12s}")
     for k, v in med.items():
-        print(f"{k:12s} {v:8.0f} {v / med['folder']:10.3f}")
+        print(f"{k:12s} {v:8.0f} {v / med['folder']:10.3f} {med_cpu[k]:11.3f} "
+              f"{med_cpu['folder'] / med_cpu[k]:12.3f}")
     if args.json:
-        args.json.write_text(json.dumps({"images": n, "img_per_s": med, "runs": results}))
+        args.json.write_text(json.dumps({"images": n, "img_per_s": med, "cpu_ms": med_cpu,
+                                         "runs": results, "cpu_runs": cpu}))
     return 0
 
 

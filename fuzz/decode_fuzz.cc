@@ -1,7 +1,8 @@
 // Copyright 2026 The stoker Authors.
 //
-// libFuzzer target: JPEG and PNG decoding as the loader does it, including
-// the region/scaled JPEG path and the resample into a batch slot.
+// libFuzzer target: image decoding (JPEG, PNG, WebP, TIFF, BMP, PNM) as the
+// loader does it, including the region/scaled JPEG path and the resample
+// into a batch slot.
 //
 // The input is an encoded image. A hash of it picks the decode region, the
 // DCT scale and a transform chain, so every input exercises header parsing,

@@ -1,7 +1,6 @@
 // Copyright 2026 The stoker Authors.
 #include "convert_cmd.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -9,6 +8,7 @@
 #include <cstdio>
 #include <string>
 
+#include "source_path.h"
 #include "stoker/convert.h"
 #include "stoker/sources.h"
 
@@ -19,7 +19,7 @@ struct ConvertCommand {
   std::string src, dest, labels, layout, images = "images", prefix = "shard", shard_size = "1GB", compress = "none";
   int64_t samples_per_shard = 0;
   int resize = 0, quality = 90, subsampling = 444, threads = 0;
-  bool overwrite = false, json = false, progress = true, labels_given = false;
+  bool overwrite = false, json = false, progress = true;
 };
 
 namespace {
@@ -45,30 +45,6 @@ StatusOr<int64_t> ParseSize(const std::string& text) {
   else if (unit == "GIB") mult = 1073741824.0;
   if (mult == 0 || v < 0) return InvalidArgumentError("bad size '" + text + "'");
   return static_cast<int64_t>(v * mult);
-}
-
-StatusOr<std::shared_ptr<Source>> OpenSource(const ConvertCommand& c) {
-  struct stat st;
-  if (::stat(c.src.c_str(), &st) != 0) return NotFoundError(c.src + ": no such file or directory");
-  if (S_ISDIR(st.st_mode)) {
-    if (!c.labels.empty()) return InvalidArgumentError("--labels is for .npy sources");
-    STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ImageFolder> f, ImageFolder::Open(c.src));
-    return std::shared_ptr<Source>(f);
-  }
-  auto ends_with = [&](const char* sfx) {
-    const size_t n = std::strlen(sfx);
-    return c.src.size() > n && c.src.compare(c.src.size() - n, n, sfx) == 0;
-  };
-  if (ends_with(".npy")) {
-    STOKER_ASSIGN_OR_RETURN(std::shared_ptr<NpySource> s, NpySource::Open(c.src, c.labels, c.layout));
-    return std::shared_ptr<Source>(s);
-  }
-  if (ends_with(".h5") || ends_with(".hdf5")) {
-    STOKER_ASSIGN_OR_RETURN(std::shared_ptr<Hdf5Source> s,
-                     Hdf5Source::Open(c.src, c.images, c.labels_given ? c.labels : "labels"));
-    return std::shared_ptr<Source>(s);
-  }
-  return InvalidArgumentError(c.src + ": not an image folder, a .npy or an .h5/.hdf5 file");
 }
 
 std::string HumanBytes(double b) {
@@ -173,9 +149,12 @@ int RunConvertCommand(const ConvertCommand& c) {
   o.quality = c.quality;
   o.subsampling = c.subsampling;
   o.threads = c.threads;
-  ConvertCommand with_flags = c;
-  with_flags.labels_given = LabelsGiven(c);
-  auto source = OpenSource(with_flags);
+  SourcePathOptions so;
+  so.labels = c.labels;
+  so.labels_given = LabelsGiven(c);
+  so.images = c.images;
+  so.layout = c.layout;
+  auto source = OpenSourceFromPath(c.src, so);
   if (!source.ok()) return fail(source.status());
   const bool bar = c.progress && ::isatty(2);
   const auto t0 = std::chrono::steady_clock::now();

@@ -10,6 +10,7 @@
 //                    [--step-ms X] [--plot tune.png] [--json]
 //   stoker synth DIR  [--classes N] [--per-class N] [--width W] [--height H] [--seed S] [--json]
 //   stoker convert SRC DEST [--shard-size 1GB] [--resize N] [--compress zstd] ... (convert_cmd.cc)
+//   stoker stats DATA [--against OLD] [--resolution N] [--json] [--plot F.png] (stats_cmd.cc)
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -28,7 +29,9 @@
 #include <atomic>
 #include <thread>
 
+#include "cli_support.h"
 #include "convert_cmd.h"
+#include "stats_cmd.h"
 #include "stoker/decode.h"
 #include "stoker/diagnose.h"
 #include "stoker/json.h"
@@ -41,41 +44,6 @@
 namespace stoker {
 namespace {
 
-// The interpreter for the Python scripts the CLI runs: $STOKER_PYTHON (the `stoker`
-// console entry point of the Python package sets it to its own interpreter) or
-// /usr/bin/python3.
-std::string PythonInterpreter() {
-  const char* env = std::getenv("STOKER_PYTHON");
-  return env != nullptr && *env != '\0' ? env : "/usr/bin/python3";
-}
-
-// A script the CLI runs (`rel`, e.g. "bench/run_bench.py"), found relative to this binary:
-// $STOKER_DATA_DIR, then <binary's dir>/share/stoker (the build tree), then
-// <binary's dir>/../share/stoker (an install prefix, and stoker/bin/stoker in the Python
-// package). Returns the path, or "" after printing where it looked.
-std::string DataFile(const std::string& rel) {
-  std::vector<std::string> dirs;
-  if (const char* env = std::getenv("STOKER_DATA_DIR"); env != nullptr && *env != '\0') {
-    dirs.push_back(env);
-  }
-  char exe[4096];
-  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n > 0) {
-    std::string bin(exe, n);
-    bin = bin.substr(0, bin.rfind('/'));
-    dirs.push_back(bin + "/share/stoker");
-    dirs.push_back(bin + "/../share/stoker");
-  }
-  std::string looked;
-  for (const std::string& d : dirs) {
-    const std::string path = d + "/" + rel;
-    if (access(path.c_str(), R_OK) == 0) return path;
-    looked += " " + path;
-  }
-  std::fprintf(stderr, "stoker: cannot find %s (looked in:%s; set STOKER_DATA_DIR)\n",
-               rel.c_str(), looked.c_str());
-  return "";
-}
 
 double NowS() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
@@ -584,9 +552,11 @@ int main(int argc, char** argv) {
   synth->add_flag("--json", synth_json, "print one JSON object (images, classes, seconds)");
 
   const std::shared_ptr<ConvertCommand> convert = AddConvertCommand(&app);
+  const std::shared_ptr<StatsCommand> stats = AddStatsCommand(&app);
 
   CLI11_PARSE(app, argc, argv);
   if (ConvertCommandParsed(*convert)) return RunConvertCommand(*convert);
+  if (StatsCommandParsed(*stats)) return RunStatsCommand(*stats);
   if (tune->parsed()) {
     LoaderOptions to;
     to.shuffle = true;

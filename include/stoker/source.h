@@ -42,7 +42,8 @@ struct SampleScratch {
 struct SampleData {
   int64_t id = -1;     // stable sample id: seeds the sample's augmentation
   int64_t label = -1;
-  // Encoded image bytes (JPEG or PNG; the format is sniffed from them) ...
+  // Encoded image bytes (JPEG, PNG, WebP, TIFF, BMP or PNM; the format is
+  // sniffed from them) ...
   const uint8_t* bytes = nullptr;
   size_t size = 0;
   // ... or, when `pixels` is non-null, already decoded 8-bit RGB, HWC, rows

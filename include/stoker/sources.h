@@ -4,7 +4,7 @@
 // Loader::Create. Each is a public abstract class with a static Open()
 // factory (its implementation lives inside the library):
 //
-//   auto folder = ImageFolder::Open("data/train").value();          // JPEG/PNG files
+//   auto folder = ImageFolder::Open("data/train").value();          // image files
 //   auto arrays = NpySource::Open("x.npy", "y.npy").value();        // memory-mapped .npy
 //   auto h5 = Hdf5Source::Open("data.h5", "images", "labels").value();
 //   ShardOptions o; o.patterns = {"data/train-{000000..000146}.tar"};
@@ -35,8 +35,8 @@ namespace stoker {
 // torchvision.datasets.ImageFolder. Classes are the sub-directories sorted by
 // name (byte order) and get label ids 0, 1, ...; inside each class the tree is
 // walked recursively (symbolic links followed, loops detected), directories in
-// sorted order and files sorted by name, keeping names ending in .jpg, .jpeg
-// or .png in any case. This is torchvision's order, so index i names the same
+// sorted order and files sorted by name, keeping torchvision's IMG_EXTENSIONS
+// (.jpg .jpeg .png .ppm .bmp .pgm .tif .tiff .webp) in any case. This is torchvision's order, so index i names the same
 // file in both. Open fails with NotFound when the root does not exist and
 // InvalidArgument when it has no class directories or a class has no images.
 class ImageFolder : public RandomAccessSource {
@@ -74,7 +74,7 @@ class NpySource : public RandomAccessSource {
 
 // Samples from datasets of an HDF5 file. The images dataset is either raw
 // pixels (uint8 [N, H, W, 3], read by hyperslab; decoding skipped) or encoded
-// images (1-D [N] of variable-length uint8: JPEG or PNG bytes). The labels
+// images (1-D [N] of variable-length uint8: encoded image bytes). The labels
 // dataset (empty name: every label -1) is 1-D [N] of integers or integral
 // floats, read once at Open. Debian's libhdf5 is serial: every HDF5 call made
 // by stoker takes one process-wide mutex (reads are serialised, decoding stays
@@ -102,17 +102,28 @@ class Hdf5Source : public RandomAccessSource {
 // first listed wins), its label the integer text of the `label_ext` member.
 
 struct SampleSpec {
-  std::vector<std::string> image_exts = {"jpg", "png", "jpeg"};
+  std::vector<std::string> image_exts = {"jpg", "png", "jpeg", "webp", "tif", "tiff",
+                                         "bmp", "ppm", "pgm", "pbm"};
   std::string label_ext = "cls";  // "" : every label -1
   // Members (images, labels) larger than this are errors, not allocations.
   int64_t max_member_bytes = int64_t{1} << 30;
 };
 
-// How remote (http(s)://) shards are read: retries with exponential backoff
-// that resume from the byte reached (HTTP Range), and an optional cache.
+// How remote (http(s)://, s3://) shards are read: retries with exponential
+// backoff that resume from the byte reached (HTTP Range), TLS verification,
+// the S3 endpoint, and an optional node-wide cache.
 struct StreamOptions {
-  // Remote shards read to the end are kept here ("" = no cache).
+  // Remote objects are downloaded whole into this node-wide cache and read
+  // from it ("" = no cache, stream directly).
   std::string cache_dir;
+  // Bound on the bytes under cache_dir (0 = none); LRU eviction.
+  int64_t cache_bytes = 0;
+  // TLS: verify the server's certificate and host name (default), against
+  // `ca_file` (PEM) when given, else the system's CAs.
+  bool verify = true;
+  std::string ca_file;
+  // S3: endpoint URL ("" = $AWS_ENDPOINT_URL, else AWS's regional one).
+  std::string s3_endpoint;
   // Attempts per remote stream (first try included) and the first backoff;
   // each retry doubles the wait, capped at 5 s.
   int max_attempts = 5;
@@ -134,7 +145,9 @@ enum class ShardMode { kAuto, kStream, kIndexed };
 struct ShardOptions {
   // Brace ranges with zero padding ("{000..146}") and lists ("{a,b}"),
   // expanded left to right; then, for local paths, glob(3) wildcards (sorted
-  // matches). A pattern that matches nothing is an error.
+  // matches), and for s3:// URLs glob wildcards or a trailing '/' (every
+  // object under the prefix), listed with ListObjectsV2. A pattern that
+  // matches nothing is an error.
   std::vector<std::string> patterns;
   SampleSpec spec;
   ShardMode mode = ShardMode::kAuto;
@@ -148,7 +161,8 @@ struct ShardOptions {
   // again, and samples past its share are not read this epoch) and gives
   // the Loader a len().
   int64_t length = 0;
-  // Remote shards read to the end, and indexes of read-only local shards.
+  // Remote shards (downloaded once, shared by the node's processes), and
+  // indexes of read-only local shards. Overrides stream.cache_dir when set.
   std::string cache_dir;
   StreamOptions stream;
 };

@@ -9,9 +9,12 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 
+#include "stoker/augment.h"
 #include "errors.h"
 #include "stoker/decode.h"
 #include "stoker/diagnose.h"
@@ -99,6 +102,15 @@ py::tuple BatchArrays(BatchPtr batch) {
   return py::make_tuple(images, labels, ids);
 }
 
+// [(path, label), ...] in index order, as torchvision's ImageFolder.samples.
+py::list ImageFolderSamples(const ImageFolder& f) {
+  py::list out(f.size());
+  for (int64_t i = 0; i < f.size(); ++i) {
+    out[static_cast<size_t>(i)] = py::make_tuple(f.Path(i), f.Label(i));
+  }
+  return out;
+}
+
 }  // namespace
 
 // For the other binding files.
@@ -136,16 +148,146 @@ void RegisterLoader(py::module_& m) {
            py::arg("root"))
       .def_property_readonly("root", &ImageFolder::root, "The folder it was opened on.")
       .def("path", &ImageFolder::Path, py::arg("index"), "The file of sample `index`.")
-      .def("label", &ImageFolder::Label, py::arg("index"), "The label of sample `index`.");
+      .def("label", &ImageFolder::Label, py::arg("index"), "The label of sample `index`.")
+      // torchvision.datasets.ImageFolder's surface: samples (= imgs), targets,
+      // class_to_idx, len() and [i] (here the encoded bytes and the label).
+      .def_property_readonly("samples", &ImageFolderSamples)
+      .def_property_readonly("imgs", &ImageFolderSamples)
+      .def_property_readonly("targets",
+                             [](const ImageFolder& f) {
+                               py::list out(f.size());
+                               for (int64_t i = 0; i < f.size(); ++i) {
+                                 out[static_cast<size_t>(i)] = py::int_(f.Label(i));
+                               }
+                               return out;
+                             })
+      .def_property_readonly("class_to_idx",
+                             [](const ImageFolder& f) {
+                               py::dict d;
+                               const std::vector<std::string> c = f.classes();
+                               for (size_t i = 0; i < c.size(); ++i) {
+                                 d[py::str(c[i])] = py::int_(i);
+                               }
+                               return d;
+                             })
+      .def("__getitem__", [](const ImageFolder& f, int64_t index) {
+        if (index < 0) index += f.size();
+        if (index < 0 || index >= f.size()) {
+          throw py::index_error("index " + std::to_string(index) + " out of range for " +
+                                std::to_string(f.size()) + " images");
+        }
+        SampleScratch scratch;
+        SampleData data;
+        Status s;
+        {
+          py::gil_scoped_release release;
+          s = f.ReadIndex(index, &scratch, &data);
+        }
+        if (!s.ok()) Throw(s);
+        return py::make_tuple(
+            py::bytes(reinterpret_cast<const char*>(data.bytes), data.size), data.label);
+      }, py::arg("index"), "(encoded image bytes, label) of image `index`.");
 
   py::class_<Transform>(m, "Transform")
       .def_static("random_resized_crop", &Transform::RandomResizedCrop)
-      .def_static("resize", py::overload_cast<int>(&Transform::Resize))
+      .def_static("resize",
+                  [](int size, int max_size) {
+                    Transform t = Transform::Resize(size);
+                    t.max_size = max_size;
+                    return t;
+                  },
+                  py::arg("size"), py::arg("max_size") = 0)
       .def_static("resize_hw", py::overload_cast<int, int>(&Transform::Resize))
       .def_static("center_crop", &Transform::CenterCrop)
       .def_static("random_horizontal_flip", &Transform::RandomHorizontalFlip)
       .def_static("normalize", &Transform::Normalize)
+      .def_static("random_vertical_flip", &Transform::RandomVerticalFlip)
+      .def_static("color_jitter", &Transform::ColorJitter)
+      .def_static("random_grayscale", &Transform::RandomGrayscale)
+      .def_static("random_autocontrast", &Transform::RandomAutocontrast)
+      .def_static("random_equalize", &Transform::RandomEqualize)
+      .def_static("random_posterize", &Transform::RandomPosterize)
+      .def_static("random_solarize", &Transform::RandomSolarize)
+      .def_static("random_adjust_sharpness", &Transform::RandomAdjustSharpness)
+      .def_static("trivial_augment_wide", &Transform::TrivialAugmentWide)
+      .def_static("rand_augment", &Transform::RandAugment)
+      .def_static("auto_augment", &Transform::AutoAugment)
+      .def_static("random_erasing", &Transform::RandomErasing)
+      .def_static("gaussian_blur", &Transform::GaussianBlur)
+      .def_static("random_crop", &Transform::RandomCrop)
+      .def_property_readonly("name",
+                             [](const Transform& t) {
+                               const std::string s = t.ToString();
+                               return s.substr(0, s.find('('));
+                             })
+      .def_property_readonly("random_geometry", &Transform::random_geometry)
+      .def_property_readonly("photometric", &Transform::photometric)
       .def("__repr__", &Transform::ToString);
+
+  // Testing hooks for the photometric and policy ops (include/stoker/augment.h).
+  auto rgb_copy = [](py::array_t<uint8_t, py::array::c_style> image) {
+    if (image.ndim() != 3 || image.shape(2) != 3) throw py::value_error("need [H, W, 3]");
+    py::array_t<uint8_t> out({image.shape(0), image.shape(1), py::ssize_t{3}});
+    std::memcpy(out.mutable_data(), image.data(), static_cast<size_t>(image.size()));
+    return out;
+  };
+  m.def("_color_op",
+        [rgb_copy](const std::string& op, py::array_t<uint8_t, py::array::c_style> image,
+                   double arg) {
+          py::array_t<uint8_t> out = rgb_copy(image);
+          const Status s = ApplyColorOp(op, arg, static_cast<int>(out.shape(1)),
+                                        static_cast<int>(out.shape(0)), out.mutable_data());
+          if (!s.ok()) throw py::value_error(s.message());
+          return out;
+        },
+        py::arg("op"), py::arg("image"), py::arg("arg") = 0.0,
+        "Applies one photometric op with a fixed parameter to an RGB [H, W, 3] uint8 array.");
+  m.def("_aug_op",
+        [rgb_copy](const std::string& name, py::array_t<uint8_t, py::array::c_style> image,
+                   double magnitude, std::array<int, 3> fill) {
+          py::array_t<uint8_t> out = rgb_copy(image);
+          const Status s = ApplyPolicyOp(
+              name, magnitude,
+              {static_cast<uint8_t>(fill[0]), static_cast<uint8_t>(fill[1]),
+               static_cast<uint8_t>(fill[2])},
+              static_cast<int>(out.shape(1)), static_cast<int>(out.shape(0)), out.mutable_data());
+          if (!s.ok()) throw py::value_error(s.message());
+          return out;
+        },
+        py::arg("op"), py::arg("image"), py::arg("magnitude"),
+        py::arg("fill") = std::array<int, 3>{0, 0, 0},
+        "torchvision's _apply_op(img, op, magnitude, NEAREST, fill) on an RGB uint8 array.");
+  m.def("_aug_magnitudes",
+        [](int num_bins, bool wide, int width, int height) {
+          // [ops, num_bins]: the magnitude table (NaN for ops without one).
+          const std::vector<double> v = PolicyMagnitudes(num_bins, wide, width, height);
+          py::array_t<double> out({PolicyOpCount(), num_bins});
+          std::memcpy(out.mutable_data(), v.data(), v.size() * sizeof(double));
+          return out;
+        },
+        py::arg("num_bins"), py::arg("wide"), py::arg("width"), py::arg("height"));
+  m.def("_sample_aug_policy",
+        [](const Transform& t, int width, int height, uint64_t seed, int n) {
+          // Per draw and op: (op index, signed magnitude); rows of num_ops (1 for TA).
+          const int k = t.kind == Transform::Kind::kTrivialAugmentWide ? 1
+                        : t.kind == Transform::Kind::kAutoAugment ? 2
+                                                                  : t.num_ops;
+          const std::vector<double> v = SamplePolicy(t, width, height, seed, n, k);
+          py::array_t<double> out({n, k, 2});
+          std::memcpy(out.mutable_data(), v.data(), v.size() * sizeof(double));
+          return out;
+        },
+        py::arg("transform"), py::arg("width"), py::arg("height"), py::arg("seed"),
+        py::arg("n"));
+  m.def("_sample_color_jitter",
+        [](const Transform& t, uint64_t seed, int n) {
+          // Per draw: the permutation (4 values) then the four factors (NaN when off).
+          const std::vector<double> v = SampleColorJitter(t, seed, n);
+          py::array_t<double> out({n, 8});
+          std::memcpy(out.mutable_data(), v.data(), v.size() * sizeof(double));
+          return out;
+        },
+        py::arg("transform"), py::arg("seed"), py::arg("n"));
 
   // Testing hooks: the decoder and the RandomResizedCrop sampler on their own.
   m.def("_decode",
@@ -164,7 +306,7 @@ void RegisterLoader(py::module_& m) {
           return out;
         },
         py::arg("data"), py::arg("max_pixels") = int64_t{1} << 28,
-        "Decodes JPEG/PNG bytes to an RGB [H, W, 3] uint8 array (for tests).");
+        "Decodes JPEG, PNG, WebP, TIFF, BMP or PNM bytes to an RGB [H, W, 3] uint8 array (for tests).");
   m.def("_sample_random_resized_crop",
         [](int width, int height, const Transform& t, uint64_t seed, int n) {
           py::array_t<int32_t> out({n, 4});

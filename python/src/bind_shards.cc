@@ -20,7 +20,8 @@ void RegisterShards(py::module_& m) {
       [](const std::vector<std::string>& patterns, const std::string& image,
          const std::string& label, const std::string& mode, int shuffle_buffer,
          int concurrent_shards, const std::string& cache_dir, int max_attempts, int backoff_ms,
-         int64_t length) {
+         int64_t cache_bytes, bool verify, const std::string& ca_file,
+         const std::string& endpoint_url, int64_t length) {
         ShardOptions o;
         o.patterns = patterns;
         o.spec.image_exts = SplitExtensions(image);
@@ -34,6 +35,10 @@ void RegisterShards(py::module_& m) {
         o.cache_dir = cache_dir;
         o.stream.max_attempts = max_attempts;
         o.stream.backoff_ms = backoff_ms;
+        o.stream.cache_bytes = cache_bytes;
+        o.stream.verify = verify;
+        o.stream.ca_file = ca_file;
+        o.stream.s3_endpoint = endpoint_url;
         o.length = length;
         StatusOr<std::shared_ptr<Source>> source = [&] {
           py::gil_scoped_release release;
@@ -44,7 +49,8 @@ void RegisterShards(py::module_& m) {
       },
       py::arg("patterns"), py::arg("image"), py::arg("label"), py::arg("mode"),
       py::arg("shuffle_buffer"), py::arg("concurrent_shards"), py::arg("cache_dir"),
-      py::arg("max_attempts"), py::arg("backoff_ms"), py::arg("length") = 0);
+      py::arg("max_attempts"), py::arg("backoff_ms"), py::arg("cache_bytes"), py::arg("verify"),
+      py::arg("ca_file"), py::arg("endpoint_url"), py::arg("length") = 0);
 }
 
 }  // namespace stoker::python

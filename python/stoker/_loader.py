@@ -10,6 +10,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from stoker import _C, _device
+from stoker._transforms import _transform_list
 
 try:  # torch is optional: without it batches are numpy arrays.
     import torch
@@ -71,7 +72,14 @@ class Loader:
       shuffle: shuffle the order, drawn from ``(seed, epoch)``.
       seed: the seed for the order and for every sample's augmentation.
       drop_last: drop the last batch when it would be short.
-      transforms: list of stoker transforms (torchvision names); must end in a fixed size.
+      transforms: stoker transforms (torchvision names): one, a list, ``stoker.Compose([...])``
+        or ``torchvision.transforms.Compose([...])`` of them; must end in a fixed size. Anything
+        else (a torchvision transform object, a Python callable) raises a TypeError that names
+        it and says what to use instead. At most one Normalize.
+      target_transform: a Python callable applied to each label (an int) of every batch, in
+        the iterating thread, after the batch is made: ``target_transform(label)``. Results
+        that are all ints give an int64 tensor, all floats a float32 tensor, tensors or arrays
+        of one shape a stacked tensor; anything else a list.
       threads: worker threads (default: one per available core), or "auto": tuned while
         you iterate -- more threads while they raise throughput and your step waits for
         data, fewer when it never waits (between 1 and ``max_threads``).
@@ -84,7 +92,10 @@ class Loader:
       on_error: "raise" (an exception naming the file) or "skip" (replace the sample
         deterministically and count it in ``stats()["skipped"]``).
       return_indices: also yield the dataset index of every sample.
-      dct_scaling: let JPEG decode at 1/2, 1/4, 1/8 size when a crop is downscaled 2x or more.
+      dct_scaling: let JPEG decode at 1/2, 1/4, 1/8 size when a crop is downscaled 2x or more
+        (faster, slightly different pixels). "auto" (default): on when the transforms have a
+        random geometric transform (RandomResizedCrop), where no fixed reference exists; off
+        otherwise, so Resize + CenterCrop pipelines are bit-identical to torchvision on PIL.
       max_pixels: refuse images with more pixels than this before decoding them.
       device: "cpu" (default) or "cuda" / "cuda:N": the host makes uint8 batches in pinned
         memory, a copy stream moves them to the GPU, and one kernel per batch applies
@@ -109,15 +120,31 @@ class Loader:
     """
 
     def __init__(self, source, *, batch_size: int, shuffle: bool = False, seed: int = 0,
-                 drop_last: bool = False, transforms: Sequence = (),
+                 drop_last: bool = False, transforms=(), target_transform=None,
                  threads=None, prefetch=2, dtype: str = "float32",
                  layout: str = "NCHW", on_error: str = "raise", return_indices: bool = False,
-                 dct_scaling: bool = True, max_pixels: int = 1 << 28,
+                 dct_scaling="auto", max_pixels: int = 1 << 28,
                  max_threads: Optional[int] = None, max_prefetch: int = 8, device: str = "cpu",
                  device_augment=None, rank: Optional[int] = None,
                  world_size: Optional[int] = None):
         if dtype not in _DTYPES:
             raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}")
+        if not isinstance(source, _C.Source):
+            raise TypeError(
+                f"source: {type(source).__name__} is not a stoker source: use stoker.ImageFolder, "
+                "stoker.Shards, stoker.Npy or stoker.HDF5 (a torch Dataset runs Python code per "
+                "sample, which the native pipeline cannot call)")
+        transforms = _transform_list(transforms)
+        if target_transform is not None and not callable(target_transform):
+            raise TypeError(f"target_transform must be callable, got {target_transform!r}")
+        self._target_transform = target_transform
+        if isinstance(dct_scaling, str):
+            if dct_scaling != "auto":
+                raise ValueError(f"dct_scaling must be True, False or 'auto', got {dct_scaling!r}")
+            dct_scaling = any(t.random_geometry for t in transforms)
+        elif not isinstance(dct_scaling, (bool, np.bool_)):
+            raise TypeError(f"dct_scaling must be True, False or 'auto', got {dct_scaling!r}")
+        self._dct_scaling = bool(dct_scaling)
         auto_threads = threads == "auto"
         auto_prefetch = prefetch == "auto"
         if threads is None or auto_threads:
@@ -265,18 +292,42 @@ class Loader:
     def __exit__(self, *exc):
         self.close()
 
+    @property
+    def dct_scaling(self) -> bool:
+        """Whether JPEG DCT-domain downscaling is on (``"auto"`` resolved)."""
+        return self._dct_scaling
+
     def _convert(self, arrays):
         images, labels, ids = arrays
+        if self._target_transform is not None:
+            labels = _apply_target_transform(self._target_transform, labels)
         if torch is not None:
             if self._dtype == "bfloat16":  # numpy has no bfloat16: the bits travel as int16
                 images = torch.from_numpy(images.view(np.int16)).view(torch.bfloat16)
             else:
                 images = torch.from_numpy(images)
-            labels = torch.from_numpy(labels)
+            if isinstance(labels, np.ndarray):
+                labels = torch.from_numpy(labels)
             ids = torch.from_numpy(ids)
         if self._return_indices:
             return images, labels, ids
         return images, labels
+
+
+def _apply_target_transform(fn, labels: np.ndarray):
+    """fn on every label (a Python int); the results collated as the Loader docstring says."""
+    out = [fn(int(v)) for v in labels]
+    if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in out):
+        return np.asarray(out, dtype=np.int64)
+    if all(isinstance(v, (float, int, np.floating, np.integer)) for v in out):
+        return np.asarray(out, dtype=np.float32)
+    if torch is not None and all(isinstance(v, torch.Tensor) for v in out):
+        if len({tuple(v.shape) for v in out}) == 1:
+            return torch.stack(out)
+        return out
+    if all(isinstance(v, np.ndarray) for v in out) and len({v.shape for v in out}) == 1:
+        return np.stack(out)
+    return out
 
 
 class _EpochIterator:

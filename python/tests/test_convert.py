@@ -72,8 +72,11 @@ def test_round_trip_keeps_bytes_order_and_labels(folder, tmp_path):
     r = convert(folder, tmp_path / "out", "--samples-per-shard", 4, "--threads", 2, "--json")
     info = json.loads(r.stdout)
     assert info["samples"] == 9 and info["shards"] == 3 and info["reencoded"] == 0
-    shards = sorted((tmp_path / "out").iterdir())
-    assert [p.name for p in shards] == [f"shard-{i:06d}.tar" for i in range(3)]
+    shards = sorted((tmp_path / "out").glob("shard-*"))
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == (
+        ["classes.json"] + [f"shard-{i:06d}.tar" for i in range(3)])
+    assert json.loads((tmp_path / "out" / "classes.json").read_text()) == ["cat", "dog", "eel"]
+    assert stoker.Shards(str(tmp_path / "out" / "shard-*.tar")).classes == ["cat", "dog", "eel"]
     assert info["paths"] == [str(p) for p in shards]
     assert info["output_bytes"] == sum(p.stat().st_size for p in shards)
     got = members(shards)
@@ -115,7 +118,7 @@ def test_refuses_existing_output_then_overwrites(folder, tmp_path):
     r = convert(folder, tmp_path, check=False)
     assert r.returncode == 1 and "--overwrite" in r.stderr
     convert(folder, tmp_path, "--overwrite")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["shard-000000.tar"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["classes.json", "shard-000000.tar"]
 
 
 def test_failure_leaves_no_partial_shard(folder, tmp_path):

@@ -63,7 +63,7 @@ BAD_FILES = {
     "bad_truncated.jpg": (lambda: jpeg_bytes(1)[: len(jpeg_bytes(1)) // 2], ["JPEG"]),
     "bad_garbage.jpg": (lambda: garbage_in_scan(jpeg_bytes(2), seed=0), ["JPEG", "orrupt"]),
     "x.jpg": (lambda: b"", ["empty"]),
-    "y.jpg": (lambda: b"this is a text file, not an image\n" * 20, ["not a JPEG or PNG"]),
+    "y.jpg": (lambda: b"this is a text file, not an image\n" * 20, ["not a JPEG, PNG, WebP, TIFF, BMP or PNM image"]),
     "bad_crc.png": (lambda: corrupt_idat_crc(png_bytes(3)), ["PNG", "CRC"]),
 }
 

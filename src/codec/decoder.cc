@@ -11,17 +11,30 @@
 #include <jpeglib.h>
 #include <png.h>
 
+#include "codec/formats.h"
+
 namespace stoker {
 namespace {
 
 constexpr size_t kTailPadding = 16;
+// Sides beyond this are refused whatever max_pixels says (RgbImage strides are
+// computed in int).
+constexpr int64_t kMaxSide = (int64_t{1} << 29) - 1;
 
 std::string Dims(int64_t w, int64_t h) {
   return std::to_string(w) + "x" + std::to_string(h);
 }
 
+}  // namespace
+
+namespace codec_internal {
+
 Status CheckPixelLimit(int64_t w, int64_t h, int64_t max_pixels) {
   if (w <= 0 || h <= 0) return DataLossError("image declares size " + Dims(w, h));
+  if (w > kMaxSide || h > kMaxSide) {
+    return ResourceExhaustedError("image declares size " + Dims(w, h) + ", a side above " +
+                                  std::to_string(kMaxSide));
+  }
   if (max_pixels > 0 && w * h > max_pixels) {
     return ResourceExhaustedError("image declares " + Dims(w, h) + " = " +
                                   std::to_string(w * h) + " pixels, above the limit of " +
@@ -30,17 +43,10 @@ Status CheckPixelLimit(int64_t w, int64_t h, int64_t max_pixels) {
   return Status::OK();
 }
 
-// Pillow's CMYK -> RGB: channel = (255 - k) - (c * (255 - k)) / 255, with
-// its rounding division by 255.
-inline uint8_t CmykChannel(int c, int k) {
-  const int nk = 255 - k;
-  int tmp = c * nk + 128;
-  const int prod = ((tmp >> 8) + tmp) >> 8;
-  const int v = nk - prod;
-  return static_cast<uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v));
-}
+}  // namespace codec_internal
 
-}  // namespace
+using codec_internal::CheckPixelLimit;
+using codec_internal::CmykChannel;
 
 ImageFormat SniffImageFormat(const uint8_t* data, size_t size) {
   if (size >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF) {
@@ -48,7 +54,27 @@ ImageFormat SniffImageFormat(const uint8_t* data, size_t size) {
   }
   static const uint8_t kPngMagic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
   if (size >= 8 && std::memcmp(data, kPngMagic, 8) == 0) return ImageFormat::kPng;
+  if (codec_internal::IsWebp(data, size)) return ImageFormat::kWebp;
+  if (codec_internal::IsTiff(data, size)) return ImageFormat::kTiff;
+  if (codec_internal::IsBmp(data, size)) return ImageFormat::kBmp;
+  if (codec_internal::IsPnm(data, size)) return ImageFormat::kPnm;
   return ImageFormat::kUnknown;
+}
+
+const char* ImageFileExtension(const uint8_t* data, size_t size) {
+  int kind = 0;
+  switch (SniffImageFormat(data, size)) {
+    case ImageFormat::kJpeg: return "jpg";
+    case ImageFormat::kPng: return "png";
+    case ImageFormat::kWebp: return "webp";
+    case ImageFormat::kTiff: return "tif";
+    case ImageFormat::kBmp: return "bmp";
+    case ImageFormat::kPnm:
+      codec_internal::IsPnm(data, size, &kind);
+      return kind == 1 || kind == 4 ? "pbm" : (kind == 2 || kind == 5 ? "pgm" : "ppm");
+    case ImageFormat::kUnknown: break;
+  }
+  return nullptr;
 }
 
 // ---------------------------------------------------------------- JPEG ----
@@ -355,20 +381,81 @@ Status ImageDecoder::Open(const uint8_t* data, size_t size, ImageHeader* header)
       return jpeg_->Open(data, size, options_.max_pixels, header);
     case ImageFormat::kPng:
       return png_->Open(data, size, options_.max_pixels, header);
+    case ImageFormat::kWebp:
+    case ImageFormat::kTiff:
+    case ImageFormat::kBmp:
+    case ImageFormat::kPnm:
+      return OpenWhole(data, size, header);
     case ImageFormat::kUnknown:
       break;
   }
   if (size == 0) return InvalidArgumentError("file is empty");
-  return InvalidArgumentError("not a JPEG or PNG image (unrecognised leading bytes)");
+  return InvalidArgumentError(
+      "not a JPEG, PNG, WebP, TIFF, BMP or PNM image (unrecognised leading bytes)");
 }
 
 Status ImageDecoder::Decode(const DecodeRequest& request, DecodedRegion* out) {
   switch (current_) {
     case ImageFormat::kJpeg: return jpeg_->Decode(request, out);
     case ImageFormat::kPng: return png_->Decode(request, out);
+    case ImageFormat::kWebp:
+    case ImageFormat::kTiff:
+    case ImageFormat::kBmp:
+    case ImageFormat::kPnm: return DecodeWhole(request, out);
     case ImageFormat::kUnknown: break;
   }
   return InternalError("Decode() without a successful Open()");
+}
+
+Status ImageDecoder::OpenWhole(const uint8_t* data, size_t size, ImageHeader* header) {
+  int w = 0, h = 0;
+  Status s;
+  switch (current_) {
+    case ImageFormat::kWebp: s = codec_internal::WebpInfo(data, size, &w, &h); break;
+    case ImageFormat::kTiff: s = codec_internal::TiffInfo(data, size, &w, &h); break;
+    case ImageFormat::kBmp: s = codec_internal::BmpInfo(data, size, &w, &h); break;
+    case ImageFormat::kPnm: s = codec_internal::PnmInfo(data, size, &w, &h); break;
+    default: s = InternalError("OpenWhole() on a format with its own decoder");
+  }
+  if (s.ok()) s = CheckPixelLimit(w, h, options_.max_pixels);
+  if (!s.ok()) {
+    current_ = ImageFormat::kUnknown;
+    return s;
+  }
+  data_ = data;
+  size_ = size;
+  header->format = current_;
+  header->width = w;
+  header->height = h;
+  return Status::OK();
+}
+
+Status ImageDecoder::DecodeWhole(const DecodeRequest& req, DecodedRegion* out) {
+  const ImageFormat f = current_;
+  current_ = ImageFormat::kUnknown;  // one Decode() per Open()
+  Status s;
+  switch (f) {
+    case ImageFormat::kWebp: s = codec_internal::DecodeWebp(data_, size_, options_.max_pixels, &whole_); break;
+    case ImageFormat::kTiff: s = codec_internal::DecodeTiff(data_, size_, options_.max_pixels, &whole_); break;
+    case ImageFormat::kBmp: s = codec_internal::DecodeBmp(data_, size_, options_.max_pixels, &whole_); break;
+    case ImageFormat::kPnm: s = codec_internal::DecodePnm(data_, size_, options_.max_pixels, &whole_); break;
+    default: s = InternalError("DecodeWhole() on a format with its own decoder");
+  }
+  STOKER_RETURN_IF_ERROR(s);
+  const int w = whole_.width(), h = whole_.height();
+  Rect r = req.region;
+  if (r.width <= 0 || r.height <= 0) r = Rect{0, 0, w, h};
+  const int x0 = std::max(0, r.x), y0 = std::max(0, r.y);
+  const int x1 = std::min(w, r.right()), y1 = std::min(h, r.bottom());
+  if (x1 <= x0 || y1 <= y0) {
+    return InvalidArgumentError("decode region is empty after clipping to the image");
+  }
+  out->pixels = RgbView{whole_.row(y0) + x0 * 3, x1 - x0, y1 - y0, whole_.stride()};
+  out->region = Rect{x0, y0, x1 - x0, y1 - y0};
+  out->scale_denom = 1;
+  out->scaled_width = w;
+  out->scaled_height = h;
+  return Status::OK();
 }
 
 Status ImageDecoder::DecodeAll(const uint8_t* data, size_t size, DecodedRegion* out) {

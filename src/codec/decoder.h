@@ -1,7 +1,8 @@
 // Copyright 2026 The stoker Authors.
 //
-// ImageDecoder: JPEG (libjpeg-turbo) and PNG (libpng) into 8-bit RGB, decoding
-// only the region a crop keeps where the format allows it.
+// ImageDecoder: JPEG (libjpeg-turbo), PNG (libpng), WebP (libwebp), TIFF
+// (libtiff), BMP and PNM (stoker's own parsers) into 8-bit RGB, decoding only
+// the region a crop keeps where the format allows it (JPEG).
 //
 // Usage, per sample:
 //   ImageHeader h;
@@ -24,6 +25,10 @@
 // alpha is dropped. PNG has no region decode: the whole image is decoded and
 // the region is a view into it. Every chunk's declared length is checked
 // against the bytes present before libpng allocates for it.
+// WebP, TIFF, BMP, PNM (P1-P6): whole-image decode like PNG, with the pixels
+// Pillow's convert("RGB") gives (grey to RGB, alpha dropped, 16-bit samples
+// as Pillow reduces them); the rules per format are in codec/formats.h and
+// the .cc files it names.
 //
 // Thread-safety: an ImageDecoder is NOT thread-safe; keep one per thread. It
 // owns scratch memory that is reused, so a steady state allocates nothing.
@@ -44,10 +49,14 @@
 
 namespace stoker {
 
-enum class ImageFormat { kUnknown, kJpeg, kPng };
+enum class ImageFormat { kUnknown, kJpeg, kPng, kWebp, kTiff, kBmp, kPnm };
 
 // Detects the format from the first bytes.
 ImageFormat SniffImageFormat(const uint8_t* data, size_t size);
+
+// The file extension for the detected format ("jpg", "png", "webp", "tif",
+// "bmp", and "pbm", "pgm" or "ppm" for PNM), or nullptr when unknown.
+const char* ImageFileExtension(const uint8_t* data, size_t size);
 
 struct ImageHeader {
   ImageFormat format = ImageFormat::kUnknown;
@@ -103,10 +112,17 @@ class ImageDecoder {
  private:
   class Jpeg;
   class Png;
+  // WebP, TIFF, BMP and PNM: whole-image decoders (codec/formats.h).
+  Status OpenWhole(const uint8_t* data, size_t size, ImageHeader* header);
+  Status DecodeWhole(const DecodeRequest& request, DecodedRegion* out);
+
   DecoderOptions options_;
   std::unique_ptr<Jpeg> jpeg_;
   std::unique_ptr<Png> png_;
   ImageFormat current_ = ImageFormat::kUnknown;
+  const uint8_t* data_ = nullptr;  // the image opened by OpenWhole()
+  size_t size_ = 0;
+  RgbImage whole_;
 };
 
 }  // namespace stoker

@@ -5,10 +5,14 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <thread>
 #include <unordered_set>
 
+#include "base/json.h"
 #include "codec/decoder.h"
 #include "codec/encoder.h"
 #include "ops/geometry.h"
@@ -46,9 +50,11 @@ Status Prepare(const ConvertOptions& o, Worker* w, Slot* slot) {
   RgbView view;
   DecodedRegion decoded;
   if (d.pixels == nullptr) {
-    const ImageFormat f = SniffImageFormat(d.bytes, d.size);
-    if (f == ImageFormat::kUnknown) return InvalidArgumentError("not a JPEG or PNG image");
-    slot->ext = f == ImageFormat::kPng ? "png" : "jpg";
+    const char* ext = ImageFileExtension(d.bytes, d.size);
+    if (ext == nullptr) {
+      return InvalidArgumentError("not a JPEG, PNG, WebP, TIFF, BMP or PNM image");
+    }
+    slot->ext = ext;
     if (o.resize <= 0) return Status::OK();
     ImageHeader header;
     STOKER_RETURN_IF_ERROR(w->decoder.Open(d.bytes, d.size, &header));
@@ -77,7 +83,23 @@ bool KeyChar(char c) {
          c == '-';
 }
 
+std::string ClassesJson(const std::vector<std::string>& classes) {
+  std::string text = "[";
+  for (size_t i = 0; i < classes.size(); ++i) text += (i ? ", " : "") + JsonQuote(classes[i]);
+  return text + "]\n";
+}
+
+// The bytes of `path`, or "" when it cannot be read.
+std::string ReadWhole(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 }  // namespace
+
+std::string ClassesJsonPath(const std::string& dir) {
+  return (dir.empty() ? std::string(".") : dir) + "/" + kClassesJsonName;
+}
 
 std::string ShardKeyFromName(const std::string& name) {
   std::string base = name.substr(name.find_last_of('/') == std::string::npos
@@ -99,6 +121,20 @@ StatusOr<ConvertResult> ConvertToShards(Source* source, const ConvertOptions& op
   }
   if (options.subsampling != 444 && options.subsampling != 422 && options.subsampling != 420) {
     return InvalidArgumentError("subsampling must be 444, 422 or 420");
+  }
+  // Class names go to classes.json beside the shards. One already there
+  // (another split converted into the same directory) must name the same
+  // classes unless overwriting.
+  const std::vector<std::string> classes = source->classes();
+  const std::string classes_path = ClassesJsonPath(options.shards.dir);
+  const std::string classes_text = classes.empty() ? std::string() : ClassesJson(classes);
+  if (!classes.empty() && !options.shards.overwrite) {
+    const std::string old = ReadWhole(classes_path);
+    if (!old.empty() && old != classes_text) {
+      return InvalidArgumentError(classes_path +
+                                  " exists and names other classes; pass --overwrite to replace "
+                                  "it, or convert into another directory");
+    }
   }
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<EpochReader> reader, source->StartEpoch(EpochSpec{}));
   const int64_t n = reader->size();
@@ -198,6 +234,18 @@ StatusOr<ConvertResult> ConvertToShards(Source* source, const ConvertOptions& op
   stop();
   if (!status.ok()) return status;  // the writer's destructor deletes the partial shard
   STOKER_RETURN_IF_ERROR(writer->Finish());
+  if (!classes.empty()) {
+    const std::string tmp = classes_path + ".tmp";
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      out << classes_text;
+      out.close();
+      if (!out) return IoError(tmp + ": cannot write the class names");
+    }
+    if (std::rename(tmp.c_str(), classes_path.c_str()) != 0) {
+      return IoError(classes_path + ": cannot write the class names");
+    }
+  }
   result.shards = writer->shards();
   for (const ShardInfo& s : result.shards) result.output_bytes += s.file_bytes;
   result.seconds =

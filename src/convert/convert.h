@@ -3,13 +3,16 @@
 // (The public part is include/stoker/convert.h.)
 //
 // ConvertToShards: any source into tar shards in the WebDataset layout
-// (`stoker convert`). Per sample the shard gets KEY.jpg or KEY.png (the
-// image) and KEY.cls (the label as decimal text, no newline; omitted when
-// the label is negative, i.e. the source has none).
+// (`stoker convert`). Per sample the shard gets KEY.<ext> (the image) and
+// KEY.cls (the label as decimal text, no newline; omitted when the label is
+// negative, i.e. the source has none). When the source has class names
+// (ImageFolder), they are written beside the shards as classes.json, a JSON
+// array of strings indexed by label, which Shards() reads back.
 //
 // The image member:
 //  - without `resize`: the source's encoded bytes as they are (no decode,
-//    no re-encode), with the extension of their content (jpg or png);
+//    no re-encode), with the extension of their content (jpg, png, webp,
+//    tif, bmp, ppm, pgm or pbm: ImageFileExtension);
 //  - with `resize` = S: an image whose shorter side is longer than S is
 //    decoded, resized so its shorter side is S (torchvision's Resize(S) size
 //    rule and Pillow's antialiased bilinear filter, the engine's own
@@ -19,7 +22,7 @@
 //    (resized first when `resize` asks for it).
 //
 // Keys: the base name of the sample's name without an image extension
-// (.jpg/.jpeg/.png, any case), every character outside [A-Za-z0-9_-]
+// (one of ImageFolder's, any case), every character outside [A-Za-z0-9_-]
 // replaced by '_' (so no dots): "n01440764/n01440764_10026.JPEG" gives
 // "n01440764_10026". A key already used in this conversion gets "_" and the
 // sample index appended (repeatedly, until unique), so keys are unique and
@@ -32,7 +35,9 @@
 // Thread-safety: one call at a time per output directory (see ShardWriter).
 // Errors: the first sample that fails (unreadable, corrupt when it must be
 // decoded) stops the conversion with its error naming the sample; completed
-// shards stay, the partial one is deleted.
+// shards stay, the partial one is deleted. InvalidArgument, before anything
+// is written, when a classes.json in the directory names other classes and
+// `shards.overwrite` is false.
 #ifndef STOKER_CONVERT_CONVERT_H_
 #define STOKER_CONVERT_CONVERT_H_
 
@@ -46,6 +51,10 @@
 #include "stoker/source.h"
 
 namespace stoker {
+
+// The class-name file written beside the shards, and its path in `dir`.
+inline constexpr const char kClassesJsonName[] = "classes.json";
+std::string ClassesJsonPath(const std::string& dir);
 
 // The key for a sample named `name` (see above), before de-duplication.
 std::string ShardKeyFromName(const std::string& name);

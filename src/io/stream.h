@@ -1,7 +1,8 @@
 // Copyright 2026 The stoker Authors.
 //
-// ByteStream: a sequential byte source (a local file or an http(s):// URL)
-// that the tar reader pulls from through libarchive's read callback.
+// ByteStream: a sequential byte source (a local file, an http(s):// URL or
+// an s3:// object, see s3.h) that the tar reader pulls from through
+// libarchive's read callback.
 //
 //   StreamOptions o; o.cache_dir = "/tmp/shard-cache";
 //   auto s = OpenStream("https://host/train-000001.tar", o).value();
@@ -10,20 +11,31 @@
 // Remote streams retry transient failures (connection errors, 5xx, a
 // connection dropped mid-body) with exponential backoff and resume from the
 // byte offset reached with an HTTP Range request, so a retried stream yields
-// each byte exactly once. With `cache_dir`, a remote shard read to its end is
-// kept on disk (written under a temporary name, renamed when complete) and
-// later opens read the local copy.
+// each byte exactly once.
+//
+// With `cache_dir`, the cache is shared by every process on the node: the
+// first open of a remote object downloads it whole into the cache (under an
+// flock(2) on `<entry>.lock`, written under a temporary name and renamed when
+// complete) and every open, in this or any other process, then reads the
+// local copy; a process that finds the lock held waits for the fill and
+// reads its result. `cache_bytes` bounds the cache: after a fill, the least
+// recently used entries (by access time, touched on each hit) are removed
+// until the total fits (the entry just filled is kept).
 //
 // Ownership: the caller owns the returned stream. Thread-safety: a stream is
 // used by one thread at a time; distinct streams are independent.
 // Errors: NotFound for a missing file or HTTP 404 (the message names the
 // path or URL); IoError naming the URL and the last failure once the retries
-// are spent; DataLoss when a stream ends before the length it announced.
+// are spent (an untrusted TLS certificate names the CA file in use, and
+// HTTP 401/403 is not retried and carries the server's error code and, for
+// S3, the credential source); DataLoss when a stream ends before the length
+// it announced.
 #ifndef STOKER_IO_STREAM_H_
 #define STOKER_IO_STREAM_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,10 +58,10 @@ class ByteStream {
   virtual int retries() const { return 0; }
 };
 
-// True for http:// and https:// URLs.
+// True for http://, https:// and s3:// URLs.
 bool IsRemoteUrl(const std::string& url);
 
-// Opens a local path or an http(s):// URL.
+// Opens a local path, an http(s):// URL or an s3:// object.
 StatusOr<std::unique_ptr<ByteStream>> OpenStream(const std::string& url,
                                                  const StreamOptions& options);
 
@@ -61,13 +73,36 @@ StatusOr<std::unique_ptr<ByteStream>> OpenFileStream(const std::string& path);
 std::unique_ptr<ByteStream> MemoryStream(std::vector<uint8_t> bytes, std::string name,
                                          size_t chunk = size_t{1} << 20);
 
-// An http(s):// URL through libcurl (stream_http.cc).
+// How a remote request is signed and named (S3; empty for plain HTTP).
+struct RemoteRequest {
+  std::string name;       // shown in messages instead of the URL ("s3://b/k")
+  std::string aws_sigv4;  // CURLOPT_AWS_SIGV4, e.g. "aws:amz:us-east-1:s3"
+  std::string user_pwd;   // "ACCESS_KEY:SECRET" for the signature
+  std::vector<std::string> headers;  // extra request headers (signed)
+  std::string denied_hint;           // appended to 401/403 messages
+};
+
+// An http(s):// URL through libcurl (stream_http.cc), signed as `request`
+// says. Does not use the cache.
 StatusOr<std::unique_ptr<ByteStream>> OpenHttpStream(const std::string& url,
-                                                     const StreamOptions& options);
+                                                     const StreamOptions& options,
+                                                     const RemoteRequest& request = {});
 
 // The file under `cache_dir` that caches `url` (a hash of the URL plus its
 // basename).
 std::string CachePath(const std::string& cache_dir, const std::string& url);
+
+// Reads a whole remote object (`url` for messages and the cache key) into
+// `cache_dir` unless it is there, holding the entry's lock; then evicts
+// down to `options.cache_bytes`. Returns the local path. `open` opens the
+// remote stream.
+StatusOr<std::string> FillCache(
+    const std::string& url, const StreamOptions& options,
+    const std::function<StatusOr<std::unique_ptr<ByteStream>>()>& open);
+
+// Removes least recently used entries under `cache_dir` until their total
+// is at most `max_bytes`, sparing `keep`. Returns the bytes removed.
+int64_t EvictCache(const std::string& cache_dir, int64_t max_bytes, const std::string& keep);
 
 }  // namespace stoker
 

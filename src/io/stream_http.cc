@@ -4,7 +4,9 @@
 // stream: Read() drives the transfer until the write callback has delivered
 // bytes. Retries resume with a Range request from the bytes received so
 // far; when a server ignores the Range (200 instead of 206) the bytes
-// already delivered are discarded from the new body.
+// already delivered are discarded from the new body. S3 requests are the
+// same transfers, signed by libcurl's CURLOPT_AWS_SIGV4 (see s3.cc). The
+// node-wide cache lives in stream.cc (FillCache), above this.
 #include <curl/curl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,28 +31,20 @@ void GlobalInit() {
 
 class HttpStream : public ByteStream {
  public:
-  HttpStream(std::string url, const StreamOptions& o) : url_(std::move(url)), o_(o) {}
+  HttpStream(std::string url, const StreamOptions& o, const RemoteRequest& r)
+      : url_(std::move(url)), name_(r.name.empty() ? url_ : r.name), o_(o), request_(r) {}
 
   ~HttpStream() override {
     EndAttempt();
     if (multi_ != nullptr) curl_multi_cleanup(multi_);
-    if (cache_ != nullptr) {
-      std::fclose(cache_);
-      std::remove(cache_tmp_.c_str());
-    }
+    if (headers_ != nullptr) curl_slist_free_all(headers_);
   }
 
   Status Init() {
     GlobalInit();
     multi_ = curl_multi_init();
-    if (multi_ == nullptr) return ResourceExhaustedError(url_ + ": curl_multi_init failed");
-    if (!o_.cache_dir.empty()) {
-      ::mkdir(o_.cache_dir.c_str(), 0777);
-      cache_path_ = CachePath(o_.cache_dir, url_);
-      cache_tmp_ = cache_path_ + ".part." + std::to_string(::getpid()) + "." +
-                   std::to_string(reinterpret_cast<uintptr_t>(this));
-      cache_ = std::fopen(cache_tmp_.c_str(), "wb");  // no cache when it cannot be written
-    }
+    if (multi_ == nullptr) return ResourceExhaustedError(name_ + ": curl_multi_init failed");
+    for (const std::string& h : request_.headers) headers_ = curl_slist_append(headers_, h.c_str());
     return StartAttempt();
   }
 
@@ -69,7 +63,7 @@ class HttpStream : public ByteStream {
     return Status::OK();
   }
 
-  const std::string& name() const override { return url_; }
+  const std::string& name() const override { return name_; }
   int retries() const override { return retries_; }
 
  private:
@@ -81,25 +75,24 @@ class HttpStream : public ByteStream {
       // A server that ignored our Range sends the whole body again.
       self->discard_ = self->status_code_ == 200 ? self->received_ : 0;
     }
-    if (self->status_code_ != 200 && self->status_code_ != 206) return n;  // error body
+    if (self->status_code_ != 200 && self->status_code_ != 206) {  // error body, kept for messages
+      self->error_body_.append(data, std::min(n, kMaxErrorBody - std::min(kMaxErrorBody,
+                                                                          self->error_body_.size())));
+      return n;
+    }
     size_t skip = static_cast<size_t>(std::min<int64_t>(self->discard_, static_cast<int64_t>(n)));
     self->discard_ -= static_cast<int64_t>(skip);
     self->buf_.insert(self->buf_.end(), data + skip, data + n);
-    if (self->cache_ != nullptr &&
-        std::fwrite(data + skip, 1, n - skip, self->cache_) != n - skip) {
-      std::fclose(self->cache_);
-      std::remove(self->cache_tmp_.c_str());
-      self->cache_ = nullptr;
-    }
     self->received_ += static_cast<int64_t>(n - skip);
     return n;
   }
 
   Status StartAttempt() {
     easy_ = curl_easy_init();
-    if (easy_ == nullptr) return ResourceExhaustedError(url_ + ": curl_easy_init failed");
+    if (easy_ == nullptr) return ResourceExhaustedError(name_ + ": curl_easy_init failed");
     status_code_ = 0;
     error_[0] = '\0';
+    error_body_.clear();
     curl_easy_setopt(easy_, CURLOPT_URL, url_.c_str());
     curl_easy_setopt(easy_, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(easy_, CURLOPT_NOSIGNAL, 1L);
@@ -109,12 +102,20 @@ class HttpStream : public ByteStream {
     curl_easy_setopt(easy_, CURLOPT_CONNECTTIMEOUT, static_cast<long>(o_.connect_timeout_s));
     curl_easy_setopt(easy_, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(easy_, CURLOPT_LOW_SPEED_TIME, static_cast<long>(o_.stall_timeout_s));
+    curl_easy_setopt(easy_, CURLOPT_SSL_VERIFYPEER, o_.verify ? 1L : 0L);
+    curl_easy_setopt(easy_, CURLOPT_SSL_VERIFYHOST, o_.verify ? 2L : 0L);
+    if (!o_.ca_file.empty()) curl_easy_setopt(easy_, CURLOPT_CAINFO, o_.ca_file.c_str());
+    if (headers_ != nullptr) curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, headers_);
+    if (!request_.aws_sigv4.empty()) {
+      curl_easy_setopt(easy_, CURLOPT_AWS_SIGV4, request_.aws_sigv4.c_str());
+      curl_easy_setopt(easy_, CURLOPT_USERPWD, request_.user_pwd.c_str());
+    }
     if (received_ > 0) {
       const std::string range = std::to_string(received_) + "-";
       curl_easy_setopt(easy_, CURLOPT_RANGE, range.c_str());  // copied by libcurl
     }
     if (curl_multi_add_handle(multi_, easy_) != CURLM_OK) {
-      return InternalError(url_ + ": curl_multi_add_handle failed");
+      return InternalError(name_ + ": curl_multi_add_handle failed");
     }
     return Status::OK();
   }
@@ -131,7 +132,7 @@ class HttpStream : public ByteStream {
     while (buf_.empty() && !done_) {
       int running = 0;
       if (curl_multi_perform(multi_, &running) != CURLM_OK) {
-        return IoError(url_ + ": curl_multi_perform failed");
+        return IoError(name_ + ": curl_multi_perform failed");
       }
       int queued = 0;
       while (CURLMsg* msg = curl_multi_info_read(multi_, &queued)) {
@@ -153,13 +154,6 @@ class HttpStream : public ByteStream {
     if (result == CURLE_OK && (code == 200 || code == 206)) {
       EndAttempt();
       done_ = true;
-      if (cache_ != nullptr) {
-        const bool ok = std::fclose(cache_) == 0;
-        cache_ = nullptr;
-        if (!ok || std::rename(cache_tmp_.c_str(), cache_path_.c_str()) != 0) {
-          std::remove(cache_tmp_.c_str());
-        }
-      }
       return Status::OK();
     }
     if (result == CURLE_OK && code == 416 && received_ > 0) {  // resumed exactly at the end
@@ -168,23 +162,32 @@ class HttpStream : public ByteStream {
       return Status::OK();
     }
     if (result == CURLE_OK) {
-      reason = "HTTP " + std::to_string(code);
+      reason = "HTTP " + std::to_string(code) + ServerError();
       const bool transient = code >= 500 || code == 408 || code == 429;
       if (!transient) {
         EndAttempt();
-        if (code == 404 || code == 410) return NotFoundError(url_ + ": " + reason + " (not found)");
-        return IoError(url_ + ": " + reason);
+        if (code == 404 || code == 410) return NotFoundError(name_ + ": " + reason + " (not found)");
+        if ((code == 401 || code == 403) && !request_.denied_hint.empty()) {
+          return IoError(name_ + ": " + reason + " (access denied; " + request_.denied_hint + ")");
+        }
+        return IoError(name_ + ": " + reason);
       }
     } else {
       reason = error_[0] ? std::string(error_) : curl_easy_strerror(result);
       if (result == CURLE_UNSUPPORTED_PROTOCOL || result == CURLE_URL_MALFORMAT) {
         EndAttempt();
-        return InvalidArgumentError(url_ + ": " + reason);
+        return InvalidArgumentError(name_ + ": " + reason);
+      }
+      if (result == CURLE_PEER_FAILED_VERIFICATION || result == CURLE_SSL_CACERT_BADFILE) {
+        EndAttempt();  // retrying cannot help
+        return IoError(name_ + ": TLS certificate not trusted: " + reason + " (CA file: " +
+                       (o_.ca_file.empty() ? std::string("the system's") : o_.ca_file) +
+                       "; pass ca_file= for a private CA, or verify=False)");
       }
     }
     EndAttempt();
     if (++attempts_ >= o_.max_attempts) {
-      return IoError(url_ + ": " + reason + " (gave up after " + std::to_string(attempts_) +
+      return IoError(name_ + ": " + reason + " (gave up after " + std::to_string(attempts_) +
                      " attempts, " + std::to_string(received_) + " bytes received)");
     }
     ++retries_;
@@ -194,8 +197,30 @@ class HttpStream : public ByteStream {
     return StartAttempt();
   }
 
+  // The server's error code and message from an XML error body (S3), or
+  // the start of a text body; "" when there is none.
+  std::string ServerError() const {
+    auto tag = [&](const char* name) {
+      const std::string open = std::string("<") + name + ">", close = std::string("</") + name + ">";
+      const size_t a = error_body_.find(open);
+      if (a == std::string::npos) return std::string();
+      const size_t b = error_body_.find(close, a);
+      if (b == std::string::npos) return std::string();
+      return error_body_.substr(a + open.size(), b - a - open.size());
+    };
+    const std::string code = tag("Code"), message = tag("Message");
+    if (code.empty()) return "";
+    return ": " + code + (message.empty() ? "" : " (" + message + ")");
+  }
+
+  static constexpr size_t kMaxErrorBody = 4096;
+
   const std::string url_;
+  const std::string name_;
   const StreamOptions o_;
+  const RemoteRequest request_;
+  curl_slist* headers_ = nullptr;
+  std::string error_body_;
   CURLM* multi_ = nullptr;
   CURL* easy_ = nullptr;
   char error_[CURL_ERROR_SIZE];
@@ -207,15 +232,14 @@ class HttpStream : public ByteStream {
   bool done_ = false;
   int attempts_ = 0;
   int retries_ = 0;
-  FILE* cache_ = nullptr;
-  std::string cache_tmp_, cache_path_;
 };
 
 }  // namespace
 
 StatusOr<std::unique_ptr<ByteStream>> OpenHttpStream(const std::string& url,
-                                                     const StreamOptions& options) {
-  std::unique_ptr<HttpStream> s(new HttpStream(url, options));
+                                                     const StreamOptions& options,
+                                                     const RemoteRequest& request) {
+  std::unique_ptr<HttpStream> s(new HttpStream(url, options, request));
   STOKER_RETURN_IF_ERROR(s->Init());
   return std::unique_ptr<ByteStream>(std::move(s));
 }

@@ -4,7 +4,22 @@
 // servers (nginx, and one that drops connections) in python/tests/test_shards.py.
 #include "io/stream.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
 
 #include "testing/test_images.h"
 
@@ -58,6 +73,156 @@ TEST(StreamTest, UnreachableServerIsAnErrorNamingTheUrl) {
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("http://127.0.0.1:1/x.tar"), std::string::npos) << st.ToString();
   EXPECT_NE(st.message().find("2 attempts"), std::string::npos) << st.ToString();
+}
+
+// ------------------------------------------------------------------ node-wide cache
+
+std::vector<uint8_t> Body(const std::string& url, size_t n) {
+  std::vector<uint8_t> b(n);
+  for (size_t i = 0; i < n; ++i) b[i] = static_cast<uint8_t>(url.size() * 7 + i * 13);
+  return b;
+}
+
+std::vector<uint8_t> ReadAll(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+}
+
+// Cache entries (no locks, no fills in progress) -> size; fails on a leftover ".part.".
+std::map<std::string, int64_t> Entries(const std::string& dir) {
+  std::map<std::string, int64_t> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return out;
+  while (struct dirent* e = ::readdir(d)) {
+    const std::string n = e->d_name;
+    if (n == "." || n == ".." || (n.size() > 5 && n.substr(n.size() - 5) == ".lock")) continue;
+    EXPECT_EQ(n.find(".part."), std::string::npos) << n;
+    struct stat st;
+    if (::stat((dir + "/" + n).c_str(), &st) == 0) out[n] = st.st_size;
+  }
+  ::closedir(d);
+  return out;
+}
+
+// The opener the cache calls to download `url`: appends a line to `log` (O_APPEND: whole
+// lines from any process), waits so that concurrent fills overlap, serves Body(url).
+std::function<StatusOr<std::unique_ptr<ByteStream>>()> CountingOpener(const std::string& url,
+                                                                        const std::string& log,
+                                                                        size_t n) {
+  return [url, log, n]() -> StatusOr<std::unique_ptr<ByteStream>> {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0644);
+    const std::string line = url + "\n";
+    EXPECT_EQ(::write(fd, line.data(), line.size()), static_cast<ssize_t>(line.size()));
+    ::close(fd);
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    return MemoryStream(Body(url, n), url, 4096);
+  };
+}
+
+std::map<std::string, int> CountLines(const std::string& log) {
+  std::map<std::string, int> c;
+  std::ifstream f(log);
+  for (std::string line; std::getline(f, line);) ++c[line];
+  return c;
+}
+
+TEST(CacheTest, ProcessesAndThreadsDownloadEachObjectOnce) {
+  testing::TempDir dir;
+  const std::string cache = dir.path() + "/cache", log = dir.path() + "/opens";
+  const std::vector<std::string> urls = {"s3://b/a.tar", "s3://b/bb.tar", "http://h/ccc.tar"};
+  std::vector<pid_t> children;
+  for (int p = 0; p < 4; ++p) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {  // 3 threads, each filling every object, in a different order
+      bool ok = true;
+      std::vector<std::thread> threads;
+      std::mutex mu;
+      for (int t = 0; t < 3; ++t) {
+        threads.emplace_back([&, t] {
+          for (int i = 0; i < 3; ++i) {
+            const std::string& url = urls[(i + t + p) % 3];
+            StreamOptions o;
+            o.cache_dir = cache;
+            auto path = FillCache(url, o, CountingOpener(url, log, 100000));
+            const bool good = path.ok() && ReadAll(path.value()) == Body(url, 100000);
+            std::lock_guard<std::mutex> l(mu);
+            ok = ok && good;
+          }
+        });
+      }
+      for (auto& th : threads) th.join();
+      ::_exit(ok ? 0 : 1);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  }
+  const auto opens = CountLines(log);
+  EXPECT_EQ(opens.size(), 3u);
+  for (const auto& [url, n] : opens) EXPECT_EQ(n, 1) << url;  // 12 threads, one download each
+  EXPECT_EQ(Entries(cache).size(), 3u);
+}
+
+class FailingStream : public ByteStream {
+ public:
+  Status Read(uint8_t* buf, size_t n, size_t* got) override {
+    if (sent_ >= 5000) return IoError("s3://b/x.tar: connection reset");
+    *got = std::min<size_t>(n, 1000);
+    std::memset(buf, 1, *got);
+    sent_ += *got;
+    return Status::OK();
+  }
+  const std::string& name() const override { return name_; }
+
+ private:
+  size_t sent_ = 0;
+  std::string name_ = "s3://b/x.tar";
+};
+
+TEST(CacheTest, FailedFillLeavesNothingAndTheNextOneFills) {
+  testing::TempDir dir;
+  StreamOptions o;
+  o.cache_dir = dir.path() + "/cache";
+  auto failed = FillCache("s3://b/x.tar", o, []() -> StatusOr<std::unique_ptr<ByteStream>> {
+    return std::unique_ptr<ByteStream>(new FailingStream);
+  });
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("connection reset"), std::string::npos);
+  EXPECT_TRUE(Entries(o.cache_dir).empty());  // no entry, no half-written file
+  const std::string log = dir.path() + "/opens";
+  auto path = FillCache("s3://b/x.tar", o, CountingOpener("s3://b/x.tar", log, 777));
+  ASSERT_TRUE(path.ok()) << path.status().ToString();
+  EXPECT_EQ(ReadAll(path.value()), Body("s3://b/x.tar", 777));
+}
+
+TEST(CacheTest, EvictsLeastRecentlyUsedFirstAndSparesTheNewEntry) {
+  testing::TempDir dir;
+  const std::string cache = dir.path() + "/cache", log = dir.path() + "/opens";
+  StreamOptions o;
+  o.cache_dir = cache;
+  // Four 1000-byte entries, used in the order a, b, c, d; then a again (a hit touches it).
+  for (const char* u : {"http://h/a", "http://h/b", "http://h/c", "http://h/d", "http://h/a"}) {
+    ASSERT_TRUE(FillCache(u, o, CountingOpener(u, log, 1000)).ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // distinct access times
+  }
+  EXPECT_EQ(CountLines(log)["http://h/a"], 1);  // the second use was a hit
+  // Bound 2500: b and c (least recently used) go; a, d stay.
+  EXPECT_EQ(EvictCache(cache, 2500, ""), 2000);
+  std::vector<std::string> left;
+  for (const auto& [n, size] : Entries(cache)) left.push_back(n.substr(n.find('-') + 1));
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"a", "d"}));
+  // A fill beyond the bound keeps the entry just filled, even when it alone is over it.
+  o.cache_bytes = 500;
+  auto e = FillCache("http://h/e", o, CountingOpener("http://h/e", log, 1000));
+  ASSERT_TRUE(e.ok());
+  const auto entries = Entries(cache);
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(cache + "/" + entries.begin()->first, e.value());
 }
 
 }  // namespace

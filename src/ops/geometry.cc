@@ -1,22 +1,33 @@
 // Copyright 2026 The stoker Authors.
 #include "ops/geometry.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 namespace stoker {
 
 int RoundHalfEven(double x) { return static_cast<int>(std::nearbyint(x)); }
 
-void ShorterSideSize(int width, int height, int size, int* out_width, int* out_height) {
+void ShorterSideSize(int width, int height, int size, int* out_width, int* out_height,
+                     int max_size) {
   // torchvision 0.14 _compute_resized_output_size: the long side is
-  // int(size * long / short), truncated.
+  // int(size * long / short), truncated; with max_size, a long side above it
+  // becomes max_size and the short side int(max_size * short / long).
+  const int shorter = std::min(width, height), longer = std::max(width, height);
+  int new_short = size;
+  int new_long = static_cast<int>(static_cast<double>(size) * longer / shorter);
+  if (max_size > 0 && new_long > max_size) {
+    new_short = static_cast<int>(static_cast<double>(max_size) * new_short / new_long);
+    new_long = max_size;
+  }
   if (width <= height) {
-    *out_width = size;
-    *out_height = static_cast<int>(static_cast<double>(size) * height / width);
+    *out_width = new_short;
+    *out_height = new_long;
   } else {
-    *out_height = size;
-    *out_width = static_cast<int>(static_cast<double>(size) * width / height);
+    *out_height = new_short;
+    *out_width = new_long;
   }
 }
 
@@ -61,8 +72,9 @@ namespace {
 
 // A crop of the current grid (cur_w x cur_h) given in the grid as the user
 // sees it; when the image is flipped, the user's grid is mirrored.
-Rect Unflip(Rect r, int cur_w, bool flip) {
-  if (flip) r.x = cur_w - r.x - r.width;
+Rect Unflip(Rect r, int cur_w, int cur_h, const GeometryPlan& plan) {
+  if (plan.flip) r.x = cur_w - r.x - r.width;
+  if (plan.vflip) r.y = cur_h - r.y - r.height;
   return r;
 }
 
@@ -91,6 +103,7 @@ Status PlanGeometry(const std::vector<Transform>& transforms, int width, int hei
                     GeometryPlan* plan) {
   plan->num_stages = 1;
   plan->flip = false;
+  plan->vflip = false;
   GeometryStage* st = &plan->stages[0];
   *st = GeometryStage{Rect{0, 0, width, height}, width, height, Rect{0, 0, width, height}};
   bool resampled = false;  // does the open stage resample already?
@@ -132,26 +145,60 @@ Status PlanGeometry(const std::vector<Transform>& transforms, int width, int hei
       case Transform::Kind::kRandomResizedCrop: {
         STOKER_RETURN_IF_ERROR(new_stage_if_needed());
         Rect r = SampleRandomResizedCrop(cur_w(), cur_h(), t, rng);
-        crop_current(Unflip(r, cur_w(), plan->flip));
+        crop_current(Unflip(r, cur_w(), cur_h(), *plan));
         resample_to(t.width, t.height);
         break;
       }
       case Transform::Kind::kResize: {
         STOKER_RETURN_IF_ERROR(new_stage_if_needed());
         int w = t.width, h = t.height;
-        if (t.width == 0) ShorterSideSize(cur_w(), cur_h(), t.height, &w, &h);
+        if (t.width == 0) ShorterSideSize(cur_w(), cur_h(), t.height, &w, &h, t.max_size);
         resample_to(w, h);
         break;
       }
       case Transform::Kind::kCenterCrop: {
         Rect r = CenterCropRect(cur_w(), cur_h(), t.width, t.height);
-        crop_current(Unflip(r, cur_w(), plan->flip));
+        crop_current(Unflip(r, cur_w(), cur_h(), *plan));
+        break;
+      }
+      case Transform::Kind::kRandomCrop: {
+        // torchvision's RandomCrop.forward on the padded image, then the crop
+        // mapped back to the current grid (outside it: zeros, as padding).
+        int left = t.padding[0], top = t.padding[1];
+        int w = cur_w() + t.padding[0] + t.padding[2];
+        int h = cur_h() + t.padding[1] + t.padding[3];
+        if (t.pad_if_needed && w < t.width) {
+          const int d = t.width - w;
+          left += d;
+          w += 2 * d;
+        }
+        if (t.pad_if_needed && h < t.height) {
+          const int d = t.height - h;
+          top += d;
+          h += 2 * d;
+        }
+        if (h + 1 < t.height || w + 1 < t.width) {
+          return InvalidArgumentError("RandomCrop: required crop size (" +
+                                      std::to_string(t.height) + ", " + std::to_string(t.width) +
+                                      ") is larger than the input image size (" +
+                                      std::to_string(h) + ", " + std::to_string(w) + ")");
+        }
+        int i = 0, j = 0;
+        if (!(w == t.width && h == t.height)) {
+          i = static_cast<int>(rng->Below(static_cast<uint64_t>(h - t.height + 1)));
+          j = static_cast<int>(rng->Below(static_cast<uint64_t>(w - t.width + 1)));
+        }
+        Rect r{j - left, i - top, t.width, t.height};
+        crop_current(Unflip(r, cur_w(), cur_h(), *plan));
         break;
       }
       case Transform::Kind::kRandomHorizontalFlip:
         if (rng->Uniform() < t.p) plan->flip = !plan->flip;
         break;
-      case Transform::Kind::kNormalize:
+      case Transform::Kind::kRandomVerticalFlip:
+        if (rng->Uniform() < t.p) plan->vflip = !plan->vflip;
+        break;
+      default:  // Normalize and the photometric kinds: not geometry
         break;
     }
   }
@@ -164,6 +211,7 @@ Status StaticOutputSize(const std::vector<Transform>& transforms, int* height, i
     switch (t.kind) {
       case Transform::Kind::kRandomResizedCrop:
       case Transform::Kind::kCenterCrop:
+      case Transform::Kind::kRandomCrop:
         *height = t.height;
         *width = t.width;
         fixed = true;
@@ -237,6 +285,135 @@ Transform Transform::Normalize(std::array<float, 3> mean, std::array<float, 3> s
   return t;
 }
 
+Transform Transform::RandomVerticalFlip(double p) {
+  Transform t;
+  t.kind = Kind::kRandomVerticalFlip;
+  t.p = p;
+  return t;
+}
+Transform Transform::ColorJitter(std::array<double, 2> brightness, std::array<double, 2> contrast,
+                                 std::array<double, 2> saturation, std::array<double, 2> hue) {
+  Transform t;
+  t.kind = Kind::kColorJitter;
+  t.brightness = brightness;
+  t.contrast = contrast;
+  t.saturation = saturation;
+  t.hue = hue;
+  return t;
+}
+Transform Transform::RandomGrayscale(double p) {
+  Transform t;
+  t.kind = Kind::kRandomGrayscale;
+  t.p = p;
+  return t;
+}
+Transform Transform::RandomAutocontrast(double p) {
+  Transform t;
+  t.kind = Kind::kRandomAutocontrast;
+  t.p = p;
+  return t;
+}
+Transform Transform::RandomEqualize(double p) {
+  Transform t;
+  t.kind = Kind::kRandomEqualize;
+  t.p = p;
+  return t;
+}
+Transform Transform::RandomPosterize(int bits, double p) {
+  Transform t;
+  t.kind = Kind::kRandomPosterize;
+  t.bits = bits;
+  t.p = p;
+  return t;
+}
+Transform Transform::RandomSolarize(double threshold, double p) {
+  Transform t;
+  t.kind = Kind::kRandomSolarize;
+  t.threshold = threshold;
+  t.p = p;
+  return t;
+}
+Transform Transform::RandomAdjustSharpness(double sharpness_factor, double p) {
+  Transform t;
+  t.kind = Kind::kRandomAdjustSharpness;
+  t.sharpness_factor = sharpness_factor;
+  t.p = p;
+  return t;
+}
+
+Transform Transform::TrivialAugmentWide(int num_magnitude_bins, std::array<int, 3> fill) {
+  Transform t;
+  t.kind = Kind::kTrivialAugmentWide;
+  t.num_magnitude_bins = num_magnitude_bins;
+  t.fill = fill;
+  return t;
+}
+Transform Transform::RandomErasing(double p, double scale_min, double scale_max,
+                                   double ratio_min, double ratio_max) {
+  Transform t;
+  t.kind = Kind::kRandomErasing;
+  t.p = p;
+  t.scale_min = scale_min;
+  t.scale_max = scale_max;
+  t.ratio_min = ratio_min;
+  t.ratio_max = ratio_max;
+  return t;
+}
+Transform Transform::RandomCrop(int height, int width, std::array<int, 4> padding,
+                                bool pad_if_needed) {
+  Transform t;
+  t.kind = Kind::kRandomCrop;
+  t.height = height;
+  t.width = width;
+  t.padding = padding;
+  t.pad_if_needed = pad_if_needed;
+  return t;
+}
+Transform Transform::GaussianBlur(std::array<int, 2> kernel_size, std::array<double, 2> sigma) {
+  Transform t;
+  t.kind = Kind::kGaussianBlur;
+  t.kernel_size = kernel_size;
+  t.sigma = sigma;
+  return t;
+}
+Transform Transform::AutoAugment(std::array<int, 3> fill) {
+  Transform t;
+  t.kind = Kind::kAutoAugment;
+  t.fill = fill;
+  return t;
+}
+Transform Transform::RandAugment(int num_ops, int magnitude, int num_magnitude_bins,
+                                 std::array<int, 3> fill) {
+  Transform t;
+  t.kind = Kind::kRandAugment;
+  t.num_ops = num_ops;
+  t.magnitude = magnitude;
+  t.num_magnitude_bins = num_magnitude_bins;
+  t.fill = fill;
+  return t;
+}
+
+bool Transform::photometric() const {
+  switch (kind) {
+    case Kind::kColorJitter:
+    case Kind::kRandomGrayscale:
+    case Kind::kRandomAutocontrast:
+    case Kind::kRandomEqualize:
+    case Kind::kRandomPosterize:
+    case Kind::kRandomSolarize:
+    case Kind::kRandomAdjustSharpness:
+    case Kind::kTrivialAugmentWide:
+    case Kind::kRandAugment:
+    case Kind::kAutoAugment:
+    case Kind::kGaussianBlur:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool Transform::random_geometry() const { return kind == Kind::kRandomResizedCrop; }
+
 std::string Transform::ToString() const {
   auto size = [&] { return "(" + std::to_string(height) + ", " + std::to_string(width) + ")"; };
   auto num = [](double v) {
@@ -249,12 +426,58 @@ std::string Transform::ToString() const {
       return "RandomResizedCrop(size=" + size() + ", scale=(" + num(scale_min) + ", " +
              num(scale_max) + "), ratio=(" + num(ratio_min) + ", " + num(ratio_max) + "))";
     case Kind::kResize:
-      return width == 0 ? "Resize(" + std::to_string(height) + ")" : "Resize(" + size() + ")";
+      if (width != 0) return "Resize(" + size() + ")";
+      return "Resize(" + std::to_string(height) +
+             (max_size > 0 ? ", max_size=" + std::to_string(max_size) : std::string()) + ")";
     case Kind::kCenterCrop: return "CenterCrop(" + size() + ")";
     case Kind::kRandomHorizontalFlip: return "RandomHorizontalFlip(p=" + num(p) + ")";
     case Kind::kNormalize:
       return "Normalize(mean=[" + num(mean[0]) + ", " + num(mean[1]) + ", " + num(mean[2]) +
              "], std=[" + num(std[0]) + ", " + num(std[1]) + ", " + num(std[2]) + "])";
+    case Kind::kRandomVerticalFlip: return "RandomVerticalFlip(p=" + num(p) + ")";
+    case Kind::kRandomCrop:
+      return "RandomCrop(size=" + size() + ", padding=(" + std::to_string(padding[0]) + ", " +
+             std::to_string(padding[1]) + ", " + std::to_string(padding[2]) + ", " +
+             std::to_string(padding[3]) + "), pad_if_needed=" +
+             (pad_if_needed ? "True" : "False") + ")";
+    case Kind::kGaussianBlur:
+      return "GaussianBlur(kernel_size=(" + std::to_string(kernel_size[0]) + ", " +
+             std::to_string(kernel_size[1]) + "), sigma=(" + num(sigma[0]) + ", " +
+             num(sigma[1]) + "))";
+    case Kind::kRandomErasing:
+      return "RandomErasing(p=" + num(p) + ", scale=(" + num(scale_min) + ", " + num(scale_max) +
+             "), ratio=(" + num(ratio_min) + ", " + num(ratio_max) + "), value=0)";
+    case Kind::kColorJitter: {
+      auto range = [&](const std::array<double, 2>& r) {
+        return "(" + num(r[0]) + ", " + num(r[1]) + ")";
+      };
+      return "ColorJitter(brightness=" + range(brightness) + ", contrast=" + range(contrast) +
+             ", saturation=" + range(saturation) + ", hue=" + range(hue) + ")";
+    }
+    case Kind::kRandomGrayscale: return "RandomGrayscale(p=" + num(p) + ")";
+    case Kind::kRandomAutocontrast: return "RandomAutocontrast(p=" + num(p) + ")";
+    case Kind::kRandomEqualize: return "RandomEqualize(p=" + num(p) + ")";
+    case Kind::kRandomPosterize:
+      return "RandomPosterize(bits=" + std::to_string(bits) + ", p=" + num(p) + ")";
+    case Kind::kRandomSolarize:
+      return "RandomSolarize(threshold=" + num(threshold) + ", p=" + num(p) + ")";
+    case Kind::kRandomAdjustSharpness:
+      return "RandomAdjustSharpness(sharpness_factor=" + num(sharpness_factor) + ", p=" + num(p) +
+             ")";
+    case Kind::kTrivialAugmentWide:
+    case Kind::kRandAugment:
+    case Kind::kAutoAugment: {
+      const std::string f = "fill=[" + std::to_string(fill[0]) + ", " + std::to_string(fill[1]) +
+                            ", " + std::to_string(fill[2]) + "])";
+      if (kind == Kind::kAutoAugment) return "AutoAugment(policy=IMAGENET, " + f;
+      if (kind == Kind::kTrivialAugmentWide) {
+        return "TrivialAugmentWide(num_magnitude_bins=" + std::to_string(num_magnitude_bins) +
+               ", " + f;
+      }
+      return "RandAugment(num_ops=" + std::to_string(num_ops) + ", magnitude=" +
+             std::to_string(magnitude) + ", num_magnitude_bins=" +
+             std::to_string(num_magnitude_bins) + ", " + f;
+    }
   }
   return "?";
 }

@@ -35,8 +35,9 @@ struct GeometryPlan {
   static constexpr int kMaxStages = 4;
   GeometryStage stages[kMaxStages];
   int num_stages = 0;
-  // Mirror the final output horizontally.
+  // Mirror the final output horizontally / vertically.
   bool flip = false;
+  bool vflip = false;
   int width() const { return stages[num_stages - 1].window.width; }
   int height() const { return stages[num_stages - 1].window.height; }
 };
@@ -55,8 +56,10 @@ Status StaticOutputSize(const std::vector<Transform>& transforms, int* height, i
 // grid, drawn from `rng`. Exposed for the distribution tests.
 Rect SampleRandomResizedCrop(int width, int height, const Transform& t, Rng* rng);
 
-// torchvision's size rule for Resize(size) on a width x height image.
-void ShorterSideSize(int width, int height, int size, int* out_width, int* out_height);
+// torchvision's size rule for Resize(size, max_size) on a width x height
+// image (max_size 0: none).
+void ShorterSideSize(int width, int height, int size, int* out_width, int* out_height,
+                     int max_size = 0);
 
 // Python 3's round() (half to even) of x, as torchvision's CenterCrop uses.
 int RoundHalfEven(double x);

@@ -8,6 +8,88 @@
 
 namespace stoker {
 
+namespace {
+
+// The ranges torchvision accepts for the flips, photometric transforms and
+// Resize's max_size.
+Status CheckAugmentation(const Transform& t) {
+  using K = Transform::Kind;
+  const bool has_p =
+      t.kind == K::kRandomVerticalFlip ||
+      (t.photometric() && t.kind != K::kColorJitter && t.kind != K::kGaussianBlur);
+  if (has_p && !(t.p >= 0 && t.p <= 1)) {
+    return InvalidArgumentError("p must be in [0, 1] in " + t.ToString());
+  }
+  if (t.kind == K::kColorJitter) {
+    const std::array<double, 2>* factors[3] = {&t.brightness, &t.contrast, &t.saturation};
+    for (const auto* r : factors) {
+      if (!((*r)[0] >= 0 && (*r)[0] <= (*r)[1])) {
+        return InvalidArgumentError("factor ranges must satisfy 0 <= min <= max in " +
+                                    t.ToString());
+      }
+    }
+    if (!(t.hue[0] >= -0.5 && t.hue[0] <= t.hue[1] && t.hue[1] <= 0.5)) {
+      return InvalidArgumentError("hue must satisfy -0.5 <= min <= max <= 0.5 in " +
+                                  t.ToString());
+    }
+  }
+  if (t.kind == K::kRandomPosterize && (t.bits < 0 || t.bits > 8)) {
+    return InvalidArgumentError("bits must be in [0, 8] in " + t.ToString());
+  }
+  if (t.kind == K::kRandomAdjustSharpness && !(t.sharpness_factor >= 0)) {
+    return InvalidArgumentError("sharpness_factor must be >= 0 in " + t.ToString());
+  }
+  if (t.kind == K::kTrivialAugmentWide || t.kind == K::kRandAugment ||
+      t.kind == K::kAutoAugment) {
+    if (t.num_magnitude_bins < 2 || t.num_magnitude_bins > 1000) {
+      return InvalidArgumentError("num_magnitude_bins must be in [2, 1000] in " + t.ToString());
+    }
+    if (t.kind == K::kRandAugment &&
+        (t.num_ops < 0 || t.num_ops > 16 || t.magnitude < 0 ||
+         t.magnitude >= t.num_magnitude_bins)) {
+      return InvalidArgumentError(
+          "RandAugment needs 0 <= num_ops <= 16 and 0 <= magnitude < num_magnitude_bins: " +
+          t.ToString());
+    }
+    for (int f : t.fill) {
+      if (f < 0 || f > 255) return InvalidArgumentError("fill must be in [0, 255] in " + t.ToString());
+    }
+  }
+  if (t.kind == K::kGaussianBlur) {
+    for (int k : t.kernel_size) {
+      if (k <= 0 || k % 2 == 0 || k > 101) {
+        return InvalidArgumentError("kernel size must be odd, positive and <= 101 in " +
+                                    t.ToString());
+      }
+    }
+    if (!(t.sigma[0] > 0 && t.sigma[0] <= t.sigma[1])) {
+      return InvalidArgumentError("sigma must satisfy 0 < min <= max in " + t.ToString());
+    }
+  }
+  if (t.kind == K::kRandomErasing) {
+    if (!(t.p >= 0 && t.p <= 1)) return InvalidArgumentError("p must be in [0, 1] in " + t.ToString());
+    if (!(t.scale_min >= 0 && t.scale_min <= t.scale_max && t.scale_max <= 1) ||
+        !(t.ratio_min > 0 && t.ratio_min <= t.ratio_max)) {
+      return InvalidArgumentError(
+          "RandomErasing needs 0 <= scale[0] <= scale[1] <= 1 and 0 < ratio[0] <= ratio[1]: " +
+          t.ToString());
+    }
+  }
+  if (t.kind == K::kResize && t.max_size != 0) {
+    if (t.width != 0) {
+      return InvalidArgumentError("max_size is only allowed with Resize(size) for an int size: " +
+                                  t.ToString());
+    }
+    if (t.max_size <= t.height) {
+      return InvalidArgumentError("max_size must be strictly greater than the requested size in " +
+                                  t.ToString());
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options, int* height,
                              int* width) {
   if (options.batch_size < 1) {
@@ -34,7 +116,14 @@ Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options,
   }
   if (source.size() == 0) return InvalidArgumentError(source.Describe() + " has no samples");
   STOKER_RETURN_IF_ERROR(StaticOutputSize(options.transforms, height, width));
+  int normalizes = 0;
   for (const Transform& t : options.transforms) {
+    if (t.kind == Transform::Kind::kNormalize && ++normalizes > 1) {
+      return InvalidArgumentError(
+          "more than one Normalize in the transforms: keep one (a second Normalize would be "
+          "applied to already normalised values, which stoker's single pass cannot do)");
+    }
+    STOKER_RETURN_IF_ERROR(CheckAugmentation(t));
     if (t.kind == Transform::Kind::kNormalize && options.dtype == DType::kUint8) {
       return InvalidArgumentError(
           "Normalize cannot be applied to uint8 output: use dtype float32, float16 or bfloat16, "
@@ -54,7 +143,8 @@ Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options,
       return InvalidArgumentError("RandomHorizontalFlip p must be in [0, 1]");
     }
     if ((t.kind == Transform::Kind::kResize || t.kind == Transform::Kind::kCenterCrop ||
-         t.kind == Transform::Kind::kRandomResizedCrop) &&
+         t.kind == Transform::Kind::kRandomResizedCrop ||
+         t.kind == Transform::Kind::kRandomCrop) &&
         (t.height <= 0 || t.width < 0 || (t.kind != Transform::Kind::kResize && t.width == 0))) {
       return InvalidArgumentError("sizes must be positive in " + t.ToString());
     }

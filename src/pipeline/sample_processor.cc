@@ -2,6 +2,7 @@
 #include "pipeline/sample_processor.h"
 
 #include "base/clock.h"
+#include "ops/color.h"
 
 #include <algorithm>
 #include <chrono>
@@ -19,6 +20,11 @@ struct SinkCtx {
 void SinkToSlot(void* ctx, int y, const uint8_t* rgb, int /*width*/) {
   auto* c = static_cast<SinkCtx*>(ctx);
   c->writer->WriteRow(rgb, y, c->slot);
+}
+
+void SinkToImage(void* ctx, int y, const uint8_t* rgb, int width) {
+  auto* img = static_cast<RgbImage*>(ctx);
+  std::memcpy(img->row(y), rgb, static_cast<size_t>(width) * 3);
 }
 
 RgbView RawView(const SampleData& s) {
@@ -52,10 +58,66 @@ void CropWithPadding(const RgbView& src, const Rect& crop, RgbImage* dst) {
 int64_t SampleProcessor::Clock() const { return config_.timing ? NowNs() : 0; }
 
 SampleProcessor::SampleProcessor(const ProcessorConfig& config, const PixelWriter* writer)
-    : config_(config), writer_(writer), decoder_(config.decoder) {}
+    : config_(config), writer_(writer), decoder_(config.decoder) {
+  for (const Transform& t : config_.transforms) {
+    if (t.photometric()) photometric_.push_back(&t);
+    if (t.kind == Transform::Kind::kRandomErasing) erasing_.push_back(&t);
+  }
+}
 
 size_t SampleProcessor::scratch_bytes() const {
-  return resampler_.scratch_bytes() + stage_a_.capacity_bytes() + stage_b_.capacity_bytes();
+  return resampler_.scratch_bytes() + stage_a_.capacity_bytes() + stage_b_.capacity_bytes() +
+         out_.capacity_bytes() + aux_.capacity_bytes();
+}
+
+void SampleProcessor::Resample(const RgbView& src, int origin_x, int origin_y, Rng* rng,
+                               uint8_t* slot, bool tail_padding) {
+  if (photometric_.empty()) {  // fast path: rows go straight into the slot
+    SinkCtx ctx{writer_, slot};
+    resampler_.Run(src, origin_x, origin_y, h_, v_, &SinkToSlot, &ctx, tail_padding);
+    for (const Transform* t : erasing_) Erase(*t, rng, slot);
+    return;
+  }
+  // Photometric ops: the output-size image in scratch, the ops in place,
+  // then the rows into the slot.
+  out_.Resize(h_.length, v_.length);
+  resampler_.Run(src, origin_x, origin_y, h_, v_, &SinkToImage, &out_, tail_padding);
+  for (const Transform* t : photometric_) ApplyPhotometric(*t, rng, &out_, &aux_);
+  for (int y = 0; y < out_.height(); ++y) writer_->WriteRow(out_.row(y), y, slot);
+  for (const Transform* t : erasing_) Erase(*t, rng, slot);
+}
+
+void SampleProcessor::Erase(const Transform& t, Rng* rng, uint8_t* slot) const {
+  // torchvision.transforms.RandomErasing.forward / get_params.
+  if (!(rng->Uniform() < t.p)) return;
+  const int img_h = writer_->height(), img_w = writer_->width();
+  const double area = static_cast<double>(img_h) * img_w;
+  const double lr0 = std::log(t.ratio_min), lr1 = std::log(t.ratio_max);
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    const double erase_area = area * rng->Uniform(t.scale_min, t.scale_max);
+    const double aspect = std::exp(rng->Uniform(lr0, lr1));
+    const int h = RoundHalfEven(std::sqrt(erase_area * aspect));
+    const int w = RoundHalfEven(std::sqrt(erase_area / aspect));
+    if (!(h < img_h && w < img_w)) continue;
+    const int i = static_cast<int>(rng->Below(static_cast<uint64_t>(img_h - h + 1)));
+    const int j = static_cast<int>(rng->Below(static_cast<uint64_t>(img_w - w + 1)));
+    // All-zero bytes are 0 in uint8, float32, float16 and bfloat16.
+    const size_t elem = writer_->sample_bytes() / (static_cast<size_t>(img_h) * img_w * 3);
+    if (writer_->layout() == Layout::kNCHW) {
+      for (int c = 0; c < 3; ++c) {
+        for (int y = i; y < i + h; ++y) {
+          std::memset(slot + ((static_cast<size_t>(c) * img_h + y) * img_w + j) * elem, 0,
+                      static_cast<size_t>(w) * elem);
+        }
+      }
+    } else {
+      for (int y = i; y < i + h; ++y) {
+        std::memset(slot + (static_cast<size_t>(y) * img_w + j) * 3 * elem, 0,
+                    static_cast<size_t>(w) * 3 * elem);
+      }
+    }
+    return;
+  }
 }
 
 Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slot,
@@ -76,7 +138,7 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slo
   }
   const GeometryStage& st = plan.stages[0];
   if (plan.num_stages != 1 || !Inside(st.crop, header.width, header.height)) {
-    return ProcessSlow(sample, plan, slot, t0, times);
+    return ProcessSlow(sample, plan, rng, slot, t0, times);
   }
 
   // Fast path. Pick the DCT scale: the largest 1/d keeping the crop at least
@@ -101,7 +163,7 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slo
   ComputeAxisCoeffs(st.crop.x * inv, st.crop.right() * inv, xlo, xhi, st.out_width,
                     st.window.x, st.window.width, plan.flip, &h_, /*fixed_taps=*/true);
   ComputeAxisCoeffs(st.crop.y * inv, st.crop.bottom() * inv, ylo, yhi, st.out_height,
-                    st.window.y, st.window.height, false, &v_);
+                    st.window.y, st.window.height, plan.vflip, &v_);
   RgbView view;
   int origin_x = 0, origin_y = 0;
   bool tail_padding = false;
@@ -123,14 +185,13 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slo
   }
   const int64_t t1 = Clock();
   times->decode_ns += t1 - t0;
-  SinkCtx ctx{writer_, slot};
-  resampler_.Run(view, origin_x, origin_y, h_, v_, &SinkToSlot, &ctx, tail_padding);
+  Resample(view, origin_x, origin_y, rng, slot, tail_padding);
   times->augment_ns += Clock() - t1;
   return Status::OK();
 }
 
 Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan& plan,
-                                    uint8_t* slot, int64_t t0, StageTimes* times) {
+                                    Rng* rng, uint8_t* slot, int64_t t0, StageTimes* times) {
   last_scale_denom_ = 1;
   RgbView current;
   if (sample.pixels != nullptr) {
@@ -159,10 +220,9 @@ Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan
                       st.window.x, st.window.width, last && plan.flip, &h_,
                       /*fixed_taps=*/true);
     ComputeAxisCoeffs(lo_y, lo_y + st.crop.height, lo_y, lo_y + st.crop.height, st.out_height,
-                      st.window.y, st.window.height, false, &v_);
+                      st.window.y, st.window.height, last && plan.vflip, &v_);
     if (last) {
-      SinkCtx ctx{writer_, slot};
-      resampler_.Run(cropped, 0, 0, h_, v_, &SinkToSlot, &ctx);
+      Resample(cropped, 0, 0, rng, slot, /*tail_padding=*/false);
     } else {
       resampler_.RunToImage(cropped, 0, 0, h_, v_, bufs[which]);
       current = bufs[which]->view();

@@ -11,7 +11,10 @@
 // crop is at least 2x the output in both directions and `dct_scaling` is
 // on), then one resample pass writes rows through the PixelWriter into the
 // slot. Slow path (several resizes, or crops that pad): full decode, then
-// each stage materialised in scratch images.
+// each stage materialised in scratch images. With photometric transforms
+// (ColorJitter, ...), the last resample writes into a per-thread output-size
+// scratch image, the ops run on it in place (src/ops/color.h), and its rows
+// then go through the PixelWriter; without them nothing changes.
 //
 // Thread-safety: NOT thread-safe; one per worker thread. Owns scratch that
 // is reused (no per-sample allocation in steady state).
@@ -61,8 +64,14 @@ class SampleProcessor {
  private:
   int64_t Clock() const;  // NowNs(), or 0 when timing is off
   // `t0`: when Process() began (decode time is counted from it).
-  Status ProcessSlow(const SampleData& sample, const GeometryPlan& plan, uint8_t* slot,
-                     int64_t t0, StageTimes* times);
+  Status ProcessSlow(const SampleData& sample, const GeometryPlan& plan, Rng* rng,
+                     uint8_t* slot, int64_t t0, StageTimes* times);
+  // The last resample (taps in h_, v_) into the slot; with photometric
+  // transforms, into out_ first, where they run, then into the slot.
+  void Resample(const RgbView& src, int origin_x, int origin_y, Rng* rng, uint8_t* slot,
+                bool tail_padding);
+  // torchvision's RandomErasing (value 0) on the written sample in `slot`.
+  void Erase(const Transform& t, Rng* rng, uint8_t* slot) const;
   void WriteFrom(const RgbView& src, int origin_x, int origin_y, uint8_t* slot);
 
   const ProcessorConfig& config_;
@@ -71,6 +80,9 @@ class SampleProcessor {
   Resampler resampler_;
   AxisCoeffs h_, v_;
   RgbImage stage_a_, stage_b_;
+  std::vector<const Transform*> photometric_;  // into config_.transforms, in list order
+  std::vector<const Transform*> erasing_;      // RandomErasing, applied to the slot last
+  RgbImage out_, aux_;  // the output-size image and a second buffer for the photometric ops
   int last_scale_denom_ = 1;
 };
 

@@ -25,7 +25,10 @@ bool HasImageExtension(const std::string& name) {
     }
     return true;
   };
-  return ends_with(".jpg") || ends_with(".jpeg") || ends_with(".png");
+  for (const char* ext : kImageExtensions) {
+    if (ends_with(ext)) return true;
+  }
+  return false;
 }
 
 namespace {
@@ -127,8 +130,9 @@ StatusOr<std::shared_ptr<ImageFolder>> ImageFolder::Open(const std::string& root
   if (!empty_classes.empty()) {
     std::string list;
     for (const auto& c : empty_classes) list += (list.empty() ? "" : ", ") + c;
-    return InvalidArgumentError(root + ": found no .jpg/.jpeg/.png files for the classes: " +
-                                list);
+    std::string exts;
+    for (const char* ext : kImageExtensions) exts += (exts.empty() ? "" : "/") + std::string(ext);
+    return InvalidArgumentError(root + ": found no " + exts + " files for the classes: " + list);
   }
   return std::shared_ptr<ImageFolder>(std::move(folder));
 }

@@ -5,8 +5,9 @@
 // by name (byte order) and get label ids 0, 1, ...; inside each class the
 // directory tree is walked recursively (symbolic links followed, loops
 // detected), directories in sorted order and files sorted by name, keeping
-// names ending in .jpg, .jpeg or .png in any case. This is torchvision's
-// order, so index i names the same file in both.
+// names ending in one of torchvision's IMG_EXTENSIONS (.jpg .jpeg .png .ppm
+// .bmp .pgm .tif .tiff .webp) in any case. This is torchvision's order and
+// file set, so index i names the same file in both.
 //
 // Thread-safety: immutable after Open(); ReadIndex is thread-safe.
 // Errors: Open returns NotFound when the root does not exist, InvalidArgument
@@ -50,7 +51,11 @@ class ImageFolderImpl final : public ImageFolder {
   std::vector<int32_t> labels_;
 };
 
-// True for names ending in .jpg, .jpeg or .png (any case).
+// torchvision.datasets.folder.IMG_EXTENSIONS, lower case.
+inline constexpr const char* kImageExtensions[] = {".jpg", ".jpeg", ".png", ".ppm", ".bmp",
+                                                   ".pgm", ".tif", ".tiff", ".webp"};
+
+// True for names ending in one of kImageExtensions (any case).
 bool HasImageExtension(const std::string& name);
 
 }  // namespace stoker

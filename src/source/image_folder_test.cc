@@ -45,6 +45,32 @@ TEST(ImageFolderTest, ClassesSortedAndLabelsAssigned) {
   EXPECT_EQ(folder.Label(3), 2);
 }
 
+TEST(ImageFolderTest, KeepsEveryTorchvisionExtensionInAnyCase) {
+  TempDir dir;
+  const std::string r = dir.path();
+  MakeDirs(r + "/bmp_only");
+  MakeDirs(r + "/mixed");
+  WriteFile(r + "/bmp_only/a.BMP", kBytes);
+  WriteFile(r + "/bmp_only/b.bmp", kBytes);
+  const std::vector<std::string> names = {"a.jpg", "b.JPEG", "c.png",  "d.ppm", "e.Bmp",
+                                          "f.PGM", "g.tif",  "h.TIFF", "i.webp"};
+  for (const std::string& n : names) WriteFile(r + "/mixed/" + n, kBytes);
+  // Not in torchvision's IMG_EXTENSIONS: skipped as torchvision skips them.
+  WriteFile(r + "/mixed/j.pbm", kBytes);
+  WriteFile(r + "/mixed/k.gif", kBytes);
+  WriteFile(r + "/mixed/l.webp.txt", kBytes);
+  auto f = ImageFolder::Open(r);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  const auto& folder = *f.value();
+  ASSERT_EQ(folder.size(), 2 + static_cast<int64_t>(names.size()));
+  EXPECT_EQ(folder.Path(0), r + "/bmp_only/a.BMP");
+  EXPECT_EQ(folder.Label(1), 0);
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(folder.Path(2 + static_cast<int64_t>(i)), r + "/mixed/" + names[i]);
+    EXPECT_EQ(folder.Label(2 + static_cast<int64_t>(i)), 1);
+  }
+}
+
 TEST(ImageFolderTest, RecursesAndFollowsSymlinksWithoutLooping) {
   TempDir dir, other;
   const std::string r = dir.path();

@@ -9,10 +9,16 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <condition_variable>
 #include <deque>
+#include <fstream>
+#include <iterator>
 #include <mutex>
+#include <thread>
 
+#include "base/json.h"
 #include "base/rng.h"
+#include "io/s3.h"
 #include "source/tar_index.h"
 
 namespace stoker {
@@ -31,9 +37,11 @@ bool AllDigits(const std::string& s) {
 class IndexedShards : public RandomAccessSource {
  public:
   static StatusOr<std::shared_ptr<Source>> Open(const std::vector<std::string>& urls,
-                                                const ShardOptions& o) {
+                                                const ShardOptions& o,
+                                                std::vector<std::string> classes) {
     std::shared_ptr<IndexedShards> s(new IndexedShards());
     s->urls_ = urls;
+    s->classes_ = std::move(classes);
     for (size_t i = 0; i < urls.size(); ++i) {
       auto index = LoadOrBuildTarIndex(urls[i], o.spec, o.cache_dir);
       if (!index.ok()) return index.status();
@@ -47,6 +55,7 @@ class IndexedShards : public RandomAccessSource {
   }
 
   int64_t size() const override { return static_cast<int64_t>(entries_.size()); }
+  std::vector<std::string> classes() const override { return classes_; }
   std::string Describe() const override {
     return "Shards(" + std::to_string(urls_.size()) + " shards, " + std::to_string(size()) +
            " samples, indexed" + (urls_.empty() ? "" : ", " + urls_[0] + " ...") + ")";
@@ -90,6 +99,7 @@ class IndexedShards : public RandomAccessSource {
 
  private:
   std::vector<std::string> urls_;
+  std::vector<std::string> classes_;  // from classes.json beside the shards
   std::vector<int64_t> starts_;
   std::vector<TarIndexEntry> entries_;
   std::vector<uint32_t> shard_of_;
@@ -106,15 +116,19 @@ struct Item {
   bool repeat = false;  // read in a padding pass (declared length)
 };
 
-// Sample byte buffers kept from one epoch's reader to the next, so that
-// filling the shuffle buffer does not allocate (and page-fault) anew each
-// epoch. Thread-safe.
+// Sample byte buffers kept from one epoch's reader to the next and passed
+// from the engine's threads (done with a sample) back to the shard readers,
+// so that filling the shuffle buffer does not allocate (and page-fault) anew
+// each epoch. Thread-safe.
 class BufferPool {
  public:
   explicit BufferPool(size_t cap) : cap_(cap) {}
-  std::vector<std::vector<uint8_t>> TakeAll() {
+  std::vector<uint8_t> Take() {
     std::lock_guard<std::mutex> lock(mu_);
-    return std::move(buffers_);
+    if (buffers_.empty()) return {};
+    std::vector<uint8_t> b = std::move(buffers_.back());
+    buffers_.pop_back();
+    return b;
   }
   void Give(std::vector<uint8_t> b) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -127,25 +141,33 @@ class BufferPool {
   std::vector<std::vector<uint8_t>> buffers_;
 };
 
+// One epoch of the stream. Each shard is opened, read and decompressed by its
+// own thread (ShardFeed) into a small queue; up to `concurrent_shards` feeds
+// are interleaved round-robin and as many more are started ahead, so opening
+// (and downloading) the next shards overlaps with reading the current ones.
+// The merge (round-robin, shuffle buffer, position window) runs under mu_ and
+// only moves Items: the sequence is a function of the shards' contents and
+// (seed, epoch) alone, whatever the thread timing.
+//
+// Rank r of W reads the shards at positions r, r + W, ... of the epoch's
+// shard order. With a declared length, size() is the rank's share of it: the
+// rank's shards are read again from the start when they run out (padding)
+// and positions past the share are never asked for. Resumed (spec.offset),
+// the rank's first offset / W outputs are made and dropped.
 class StreamReader : public EpochReader {
  public:
-  // Rank r of W reads the shards at positions r, r + W, ... of the epoch's
-  // shard order. With a declared length, size() is the rank's share of it:
-  // the rank's shards are read again from the start when they run out
-  // (padding) and positions past the share are never asked for.
   StreamReader(const std::vector<std::string>* urls, const ShardOptions* o, const EpochSpec& spec,
                std::shared_ptr<BufferPool> pool)
       : urls_(urls), o_(o), pool_(std::move(pool)),
         rng_(HashSeed(spec.seed, static_cast<uint64_t>(spec.epoch), 0x7A25ull)) {
-    free_ = pool_->TakeAll();
     std::vector<uint32_t> order(urls->size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
-    shuffle_ = spec.shuffle;
-    if (shuffle_) {
+    if (spec.shuffle) {
       order = EpochPermutation(static_cast<int64_t>(urls->size()), spec.seed, spec.epoch);
       buffer_size_ = static_cast<size_t>(std::max(0, o->shuffle_buffer));
       concurrent_ = static_cast<size_t>(std::max(1, o->concurrent_shards));
     }
+    ahead_max_ = std::max<size_t>(1, concurrent_);
     const size_t w = static_cast<size_t>(std::max(1, spec.world_size));
     for (size_t i = static_cast<size_t>(spec.rank); i < order.size(); i += w) {
       order_.push_back(order[i]);
@@ -158,7 +180,16 @@ class StreamReader : public EpochReader {
   }
 
   ~StreamReader() override {
-    for (auto& b : free_) pool_->Give(std::move(b));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+      for (auto& f : open_) f->space.notify_one();
+      for (auto& f : ahead_) f->space.notify_one();
+    }
+    for (auto& f : open_) f->thread.join();
+    for (auto& f : ahead_) f->thread.join();
+    for (auto& f : open_) GiveItems(&f->queue);
+    for (auto& f : ahead_) GiveItems(&f->queue);
     for (auto& it : buffer_) pool_->Give(std::move(it.bytes));
     for (auto& it : window_) pool_->Give(std::move(it.bytes));
   }
@@ -170,21 +201,24 @@ class StreamReader : public EpochReader {
     return padded_;
   }
 
-  Status Read(int64_t position, SampleScratch* scratch, SampleData* out, bool* end) override {
-    std::lock_guard<std::mutex> lock(mu_);
+  Status Read(int64_t p, SampleScratch* scratch, SampleData* out, bool* end) override {
+    std::unique_lock<std::mutex> lock(mu_);
     *end = false;
-    // Resumed: the positions this rank consumed before are read and dropped.
-    while (skipped_ < skip_) {
-      if (window_.empty()) ProduceLocked();
-      if (window_.empty()) break;
-      if (free_.size() < kMaxFree) free_.push_back(std::move(window_.front().bytes));
-      window_.pop_front();
-      taken_.pop_front();
-      ++skipped_;
-    }
-    const int64_t p = position;
     if (p < base_) return InternalError("stream position " + std::to_string(p) + " read twice");
-    while (!output_done_ && base_ + static_cast<int64_t>(window_.size()) <= p) ProduceLocked();
+    // One thread at a time extends the window; the others wait for it (the
+    // wait releases mu_, so positions already in the window are served).
+    while (base_ + static_cast<int64_t>(window_.size()) <= p && !output_done_) {
+      if (producing_) {
+        ++window_waiters_;
+        window_cv_.wait(lock);
+        --window_waiters_;
+        continue;
+      }
+      producing_ = true;
+      ProduceLocked(&lock);
+      producing_ = false;
+      if (window_waiters_ > 0) window_cv_.notify_all();
+    }
     if (p >= base_ + static_cast<int64_t>(window_.size())) {
       *end = true;
       return Status::OK();
@@ -200,7 +234,8 @@ class StreamReader : public EpochReader {
     taken_[static_cast<size_t>(p - base_)] = true;
     if (it.repeat) ++padded_;
     while (!window_.empty() && taken_.front()) {
-      if (free_.size() < kMaxFree) free_.push_back(std::move(window_.front().bytes));
+      // The engine's previous buffer (swapped in above) goes back to the feeds.
+      pool_->Give(std::move(window_.front().bytes));
       recent_names_.push_back(std::move(window_.front().name));
       if (recent_names_.size() > kRecentNames) recent_names_.pop_front();
       window_.pop_front();
@@ -223,55 +258,121 @@ class StreamReader : public EpochReader {
  private:
   static constexpr size_t kRecentNames = 4096;
   static constexpr size_t kInitialFill = 64;
-  static constexpr size_t kMaxFree = 64;
+  // Samples a feed holds ready ahead of the merge. A feed that filled its
+  // queue sleeps until the merge has taken half of it (one wake-up per
+  // kFeedQueue / 2 samples, not one per sample).
+  static constexpr size_t kFeedQueue = 16;
 
-  struct OpenShard {
-    std::unique_ptr<ShardSampleReader> reader;
+  // One shard's reader thread and the samples it has read, in shard order;
+  // `done` once the shard ended (after its last item is queued).
+  struct ShardFeed {
     uint32_t shard = 0;
-    int64_t ordinal = 0;
+    bool repeat = false;     // a padding pass (declared length)
+    std::deque<Item> queue;  // guarded by the reader's mu_
+    bool done = false;       // guarded by the reader's mu_
+    std::condition_variable space;  // the queue fell to half, or stop_
+    std::thread thread;
   };
 
+  void GiveItems(std::deque<Item>* q) {
+    for (auto& it : *q) pool_->Give(std::move(it.bytes));
+    q->clear();
+  }
+
+  // The feed's thread: opens and reads its shard outside mu_, queueing each
+  // sample (or error) as an Item; waits while its queue is full.
+  void RunFeed(ShardFeed* feed) {
+    const std::string& url = (*urls_)[feed->shard];
+    auto push = [&](Item item) {
+      std::unique_lock<std::mutex> lock(mu_);
+      feed->space.wait(lock, [&] { return stop_ || feed->queue.size() < kFeedQueue; });
+      if (stop_) {
+        pool_->Give(std::move(item.bytes));
+        return false;
+      }
+      feed->queue.push_back(std::move(item));
+      if (waiting_for_ == feed) data_cv_.notify_one();
+      return true;
+    };
+    auto finish = [&] {
+      std::lock_guard<std::mutex> lock(mu_);
+      feed->done = true;
+      if (waiting_for_ == feed) data_cv_.notify_one();
+    };
+    auto reader = ShardSampleReader::Open(url, o_->spec, StreamOptionsFor());
+    if (!reader.ok()) {
+      Item item;
+      item.status = reader.status();
+      item.name = url;
+      push(std::move(item));
+      finish();
+      return;
+    }
+    ShardSample sample;
+    int64_t ordinal = 0;
+    for (;;) {  // push() answers false once the reader is being destroyed
+      if (sample.bytes.capacity() == 0) sample.bytes = pool_->Take();
+      sample.bytes.clear();
+      bool end = false;
+      Status s = reader.value()->Next(&sample, &end);
+      if (s.ok() && end) break;
+      Item item;
+      item.id = (static_cast<int64_t>(feed->shard) << 32) | ordinal++;
+      item.repeat = feed->repeat;
+      if (!s.ok()) {
+        item.status = std::move(s);
+        item.name = url;
+      } else {
+        item.name = url + ": member " + sample.image_member;
+        item.label = sample.label;
+        item.bytes = std::move(sample.bytes);
+        sample.bytes = std::vector<uint8_t>();
+      }
+      if (!push(std::move(item))) break;
+    }
+    pool_->Give(std::move(sample.bytes));
+    finish();
+  }
+
+  std::unique_ptr<ShardFeed> StartFeedLocked() {
+    auto feed = std::make_unique<ShardFeed>();
+    feed->shard = order_[next_shard_++];
+    feed->repeat = pass_ > 0;
+    feed->thread = std::thread(&StreamReader::RunFeed, this, feed.get());
+    return feed;
+  }
+
   // The next sample of the interleaved shard stream; false at its end.
-  bool NextInputLocked(Item* item) {
+  // Waits (releasing mu_ through `lock`) for the feed whose turn it is.
+  bool NextInputLocked(std::unique_lock<std::mutex>* lock, Item* item) {
     for (;;) {
-      while (open_.size() < concurrent_ && next_shard_ < order_.size()) {
-        const uint32_t shard = order_[next_shard_++];
-        auto reader = ShardSampleReader::Open((*urls_)[shard], o_->spec, StreamOptionsFor());
-        if (!reader.ok()) {
-          *item = Item();
-          item->status = reader.status();
-          item->name = (*urls_)[shard];
-          return true;
-        }
-        open_.push_back(OpenShard{std::move(reader).value(), shard, 0});
+      while (open_.size() < concurrent_ && (!ahead_.empty() || next_shard_ < order_.size())) {
+        if (ahead_.empty()) ahead_.push_back(StartFeedLocked());
+        open_.push_back(std::move(ahead_.front()));
+        ahead_.pop_front();
+      }
+      while (ahead_.size() < ahead_max_ && next_shard_ < order_.size()) {
+        ahead_.push_back(StartFeedLocked());
       }
       if (open_.empty()) return false;
       rr_ %= open_.size();
-      OpenShard& o = open_[rr_];
-      sample_.bytes.clear();
-      if (sample_.bytes.capacity() == 0 && !free_.empty()) {
-        sample_.bytes = std::move(free_.back());
-        free_.pop_back();
+      ShardFeed* f = open_[rr_].get();
+      if (f->queue.empty() && !f->done) {
+        waiting_for_ = f;
+        data_cv_.wait(*lock, [&] { return !f->queue.empty() || f->done; });
+        waiting_for_ = nullptr;
       }
-      bool end = false;
-      Status s = o.reader->Next(&sample_, &end);
-      if (s.ok() && end) {
+      if (f->queue.empty()) {  // the shard ended
+        lock->unlock();
+        f->thread.join();  // done: the thread is leaving RunFeed
+        lock->lock();
         open_.erase(open_.begin() + static_cast<ptrdiff_t>(rr_));
         continue;
       }
-      *item = Item();
+      *item = std::move(f->queue.front());
+      f->queue.pop_front();
       ++pass_samples_;
-      item->repeat = pass_ > 0;
-      item->id = (static_cast<int64_t>(o.shard) << 32) | o.ordinal++;
-      item->name = (*urls_)[o.shard] + ": member " + sample_.image_member;
-      if (!s.ok()) {
-        item->status = s;
-        item->name = (*urls_)[o.shard];
-      } else {
-        item->label = sample_.label;
-        item->bytes = std::move(sample_.bytes);
-        sample_.bytes = std::vector<uint8_t>();
-      }
+      if (f->queue.size() == kFeedQueue / 2) f->space.notify_one();
       rr_ = (rr_ + 1) % open_.size();
       return true;
     }
@@ -283,8 +384,8 @@ class StreamReader : public EpochReader {
     return s;
   }
 
-  // Declared length: once every sample of the rank's shards has been output,
-  // a new pass reads them again (padding, shuffled among themselves), unless
+  // Declared length: once every sample of the rank's shards has been read, a
+  // new pass reads them again (padding, shuffled among themselves), unless
   // the last pass gave nothing. False: no new pass.
   bool NewPassLocked() {
     if (!wrap_ || order_.empty() || pass_samples_ == 0) return false;
@@ -296,10 +397,10 @@ class StreamReader : public EpochReader {
   }
 
   // Appends the next output sample to the window, or sets output_done_.
-  void ProduceLocked() {
+  void ProduceLocked(std::unique_lock<std::mutex>* lock) {
     Item item;
     if (buffer_size_ == 0) {
-      if (NextInputLocked(&item) || (NewPassLocked() && NextInputLocked(&item))) {
+      if (NextInputLocked(lock, &item) || (NewPassLocked() && NextInputLocked(lock, &item))) {
         Push(std::move(item));
       } else {
         output_done_ = true;
@@ -313,12 +414,12 @@ class StreamReader : public EpochReader {
     for (int added = 0; !input_done_ && buffer_.size() < buffer_size_ &&
                         (added < 2 || buffer_.size() < want);
          ++added) {
-      if (NextInputLocked(&item)) buffer_.push_back(std::move(item));
+      if (NextInputLocked(lock, &item)) buffer_.push_back(std::move(item));
       else input_done_ = true;
     }
     if (buffer_.empty()) {
       if (NewPassLocked()) {
-        ProduceLocked();  // at most once more: a pass that gives nothing ends it
+        ProduceLocked(lock);  // at most once more: a pass that gives nothing ends it
         return;
       }
       output_done_ = true;
@@ -331,6 +432,11 @@ class StreamReader : public EpochReader {
   }
 
   void Push(Item item) {
+    if (skipped_ < skip_) {  // resumed: this rank consumed this output before
+      ++skipped_;
+      pool_->Give(std::move(item.bytes));
+      return;
+    }
     window_.push_back(std::move(item));
     taken_.push_back(false);
   }
@@ -340,15 +446,22 @@ class StreamReader : public EpochReader {
   const std::shared_ptr<BufferPool> pool_;
 
   mutable std::mutex mu_;
-  // Everything below is guarded by mu_.
+  std::condition_variable data_cv_;    // waiting_for_ queued an item or ended
+  std::condition_variable window_cv_;  // the window grew (or the stream ended)
+  // Everything below is guarded by mu_; the merge state (rng_ ... buffer_,
+  // input_done_) only by the thread with producing_ set.
+  bool stop_ = false;
+  bool producing_ = false;
+  int window_waiters_ = 0;
+  const ShardFeed* waiting_for_ = nullptr;  // the feed the producer waits on
   Rng rng_;
-  bool shuffle_ = false;
   std::vector<uint32_t> order_;
   size_t next_shard_ = 0;
   size_t concurrent_ = 1;
-  std::vector<OpenShard> open_;
+  size_t ahead_max_ = 1;
+  std::vector<std::unique_ptr<ShardFeed>> open_;  // interleaved round-robin
+  std::deque<std::unique_ptr<ShardFeed>> ahead_;  // started, next in order
   size_t rr_ = 0;
-  ShardSample sample_;
   size_t buffer_size_ = 0;
   std::vector<Item> buffer_;
   bool input_done_ = false;
@@ -357,22 +470,24 @@ class StreamReader : public EpochReader {
   int64_t base_ = 0;
   bool output_done_ = false;
   std::deque<std::string> recent_names_;  // names of positions just below base_
-  std::vector<std::vector<uint8_t>> free_;  // byte buffers handed back by readers
-  int64_t size_ = -1;            // declared length: this rank's share
-  bool wrap_ = false;            // read the rank's shards again when they run out
-  int pass_ = 0;                 // passes over the rank's shards started after the first
-  int64_t pass_samples_ = 0;     // samples read in the current pass
-  int64_t padded_ = 0;           // repeats handed out (read in later passes)
-  int64_t skip_ = 0;             // resumed: this rank's positions consumed before
+  int64_t size_ = -1;          // declared length: this rank's share
+  bool wrap_ = false;          // read the rank's shards again when they run out
+  int pass_ = 0;               // passes over the rank's shards started after the first
+  int64_t pass_samples_ = 0;   // samples read in the current pass
+  int64_t padded_ = 0;         // repeats handed out (read in later passes)
+  int64_t skip_ = 0;           // resumed: this rank's outputs consumed before
   int64_t skipped_ = 0;
 };
 
 class StreamShards : public Source {
  public:
-  StreamShards(std::vector<std::string> urls, const ShardOptions& o)
+  StreamShards(std::vector<std::string> urls, const ShardOptions& o,
+               std::vector<std::string> classes)
       : urls_(std::move(urls)),
+        classes_(std::move(classes)),
         options_(o),
-        pool_(std::make_shared<BufferPool>(static_cast<size_t>(std::max(0, o.shuffle_buffer)) + 64)) {}
+        pool_(std::make_shared<BufferPool>(static_cast<size_t>(std::max(0, o.shuffle_buffer)) + 64 +
+                                           32 * static_cast<size_t>(std::max(1, o.concurrent_shards)))) {}
   int64_t size() const override { return options_.length > 0 ? options_.length : -1; }
   uint64_t Fingerprint() const override {
     uint64_t h = Mix64(static_cast<uint64_t>(size()));
@@ -382,6 +497,7 @@ class StreamShards : public Source {
     }
     return h;
   }
+  std::vector<std::string> classes() const override { return classes_; }
   std::string Describe() const override {
     return "Shards(" + std::to_string(urls_.size()) + " shards, stream" +
            (urls_.empty() ? "" : ", " + urls_[0] + " ...") + ")";
@@ -404,9 +520,28 @@ class StreamShards : public Source {
 
  private:
   const std::vector<std::string> urls_;
+  const std::vector<std::string> classes_;
   const ShardOptions options_;
   const std::shared_ptr<BufferPool> pool_;
 };
+
+// Class names from the classes.json that `stoker convert` writes beside the
+// shards (src/convert/convert.h), looked for in the first shard's directory
+// (local shards only); none when the file is absent.
+StatusOr<std::vector<std::string>> ReadShardClasses(const std::vector<std::string>& urls) {
+  std::vector<std::string> classes;
+  if (urls.empty() || IsRemoteUrl(urls[0])) return classes;
+  const size_t slash = urls[0].find_last_of('/');
+  const std::string path =
+      (slash == std::string::npos ? std::string(".") : urls[0].substr(0, slash)) + "/classes.json";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return classes;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!ParseJsonStringArray(text, &classes)) {
+    return DataLossError(path + ": not a JSON array of class names");
+  }
+  return classes;
+}
 
 }  // namespace
 
@@ -456,13 +591,19 @@ StatusOr<std::vector<std::string>> ExpandBraces(const std::string& pattern) {
   return out;
 }
 
-StatusOr<std::vector<std::string>> ExpandShardPatterns(const std::vector<std::string>& patterns) {
+StatusOr<std::vector<std::string>> ExpandShardPatterns(const std::vector<std::string>& patterns,
+                                                       const StreamOptions& stream) {
   if (patterns.empty()) return InvalidArgumentError("no shard patterns given");
   std::vector<std::string> out;
   for (const std::string& pattern : patterns) {
     auto expanded = ExpandBraces(pattern);
     if (!expanded.ok()) return expanded.status();
     for (const std::string& p : expanded.value()) {
+      if (IsS3Url(p)) {
+        STOKER_ASSIGN_OR_RETURN(std::vector<std::string> objects, ExpandS3Pattern(p, stream));
+        out.insert(out.end(), objects.begin(), objects.end());
+        continue;
+      }
       if (IsRemoteUrl(p)) {
         out.push_back(p);
         continue;
@@ -501,12 +642,13 @@ StatusOr<std::shared_ptr<Source>> OpenShards(const ShardOptions& options) {
   if (options.shuffle_buffer < 0) return InvalidArgumentError("shuffle_buffer must be >= 0");
   if (options.concurrent_shards < 1) return InvalidArgumentError("concurrent_shards must be >= 1");
   if (options.length < 0) return InvalidArgumentError("length must be >= 0 (0: unknown)");
-  auto urls = ExpandShardPatterns(options.patterns);
+  auto urls = ExpandShardPatterns(options.patterns, options.stream);
   if (!urls.ok()) return urls.status();
   bool indexable = true;
   for (const std::string& u : urls.value()) {
     if (IsRemoteUrl(u) || !EndsWith(u, ".tar")) indexable = false;
   }
+  STOKER_ASSIGN_OR_RETURN(std::vector<std::string> classes, ReadShardClasses(urls.value()));
   ShardMode mode = options.mode;
   if (mode == ShardMode::kAuto) mode = indexable ? ShardMode::kIndexed : ShardMode::kStream;
   if (mode == ShardMode::kIndexed) {
@@ -515,9 +657,10 @@ StatusOr<std::shared_ptr<Source>> OpenShards(const ShardOptions& options) {
           "Shards: mode=\"indexed\" needs local uncompressed .tar shards; use mode=\"stream\" for "
           "compressed or remote shards");
     }
-    return IndexedShards::Open(urls.value(), options);
+    return IndexedShards::Open(urls.value(), options, std::move(classes));
   }
-  return std::shared_ptr<Source>(new StreamShards(std::move(urls).value(), options));
+  return std::shared_ptr<Source>(
+      new StreamShards(std::move(urls).value(), options, std::move(classes)));
 }
 
 }  // namespace stoker

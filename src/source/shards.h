@@ -9,7 +9,9 @@
 //
 // Patterns: brace ranges with zero padding ("{000..146}") and lists
 // ("{a,b}"), expanded left to right; then, for local paths, glob(3)
-// wildcards (sorted matches). A pattern that matches nothing is an error.
+// wildcards (sorted matches), and for s3:// URLs glob wildcards or a
+// trailing '/' (every object under the prefix), listed with ListObjectsV2
+// (io/s3.h). A pattern that matches nothing is an error.
 //
 // Two modes:
 //  - indexed (default for local uncompressed .tar): every shard is indexed
@@ -24,11 +26,17 @@
 //    Sample ids are (shard index << 32) | ordinal in the shard, so a
 //    sample's augmentation does not depend on the order.
 //
+// Remote shards: http(s):// and s3:// URLs (io/stream.h, io/s3.h); with
+// cache_dir, each is downloaded once into a cache shared by the node's
+// processes and read from there.
+//
 // Thread-safety: StartEpoch from one thread; the readers' Read is
-// thread-safe. In stream mode, producing the stream (reading and
-// decompressing tar members) is serialised under the reader's mutex and
-// overlaps with the engine's decoding on other threads; samples wait in a
-// small reorder window until their position is read.
+// thread-safe. In stream mode each shard is read and decompressed by its
+// own thread (up to 2 x concurrent_shards at once, each holding at most 16
+// samples); only the merge (round-robin, shuffle buffer, reorder window)
+// runs under the reader's mutex, one engine thread at a time; samples wait
+// in a small reorder window until their position is read. Destroying a
+// stream epoch reader stops and joins its shard threads.
 // Errors: OpenShards fails on bad options, patterns matching nothing and (in
 // indexed mode) shards that cannot be opened. Reading errors name the shard
 // and the member. In stream mode a damaged shard yields one error at the
@@ -49,8 +57,11 @@ namespace stoker {
 
 // ShardMode, ShardOptions and OpenShards are public (include/stoker/sources.h).
 
-// Expands brace patterns and (local) globs; errors when nothing matches.
-StatusOr<std::vector<std::string>> ExpandShardPatterns(const std::vector<std::string>& patterns);
+// Expands brace patterns, local globs and s3:// globs/prefixes (listed
+// with `stream`'s endpoint, TLS and retry settings); errors when nothing
+// matches.
+StatusOr<std::vector<std::string>> ExpandShardPatterns(const std::vector<std::string>& patterns,
+                                                       const StreamOptions& stream = {});
 // Brace expansion alone ("a{0..2}" -> a0 a1 a2; "{x,y}z" -> xz yz).
 StatusOr<std::vector<std::string>> ExpandBraces(const std::string& pattern);
 

@@ -1,0 +1,150 @@
+// Copyright 2026 The stoker Authors.
+//
+// The photometric ops' own properties. Parity with Pillow, pixel for pixel,
+// is checked by python/tests/test_color.py (it needs Pillow).
+#include "ops/color.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+namespace stoker {
+namespace {
+
+RgbImage Gradient(int w, int h) {
+  RgbImage img;
+  img.Resize(w, h);
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      uint8_t* p = img.row(y) + x * 3;
+      p[0] = static_cast<uint8_t>(40 + x * 3);
+      p[1] = static_cast<uint8_t>(60 + y * 2);
+      p[2] = static_cast<uint8_t>((x * 7 + y * 5) % 256);
+    }
+  }
+  return img;
+}
+
+std::vector<uint8_t> Pixels(RgbImage& img) {
+  return std::vector<uint8_t>(img.data(), img.data() + img.width() * img.height() * 3);
+}
+
+TEST(ColorTest, IdentityFactorsLeaveTheImage) {
+  RgbImage ref = Gradient(37, 29);
+  for (int op = 0; op < 4; ++op) {
+    RgbImage img = Gradient(37, 29), scratch;
+    if (op == 0) AdjustBrightness(&img, 1.0f);
+    if (op == 1) AdjustContrast(&img, 1.0f);
+    if (op == 2) AdjustSaturation(&img, 1.0f);
+    if (op == 3) AdjustSharpness(&img, 1.0f, &scratch);
+    EXPECT_EQ(Pixels(img), Pixels(ref)) << "op " << op;
+  }
+}
+
+TEST(ColorTest, BrightnessTruncatesAndClips) {
+  RgbImage img;
+  img.Resize(2, 1);
+  const uint8_t v[6] = {0, 1, 100, 200, 255, 7};
+  std::copy(v, v + 6, img.data());
+  AdjustBrightness(&img, 1.5f);
+  const uint8_t want[6] = {0, 1, 150, 255, 255, 10};  // 1.5 -> 1, 10.5 -> 10, clipped at 255
+  EXPECT_EQ(std::vector<uint8_t>(img.data(), img.data() + 6), std::vector<uint8_t>(want, want + 6));
+}
+
+TEST(ColorTest, GrayscaleUsesPillowLuma) {
+  RgbImage img;
+  img.Resize(1, 1);
+  img.data()[0] = 10, img.data()[1] = 200, img.data()[2] = 37;
+  ToGrayscale(&img);
+  // (10 * 19595 + 200 * 38470 + 37 * 7471 + 32768) >> 16 = 125 (Pillow's convert("L")).
+  EXPECT_EQ(img.data()[0], 125);
+  EXPECT_EQ(img.data()[1], 125);
+  EXPECT_EQ(img.data()[2], 125);
+}
+
+TEST(ColorTest, PosterizeAndSolarize) {
+  RgbImage img;
+  img.Resize(1, 1);
+  img.data()[0] = 0xB7, img.data()[1] = 0x7F, img.data()[2] = 0x80;
+  Posterize(&img, 3);
+  EXPECT_EQ(img.data()[0], 0xA0);
+  EXPECT_EQ(img.data()[1], 0x60);
+  EXPECT_EQ(img.data()[2], 0x80);
+  img.data()[0] = 127, img.data()[1] = 128, img.data()[2] = 255;
+  Solarize(&img, 128);
+  EXPECT_EQ(img.data()[0], 127);
+  EXPECT_EQ(img.data()[1], 127);
+  EXPECT_EQ(img.data()[2], 0);
+}
+
+TEST(ColorTest, AutocontrastStretchesEachChannel) {
+  RgbImage img = Gradient(40, 30);
+  Autocontrast(&img);
+  for (int c = 0; c < 3; ++c) {
+    int lo = 255, hi = 0;
+    for (int y = 0; y < img.height(); ++y) {
+      for (int x = 0; x < img.width(); ++x) {
+        lo = std::min<int>(lo, img.row(y)[x * 3 + c]);
+        hi = std::max<int>(hi, img.row(y)[x * 3 + c]);
+      }
+    }
+    EXPECT_EQ(lo, 0) << c;
+    // int(hi * scale + offset) in double: 255 or, rounded down, 254 (as Pillow).
+    EXPECT_GE(hi, 254) << c;
+  }
+}
+
+TEST(ColorTest, EqualizeOfAConstantChannelIsTheIdentity) {
+  RgbImage img;
+  img.Resize(8, 8);
+  std::fill(img.data(), img.data() + 8 * 8 * 3, 77);
+  Equalize(&img);
+  EXPECT_EQ(img.data()[0], 77);
+}
+
+TEST(ColorTest, SharpnessKeepsTheBorder) {
+  RgbImage img = Gradient(20, 15), scratch;
+  for (int i = 0; i < 20 * 15 * 3; i += 7) img.data()[i] = 255;  // edges to sharpen
+  RgbImage ref = img;
+  AdjustSharpness(&img, 2.0f, &scratch);
+  // Pillow's filter copies the border pixels; blending them with themselves is the identity.
+  for (int x = 0; x < 20 * 3; ++x) {
+    EXPECT_EQ(img.row(0)[x], ref.row(0)[x]);
+    EXPECT_EQ(img.row(14)[x], ref.row(14)[x]);
+  }
+  EXPECT_NE(Pixels(img), Pixels(ref));
+}
+
+TEST(ColorTest, HueZeroShiftKeepsGreys) {
+  RgbImage img;
+  img.Resize(1, 1);
+  img.data()[0] = img.data()[1] = img.data()[2] = 99;
+  AdjustHue(&img, 0.3);
+  EXPECT_EQ(img.data()[0], 99);
+  EXPECT_EQ(img.data()[2], 99);
+}
+
+TEST(ColorJitterTest, DrawsAPermutationAndFactorsInRange) {
+  const Transform t = Transform::ColorJitter({0.6, 1.4}, {1.0, 1.0}, {0.5, 1.5}, {-0.1, 0.1});
+  std::set<std::vector<int>> orders;
+  for (uint64_t s = 0; s < 2000; ++s) {
+    Rng rng(s);
+    const ColorJitterParams p = DrawColorJitter(t, &rng);
+    std::vector<int> o(p.order.begin(), p.order.end());
+    std::vector<int> sorted = o;
+    std::sort(sorted.begin(), sorted.end());
+    ASSERT_EQ(sorted, (std::vector<int>{0, 1, 2, 3}));
+    orders.insert(o);
+    EXPECT_TRUE(p.enabled[0] && !p.enabled[1] && p.enabled[2] && p.enabled[3]);
+    EXPECT_GE(p.factor[0], 0.6);
+    EXPECT_LT(p.factor[0], 1.4);
+    EXPECT_GE(p.factor[3], -0.1);
+    EXPECT_LT(p.factor[3], 0.1);
+  }
+  EXPECT_EQ(orders.size(), 24u);  // every permutation occurs
+}
+
+}  // namespace
+}  // namespace stoker

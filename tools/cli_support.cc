@@ -1,0 +1,42 @@
+// Copyright 2026 The stoker Authors.
+#include "cli_support.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace stoker {
+
+std::string PythonInterpreter() {
+  const char* env = std::getenv("STOKER_PYTHON");
+  return env != nullptr && *env != '\0' ? env : "/usr/bin/python3";
+}
+
+std::string DataFile(const std::string& rel) {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("STOKER_DATA_DIR"); env != nullptr && *env != '\0') {
+    dirs.push_back(env);
+  }
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    std::string bin(exe, n);
+    bin = bin.substr(0, bin.rfind('/'));
+    dirs.push_back(bin + "/share/stoker");
+    dirs.push_back(bin + "/../share/stoker");
+  }
+  std::string looked;
+  for (const std::string& d : dirs) {
+    const std::string path = d + "/" + rel;
+    if (access(path.c_str(), R_OK) == 0) return path;
+    looked += " " + path;
+  }
+  std::fprintf(stderr, "stoker: cannot find %s (looked in:%s; set STOKER_DATA_DIR)\n",
+               rel.c_str(), looked.c_str());
+  return "";
+}
+
+}  // namespace stoker

@@ -1,0 +1,55 @@
+// Copyright 2026 The stoker Authors.
+#include "source_path.h"
+
+#include <sys/stat.h>
+
+#include <cstring>
+
+#include "stoker/sources.h"
+
+namespace stoker {
+
+const char kSourcePathHelp[] =
+    "image folder (DATA/<class>/<image>), images .npy, .h5/.hdf5, or tar shards (a path or "
+    "pattern ending in .tar, .tar.gz, .tgz or .tar.zst, e.g. 'shards/train-{000..009}.tar')";
+
+namespace {
+bool EndsWith(const std::string& s, const char* sfx) {
+  const size_t n = std::strlen(sfx);
+  return s.size() > n && s.compare(s.size() - n, n, sfx) == 0;
+}
+}  // namespace
+
+StatusOr<std::shared_ptr<Source>> OpenSourceFromPath(const std::string& path,
+                                                     const SourcePathOptions& o) {
+  if (EndsWith(path, ".tar") || EndsWith(path, ".tar.gz") || EndsWith(path, ".tgz") ||
+      EndsWith(path, ".tar.zst")) {
+    if (!o.labels.empty() || !o.layout.empty()) {
+      return InvalidArgumentError("--labels and --layout are not for tar shards");
+    }
+    ShardOptions so;
+    so.patterns = {path};
+    return OpenShards(so);
+  }
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return NotFoundError(path + ": no such file or directory");
+  if (S_ISDIR(st.st_mode)) {
+    if (!o.labels.empty()) return InvalidArgumentError("--labels is for .npy and HDF5 sources");
+    STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ImageFolder> f, ImageFolder::Open(path));
+    return std::shared_ptr<Source>(f);
+  }
+  if (EndsWith(path, ".npy")) {
+    STOKER_ASSIGN_OR_RETURN(std::shared_ptr<NpySource> s,
+                            NpySource::Open(path, o.labels, o.layout));
+    return std::shared_ptr<Source>(s);
+  }
+  if (EndsWith(path, ".h5") || EndsWith(path, ".hdf5")) {
+    STOKER_ASSIGN_OR_RETURN(std::shared_ptr<Hdf5Source> s,
+                            Hdf5Source::Open(path, o.images, o.labels_given ? o.labels : "labels"));
+    return std::shared_ptr<Source>(s);
+  }
+  return InvalidArgumentError(path + ": not an image folder, a .npy or an .h5/.hdf5 file, nor tar "
+                              "shards (.tar, .tar.gz, .tgz, .tar.zst)");
+}
+
+}  // namespace stoker
