@@ -300,7 +300,8 @@ def test_two_threads_calling_next_share_the_epoch(npy):
         for _, _, ids in it:
             got[k] += ids.tolist()
 
-    threads = [threading.Thread(target=consume, args=(k,)) for k in range(2)]
+    # daemon: a thread left blocked (the bug) fails the test instead of stalling the run
+    threads = [threading.Thread(target=consume, args=(k,), daemon=True) for k in range(2)]
     for t in threads:
         t.start()
     for t in threads:
