@@ -34,7 +34,14 @@ SECTIONS = [
     ("Loading", "", ["Loader", "diagnose"]),
     ("Transforms", "CPU transforms, with torchvision's names and arguments. `ToTensor` is "
      "implied; the list must end in a fixed size.",
-     ["RandomResizedCrop", "Resize", "CenterCrop", "RandomHorizontalFlip", "Normalize"]),
+     ["Compose", "RandomResizedCrop", "Resize", "CenterCrop", "RandomCrop",
+      "RandomHorizontalFlip", "RandomVerticalFlip", "Normalize"]),
+    ("Colour", "Photometric transforms; they run on the output-size image, after the crop.",
+     ["ColorJitter", "Grayscale", "RandomGrayscale", "RandomAutocontrast", "RandomEqualize",
+      "RandomPosterize", "RandomSolarize", "RandomAdjustSharpness", "GaussianBlur"]),
+    ("Policies", "Automatic augmentation policies, torchvision's op lists and magnitude bins.",
+     ["TrivialAugmentWide", "RandAugment", "AutoAugment"]),
+    ("On the output and the batch", "", ["RandomErasing", "MixUp", "CutMix"]),
     ("GPU", "", ["DeviceAugment"]),
     ("Errors", "", ["StokerError"]),
 ]
