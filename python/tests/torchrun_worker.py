@@ -94,7 +94,13 @@ def main():
     if rank == 0:
         with open(out, "w") as f:
             json.dump(result, f)
-    dist.destroy_process_group()
+    dist.barrier()
+    # Not destroy_process_group() / a normal exit: torch 1.13 can deadlock at shutdown when the
+    # DDP Reducer's destructor joins a gloo thread that waits for the GIL (seen under load,
+    # ~ProcessGroupGloo -> thread join). Everything is written; leave at once.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
