@@ -11,11 +11,11 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 S3RVER=s3rver@3.7.1
 
 PACKAGES=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config ccache
   libjpeg62-turbo-dev libpng-dev libwebp-dev libtiff-dev zlib1g-dev libhdf5-dev
   libarchive-dev libzstd-dev zstd libcurl4-openssl-dev nginx openssl
   libgtest-dev libcli11-dev pybind11-dev nlohmann-json3-dev libxxhash-dev
-  python3-dev python3-numpy python3-pytest python3-pil python3-h5py
+  python3-dev python3-numpy python3-scipy python3-pytest python3-pil python3-h5py
   python3-torch python3-torchvision python3-matplotlib
   python3-setuptools python3-wheel python3-build python3-venv python3-pip
 )

@@ -32,6 +32,8 @@ SECTIONS = [
     ("Sources", "Where samples come from. Pass one to `Loader`.",
      ["ImageFolder", "Npy", "HDF5", "Shards"]),
     ("Loading", "", ["Loader", "diagnose"]),
+    ("Sampling", "Which samples each epoch visits (`Loader(..., sampler=...)`); draws depend "
+     "on `(seed, epoch)` only.", ["WeightedSampler", "ClassBalanced", "Subset"]),
     ("Transforms", "CPU transforms, with torchvision's names and arguments. `ToTensor` is "
      "implied; the list must end in a fixed size.",
      ["Compose", "RandomResizedCrop", "Resize", "CenterCrop", "RandomCrop",

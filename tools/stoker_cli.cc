@@ -324,7 +324,17 @@ int CmdDiagnose(const std::string& data, const std::string& pipeline, LoaderOpti
            ", \"consumer_wait_s\": " + std::to_string(s.consumer_wait_s) +
            "}, \"data_bound\": " + (g.data_bound ? "true" : "false") +
            ", \"bottleneck\": \"" + g.bottleneck + "\", \"cost_factor\": " +
-           std::to_string(g.cost_factor) + ", \"verdict\": " + JsonQuote(g.verdict) + "}";
+           std::to_string(g.cost_factor) + ", \"verdict\": " + JsonQuote(g.verdict);
+    const LoaderStats& ps = g.pipeline_stats;
+    if (ps.cache_capacity > 0) {
+      out += ", \"cache\": {\"hits\": " + std::to_string(ps.cache_hits) +
+             ", \"misses\": " + std::to_string(ps.cache_misses) +
+             ", \"evicted\": " + std::to_string(ps.cache_evicted) +
+             ", \"bytes\": " + std::to_string(ps.cache_bytes) +
+             ", \"capacity\": " + std::to_string(ps.cache_capacity) +
+             ", \"advice\": " + JsonQuote(ps.cache_advice) + "}";
+    }
+    out += "}";
     std::printf("%s\n", out.c_str());
     return 0;
   }
@@ -506,6 +516,14 @@ int main(int argc, char** argv) {
   diagnose->add_option("--batches", diag_batches, "steps measured per mode")
       ->capture_default_str()->check(CLI::PositiveNumber);
   diagnose->add_flag("--json", diag_json, "print one JSON object");
+  std::string diag_cache;
+  int64_t diag_cache_mib = 0;
+  diagnose->add_option("--cache", diag_cache,
+                       "keep samples in memory across epochs: 'decoded' (whole decoded images) "
+                       "or 'output' (finished samples; val pipeline only); needs --cache-mib")
+      ->check(CLI::IsMember({"decoded", "output"}));
+  diagnose->add_option("--cache-mib", diag_cache_mib, "the cache's bound in MiB")
+      ->check(CLI::PositiveNumber);
 
   std::string tune_data, tune_pipeline = "train", tune_dtype = "float32", tune_plot;
   TuneOptions tune_opts;
@@ -567,6 +585,16 @@ int main(int argc, char** argv) {
   if (diagnose->parsed()) {
     diag.shuffle = true;
     diag.dtype = ParseDType(diag_dtype).value();
+    if (diag_cache.empty() != (diag_cache_mib == 0)) {
+      std::fprintf(stderr, "stoker diagnose: --cache and --cache-mib go together\n");
+      return 2;
+    }
+    if (!diag_cache.empty()) {
+      diag.cache_bytes = static_cast<size_t>(diag_cache_mib) << 20;
+      diag.cache_kind = diag_cache == "output" ? LoaderOptions::CacheKind::kOutput
+                                               : LoaderOptions::CacheKind::kDecoded;
+      diag.dct_scaling = false;  // cached images are whole
+    }
     return CmdDiagnose(diag_data, diag_pipeline, diag, step_ms, diag_batches, diag_json);
   }
   if (decode->parsed()) return CmdDecode(decode_data, decode_threads, decode_epochs, decode_json);

@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "stoker/batch.h"
+#include "stoker/sampler.h"
 #include "stoker/source.h"
 #include "stoker/status.h"
 #include "stoker/transforms.h"
@@ -94,6 +95,22 @@ struct LoaderOptions {
   int max_prefetch = 8;
   // Batches per tuning window (at least; a window also lasts >= 0.1 s).
   int tune_window = 8;
+  // Keep decoded images in memory so later epochs skip reading and decoding
+  // (random-access sources; encoded images only -- arrays are in memory
+  // already). A cached image is decoded whole at full resolution (no DCT
+  // scaling), so its pixels equal an uncached run with dct_scaling = false.
+  // 0: no cache. Least recently used images are evicted past the bound.
+  size_t cache_bytes = 0;
+  // What the decoded-sample cache keeps (with cache_bytes > 0): kDecoded,
+  // the whole decoded image (random transforms run on it every epoch); or
+  // kOutput, the finished sample (only for pipelines without random
+  // transforms, e.g. validation: a hit is a copy).
+  enum class CacheKind { kDecoded, kOutput };
+  CacheKind cache_kind = CacheKind::kDecoded;
+  // Which samples each epoch visits (random-access sources): every sample
+  // once by default; weighted or class-balanced draws, or a subset
+  // (stoker/sampler.h). Draws depend on (seed, epoch) only.
+  SamplerSpec sampler;
   // The per-stage clock reads behind read_s/decode_s/augment_s. Always on
   // in normal use (they cost about 0.01%); off only to measure that cost.
   bool stage_timing = true;
@@ -147,6 +164,14 @@ struct LoaderStats {
   int cores = 0;                // available cores / local_world_size: the default threads
   int64_t padded_samples = 0;   // samples of the epoch repeated to even out the ranks
   int64_t prefetch_discarded_batches = 0;  // next-epoch batches made, then not wanted
+  // The decoded-sample cache (all zero without one).
+  int64_t cache_hits = 0;
+  int64_t cache_misses = 0;
+  int64_t cache_evicted = 0;
+  int64_t cache_entries = 0;
+  size_t cache_bytes = 0;       // in use
+  size_t cache_capacity = 0;
+  std::string cache_advice;     // "" unless the cache is too small to help
 };
 
 class Loader {

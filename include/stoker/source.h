@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "stoker/sampler.h"
 #include "stoker/status.h"
 
 namespace stoker {
@@ -70,6 +71,9 @@ struct EpochSpec {
   // Global positions of this epoch already consumed (by all ranks together)
   // before a resume; the epoch continues at the next one.
   int64_t offset = 0;
+  // Which samples the epoch visits (random-access sources only): null or
+  // kAll for each sample once. Borrowed for the StartEpoch call only.
+  const SamplerSpec* sampler = nullptr;
 };
 
 // One rank's share of an epoch of `n` samples under `spec`.
@@ -101,6 +105,10 @@ class EpochReader {
   // Samples of the epoch (all ranks) that repeat another one to even out the
   // ranks' shares; for streams, those repeated so far.
   virtual int64_t padded() const { return 0; }
+  // A key for the sample at `position` that is the same in every epoch and
+  // known before reading it (the source index), or -1 when the reader cannot
+  // tell before reading (streams). Keys the decoded-sample cache.
+  virtual int64_t KeyAt(int64_t position) const { return -1; }
 };
 
 class Source {
@@ -127,6 +135,10 @@ class RandomAccessSource : public Source {
   // Reads sample `index`. Thread-safe.
   virtual Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const = 0;
   virtual std::string NameOf(int64_t index) const = 0;
+  // Every sample's label, known without reading the samples (from the
+  // directory layout, a labels array, an index), or empty when the source
+  // cannot tell without reading. Used by class-balanced sampling.
+  virtual std::vector<int64_t> Labels() const { return {}; }
 
   // Positions map to indices in order, or through a permutation drawn from
   // (seed, epoch) when `spec.shuffle`, then to this rank's share

@@ -365,15 +365,32 @@ void RegisterLoader(py::module_& m) {
         },
         py::arg("loader"), py::arg("step"), py::arg("batches"));
 
+  py::class_<SamplerSpec>(m, "SamplerSpec")
+      .def(py::init<>())
+      .def_static("weighted", &SamplerSpec::Weighted, py::arg("weights"),
+                  py::arg("num_samples") = -1, py::arg("replacement") = true)
+      .def_static("class_balanced", &SamplerSpec::ClassBalanced, py::arg("num_samples") = -1,
+                  py::arg("replacement") = true)
+      .def_static("subset", &SamplerSpec::Subset, py::arg("indices"));
+
   py::class_<Loader>(m, "Loader")
       .def(py::init([](std::shared_ptr<Source> source, int batch_size, bool shuffle,
                        uint64_t seed, bool drop_last, std::vector<Transform> transforms,
                        int threads, int prefetch, const std::string& dtype,
                        const std::string& layout, const std::string& on_error, bool dct_scaling,
                        int64_t max_pixels, bool auto_threads, bool auto_prefetch, int max_threads,
-                       int max_prefetch, std::shared_ptr<BatchAllocator> allocator, int rank,
-                       int world_size, int local_world_size) {
+                       int max_prefetch, std::shared_ptr<BatchAllocator> allocator,
+                       const SamplerSpec& sampler, const std::string& cache,
+                       size_t cache_bytes, int rank, int world_size, int local_world_size) {
              LoaderOptions o;
+             o.sampler = sampler;
+             if (cache == "decoded") o.cache_kind = LoaderOptions::CacheKind::kDecoded;
+             else if (cache == "output") o.cache_kind = LoaderOptions::CacheKind::kOutput;
+             else if (!cache.empty()) {
+               throw py::value_error("cache must be None, 'decoded' or 'output', got '" + cache +
+                                     "'");
+             }
+             o.cache_bytes = cache.empty() ? 0 : cache_bytes;
              o.batch_size = batch_size;
              o.shuffle = shuffle;
              o.seed = seed;
@@ -403,8 +420,9 @@ void RegisterLoader(py::module_& m) {
            py::arg("dtype"), py::arg("layout"), py::arg("on_error"), py::arg("dct_scaling"),
            py::arg("max_pixels"), py::arg("auto_threads") = false,
            py::arg("auto_prefetch") = false, py::arg("max_threads") = 0,
-           py::arg("max_prefetch") = 8, py::arg("allocator") = nullptr, py::arg("rank") = 0,
-           py::arg("world_size") = 1, py::arg("local_world_size") = 1)
+           py::arg("max_prefetch") = 8, py::arg("allocator") = nullptr,
+           py::arg("sampler") = SamplerSpec(), py::arg("cache") = "", py::arg("cache_bytes") = 0,
+           py::arg("rank") = 0, py::arg("world_size") = 1, py::arg("local_world_size") = 1)
       .def("__len__", &Loader::num_batches)
       .def_property_readonly("num_samples", &Loader::num_samples)
       .def_property_readonly("height", &Loader::height)
@@ -491,6 +509,21 @@ void RegisterLoader(py::module_& m) {
         d["cores"] = s.cores;
         d["padded_samples"] = s.padded_samples;
         d["prefetch_discarded_batches"] = s.prefetch_discarded_batches;
+        if (l.options().cache_bytes > 0) {
+          py::dict c;
+          c["kind"] = l.options().cache_kind == LoaderOptions::CacheKind::kOutput ? "output"
+                                                                                 : "decoded";
+          c["hits"] = s.cache_hits;
+          c["misses"] = s.cache_misses;
+          const int64_t lookups = s.cache_hits + s.cache_misses;
+          c["hit_rate"] = lookups > 0 ? static_cast<double>(s.cache_hits) / lookups : 0.0;
+          c["evicted"] = s.cache_evicted;
+          c["entries"] = s.cache_entries;
+          c["bytes"] = s.cache_bytes;
+          c["capacity"] = s.cache_capacity;
+          c["advice"] = s.cache_advice;
+          d["cache"] = c;
+        }
         return d;
       });
 }

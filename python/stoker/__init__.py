@@ -18,6 +18,7 @@ straight into its slot of a pooled batch buffer.
 from stoker._C import HDF5, ImageFolder, Npy, StokerError
 from stoker._device import DeviceAugment
 from stoker._loader import Loader, diagnose
+from stoker._sampler import ClassBalanced, Subset, WeightedSampler
 from stoker._shards import Shards
 from stoker._batch import CutMix, MixUp
 from stoker._transforms import (
@@ -64,6 +65,7 @@ __all__ = [
     "RandomVerticalFlip",
     "RandAugment",
     "TrivialAugmentWide",
+    "ClassBalanced",
     "DeviceAugment",
     "HDF5",
     "ImageFolder",
@@ -76,5 +78,7 @@ __all__ = [
     "Resize",
     "Shards",
     "StokerError",
+    "Subset",
+    "WeightedSampler",
 ]
 from stoker._version import __version__  # generated from include/stoker/version.h

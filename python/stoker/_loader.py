@@ -9,7 +9,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from stoker import _C, _device
+from stoker import _C, _device, _sampler
 from stoker._transforms import _transform_list
 
 try:  # torch is optional: without it batches are numpy arrays.
@@ -108,6 +108,15 @@ class Loader:
         under ``drop_last``; ``stats()["padded_samples"]``). None: from ``torch.distributed``
         when it is initialised, else torchrun's ``RANK``/``WORLD_SIZE``, else 0 and 1. The
         default ``threads`` is then the available cores divided by ``LOCAL_WORLD_SIZE``.
+      sampler: which samples each epoch visits: ``stoker.WeightedSampler(...)``,
+        ``stoker.ClassBalanced()``, ``stoker.Subset(indices)`` or any sequence of indices
+        (default: every sample once). Draws depend on ``(seed, epoch)`` only.
+      cache: keep samples in memory so later epochs skip reading and decoding:
+        ``"decoded"`` keeps whole decoded images (random transforms still run every epoch;
+        images are decoded at full size, so ``dct_scaling`` is off), ``"output"`` keeps
+        finished samples of a pipeline without random transforms (validation). Needs
+        ``cache_bytes``; hit rate and bytes in use are in ``stats()["cache"]``.
+      cache_bytes: the cache's bound in bytes; least recently used entries are evicted.
 
     Iterating yields ``(images, labels)`` torch tensors (numpy arrays without torch) that
     share the batch buffer: no copy. A batch stays valid while you hold it; its buffer
@@ -125,7 +134,8 @@ class Loader:
                  layout: str = "NCHW", on_error: str = "raise", return_indices: bool = False,
                  dct_scaling="auto", max_pixels: int = 1 << 28,
                  max_threads: Optional[int] = None, max_prefetch: int = 8, device: str = "cpu",
-                 device_augment=None, rank: Optional[int] = None,
+                 device_augment=None, sampler=None, cache: Optional[str] = None,
+                 cache_bytes: Optional[int] = None, rank: Optional[int] = None,
                  world_size: Optional[int] = None):
         if dtype not in _DTYPES:
             raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}")
@@ -138,6 +148,7 @@ class Loader:
         if target_transform is not None and not callable(target_transform):
             raise TypeError(f"target_transform must be callable, got {target_transform!r}")
         self._target_transform = target_transform
+        dct_auto = isinstance(dct_scaling, str) and dct_scaling == "auto"
         if isinstance(dct_scaling, str):
             if dct_scaling != "auto":
                 raise ValueError(f"dct_scaling must be True, False or 'auto', got {dct_scaling!r}")
@@ -156,6 +167,23 @@ class Loader:
         if isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 1:
             raise ValueError(f"prefetch must be a positive int or 'auto', got {prefetch!r}")
         rank, world_size, local_world_size = _distributed_ranks(rank, world_size)
+        if cache not in (None, "decoded", "output"):
+            raise ValueError(f"cache must be None, 'decoded' or 'output', got {cache!r}")
+        if cache is not None:
+            if (isinstance(cache_bytes, bool) or not isinstance(cache_bytes, int)
+                    or cache_bytes < 1):
+                raise ValueError(f"cache={cache!r} needs cache_bytes, a positive number of "
+                                 f"bytes (e.g. 8 << 30), got {cache_bytes!r}")
+            if cache == "decoded":
+                # cached images are whole, decoded at full size
+                if dct_scaling and not dct_auto:
+                    raise ValueError("cache='decoded' keeps full-size images: it cannot be "
+                                     "combined with dct_scaling=True (leave it 'auto')")
+                dct_scaling = False
+                self._dct_scaling = False
+        elif cache_bytes is not None:
+            raise ValueError("cache_bytes given without cache='decoded' or cache='output'")
+        sampler_spec = _sampler.as_spec(sampler)
         self._dtype = dtype
         self._seed = int(seed)
         self._shuffle = bool(shuffle)
@@ -176,8 +204,8 @@ class Loader:
                                bool(drop_last), list(transforms), threads, int(prefetch),
                                dtype, layout, on_error, bool(dct_scaling), int(max_pixels),
                                auto_threads, auto_prefetch, int(max_threads or 0),
-                               int(max_prefetch), allocator, rank, world_size,
-                               local_world_size)
+                               int(max_prefetch), allocator, sampler_spec, cache or "",
+                               int(cache_bytes or 0), rank, world_size, local_world_size)
         if self._feeder is not None:
             self._feeder.bind(self._impl.height, self._impl.width)
 

@@ -229,6 +229,19 @@ std::string FormatDiagnosis(const Diagnosis& d) {
                 d.pipeline_stats.threads, pct(s.read_s), pct(s.decode_s), pct(s.augment_s),
                 s.consumer_wait_s);
   out += line;
+  const LoaderStats& ps = d.pipeline_stats;
+  if (ps.cache_capacity > 0) {
+    const int64_t lookups = ps.cache_hits + ps.cache_misses;
+    std::snprintf(line, sizeof line,
+                  "cache: hit rate %.0f%% (%lld hits, %lld misses), %.1f of %.1f MiB, %lld "
+                  "evicted\n",
+                  lookups > 0 ? 100.0 * ps.cache_hits / lookups : 0.0,
+                  static_cast<long long>(ps.cache_hits), static_cast<long long>(ps.cache_misses),
+                  ps.cache_bytes / 1048576.0, ps.cache_capacity / 1048576.0,
+                  static_cast<long long>(ps.cache_evicted));
+    out += line;
+    if (!ps.cache_advice.empty()) out += "cache: " + ps.cache_advice + "\n";
+  }
   out += "verdict: " + d.verdict + "\n";
   return out;
 }

@@ -22,6 +22,7 @@
 #include "ops/convert.h"
 #include "ops/geometry.h"
 #include "base/process.h"
+#include "pipeline/decoded_cache.h"
 #include "pipeline/loader_options.h"
 #include "pipeline/loader_stats.h"
 #include "pipeline/sample_processor.h"
@@ -34,9 +35,11 @@ namespace {
 
 class LoaderImpl : public Loader {
  public:
-  LoaderImpl(std::shared_ptr<Source> source, const LoaderOptions& options, int height, int width)
+  LoaderImpl(std::shared_ptr<Source> source, const LoaderOptions& options, int height, int width,
+             int64_t epoch_samples)
       : source_(std::move(source)),
         options_(options),
+        epoch_samples_total_(epoch_samples),
         height_(height),
         width_(width),
         writer_(options.dtype, options.layout, height, width, HasNormalize(options.transforms),
@@ -66,6 +69,8 @@ class LoaderImpl : public Loader {
     shape.width = width;
     shape.dtype = options_.dtype;
     shape.layout = options_.layout;
+    if (options_.cache_bytes > 0) cache_ = std::make_unique<DecodedCache>(options_.cache_bytes);
+    output_cache_ = cache_ != nullptr && options_.cache_kind == LoaderOptions::CacheKind::kOutput;
     pool_ = BatchPool::Create(shape, options_.allocator ? options_.allocator : HostAllocator(),
                               ring + 2);
     processor_config_.transforms = options_.transforms;
@@ -88,9 +93,9 @@ class LoaderImpl : public Loader {
     for (std::thread& t : workers_) t.join();
   }
 
-  int64_t num_samples() const override { return source_->size(); }
+  int64_t num_samples() const override { return epoch_samples_total_; }
   int64_t num_batches() const override {
-    const int64_t n = source_->size();
+    const int64_t n = epoch_samples_total_;
     const int64_t b = options_.batch_size;
     if (n < 0) return -1;
     const int64_t share = RankShareOf(n, SpecFor(0, 0)).samples;
@@ -127,7 +132,7 @@ class LoaderImpl : public Loader {
     local = std::min(local, std::min(epoch_samples_, end));
     st.epoch = epoch_;
     st.consumed = epoch_offset_ + local * options_.world_size;
-    const int64_t n = source_->size();
+    const int64_t n = epoch_samples_total_;  // the sampler's draws per epoch
     if (n >= 0 && st.consumed >= n) {  // every sample handed out: the epoch is done
       st.epoch = next_epoch_;
       st.consumed = 0;
@@ -140,7 +145,7 @@ class LoaderImpl : public Loader {
       return InvalidArgumentError("resume state: consumed must be >= 0, got " +
                                   std::to_string(st.consumed));
     }
-    const int64_t n = source_->size();
+    const int64_t n = epoch_samples_total_;  // the sampler's draws per epoch
     if (!source_->random_access() && st.consumed > 0 && st.world_size != options_.world_size) {
       return InvalidArgumentError(
           "a stream (Shards in stream mode) resumes mid-epoch only at the world size it was "
@@ -350,6 +355,16 @@ class LoaderImpl : public Loader {
     s.cores = cores_;
     s.padded_samples = reader_ != nullptr ? reader_->padded() : 0;
     s.prefetch_discarded_batches = prefetch_discarded_batches_;
+    if (cache_ != nullptr) {
+      const DecodedCacheStats cs = cache_->stats();
+      s.cache_hits = cs.hits;
+      s.cache_misses = cs.misses;
+      s.cache_evicted = cs.evicted;
+      s.cache_entries = cs.entries;
+      s.cache_bytes = cs.bytes;
+      s.cache_capacity = cs.capacity;
+      s.cache_advice = cache_->Advice(num_samples());
+    }
     return s;
   }
 
@@ -375,6 +390,7 @@ class LoaderImpl : public Loader {
     spec.world_size = options_.world_size;
     spec.drop_last = options_.drop_last;
     spec.offset = offset;
+    spec.sampler = &options_.sampler;
     return spec;
   }
 
@@ -539,19 +555,89 @@ class LoaderImpl : public Loader {
     return true;
   }
 
+  // Read() through the decoded-sample cache: a hit fills `sample` with the
+  // cached pixels (no read, no decode); a miss reads, decodes the whole image
+  // and caches it (`*decode_ns`: the time that took).
+  Status ReadThroughCache(int64_t pos, SampleScratch* scratch, SampleProcessor* processor,
+                          SampleData* sample, bool* end,
+                          std::shared_ptr<const CachedImage>* cached, int64_t* decode_ns) {
+    const int64_t key = reader_->KeyAt(pos);
+    int64_t bytes_read = 0;
+    if (key >= 0) *cached = cache_->Lookup(key);
+    if (*cached == nullptr) {
+      STOKER_RETURN_IF_ERROR(reader_->Read(pos, scratch, sample, end));
+      if (*end || key < 0 || sample->pixels != nullptr) return Status::OK();
+      const int64_t t0 = NowNs();
+      auto image = std::make_shared<CachedImage>();
+      // A failed decode is left to Process(), which names the error as usual.
+      if (!processor->DecodeWhole(*sample, image.get()).ok()) return Status::OK();
+      image->id = sample->id;
+      image->label = sample->label;
+      (void)cache_->Insert(key, image);  // too large for the cache: used this once
+      *cached = std::move(image);
+      *decode_ns = NowNs() - t0;
+      bytes_read = static_cast<int64_t>(sample->size);
+    }
+    *end = false;
+    const CachedImage& img = **cached;
+    *sample = SampleData();
+    sample->size = static_cast<size_t>(bytes_read);  // counted as read (0 on a hit)
+    sample->id = img.id;
+    sample->label = img.label;
+    sample->pixels = img.pixels.data();
+    sample->pixel_width = img.width;
+    sample->pixel_height = img.height;
+    sample->pixel_stride = static_cast<ptrdiff_t>(img.width) * 3;
+    return Status::OK();
+  }
+
+  // cache_kind kOutput: a hit copies the finished sample into slot `s`.
+  bool ServeFromOutputCache(int64_t pos, int s, BatchBuffer* buf, WorkerCounters* c) {
+    const int64_t key = reader_->KeyAt(pos);
+    if (key < 0) return false;
+    const std::shared_ptr<const CachedImage> hit = cache_->Lookup(key);
+    if (hit == nullptr) return false;
+    std::memcpy(buf->slot(s), hit->pixels.data(), buf->shape().sample_bytes());
+    buf->labels()[s] = hit->label;
+    buf->ids()[s] = hit->id;
+    buf->errors()[s] = Status::OK();
+    c->Add(c->images, 1);
+    return true;
+  }
+
+  void StoreInOutputCache(int64_t pos, int s, BatchBuffer* buf) {
+    const int64_t key = reader_->KeyAt(pos);
+    if (key < 0) return;
+    auto image = std::make_shared<CachedImage>();
+    const size_t bytes = buf->shape().sample_bytes();
+    image->pixels.assign(buf->slot(s), buf->slot(s) + bytes);
+    image->width = width_;
+    image->height = height_;
+    image->id = buf->ids()[s];
+    image->label = buf->labels()[s];
+    (void)cache_->Insert(key, std::move(image));
+  }
+
   void ProduceSample(int64_t p, int s, BatchBuffer* buf, SampleProcessor* processor,
                      SampleScratch* scratch, WorkerCounters* c) {
     const int64_t n = reader_->size();
     int64_t pos = p;
     Status first_error;
+    if (output_cache_ && ServeFromOutputCache(pos, s, buf, c)) return;
     for (int attempt = 0;; ++attempt) {
       SampleData sample;
       bool end = false;
       const bool timing = options_.stage_timing;
       const int64_t t0 = timing ? NowNs() : 0;
-      Status st = reader_->Read(pos, scratch, &sample, &end);
+      std::shared_ptr<const CachedImage> cached;  // holds the pixels `sample` points at
+      int64_t cache_decode_ns = 0;
+      Status st = cache_ == nullptr || output_cache_
+                      ? reader_->Read(pos, scratch, &sample, &end)
+                      : ReadThroughCache(pos, scratch, processor, &sample, &end, &cached,
+                                         &cache_decode_ns);
       const int64_t t1 = timing ? NowNs() : 0;
-      c->Add(c->read_ns, t1 - t0);
+      c->Add(c->read_ns, t1 - t0 - cache_decode_ns);
+      c->Add(c->decode_ns, cache_decode_ns);
       if (st.ok() && end && n < 0) {  // past the end of a stream: an empty slot
         MarkStreamEnd(pos);
         buf->errors()[s] = Status::OK();
@@ -574,6 +660,7 @@ class LoaderImpl : public Loader {
         buf->ids()[s] = sample.id;
         buf->errors()[s] = Status::OK();
         c->Add(c->images, 1);
+        if (output_cache_ && attempt == 0) StoreInOutputCache(pos, s, buf);
         return;
       }
       if (options_.on_error == OnError::kRaise) {
@@ -636,12 +723,15 @@ class LoaderImpl : public Loader {
 
   const std::shared_ptr<Source> source_;
   const LoaderOptions options_;
+  const int64_t epoch_samples_total_;  // samples per epoch (the sampler's draws); -1: a stream
   const int height_, width_;
   const PixelWriter writer_;
   ProcessorConfig processor_config_;
   int threads_ = 1;
   int cores_ = 1;                     // available cores / local_world_size
   std::shared_ptr<BatchPool> pool_;
+  std::unique_ptr<DecodedCache> cache_;  // null without cache_bytes; thread-safe
+  bool output_cache_ = false;            // cache_ holds finished samples (kOutput)
 
   mutable std::mutex mu_;
   std::condition_variable work_cv_;   // workers: new epoch, batch installed, room in flight
@@ -698,7 +788,9 @@ StatusOr<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<Source> source,
   if (source == nullptr) return InvalidArgumentError("source is null");
   int height = 0, width = 0;
   STOKER_RETURN_IF_ERROR(ValidateLoaderOptions(*source, options, &height, &width));
-  return std::unique_ptr<Loader>(new LoaderImpl(std::move(source), options, height, width));
+  STOKER_ASSIGN_OR_RETURN(const int64_t epoch_samples, EpochSamples(*source, options));
+  return std::unique_ptr<Loader>(
+      new LoaderImpl(std::move(source), options, height, width, epoch_samples));
 }
 
 }  // namespace stoker

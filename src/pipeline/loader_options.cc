@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ops/geometry.h"
+#include "source/sampler.h"
 
 namespace stoker {
 
@@ -115,6 +116,17 @@ Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options,
     return InvalidArgumentError("max_skip_attempts must be >= 1");
   }
   if (source.size() == 0) return InvalidArgumentError(source.Describe() + " has no samples");
+  if (options.cache_bytes > 0 && options.cache_kind == LoaderOptions::CacheKind::kOutput &&
+      !IsDeterministic(options.transforms)) {
+    return InvalidArgumentError(
+        "cache='output' stores finished samples, so it needs transforms without random "
+        "parameters (Resize, CenterCrop, Normalize); use cache='decoded' with random transforms");
+  }
+  if (options.cache_bytes > 0 && source.size() < 0) {
+    return InvalidArgumentError(
+        "cache_bytes needs a random-access source (folder, npy, hdf5, indexed shards); " +
+        source.Describe() + " is a stream: cache its shards on disk with cache_dir instead");
+  }
   STOKER_RETURN_IF_ERROR(StaticOutputSize(options.transforms, height, width));
   int normalizes = 0;
   for (const Transform& t : options.transforms) {
@@ -173,6 +185,40 @@ Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options,
                                 " gives no batch at all");
   }
   return Status::OK();
+}
+
+StatusOr<int64_t> EpochSamples(const Source& source, const LoaderOptions& options) {
+  if (options.sampler.kind == SamplerSpec::Kind::kAll) return source.size();
+  const auto* random_access = dynamic_cast<const RandomAccessSource*>(&source);
+  if (random_access == nullptr || source.size() < 0) {
+    return InvalidArgumentError("sampler= needs a random-access source (folder, npy, hdf5, "
+                                "indexed shards); " + source.Describe() + " is a stream");
+  }
+  const std::vector<int64_t> labels = options.sampler.kind == SamplerSpec::Kind::kClassBalanced
+                                          ? random_access->Labels()
+                                          : std::vector<int64_t>();
+  int64_t n = 0;
+  STOKER_RETURN_IF_ERROR(ValidateSampler(options.sampler, source.size(), labels, &n));
+  if (options.drop_last && n < options.batch_size) {
+    return InvalidArgumentError("drop_last=True with a sampler of " + std::to_string(n) +
+                                " samples per epoch and batch_size " +
+                                std::to_string(options.batch_size) + " gives no batch at all");
+  }
+  return n;
+}
+
+bool IsDeterministic(const std::vector<Transform>& transforms) {
+  for (const Transform& t : transforms) {
+    switch (t.kind) {
+      case Transform::Kind::kResize:
+      case Transform::Kind::kCenterCrop:
+      case Transform::Kind::kNormalize:
+        break;
+      default:  // random, or a kind not known here to be deterministic
+        return false;
+    }
+  }
+  return true;
 }
 
 bool HasNormalize(const std::vector<Transform>& transforms) {

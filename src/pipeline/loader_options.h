@@ -24,6 +24,16 @@ Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options,
 
 // The Normalize of a transform list, if any: identity mean 0, std 1 otherwise.
 bool HasNormalize(const std::vector<Transform>& transforms);
+
+// Samples per epoch: the source's size (-1 for a stream), or the number of
+// draws of `options.sampler`. Errors: InvalidArgument when the sampler does
+// not fit the source (a stream, a weight count or index out of range, no
+// labels for class balance), naming why.
+StatusOr<int64_t> EpochSamples(const Source& source, const LoaderOptions& options);
+
+// Whether every transform gives the same output for a sample in every epoch
+// (no random parameters): what cache_kind kOutput needs.
+bool IsDeterministic(const std::vector<Transform>& transforms);
 Transform NormalizeOf(const std::vector<Transform>& transforms);
 
 // Worker threads the engine runs (the ceiling when auto-tuned) and the number

@@ -26,6 +26,16 @@ LoaderOptions Train(int batch) {
   return o;
 }
 
+// A stream: its size is not known before it ends.
+class UnsizedSource : public Source {
+ public:
+  int64_t size() const override { return -1; }
+  StatusOr<std::unique_ptr<EpochReader>> StartEpoch(const EpochSpec&) override {
+    return UnimplementedError("not read in these tests");
+  }
+  std::string Describe() const override { return "a test stream"; }
+};
+
 Status Check(const Source& src, const LoaderOptions& o) {
   int h = 0, w = 0;
   return ValidateLoaderOptions(src, o, &h, &w);
@@ -74,6 +84,12 @@ TEST(LoaderOptionsTest, RejectsBadOptionsNamingThem) {
   EXPECT_NE(s.message().find("RandomHorizontalFlip"), std::string::npos) << s.message();
   EXPECT_EQ(Check(*Samples(0), Train(4)).code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(Check(*src, Train(4)).ok());
+  o = Train(4);
+  o.cache_bytes = 1 << 20;
+  EXPECT_TRUE(Check(*src, o).ok());
+  s = Check(UnsizedSource(), o);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("cache_dir"), std::string::npos) << s.message();
 }
 
 TEST(LoaderOptionsTest, NormalizeOfFindsTheNormalize) {

@@ -476,6 +476,163 @@ TEST(LoaderTest, StageTimingCanBeTurnedOff) {
   EXPECT_GT(s.total.seconds, 0);
 }
 
+TEST(LoaderTest, DecodedCacheGivesTheUncachedPixelsAndSkipsDecodingLaterEpochs) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(23));
+  LoaderOptions o = TrainOptions(5, 3);
+  o.dct_scaling = false;  // a cached image is decoded whole, at full resolution
+  auto plain = Make(src, o);
+  o.cache_bytes = 64 << 20;
+  auto cached = Make(src, o);
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    plain->SetEpoch(epoch);
+    cached->SetEpoch(epoch);
+    Epoch want = RunEpoch(plain.get());
+    Epoch got = RunEpoch(cached.get());
+    EXPECT_EQ(got.ids, want.ids) << "epoch " << epoch;
+    EXPECT_EQ(got.labels, want.labels) << "epoch " << epoch;
+    EXPECT_TRUE(got.pixels == want.pixels) << "epoch " << epoch;
+  }
+  const LoaderStats s = cached->stats();
+  EXPECT_EQ(s.cache_misses, 23);      // each image decoded once
+  EXPECT_EQ(s.cache_hits, 2 * 23);    // and served from memory twice
+  EXPECT_EQ(s.cache_entries, 23);
+  EXPECT_EQ(s.cache_evicted, 0);
+  EXPECT_GT(s.cache_bytes, 0u);
+  EXPECT_EQ(s.cache_capacity, size_t{64} << 20);
+  EXPECT_EQ(s.cache_advice, "");
+  EXPECT_EQ(plain->stats().cache_capacity, 0u);
+}
+
+TEST(LoaderTest, TooSmallACacheEvictsAndSaysHowLargeItShouldBe) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(40));
+  LoaderOptions o = TrainOptions(8, 2);
+  o.dct_scaling = false;
+  auto plain = Make(src, o);
+  o.cache_bytes = 60 * 1024;  // a few images of ~10-20 KiB decoded
+  auto cached = Make(src, o);
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    plain->SetEpoch(epoch);
+    cached->SetEpoch(epoch);
+    Epoch want = RunEpoch(plain.get());
+    Epoch got = RunEpoch(cached.get());
+    EXPECT_TRUE(got.pixels == want.pixels) << "epoch " << epoch;
+  }
+  const LoaderStats s = cached->stats();
+  EXPECT_GT(s.cache_evicted, 0);
+  EXPECT_LE(s.cache_bytes, s.cache_capacity);
+  EXPECT_NE(s.cache_advice.find("cache too small to help"), std::string::npos) << s.cache_advice;
+}
+
+TEST(LoaderTest, OutputCacheServesValidationSamplesWithoutRedoingThem) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(19));
+  LoaderOptions o;
+  o.batch_size = 4;
+  o.threads = 3;
+  o.transforms = {Transform::Resize(40), Transform::CenterCrop(32, 32),
+                  Transform::Normalize(kMean, kStd)};
+  auto plain = Make(src, o);
+  o.cache_bytes = 16 << 20;
+  o.cache_kind = LoaderOptions::CacheKind::kOutput;
+  auto cached = Make(src, o);
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    Epoch want = RunEpoch(plain.get());
+    Epoch got = RunEpoch(cached.get());
+    EXPECT_EQ(got.ids, want.ids);
+    EXPECT_EQ(got.labels, want.labels);
+    EXPECT_TRUE(got.pixels == want.pixels) << "epoch " << epoch;
+  }
+  const LoaderStats s = cached->stats();
+  EXPECT_EQ(s.cache_misses, 19);
+  EXPECT_EQ(s.cache_hits, 2 * 19);
+  EXPECT_EQ(s.total.images, 3 * 19);
+  // Finished samples of a random pipeline would repeat last epoch's crop.
+  o.transforms = TrainOptions(4, 1).transforms;
+  auto refused = Loader::Create(src, o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("cache='decoded'"), std::string::npos);
+}
+
+TEST(LoaderTest, SamplerChoosesTheEpochsSamplesIdenticallyForAnyThreadCount) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(20));
+  LoaderOptions o = TrainOptions(6, 1);
+  o.sampler = SamplerSpec::Subset({3, 17, 5, 5, 11});
+  auto subset = Make(src, o);
+  EXPECT_EQ(subset->num_samples(), 5);
+  EXPECT_EQ(subset->num_batches(), 1);
+  o.shuffle = false;
+  Epoch e = RunEpoch(Make(src, o).get());
+  EXPECT_EQ(e.ids, (std::vector<int64_t>{3, 17, 5, 5, 11}));  // in order without shuffle
+  EXPECT_EQ(e.labels, (std::vector<int64_t>{3, 2, 0, 0, 1}));
+
+  // Weighted, with replacement: only samples of positive weight, 50 draws.
+  std::vector<double> w(20, 0.0);
+  w[2] = 1;
+  w[7] = 3;
+  w[19] = 1;
+  o = TrainOptions(8, 1);
+  o.sampler = SamplerSpec::Weighted(w, 50);
+  Epoch ref = RunEpoch(Make(src, o).get());
+  ASSERT_EQ(ref.ids.size(), 50u);
+  for (int64_t id : ref.ids) EXPECT_TRUE(id == 2 || id == 7 || id == 19) << id;
+  for (int threads : {2, 4}) {
+    o.threads = threads;
+    Epoch again = RunEpoch(Make(src, o).get());
+    EXPECT_EQ(again.ids, ref.ids);
+    EXPECT_TRUE(again.pixels == ref.pixels) << threads;
+  }
+  // Another epoch draws again.
+  auto loader = Make(src, o);
+  loader->SetEpoch(1);
+  EXPECT_NE(RunEpoch(loader.get()).ids, ref.ids);
+
+  // Weights that do not fit the source are refused at Create.
+  o.sampler = SamplerSpec::Weighted(std::vector<double>(19, 1.0));
+  auto bad = Loader::Create(src, o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(LoaderTest, ClassBalancedSamplerDrawsEachClassAboutEqually) {
+  // Labels: index % 5 over 40 samples, then 20 more of class 0: class 0 is 3x the others.
+  std::vector<MemorySample> samples = JpegSamples(60);
+  for (int i = 40; i < 60; ++i) samples[i].label = 0;
+  auto src = std::make_shared<MemorySource>(std::move(samples));
+  LoaderOptions o = TrainOptions(50, 2);
+  o.transforms = {Transform::Resize(8), Transform::CenterCrop(8, 8)};
+  o.dtype = DType::kUint8;
+  o.sampler = SamplerSpec::ClassBalanced(5000);
+  Epoch e = RunEpoch(Make(src, o).get());
+  ASSERT_EQ(e.labels.size(), 5000u);
+  std::vector<int> count(5, 0);
+  for (int64_t l : e.labels) count[l]++;
+  // Each class expects 1000; 4 sigma of a binomial(5000, 0.2) is ~113.
+  for (int k = 0; k < 5; ++k) EXPECT_NEAR(count[k], 1000, 113) << "class " << k;
+}
+
+TEST(LoaderTest, DecodedCacheComposesWithASampler) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(12));
+  LoaderOptions o = TrainOptions(8, 2);
+  o.dct_scaling = false;
+  o.sampler = SamplerSpec::Weighted(std::vector<double>(12, 1.0), 40);
+  auto plain = Make(src, o);
+  o.cache_bytes = 32 << 20;
+  auto cached = Make(src, o);
+  Epoch want = RunEpoch(plain.get());
+  Epoch got = RunEpoch(cached.get());
+  EXPECT_EQ(got.ids, want.ids);
+  EXPECT_TRUE(got.pixels == want.pixels);
+  const LoaderStats s = cached->stats();
+  EXPECT_EQ(s.cache_hits + s.cache_misses, 40);
+  // One thread: exactly one miss per distinct image (with more, two threads
+  // may miss the same image at once).
+  o.threads = 1;
+  auto serial = Make(src, o);
+  Epoch one = RunEpoch(serial.get());
+  EXPECT_TRUE(one.pixels == want.pixels);
+  EXPECT_EQ(serial->stats().cache_misses,
+            static_cast<int64_t>(std::set<int64_t>(want.ids.begin(), want.ids.end()).size()));
+}
+
 TEST(LoaderTest, CreateRejectsBadOptions) {  // the checks themselves: loader_options_test
   auto src = std::make_shared<MemorySource>(JpegSamples(3));
   LoaderOptions o = TrainOptions(4, 1);

@@ -190,6 +190,20 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slo
   return Status::OK();
 }
 
+Status SampleProcessor::DecodeWhole(const SampleData& sample, CachedImage* out) {
+  DecodedRegion r;
+  STOKER_RETURN_IF_ERROR(decoder_.DecodeAll(sample.bytes, sample.size, &r));
+  const size_t row = static_cast<size_t>(r.pixels.width) * 3;
+  out->width = r.pixels.width;
+  out->height = r.pixels.height;
+  out->pixels.resize(row * static_cast<size_t>(r.pixels.height) + 16);
+  out->pixels.shrink_to_fit();
+  for (int y = 0; y < r.pixels.height; ++y) {
+    std::memcpy(out->pixels.data() + row * static_cast<size_t>(y), r.pixels.row(y), row);
+  }
+  return Status::OK();
+}
+
 Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan& plan,
                                     Rng* rng, uint8_t* slot, int64_t t0, StageTimes* times) {
   last_scale_denom_ = 1;

@@ -21,6 +21,8 @@
 #ifndef STOKER_PIPELINE_SAMPLE_PROCESSOR_H_
 #define STOKER_PIPELINE_SAMPLE_PROCESSOR_H_
 
+#include "pipeline/decoded_cache.h"
+
 #include <cstdint>
 #include <vector>
 
@@ -55,6 +57,10 @@ class SampleProcessor {
   // Turns `sample` into the final pixels at `slot`, drawing random
   // parameters from `rng`. Errors name no file: the caller adds it.
   Status Process(const SampleData& sample, Rng* rng, uint8_t* slot, StageTimes* times);
+
+  // Decodes all of `sample`'s encoded bytes at full resolution into `out`
+  // (for the decoded-sample cache). Errors name no file.
+  Status DecodeWhole(const SampleData& sample, CachedImage* out);
 
   // Scratch bytes held (for memory accounting).
   size_t scratch_bytes() const;

@@ -54,6 +54,7 @@ class Hdf5SourceImpl final : public Hdf5Source {
   Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const override;
   std::string NameOf(int64_t index) const override;
 
+  std::vector<int64_t> Labels() const override { return labels_; }
   bool raw() const override { return raw_; }
   int height() const override { return height_; }
   int width() const override { return width_; }

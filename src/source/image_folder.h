@@ -37,6 +37,9 @@ class ImageFolderImpl final : public ImageFolder {
   // Path of sample `index` (root-relative paths are stored, joined on use).
   std::string Path(int64_t index) const override;
   int64_t Label(int64_t index) const override { return labels_[index]; }
+  std::vector<int64_t> Labels() const override {
+    return std::vector<int64_t>(labels_.begin(), labels_.end());
+  }
 
  private:
   friend class ImageFolder;

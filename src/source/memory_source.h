@@ -32,6 +32,11 @@ class MemorySource : public RandomAccessSource {
   int64_t size() const override { return static_cast<int64_t>(samples_.size()); }
   std::string Describe() const override;
   std::string NameOf(int64_t index) const override { return samples_[index].name; }
+  std::vector<int64_t> Labels() const override {
+    std::vector<int64_t> labels;
+    for (const MemorySample& s : samples_) labels.push_back(s.label);
+    return labels;
+  }
   Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const override;
 
  private:

@@ -75,6 +75,7 @@ class NpySourceImpl final : public NpySource {
   Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const override;
   std::string NameOf(int64_t index) const override;
 
+  std::vector<int64_t> Labels() const override { return labels_; }
   int height() const override { return height_; }
   int width() const override { return width_; }
   int channels() const override { return channels_; }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "base/rng.h"
+#include "source/sampler.h"
 #include "stoker/source.h"
 
 namespace stoker {
@@ -95,6 +96,10 @@ class PermutedReader : public EpochReader {
     return source_->ReadIndex(Index(position), scratch, out);
   }
 
+  int64_t KeyAt(int64_t position) const override {
+    return position < 0 || position >= size_ ? -1 : Index(position);
+  }
+
   std::string Name(int64_t position) const override {
     if (position < 0 || position >= size_) return "<position " + std::to_string(position) + ">";
     return source_->NameOf(Index(position));
@@ -123,12 +128,21 @@ StatusOr<std::unique_ptr<EpochReader>> RandomAccessSource::StartEpoch(const Epoc
     return InvalidArgumentError("sources of more than 2^32 samples are not supported");
   }
   std::vector<uint32_t> perm;
-  if (spec.shuffle) perm = EpochPermutation(n, spec.seed, spec.epoch);
   if (spec.world_size < 1 || spec.rank < 0 || spec.rank >= spec.world_size) {
     return InvalidArgumentError("rank " + std::to_string(spec.rank) + " is not in [0, world_size " +
                                 std::to_string(spec.world_size) + ")");
   }
-  return std::unique_ptr<EpochReader>(new PermutedReader(this, std::move(perm), n, spec));
+  int64_t epoch_size = n;
+  if (spec.sampler != nullptr && spec.sampler->kind != SamplerSpec::Kind::kAll) {
+    const std::vector<int64_t> labels =
+        spec.sampler->kind == SamplerSpec::Kind::kClassBalanced ? Labels() : std::vector<int64_t>();
+    STOKER_RETURN_IF_ERROR(ValidateSampler(*spec.sampler, n, labels, &epoch_size));
+    perm = SampleEpoch(*spec.sampler, n, labels, spec.seed, spec.epoch, spec.shuffle);
+  } else if (spec.shuffle) {
+    perm = EpochPermutation(n, spec.seed, spec.epoch);
+  }
+  // The rank split goes over the sampled epoch (epoch_size global positions).
+  return std::unique_ptr<EpochReader>(new PermutedReader(this, std::move(perm), epoch_size, spec));
 }
 
 }  // namespace stoker

@@ -56,6 +56,12 @@ class IndexedShards : public RandomAccessSource {
 
   int64_t size() const override { return static_cast<int64_t>(entries_.size()); }
   std::vector<std::string> classes() const override { return classes_; }
+  std::vector<int64_t> Labels() const override {
+    std::vector<int64_t> labels;
+    labels.reserve(entries_.size());
+    for (const TarIndexEntry& e : entries_) labels.push_back(e.label);
+    return labels;
+  }
   std::string Describe() const override {
     return "Shards(" + std::to_string(urls_.size()) + " shards, " + std::to_string(size()) +
            " samples, indexed" + (urls_.empty() ? "" : ", " + urls_[0] + " ...") + ")";

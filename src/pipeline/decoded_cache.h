@@ -1,0 +1,95 @@
+// Copyright 2026 The stoker Authors.
+//
+// DecodedCache: decoded images kept in memory across epochs, so later
+// epochs skip reading and decoding (Loader cache="decoded"). Bounded by
+// bytes; the least recently used entries are evicted first.
+//
+// Keys are sample ids (stable across epochs). Values are immutable and
+// shared: Lookup() returns a reference that stays valid after the entry is
+// evicted, for as long as the caller holds it.
+//
+// Thread-safety: every method may be called from any thread. The cache is
+// split into shards by key, each with its own mutex and LRU list, so workers
+// rarely contend; each shard holds at most capacity / shards bytes.
+#ifndef STOKER_PIPELINE_DECODED_CACHE_H_
+#define STOKER_PIPELINE_DECODED_CACHE_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace stoker {
+
+// One decoded image: 8-bit RGB, rows width * 3 bytes apart, followed by 16
+// bytes of slack (the resampler's vector loads may read past the last pixel).
+struct CachedImage {
+  std::vector<uint8_t> pixels;
+  int width = 0;
+  int height = 0;
+  int64_t id = -1;     // the sample's id and label, as read
+  int64_t label = -1;
+  size_t bytes() const { return pixels.capacity() + sizeof(CachedImage); }
+};
+
+struct DecodedCacheStats {
+  int64_t hits = 0;
+  int64_t misses = 0;
+  int64_t inserted = 0;
+  int64_t evicted = 0;
+  int64_t rejected = 0;   // entries larger than a shard's share of the capacity
+  size_t bytes = 0;       // in use now
+  size_t capacity = 0;
+  int64_t entries = 0;
+  double hit_rate() const {
+    return hits + misses > 0 ? static_cast<double>(hits) / static_cast<double>(hits + misses) : 0;
+  }
+};
+
+class DecodedCache {
+ public:
+  // `capacity_bytes` > 0. `shards` >= 1 (fewer when the capacity is small,
+  // so that a shard can hold a large image).
+  explicit DecodedCache(size_t capacity_bytes, int shards = 8);
+
+  // The cached image of `key`, or null (counted as a miss).
+  std::shared_ptr<const CachedImage> Lookup(int64_t key);
+  // Caches `image` under `key`, evicting least recently used entries of its
+  // shard to make room. False when the image alone exceeds the shard's share.
+  bool Insert(int64_t key, std::shared_ptr<const CachedImage> image);
+
+  DecodedCacheStats stats() const;
+  // One line when the cache is too small to help (entries were evicted and
+  // later epochs still miss), naming the capacity it would need; else "".
+  // `samples`: samples per epoch.
+  std::string Advice(int64_t samples) const;
+
+ private:
+  struct Shard {
+    std::mutex mu;
+    std::list<int64_t> lru;  // front: most recent
+    struct Entry {
+      std::shared_ptr<const CachedImage> image;
+      std::list<int64_t>::iterator pos;
+    };
+    std::unordered_map<int64_t, Entry> map;
+    size_t bytes = 0;
+  };
+  Shard& ShardOf(int64_t key);
+
+  const size_t capacity_;
+  size_t shard_capacity_;
+  std::vector<std::unique_ptr<Shard>> shards_;
+  std::atomic<int64_t> hits_{0}, misses_{0}, inserted_{0}, evicted_{0}, rejected_{0};
+  std::atomic<size_t> bytes_{0};
+  std::atomic<int64_t> entries_{0};
+};
+
+}  // namespace stoker
+
+#endif  // STOKER_PIPELINE_DECODED_CACHE_H_

@@ -1,0 +1,117 @@
+// Copyright 2026 The stoker Authors.
+#include "pipeline/decoded_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+namespace stoker {
+namespace {
+
+std::shared_ptr<const CachedImage> Image(int w, int h, uint8_t value) {
+  auto img = std::make_shared<CachedImage>();
+  img->width = w;
+  img->height = h;
+  img->pixels.assign(static_cast<size_t>(w) * h * 3 + 16, value);
+  img->pixels.shrink_to_fit();
+  return img;
+}
+
+TEST(DecodedCacheTest, HitsAfterInsertAndCountsMisses) {
+  DecodedCache cache(size_t{1} << 20, 1);
+  EXPECT_EQ(cache.Lookup(5), nullptr);
+  ASSERT_TRUE(cache.Insert(5, Image(10, 10, 7)));
+  auto hit = cache.Lookup(5);
+  ASSERT_NE(hit, nullptr);
+  EXPECT_EQ(hit->pixels[0], 7);
+  const DecodedCacheStats st = cache.stats();
+  EXPECT_EQ(st.hits, 1);
+  EXPECT_EQ(st.misses, 1);
+  EXPECT_EQ(st.entries, 1);
+  EXPECT_EQ(st.bytes, Image(10, 10, 0)->bytes());
+  EXPECT_DOUBLE_EQ(st.hit_rate(), 0.5);
+}
+
+TEST(DecodedCacheTest, EvictsLeastRecentlyUsedWithinTheBound) {
+  const size_t one = Image(100, 100, 0)->bytes();
+  DecodedCache cache(3 * one + one / 2, 1);  // room for three
+  for (int k = 0; k < 3; ++k) ASSERT_TRUE(cache.Insert(k, Image(100, 100, k)));
+  ASSERT_NE(cache.Lookup(0), nullptr);  // 0 is now the most recent; 1 the least
+  ASSERT_TRUE(cache.Insert(3, Image(100, 100, 3)));
+  EXPECT_EQ(cache.Lookup(1), nullptr);
+  EXPECT_NE(cache.Lookup(0), nullptr);
+  EXPECT_NE(cache.Lookup(2), nullptr);
+  EXPECT_NE(cache.Lookup(3), nullptr);
+  const DecodedCacheStats st = cache.stats();
+  EXPECT_EQ(st.evicted, 1);
+  EXPECT_LE(st.bytes, st.capacity);
+  EXPECT_EQ(st.entries, 3);
+}
+
+TEST(DecodedCacheTest, AnEvictedImageStaysValidWhileHeld) {
+  const size_t one = Image(50, 50, 0)->bytes();
+  DecodedCache cache(one + one / 2, 1);
+  ASSERT_TRUE(cache.Insert(1, Image(50, 50, 9)));
+  auto held = cache.Lookup(1);
+  ASSERT_TRUE(cache.Insert(2, Image(50, 50, 4)));  // evicts 1
+  EXPECT_EQ(cache.Lookup(1), nullptr);
+  EXPECT_EQ(held->pixels[100], 9);
+}
+
+TEST(DecodedCacheTest, RejectsAnImageLargerThanItsShare) {
+  DecodedCache cache(1000, 1);
+  EXPECT_FALSE(cache.Insert(1, Image(100, 100, 0)));
+  EXPECT_EQ(cache.stats().rejected, 1);
+  EXPECT_EQ(cache.stats().bytes, 0u);
+}
+
+TEST(DecodedCacheTest, AdviceNamesTheCapacityNeededWhenTooSmall) {
+  const size_t one = Image(40, 40, 0)->bytes();
+  DecodedCache cache(4 * one, 1);
+  const int samples = 10;
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    for (int k = 0; k < samples; ++k) {
+      if (cache.Lookup(k) == nullptr) ASSERT_TRUE(cache.Insert(k, Image(40, 40, 1)));
+    }
+  }
+  const std::string advice = cache.Advice(samples);
+  EXPECT_NE(advice.find("too small"), std::string::npos) << advice;
+  EXPECT_NE(advice.find("4 of 10 samples"), std::string::npos) << advice;
+  // A cache that holds the epoch gives no advice.
+  DecodedCache big(20 * one, 1);
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    for (int k = 0; k < samples; ++k) {
+      if (big.Lookup(k) == nullptr) ASSERT_TRUE(big.Insert(k, Image(40, 40, 1)));
+    }
+  }
+  EXPECT_EQ(big.Advice(samples), "");
+  EXPECT_EQ(big.stats().hits, samples);
+}
+
+TEST(DecodedCacheTest, ConcurrentUseStaysWithinTheBound) {
+  const size_t one = Image(32, 32, 0)->bytes();
+  DecodedCache cache(64 * one, 4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&cache, t] {
+      for (int i = 0; i < 2000; ++i) {
+        const int64_t key = (i * 7 + t) % 200;
+        auto hit = cache.Lookup(key);
+        if (hit == nullptr) {
+          (void)cache.Insert(key, Image(32, 32, static_cast<uint8_t>(key)));
+        } else {
+          ASSERT_EQ(hit->pixels[0], static_cast<uint8_t>(key));
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  const DecodedCacheStats st = cache.stats();
+  EXPECT_LE(st.bytes, st.capacity);
+  EXPECT_EQ(st.hits + st.misses, 8000);
+  EXPECT_EQ(st.inserted - st.evicted, st.entries);
+}
+
+}  // namespace
+}  // namespace stoker
