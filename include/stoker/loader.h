@@ -118,6 +118,22 @@ struct LoaderOptions {
   // The per-stage clock reads behind read_s/decode_s/augment_s. Always on
   // in normal use (they cost about 0.01%); off only to measure that cost.
   bool stage_timing = true;
+  // Data-parallel training: this process reads rank `rank`'s share of every
+  // epoch (EpochSpec: DistributedSampler's rule, the tail padded or, under
+  // drop_last, dropped), so every rank gets the same number of batches.
+  int rank = 0;
+  int world_size = 1;
+  // Ranks on this machine: the default thread count (threads = 0) is the
+  // available cores divided by it (at least 1).
+  int local_world_size = 1;
+};
+
+// Where an epoch stands, for checkpoints: `consumed` global positions of
+// `epoch` (over all ranks) have been handed out. Plain values, < 64 bytes.
+struct LoaderState {
+  int64_t epoch = 0;
+  int64_t consumed = 0;
+  int world_size = 1;   // the world size it was taken at
 };
 
 // Counters. Busy times are summed over threads.
@@ -150,6 +166,12 @@ struct LoaderStats {
   size_t scratch_bytes = 0;     // per-thread decode/resample scratch, summed
   size_t scratch_budget = 0;    // options().scratch_budget (per thread)
   int64_t scratch_releases = 0;  // times a worker freed scratch above the budget
+  int rank = 0;
+  int world_size = 1;
+  int local_world_size = 1;
+  int cores = 0;                // available cores / local_world_size: the default threads
+  int64_t padded_samples = 0;   // samples of the epoch repeated to even out the ranks
+  int64_t prefetch_discarded_batches = 0;  // next-epoch batches made, then not wanted
   // The decoded-sample cache (all zero without one).
   int64_t cache_hits = 0;
   int64_t cache_misses = 0;
@@ -166,7 +188,7 @@ class Loader {
                                                   const LoaderOptions& options);
   virtual ~Loader() = default;
 
-  // Batches per epoch (-1 when the source's size is unknown).
+  // Batches per epoch for this rank (-1 when the source's size is unknown).
   virtual int64_t num_batches() const = 0;
   // Samples per epoch (before drop_last).
   virtual int64_t num_samples() const = 0;
@@ -194,6 +216,17 @@ class Loader {
   virtual void Stop() = 0;
 
   virtual LoaderStats stats() const = 0;
+
+  // Checkpoints. state(): the epoch in progress (or the last one, when it
+  // was stopped before its end) and the global positions consumed so far;
+  // after an epoch's end, the next epoch at 0. Consumer thread.
+  virtual LoaderState state() const = 0;
+  // The next Start() runs `s.epoch` from global position `s.consumed`, for
+  // this loader's world size (every sample of the epoch exactly once over
+  // both segments). A later SetEpoch to another epoch cancels it. Streams
+  // resume only at the world size they were saved at (InvalidArgument
+  // otherwise): each rank skips its positions already consumed.
+  virtual Status Resume(const LoaderState& s) = 0;
 };
 
 }  // namespace stoker

@@ -59,10 +59,36 @@ struct EpochSpec {
   uint64_t seed = 0;
   int64_t epoch = 0;
   bool shuffle = false;
+  // Sharding across ranks (data-parallel training), DistributedSampler's
+  // rule: the epoch's global order depends on (seed, epoch) alone; the
+  // samples left after `offset` are dealt round-robin, rank r taking global
+  // positions offset + r, offset + r + world_size, ... The tail is padded by
+  // repeating from the start of that remainder so every rank gets the same
+  // count, or dropped under `drop_last`. See RankShareOf.
+  int rank = 0;
+  int world_size = 1;
+  bool drop_last = false;
+  // Global positions of this epoch already consumed (by all ranks together)
+  // before a resume; the epoch continues at the next one.
+  int64_t offset = 0;
   // Which samples the epoch visits (random-access sources only): null or
   // kAll for each sample once. Borrowed for the StartEpoch call only.
   const SamplerSpec* sampler = nullptr;
 };
+
+// One rank's share of an epoch of `n` samples under `spec`.
+struct RankShare {
+  int64_t samples = 0;  // positions this rank reads
+  int64_t padded = 0;   // of all ranks' positions, how many repeat a sample
+};
+RankShare RankShareOf(int64_t n, const EpochSpec& spec);
+// The global epoch position a rank's `position` reads (padding wrapped).
+int64_t GlobalPosition(int64_t n, const EpochSpec& spec, int64_t position);
+// The rank split as a function of an epoch's index list (after any
+// permutation or sampling): the entries of `order` that rank `spec.rank`
+// reads, in its order (order[GlobalPosition(order.size(), spec, p)] for each
+// of its positions p). Any index list, e.g. a sampler's, goes through it.
+std::vector<int64_t> RankSlice(const std::vector<int64_t>& order, const EpochSpec& spec);
 
 class EpochReader {
  public:
@@ -81,6 +107,9 @@ class EpochReader {
   // may run while Read() blocks. Default: nothing to cancel.
   virtual void Cancel() {}
 
+  // Samples of the epoch (all ranks) that repeat another one to even out the
+  // ranks' shares; for streams, those repeated so far.
+  virtual int64_t padded() const { return 0; }
   // A key for the sample at `position` that is the same in every epoch and
   // known before reading it (the source index), or -1 when the reader cannot
   // tell before reading (streams). Keys the decoded-sample cache.
@@ -97,6 +126,12 @@ class Source {
   virtual std::string Describe() const = 0;
   // Class names by label id, when the source has them.
   virtual std::vector<std::string> classes() const { return {}; }
+  // Whether epochs can be read from any position (EpochSpec::offset and
+  // rank sharding are then exact for any world size); false for streams.
+  virtual bool random_access() const { return false; }
+  // A cheap fingerprint of the dataset (its size and a hash of sample or
+  // shard names), stored with a resume state to refuse another dataset.
+  virtual uint64_t Fingerprint() const;
 };
 
 // Base for sources that can read any sample by index in [0, size()).
@@ -111,8 +146,12 @@ class RandomAccessSource : public Source {
   virtual std::vector<int64_t> Labels() const { return {}; }
 
   // Positions map to indices in order, or through a permutation drawn from
-  // (seed, epoch) when `spec.shuffle`.
+  // (seed, epoch) when `spec.shuffle`, then to this rank's share
+  // (GlobalPosition).
   StatusOr<std::unique_ptr<EpochReader>> StartEpoch(const EpochSpec& spec) override;
+  bool random_access() const override { return true; }
+  // Size plus a hash of up to 1024 evenly spaced sample names.
+  uint64_t Fingerprint() const override;
 };
 
 // The permutation of [0, n) used by shuffled epochs: Fisher-Yates driven by

@@ -163,6 +163,12 @@ struct ShardOptions {
   int shuffle_buffer = 1000;
   // Stream mode: shards open at once, interleaved round-robin.
   int concurrent_shards = 4;
+  // Stream mode: the declared number of samples per epoch (0: unknown).
+  // Needed for several ranks (every rank then yields the same number of
+  // batches, its share of `length`; a rank whose shards run short reads them
+  // again, and samples past its share are not read this epoch) and gives
+  // the Loader a len().
+  int64_t length = 0;
   // Remote shards (downloaded once, shared by the node's processes), and
   // indexes of read-only local shards. Overrides stream.cache_dir when set.
   std::string cache_dir;

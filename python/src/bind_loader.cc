@@ -543,7 +543,7 @@ void RegisterLoader(py::module_& m) {
                        int64_t max_pixels, bool auto_threads, bool auto_prefetch, int max_threads,
                        int max_prefetch, std::shared_ptr<BatchAllocator> allocator,
                        const SamplerSpec& sampler, const std::string& cache,
-                       size_t cache_bytes) {
+                       size_t cache_bytes, int rank, int world_size, int local_world_size) {
              LoaderOptions o;
              o.sampler = sampler;
              if (cache == "decoded") o.cache_kind = LoaderOptions::CacheKind::kDecoded;
@@ -572,6 +572,9 @@ void RegisterLoader(py::module_& m) {
              o.max_threads = max_threads;
              o.max_prefetch = max_prefetch;
              o.allocator = std::move(allocator);  // null: host memory
+             o.rank = rank;
+             o.world_size = world_size;
+             o.local_world_size = local_world_size;
              return LoaderHolder(Unwrap(Loader::Create(std::move(source), o)).release());
            }),
            py::arg("source"), py::arg("batch_size"), py::arg("shuffle"), py::arg("seed"),
@@ -580,7 +583,8 @@ void RegisterLoader(py::module_& m) {
            py::arg("max_pixels"), py::arg("auto_threads") = false,
            py::arg("auto_prefetch") = false, py::arg("max_threads") = 0,
            py::arg("max_prefetch") = 8, py::arg("allocator") = nullptr,
-           py::arg("sampler") = SamplerSpec(), py::arg("cache") = "", py::arg("cache_bytes") = 0)
+           py::arg("sampler") = SamplerSpec(), py::arg("cache") = "", py::arg("cache_bytes") = 0,
+           py::arg("rank") = 0, py::arg("world_size") = 1, py::arg("local_world_size") = 1)
       .def("__len__", &Loader::num_batches)
       .def_property_readonly("num_samples", &Loader::num_samples)
       .def_property_readonly("height", &Loader::height)
@@ -623,6 +627,32 @@ void RegisterLoader(py::module_& m) {
            },
            "The next batch as (images, labels, ids) numpy arrays, or None at the end.")
       .def("stop", &Loader::Stop, py::call_guard<py::gil_scoped_release>())
+      .def("state",
+           [](const Loader& l) {
+             const LoaderState st = l.state();
+             return py::make_tuple(st.epoch, st.consumed, st.world_size);
+           })
+      .def("resume",
+           [](Loader& l, int64_t epoch, int64_t consumed, int world_size) {
+             LoaderState st;
+             st.epoch = epoch;
+             st.consumed = consumed;
+             st.world_size = world_size;
+             Status s;
+             {
+               py::gil_scoped_release release;
+               s = l.Resume(st);
+             }
+             if (!s.ok()) Throw(s);
+           },
+           py::arg("epoch"), py::arg("consumed"), py::arg("world_size"))
+      .def_property_readonly("fingerprint",
+                             [](const Loader& l) {
+                               // 63 bits: a plain non-negative int for any checkpoint format
+                               return static_cast<int64_t>(l.source()->Fingerprint() >> 1);
+                             })
+      .def_property_readonly("random_access",
+                             [](const Loader& l) { return l.source()->random_access(); })
       .def("stats", [](const Loader& l) {
         const LoaderStats s = l.stats();
         py::dict d = StageDict(s.total);
@@ -637,6 +667,12 @@ void RegisterLoader(py::module_& m) {
         d["scratch_bytes"] = s.scratch_bytes;
         d["scratch_budget"] = s.scratch_budget;
         d["scratch_releases"] = s.scratch_releases;
+        d["rank"] = s.rank;
+        d["world_size"] = s.world_size;
+        d["local_world_size"] = s.local_world_size;
+        d["cores"] = s.cores;
+        d["padded_samples"] = s.padded_samples;
+        d["prefetch_discarded_batches"] = s.prefetch_discarded_batches;
         if (l.options().cache_bytes > 0) {
           py::dict c;
           c["kind"] = l.options().cache_kind == LoaderOptions::CacheKind::kOutput ? "output"

@@ -21,7 +21,7 @@ void RegisterShards(py::module_& m) {
          const std::string& label, const std::string& mode, int shuffle_buffer,
          int concurrent_shards, const std::string& cache_dir, int max_attempts, int backoff_ms,
          int64_t cache_bytes, bool verify, const std::string& ca_file,
-         const std::string& endpoint_url) {
+         const std::string& endpoint_url, int64_t length) {
         ShardOptions o;
         o.patterns = patterns;
         o.spec.image_exts = SplitExtensions(image);
@@ -39,6 +39,7 @@ void RegisterShards(py::module_& m) {
         o.stream.verify = verify;
         o.stream.ca_file = ca_file;
         o.stream.s3_endpoint = endpoint_url;
+        o.length = length;
         StatusOr<std::shared_ptr<Source>> source = [&] {
           py::gil_scoped_release release;
           return OpenShards(o);
@@ -49,7 +50,7 @@ void RegisterShards(py::module_& m) {
       py::arg("patterns"), py::arg("image"), py::arg("label"), py::arg("mode"),
       py::arg("shuffle_buffer"), py::arg("concurrent_shards"), py::arg("cache_dir"),
       py::arg("max_attempts"), py::arg("backoff_ms"), py::arg("cache_bytes"), py::arg("verify"),
-      py::arg("ca_file"), py::arg("endpoint_url"));
+      py::arg("ca_file"), py::arg("endpoint_url"), py::arg("length") = 0);
 }
 
 }  // namespace stoker::python

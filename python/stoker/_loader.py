@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import atexit
 import numbers
+import os
+import threading
 import weakref
 from typing import Optional, Sequence
 
@@ -61,6 +63,49 @@ def _close_loaders_with_callables() -> None:
         except Exception:  # pragma: no cover - best effort at exit
             pass
 
+# The format of Loader.state_dict(); load_state_dict refuses newer ones.
+STATE_VERSION = 1
+
+
+def _env_int(name: str) -> Optional[int]:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"environment variable {name}={value!r} is not an integer") from None
+
+
+def _distributed_ranks(rank, world_size):
+    """(rank, world_size, local_world_size): explicit values, else torch.distributed when
+    it is initialised, else torchrun's environment (RANK, WORLD_SIZE, LOCAL_WORLD_SIZE),
+    else 0, 1 and 1."""
+    found_rank, found_world = None, None
+    if torch is not None and (rank is None or world_size is None):
+        try:
+            import torch.distributed as dist
+            if dist.is_available() and dist.is_initialized():
+                found_rank, found_world = dist.get_rank(), dist.get_world_size()
+        except (ImportError, RuntimeError):  # pragma: no cover - torch without distributed
+            pass
+    if found_rank is None:
+        env_rank, env_world = _env_int("RANK"), _env_int("WORLD_SIZE")
+        if env_rank is not None and env_world is not None:
+            found_rank, found_world = env_rank, env_world
+    rank = (found_rank or 0) if rank is None else rank
+    world_size = (found_world or 1) if world_size is None else world_size
+    for name, value in (("rank", rank), ("world_size", world_size)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an int or None, got {value!r}")
+    if world_size < 1 or not 0 <= rank < world_size:
+        raise ValueError(f"rank must be in [0, world_size) and world_size >= 1, got rank "
+                         f"{rank}, world_size {world_size}")
+    local = _env_int("LOCAL_WORLD_SIZE")
+    if local is None or local < 1:
+        local = 1
+    return rank, world_size, local
+
 
 class Loader:
     """Batches of (images, labels) from a source, made on native threads.
@@ -103,6 +148,12 @@ class Loader:
         ``Normalize``, ``dtype`` and ``layout`` there (docs/gpu.md). Raises StokerError,
         naming the reason, when no CUDA device can be used.
       device_augment: ``stoker.DeviceAugment(...)``: batched GPU augmentations (CUDA only).
+      rank, world_size: data-parallel training: this process reads rank ``rank``'s share of
+        every epoch (``DistributedSampler``'s rule: every rank gets the same number of
+        batches; the tail is padded by repeating the start of the epoch's order, or dropped
+        under ``drop_last``; ``stats()["padded_samples"]``). None: from ``torch.distributed``
+        when it is initialised, else torchrun's ``RANK``/``WORLD_SIZE``, else 0 and 1. The
+        default ``threads`` is then the available cores divided by ``LOCAL_WORLD_SIZE``.
       sampler: which samples each epoch visits: ``stoker.WeightedSampler(...)``,
         ``stoker.ClassBalanced()``, ``stoker.Subset(indices)`` or any sequence of indices
         (default: every sample once). Draws depend on ``(seed, epoch)`` only.
@@ -116,7 +167,11 @@ class Loader:
     Iterating yields ``(images, labels)`` torch tensors (numpy arrays without torch) that
     share the batch buffer: no copy. A batch stays valid while you hold it; its buffer
     returns to the pool when released. Each ``iter()`` runs one epoch: the epoch set by
-    ``set_epoch()``, or else the one after the previous iteration's.
+    ``set_epoch()``, or else the one after the previous iteration's. A new ``iter()`` while
+    an epoch runs stops that epoch: its iterator raises RuntimeError on its next use (as a
+    nested ``for`` over the same loader would otherwise end the outer loop silently).
+    ``next()`` from several threads is serialised. ``state_dict()`` / ``load_state_dict()``
+    checkpoint the position in the epoch (resumable at another world size).
     """
 
     def __init__(self, source, *, batch_size: int, shuffle: bool = False, seed: int = 0,
@@ -126,7 +181,8 @@ class Loader:
                  dct_scaling="auto", max_pixels: int = 1 << 28,
                  max_threads: Optional[int] = None, max_prefetch: int = 8, device: str = "cpu",
                  device_augment=None, sampler=None, cache: Optional[str] = None,
-                 cache_bytes: Optional[int] = None):
+                 cache_bytes: Optional[int] = None, rank: Optional[int] = None,
+                 world_size: Optional[int] = None):
         # Every argument is checked here, in one place (issue 17 items 18-19).
         if not isinstance(source, _C.Source):
             hint = (f": did you mean stoker.ImageFolder({source!r})?"
@@ -172,6 +228,7 @@ class Loader:
             raise ValueError(f"prefetch must be a positive int or 'auto', got {prefetch!r}")
         threads = _int_arg("threads", threads, 0, _INT_MAX)
         prefetch = _int_arg("prefetch", prefetch, 1, _INT_MAX)
+        rank, world_size, local_world_size = _distributed_ranks(rank, world_size)
         if cache not in (None, "decoded", "output"):
             raise ValueError(f"cache must be None, 'decoded' or 'output', got {cache!r}")
         if cache is not None:
@@ -190,6 +247,9 @@ class Loader:
             raise ValueError("cache_bytes given without cache='decoded' or cache='output'")
         sampler_spec = _sampler.as_spec(sampler)
         self._dtype = dtype
+        self._seed = int(seed)
+        self._shuffle = bool(shuffle)
+        self._generation = 0
         self._return_indices = return_indices
         self._source = source
         self._iterator = None
@@ -207,26 +267,75 @@ class Loader:
                                dtype, layout, on_error, bool(dct_scaling), int(max_pixels),
                                auto_threads, auto_prefetch, int(max_threads or 0),
                                int(max_prefetch), allocator, sampler_spec, cache or "",
-                               int(cache_bytes or 0))
+                               int(cache_bytes or 0), rank, world_size, local_world_size)
         if self._feeder is not None:
             self._feeder.bind(self._impl.height, self._impl.width)
         if any(t.name == "Lambda" for t in transforms):
             _WITH_CALLABLES.add(self)
 
+    def _live(self):
+        if self._impl is None:
+            raise RuntimeError("the loader is closed")
+        return self._impl
+
     def __len__(self) -> int:
-        n = self._impl.__len__()
+        """Batches per epoch for this rank."""
+        n = self._live().__len__()
         if n < 0:  # a stream (e.g. compressed or remote shards): the length is unknown
             raise TypeError("this loader's source is a stream of unknown length; it has no len()")
         return n
 
     def set_epoch(self, epoch: int) -> None:
         """Sets the epoch the next iteration runs (order and augmentation depend on it)."""
-        self._impl.set_epoch(_int_arg("epoch", epoch, 0, 2**63 - 1))
+        self._live().set_epoch(_int_arg("epoch", epoch, 0, 2**63 - 1))
 
     @property
     def epoch(self) -> int:
         """The epoch the next iteration runs."""
-        return self._impl.epoch
+        return self._live().epoch
+
+    def state_dict(self) -> dict:
+        """Where the epoch stands, as a small plain dict (torch.save and
+        torch.distributed.checkpoint take it as is): the epoch in progress and the number of
+        its samples consumed over all ranks (every rank reports the same when they take the
+        same number of batches, as DDP does), or the next epoch at 0 after an epoch's end."""
+        epoch, consumed, world_size = self._live().state()
+        return {"version": STATE_VERSION, "seed": self._seed, "shuffle": self._shuffle,
+                "epoch": int(epoch), "consumed": int(consumed), "world_size": int(world_size),
+                "num_samples": int(self._impl.num_samples),
+                "fingerprint": int(self._impl.fingerprint)}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Resumes from ``state_dict()``'s dict, possibly saved at another world size: the next
+        iteration continues its epoch at the next unconsumed sample (every sample of the
+        epoch exactly once over both segments, apart from the padding that evens out the
+        ranks), with the same pixels as an uninterrupted run. A ``set_epoch()`` naming another
+        epoch cancels it. Raises ValueError for a state from a newer format, another dataset
+        (size or fingerprint), or another seed or shuffle setting."""
+        impl = self._live()
+        if not isinstance(state, dict):
+            raise TypeError(f"load_state_dict expects a dict, got {type(state).__name__}")
+        try:
+            version = int(state["version"])
+            epoch, consumed = int(state["epoch"]), int(state["consumed"])
+            world_size = int(state.get("world_size", 1))
+        except KeyError as e:
+            raise ValueError(f"not a stoker Loader state: no {e.args[0]!r}") from None
+        if version > STATE_VERSION:
+            raise ValueError(f"the state has format version {version}, newer than this stoker "
+                             f"reads ({STATE_VERSION}); upgrade stoker to load it")
+        if int(state.get("num_samples", impl.num_samples)) != impl.num_samples:
+            raise ValueError(f"the state is from a dataset of {state['num_samples']} samples; "
+                             f"this loader's has {impl.num_samples}")
+        if int(state.get("fingerprint", impl.fingerprint)) != impl.fingerprint:
+            raise ValueError("the state is from another dataset (its fingerprint of sample "
+                             "names differs from this loader's source)")
+        for key, mine in (("seed", self._seed), ("shuffle", self._shuffle)):
+            if key in state and type(mine)(state[key]) != mine:
+                raise ValueError(f"the state was saved with {key}={state[key]!r}, this loader "
+                                 f"has {key}={mine!r}: the epoch's order would differ")
+        self._finish_current()
+        impl.resume(epoch, consumed, world_size)
 
     @property
     def source(self):
@@ -239,12 +348,12 @@ class Loader:
         spent in Python callables, GIL waits included), worker_wait_s, consumer_wait_s,
         and the same for the current epoch under "epoch"; threads and prefetch in use, and
         with "auto" the tuner's last decision ("tuning") and how often it changed them."""
-        return self._impl.stats()
+        return self._live().stats()
 
     def __iter__(self):
-        if self._impl is None:
-            raise RuntimeError("the loader is closed")
-        self._finish_current()
+        self._live()
+        self._finish_current(superseded=True)
+        self._generation += 1
         self._impl.start()
         if self._feeder is not None:
             self._feeder.start_epoch()
@@ -253,14 +362,21 @@ class Loader:
         return it
 
     def close(self) -> None:
-        """Stops the worker threads now (they also stop when the loader is deleted)."""
-        self._finish_current()
+        """Stops the worker threads now (they also stop when the loader is deleted). Any use
+        after it (iteration, len, stats, set_epoch) raises RuntimeError."""
+        self._finish_current(closed=True)
         self._iterator = None
         self._impl = None
 
-    def _finish_current(self):
+    def _finish_current(self, superseded=False, closed=False):
         it = self._iterator() if self._iterator is not None else None
         if it is not None:
+            if superseded and not it._done:
+                it._why = ("this epoch's iterator was stopped by a newer iter() over the same "
+                           "loader (a nested for loop over one loader?); use one iterator at "
+                           "a time")
+            if closed and not it._done:
+                it._why = "the loader is closed"
             it._finish()
 
     def __enter__(self):
@@ -314,11 +430,19 @@ class _EpochIterator:
         self._loader = loader
         self._impl = loader._impl
         self._done = False
+        self._why = None  # set when the epoch was stopped from outside: next() raises it
+        self._lock = threading.Lock()  # next() from several threads, one at a time
 
     def __iter__(self):
         return self
 
     def __next__(self):
+        with self._lock:
+            return self._next_locked()
+
+    def _next_locked(self):
+        if self._why is not None:
+            raise RuntimeError(self._why)
         if self._done:
             raise StopIteration
         try:

@@ -15,7 +15,7 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, la
            mode: str = "auto", shuffle_buffer: int = 1000, concurrent_shards: int = 4,
            cache_dir: Optional[str] = None, cache_bytes: int = 0, retries: int = 5,
            backoff_ms: int = 100, verify: bool = True, ca_file: Optional[str] = None,
-           endpoint_url: Optional[str] = None):
+           endpoint_url: Optional[str] = None, length: Optional[int] = None):
     """A source over tar shards (``key.jpg``, ``key.cls``, ... grouped by key).
 
     Args:
@@ -50,11 +50,17 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, la
       ca_file: a PEM file of CAs to trust instead of the system's.
       endpoint_url: an S3-compatible endpoint (``http://host:port``, addressed path-style);
         default ``AWS_ENDPOINT_URL``, else AWS.
+      length: stream mode, the number of samples per epoch, declared. Gives the Loader a
+        ``len()``, and is required with several ranks (``world_size > 1``): whole shards are
+        dealt to ranks and every rank yields exactly its share of ``length`` samples (a rank
+        whose shards run short reads them again; samples past its share wait for the next
+        epoch). Exactly once per epoch when the shards hold equal counts and their number
+        divides by the world size; use ``mode="indexed"`` for exactness in every case.
 
     ``classes`` holds the class names (by label) when the shards' directory has the
     ``classes.json`` that ``stoker convert`` writes beside them, else ``[]``.
 
-    In stream mode the length is unknown: ``len()`` of the source or of a Loader over it
+    In stream mode without ``length`` the length is unknown: ``len()`` of the source or of a Loader over it
     raises TypeError, and iteration ends when the shards do.
     """
     patterns = [urls] if isinstance(urls, (str, bytes, os.PathLike)) else list(urls)
@@ -63,4 +69,5 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, la
     return _C.open_shards([os.fsencode(p) for p in patterns], image, label, mode,
                           int(shuffle_buffer), int(concurrent_shards), cache_dir or "",
                           int(retries), int(backoff_ms), int(cache_bytes), bool(verify),
-                          os.fspath(ca_file) if ca_file else "", endpoint_url or "")
+                          os.fspath(ca_file) if ca_file else "", endpoint_url or "",
+                          int(length or 0))

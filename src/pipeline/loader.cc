@@ -68,7 +68,8 @@ class LoaderImpl : public Loader {
                 NormalizeOf(options.transforms).mean, NormalizeOf(options.transforms).std) {
     // Workers: `threads`, or up to the ceiling when tuned (the ones above
     // the active count sleep). The ring: `prefetch` slots, or the ceiling.
-    const ThreadPlan plan = PlanThreads(options_, AvailableCores());
+    cores_ = std::max(1, AvailableCores() / std::max(1, options_.local_world_size));
+    const ThreadPlan plan = PlanThreads(options_, cores_);
     threads_ = plan.workers;
     const int active = plan.active;
     const int ring = options_.auto_prefetch ? std::max(options_.prefetch, options_.max_prefetch)
@@ -135,7 +136,8 @@ class LoaderImpl : public Loader {
     const int64_t n = epoch_samples_total_;
     const int64_t b = options_.batch_size;
     if (n < 0) return -1;
-    return options_.drop_last ? n / b : (n + b - 1) / b;
+    const int64_t share = RankShareOf(n, SpecFor(0, 0)).samples;
+    return options_.drop_last ? share / b : (share + b - 1) / b;
   }
   int height() const override { return height_; }
   int width() const override { return width_; }
@@ -144,7 +146,59 @@ class LoaderImpl : public Loader {
 
   void SetEpoch(int64_t epoch) override {
     std::unique_lock<std::mutex> lock = LockUnlessForked();
+    if (resume_pending_ && epoch != next_epoch_) resume_pending_ = false;
     next_epoch_ = epoch;
+    epoch_set_ = true;
+  }
+
+  LoaderState state() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    LoaderState st;
+    st.world_size = options_.world_size;
+    if (resume_pending_) {
+      st.epoch = next_epoch_;
+      st.consumed = resume_offset_;
+      return st;
+    }
+    if (!started_once_ || epoch_finished_ || epoch_set_) {
+      st.epoch = next_epoch_;
+      return st;
+    }
+    // Positions handed out by this rank, times the ranks, after the offset.
+    int64_t local = next_to_consume_ * options_.batch_size;
+    const int64_t end = stream_end_.load(std::memory_order_acquire);
+    local = std::min(local, std::min(epoch_samples_, end));
+    st.epoch = epoch_;
+    st.consumed = epoch_offset_ + local * options_.world_size;
+    const int64_t n = epoch_samples_total_;  // the sampler's draws per epoch
+    if (n >= 0 && st.consumed >= n) {  // every sample handed out: the epoch is done
+      st.epoch = next_epoch_;
+      st.consumed = 0;
+    }
+    return st;
+  }
+
+  Status Resume(const LoaderState& st) override {
+    if (st.consumed < 0) {
+      return InvalidArgumentError("resume state: consumed must be >= 0, got " +
+                                  std::to_string(st.consumed));
+    }
+    const int64_t n = epoch_samples_total_;  // the sampler's draws per epoch
+    if (!source_->random_access() && st.consumed > 0 && st.world_size != options_.world_size) {
+      return InvalidArgumentError(
+          "a stream (Shards in stream mode) resumes mid-epoch only at the world size it was "
+          "saved at (" + std::to_string(st.world_size) + " ranks, now " +
+          std::to_string(options_.world_size) + "); resume at an epoch boundary, or use "
+          "mode=\"indexed\" (local .tar) for any world size");
+    }
+    Stop();
+    std::lock_guard<std::mutex> lock(mu_);
+    const bool whole = n >= 0 && st.consumed >= n;  // the epoch was done: the next one
+    next_epoch_ = whole ? st.epoch + 1 : st.epoch;
+    resume_offset_ = whole ? 0 : st.consumed;
+    resume_pending_ = resume_offset_ > 0;
+    epoch_set_ = true;
+    return Status::OK();
   }
   int64_t epoch() const override {
     std::unique_lock<std::mutex> lock = LockUnlessForked();
@@ -163,11 +217,11 @@ class LoaderImpl : public Loader {
     epoch_ = next_epoch_;
     next_epoch_ = epoch_ + 1;
     started_once_ = true;
-    EpochSpec spec;
-    spec.seed = options_.seed;
-    spec.epoch = epoch_;
-    spec.shuffle = options_.shuffle;
-    spec.sampler = &options_.sampler;
+    epoch_finished_ = false;
+    epoch_set_ = false;
+    epoch_offset_ = resume_pending_ ? resume_offset_ : 0;
+    resume_pending_ = false;
+    const EpochSpec spec = SpecFor(epoch_, epoch_offset_);
     auto reader = source_->StartEpoch(spec);
     if (!reader.ok()) return reader.status();
     reader_ = std::move(reader).value();
@@ -213,13 +267,15 @@ class LoaderImpl : public Loader {
     }
     if (next_to_consume_ >= epoch_batches_) {
       FinishEpochLocked();
+      epoch_finished_ = true;
       *end = true;
       return Status::OK();
     }
     const int64_t b = next_to_consume_;
     RingSlot& slot = ring_[b % ring_.size()];
+    // !active_: another thread stopped the epoch while this one waited.
     auto ready = [&] {
-      return !fatal_.ok() || PastStreamEnd(b) ||
+      return !active_ || !fatal_.ok() || PastStreamEnd(b) ||
              (slot.batch.load(std::memory_order_acquire) == b &&
               slot.remaining.load(std::memory_order_acquire) == 0);
     };
@@ -242,6 +298,10 @@ class LoaderImpl : public Loader {
       waited_ns = NowNs() - t0;
       consumer_wait_ns_ += waited_ns;
     }
+    if (!active_) {
+      *end = true;
+      return Status::OK();
+    }
     if (!fatal_.ok()) {
       Status fatal = fatal_;
       lock.unlock();
@@ -249,6 +309,7 @@ class LoaderImpl : public Loader {
       return fatal;
     }
     if (PastStreamEnd(b)) {  // the stream ended at the previous batch's end
+      epoch_finished_ = true;
       lock.unlock();
       Stop();
       *end = true;
@@ -279,6 +340,10 @@ class LoaderImpl : public Loader {
     if (trim != Trim::kDeliver) {
       pool_->Release(buf);
       if (trim == Trim::kEnd) {
+        {
+          std::lock_guard<std::mutex> relock(mu_);
+          epoch_finished_ = true;
+        }
         Stop();
         *end = true;
         return Status::OK();
@@ -328,6 +393,12 @@ class LoaderImpl : public Loader {
     for (const auto& b : scratch_bytes_) s.scratch_bytes += b.load(std::memory_order_relaxed);
     s.scratch_budget = options_.scratch_budget;
     s.scratch_releases = scratch_releases_.load(std::memory_order_relaxed);
+    s.rank = options_.rank;
+    s.world_size = options_.world_size;
+    s.local_world_size = options_.local_world_size;
+    s.cores = cores_;
+    s.padded_samples = reader_ != nullptr ? reader_->padded() : 0;
+    s.prefetch_discarded_batches = prefetch_discarded_batches_;
     if (cache_ != nullptr) {
       const DecodedCacheStats cs = cache_->stats();
       s.cache_hits = cs.hits;
@@ -354,6 +425,19 @@ class LoaderImpl : public Loader {
   // read a replacement); its slot is removed before the batch is delivered.
   static constexpr int64_t kSkippedId = -2;
 
+  EpochSpec SpecFor(int64_t epoch, int64_t offset) const {
+    EpochSpec spec;
+    spec.seed = options_.seed;
+    spec.epoch = epoch;
+    spec.shuffle = options_.shuffle;
+    spec.rank = options_.rank;
+    spec.world_size = options_.world_size;
+    spec.drop_last = options_.drop_last;
+    spec.offset = offset;
+    spec.sampler = &options_.sampler;
+    return spec;
+  }
+
   // Whether batch b starts at or after the end of the stream.
   bool PastStreamEnd(int64_t b) const {
     return b * options_.batch_size >= stream_end_.load(std::memory_order_acquire);
@@ -376,7 +460,7 @@ class LoaderImpl : public Loader {
   // batch at the stream's end and closes the gaps of skipped samples. kEmpty:
   // nothing left but the stream goes on; kEnd: nothing (more) to deliver.
   Trim TrimStreamBatch(int64_t b, BatchBuffer* buf) {
-    if (reader_->size() >= 0) return Trim::kDeliver;
+    if (reader_->random_access()) return Trim::kDeliver;
     const int64_t bsz = options_.batch_size;
     const int64_t end = stream_end_.load(std::memory_order_acquire);
     const bool last = end < (b + 1) * bsz;
@@ -664,7 +748,7 @@ class LoaderImpl : public Loader {
         return;
       }
       c->Add(c->skipped, 1);
-      if (n < 0) {  // a stream: no replacement; the slot is removed from the batch
+      if (!reader_->random_access()) {  // a stream: no replacement; the slot is removed
         buf->errors()[s] = Status::OK();
         buf->ids()[s] = kSkippedId;
         return;
@@ -738,6 +822,7 @@ class LoaderImpl : public Loader {
   const PixelWriter writer_;
   ProcessorConfig processor_config_;
   int threads_ = 1;
+  int cores_ = 1;                     // available cores / local_world_size
   std::shared_ptr<BatchPool> pool_;
   std::unique_ptr<DecodedCache> cache_;  // null without cache_bytes; thread-safe
   bool output_cache_ = false;            // cache_ holds finished samples (kOutput)
@@ -753,6 +838,12 @@ class LoaderImpl : public Loader {
   int busy_workers_ = 0;              // guarded by mu_
   int64_t epoch_ = 0;                 // guarded by mu_; read by workers of the epoch
   int64_t next_epoch_ = 0;            // guarded by mu_
+  bool epoch_finished_ = false;       // guarded by mu_; Next() reported the epoch's end
+  bool epoch_set_ = false;            // guarded by mu_; SetEpoch/Resume since the last Start
+  int64_t epoch_offset_ = 0;          // guarded by mu_; global positions skipped (resume)
+  bool resume_pending_ = false;       // guarded by mu_; Resume() awaits the next Start
+  int64_t resume_offset_ = 0;         // guarded by mu_
+  int64_t prefetch_discarded_batches_ = 0;  // guarded by mu_
   int64_t next_to_consume_ = 0;       // guarded by mu_
   int64_t epoch_batches_ = 0;         // set by Start before workers run
   int64_t epoch_samples_ = 0;         // set by Start before workers run

@@ -165,9 +165,27 @@ Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options,
       return InvalidArgumentError("sizes must be positive in " + t.ToString());
     }
   }
-  if (options.drop_last && source.size() >= 0 && source.size() < options.batch_size) {
+  if (options.world_size < 1 || options.rank < 0 || options.rank >= options.world_size) {
+    return InvalidArgumentError("rank must be in [0, world_size) and world_size >= 1, got rank " +
+                                std::to_string(options.rank) + ", world_size " +
+                                std::to_string(options.world_size));
+  }
+  if (options.world_size > 1 && source.size() < 0) {
+    return InvalidArgumentError(
+        source.Describe() + " is a stream of unknown length, so " +
+        std::to_string(options.world_size) + " ranks cannot be given the same number of "
+        "batches: declare the epoch's length (stoker.Shards(..., length=TOTAL_SAMPLES)) or use "
+        "mode=\"indexed\" (local uncompressed .tar shards)");
+  }
+  if (options.local_world_size < 1) {
+    return InvalidArgumentError("local_world_size must be >= 1, got " +
+                                std::to_string(options.local_world_size));
+  }
+  if (options.drop_last && source.size() >= 0 &&
+      source.size() / options.world_size < options.batch_size) {
     return InvalidArgumentError("drop_last=True with " + std::to_string(source.size()) +
-                                " samples and batch_size " + std::to_string(options.batch_size) +
+                                " samples, world_size " + std::to_string(options.world_size) +
+                                " and batch_size " + std::to_string(options.batch_size) +
                                 " gives no batch at all");
   }
   return Status::OK();

@@ -120,6 +120,7 @@ struct Item {
   int64_t id = -1;
   int64_t label = -1;
   std::string name;
+  bool repeat = false;  // read in a padding pass (declared length)
 };
 
 // Sample byte buffers kept from one epoch's reader to the next and passed
@@ -154,20 +155,35 @@ class BufferPool {
 // The merge (round-robin, shuffle buffer, position window) runs under mu_ and
 // only moves Items: the sequence is a function of the shards' contents and
 // (seed, epoch) alone, whatever the thread timing.
+//
+// Rank r of W reads the shards at positions r, r + W, ... of the epoch's
+// shard order. With a declared length, size() is the rank's share of it: the
+// rank's shards are read again from the start when they run out (padding)
+// and positions past the share are never asked for. Resumed (spec.offset),
+// the rank's first offset / W outputs are made and dropped.
 class StreamReader : public EpochReader {
  public:
   StreamReader(const std::vector<std::string>* urls, const ShardOptions* o, const EpochSpec& spec,
                std::shared_ptr<BufferPool> pool)
       : urls_(urls), o_(o), pool_(std::move(pool)),
         rng_(HashSeed(spec.seed, static_cast<uint64_t>(spec.epoch), 0x7A25ull)) {
-    order_.resize(urls->size());
-    for (size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<uint32_t>(i);
+    std::vector<uint32_t> order(urls->size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
     if (spec.shuffle) {
-      order_ = EpochPermutation(static_cast<int64_t>(urls->size()), spec.seed, spec.epoch);
+      order = EpochPermutation(static_cast<int64_t>(urls->size()), spec.seed, spec.epoch);
       buffer_size_ = static_cast<size_t>(std::max(0, o->shuffle_buffer));
       concurrent_ = static_cast<size_t>(std::max(1, o->concurrent_shards));
     }
     ahead_max_ = std::max<size_t>(1, concurrent_);
+    const size_t w = static_cast<size_t>(std::max(1, spec.world_size));
+    for (size_t i = static_cast<size_t>(spec.rank); i < order.size(); i += w) {
+      order_.push_back(order[i]);
+    }
+    if (o->length > 0) {
+      size_ = RankShareOf(o->length, spec).samples;
+      wrap_ = true;
+    }
+    skip_ = std::max<int64_t>(0, spec.offset) / static_cast<int64_t>(w);
   }
 
   ~StreamReader() override {
@@ -186,9 +202,13 @@ class StreamReader : public EpochReader {
     for (auto& it : window_) pool_->Give(std::move(it.bytes));
   }
 
-  int64_t size() const override { return -1; }
+  int64_t size() const override { return size_; }
   bool random_access() const override { return false; }
   void Cancel() override { cancel_->store(true, std::memory_order_relaxed); }
+  int64_t padded() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return padded_;
+  }
 
   Status Read(int64_t p, SampleScratch* scratch, SampleData* out, bool* end) override {
     std::unique_lock<std::mutex> lock(mu_);
@@ -229,6 +249,7 @@ class StreamReader : public EpochReader {
     out->size = scratch->bytes.size();
     out->pixels = nullptr;
     taken_[static_cast<size_t>(p - base_)] = true;
+    if (it.repeat) ++padded_;
     while (!window_.empty() && taken_.front()) {
       // The engine's previous buffer (swapped in above) goes back to the feeds.
       pool_->Give(std::move(window_.front().bytes));
@@ -263,6 +284,7 @@ class StreamReader : public EpochReader {
   // `done` once the shard ended (after its last item is queued).
   struct ShardFeed {
     uint32_t shard = 0;
+    bool repeat = false;     // a padding pass (declared length)
     std::deque<Item> queue;  // guarded by the reader's mu_
     bool done = false;       // guarded by the reader's mu_
     std::condition_variable space;  // the queue fell to half, or stop_
@@ -313,6 +335,7 @@ class StreamReader : public EpochReader {
       if (s.ok() && end) break;
       Item item;
       item.id = (static_cast<int64_t>(feed->shard) << 32) | ordinal++;
+      item.repeat = feed->repeat;
       if (!s.ok()) {
         item.status = std::move(s);
         item.name = url;
@@ -331,6 +354,7 @@ class StreamReader : public EpochReader {
   std::unique_ptr<ShardFeed> StartFeedLocked() {
     auto feed = std::make_unique<ShardFeed>();
     feed->shard = order_[next_shard_++];
+    feed->repeat = pass_ > 0;
     feed->thread = std::thread(&StreamReader::RunFeed, this, feed.get());
     return feed;
   }
@@ -364,6 +388,7 @@ class StreamReader : public EpochReader {
       }
       *item = std::move(f->queue.front());
       f->queue.pop_front();
+      ++pass_samples_;
       if (f->queue.size() == kFeedQueue / 2) f->space.notify_one();
       rr_ = (rr_ + 1) % open_.size();
       return true;
@@ -377,12 +402,27 @@ class StreamReader : public EpochReader {
     return s;
   }
 
+  // Declared length: once every sample of the rank's shards has been read, a
+  // new pass reads them again (padding, shuffled among themselves), unless
+  // the last pass gave nothing. False: no new pass.
+  bool NewPassLocked() {
+    if (!wrap_ || order_.empty() || pass_samples_ == 0) return false;
+    next_shard_ = 0;
+    pass_samples_ = 0;
+    input_done_ = false;
+    ++pass_;
+    return true;
+  }
+
   // Appends the next output sample to the window, or sets output_done_.
   void ProduceLocked(std::unique_lock<std::mutex>* lock) {
     Item item;
     if (buffer_size_ == 0) {
-      if (NextInputLocked(lock, &item)) Push(std::move(item));
-      else output_done_ = true;
+      if (NextInputLocked(lock, &item) || (NewPassLocked() && NextInputLocked(lock, &item))) {
+        Push(std::move(item));
+      } else {
+        output_done_ = true;
+      }
       return;
     }
     // Fill gradually, as webdataset does: output starts once kInitialFill
@@ -396,6 +436,10 @@ class StreamReader : public EpochReader {
       else input_done_ = true;
     }
     if (buffer_.empty()) {
+      if (NewPassLocked()) {
+        ProduceLocked(lock);  // at most once more: a pass that gives nothing ends it
+        return;
+      }
       output_done_ = true;
       return;
     }
@@ -407,6 +451,11 @@ class StreamReader : public EpochReader {
 
   void Push(Item item) {
     ++pushed_;
+    if (skipped_ < skip_) {  // resumed: this rank consumed this output before
+      ++skipped_;
+      pool_->Give(std::move(item.bytes));
+      return;
+    }
     window_.push_back(std::move(item));
     taken_.push_back(false);
   }
@@ -431,7 +480,7 @@ class StreamReader : public EpochReader {
   std::vector<uint32_t> order_;
   size_t next_shard_ = 0;
   size_t concurrent_ = 1;
-  int64_t pushed_ = 0;  // items ever put in the window this epoch
+  int64_t pushed_ = 0;  // items ever produced this epoch (a resume skips some)
   size_t ahead_max_ = 1;
   std::vector<std::unique_ptr<ShardFeed>> open_;  // interleaved round-robin
   std::deque<std::unique_ptr<ShardFeed>> ahead_;  // started, next in order
@@ -444,6 +493,13 @@ class StreamReader : public EpochReader {
   int64_t base_ = 0;
   bool output_done_ = false;
   std::deque<std::string> recent_names_;  // names of positions just below base_
+  int64_t size_ = -1;          // declared length: this rank's share
+  bool wrap_ = false;          // read the rank's shards again when they run out
+  int pass_ = 0;               // passes over the rank's shards started after the first
+  int64_t pass_samples_ = 0;   // samples read in the current pass
+  int64_t padded_ = 0;         // repeats handed out (read in later passes)
+  int64_t skip_ = 0;           // resumed: this rank's outputs consumed before
+  int64_t skipped_ = 0;
 };
 
 class StreamShards : public Source {
@@ -455,13 +511,33 @@ class StreamShards : public Source {
         options_(o),
         pool_(std::make_shared<BufferPool>(static_cast<size_t>(std::max(0, o.shuffle_buffer)) + 64 +
                                            32 * static_cast<size_t>(std::max(1, o.concurrent_shards)))) {}
-  int64_t size() const override { return -1; }
+  int64_t size() const override { return options_.length > 0 ? options_.length : -1; }
+  uint64_t Fingerprint() const override {
+    uint64_t h = Mix64(static_cast<uint64_t>(size()));
+    for (const std::string& u : urls_) {
+      for (unsigned char c : u) h = (h ^ c) * 0x100000001B3ull;
+      h = Mix64(h);
+    }
+    return h;
+  }
   std::vector<std::string> classes() const override { return classes_; }
   std::string Describe() const override {
     return "Shards(" + std::to_string(urls_.size()) + " shards, stream" +
            (urls_.empty() ? "" : ", " + urls_[0] + " ...") + ")";
   }
   StatusOr<std::unique_ptr<EpochReader>> StartEpoch(const EpochSpec& spec) override {
+    if (spec.world_size < 1 || spec.rank < 0 || spec.rank >= spec.world_size) {
+      return InvalidArgumentError("rank " + std::to_string(spec.rank) +
+                                  " is not in [0, world_size " +
+                                  std::to_string(spec.world_size) + ")");
+    }
+    if (spec.world_size > 1 && urls_.size() < static_cast<size_t>(spec.world_size)) {
+      return InvalidArgumentError(
+          "Shards in stream mode split whole shards across ranks: " +
+          std::to_string(urls_.size()) + " shards cannot feed " +
+          std::to_string(spec.world_size) + " ranks; write more shards (at least one per "
+          "rank, ideally many) or use mode=\"indexed\" for local .tar shards");
+    }
     return std::unique_ptr<EpochReader>(new StreamReader(&urls_, &options_, spec, pool_));
   }
 
@@ -619,6 +695,7 @@ StatusOr<std::shared_ptr<Source>> OpenShards(const ShardOptions& options) {
   }
   if (options.shuffle_buffer < 0) return InvalidArgumentError("shuffle_buffer must be >= 0");
   if (options.concurrent_shards < 1) return InvalidArgumentError("concurrent_shards must be >= 1");
+  if (options.length < 0) return InvalidArgumentError("length must be >= 0 (0: unknown)");
   auto urls = ExpandShardPatterns(options.patterns, options.stream);
   if (!urls.ok()) return urls.status();
   bool indexable = true;

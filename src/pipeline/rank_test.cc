@@ -1,0 +1,325 @@
+// Copyright 2026 The stoker Authors.
+//
+// Ranks (data-parallel sharding) and resume across world sizes: the rank
+// split against DistributedSampler's rule, every rank's share through the
+// engine, and checkpoints taken at N ranks resumed at M.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "stoker/loader.h"
+#include "testing/memory_source.h"
+#include "testing/test_images.h"
+
+namespace stoker {
+namespace {
+
+using testing::MemorySample;
+using testing::MemorySource;
+
+// DistributedSampler (torch 1.13), written out: pad from the start of the
+// order (or drop the tail), then rank r takes order[r::world].
+std::vector<int64_t> TorchShare(const std::vector<int64_t>& order, int rank, int world,
+                                bool drop_last) {
+  std::vector<int64_t> idx = order;
+  const int64_t n = static_cast<int64_t>(order.size());
+  if (drop_last) {
+    idx.resize(static_cast<size_t>(n / world * world));
+  } else {
+    const int64_t total = (n + world - 1) / world * world;
+    while (static_cast<int64_t>(idx.size()) < total) {
+      const int64_t pad = total - static_cast<int64_t>(idx.size());
+      idx.insert(idx.end(), idx.begin(), idx.begin() + std::min<int64_t>(pad, n));
+    }
+  }
+  std::vector<int64_t> out;
+  for (size_t i = static_cast<size_t>(rank); i < idx.size(); i += static_cast<size_t>(world)) {
+    out.push_back(idx[i]);
+  }
+  return out;
+}
+
+TEST(RankSplit, MatchesDistributedSampler) {
+  for (int64_t n : {1, 2, 3, 5, 7, 12, 13, 100, 1001}) {
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = (i * 7919) % 100003;
+    for (int w = 1; w <= 4; ++w) {
+      for (bool drop : {false, true}) {
+        int64_t padded = 0;
+        for (int r = 0; r < w; ++r) {
+          EpochSpec spec;
+          spec.rank = r;
+          spec.world_size = w;
+          spec.drop_last = drop;
+          EXPECT_EQ(RankSlice(order, spec), TorchShare(order, r, w, drop))
+              << "n " << n << " w " << w << " r " << r << " drop " << drop;
+          const RankShare share = RankShareOf(n, spec);
+          EXPECT_EQ(share.samples, static_cast<int64_t>(TorchShare(order, r, w, drop).size()));
+          padded = share.padded;
+        }
+        EXPECT_EQ(padded, drop ? 0 : (n + w - 1) / w * w - n) << n << " " << w;
+      }
+    }
+  }
+}
+
+TEST(RankSplit, OffsetDealsTheRemainder) {
+  // After a resume at global position 10 of 23, 3 ranks share [10, 23).
+  std::vector<int64_t> order(23);
+  std::iota(order.begin(), order.end(), 0);
+  std::multiset<int64_t> seen;
+  for (int r = 0; r < 3; ++r) {
+    EpochSpec spec;
+    spec.rank = r;
+    spec.world_size = 3;
+    spec.offset = 10;
+    const std::vector<int64_t> part = RankSlice(order, spec);
+    EXPECT_EQ(part.size(), 5u);  // ceil(13 / 3)
+    seen.insert(part.begin(), part.end());
+  }
+  for (int64_t i = 10; i < 23; ++i) EXPECT_GE(seen.count(i), 1u) << i;
+  EXPECT_EQ(seen.size(), 15u);
+  EXPECT_EQ(seen.count(10) + seen.count(11), 4u);  // the padding repeats the remainder's start
+  EXPECT_EQ(*seen.begin(), 10);
+}
+
+std::vector<MemorySample> Samples(int n) {
+  std::vector<MemorySample> out;
+  for (int i = 0; i < n; ++i) {
+    const int w = 20 + (i * 7) % 13, h = 18 + (i * 5) % 11;
+    MemorySample s;
+    s.bytes = testing::EncodeJpeg(testing::MakePixels(w, h, i), w, h, testing::JpegSpec());
+    s.label = i % 3;
+    s.name = "mem/" + std::to_string(i) + ".jpg";
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+LoaderOptions Options(int rank, int world, int threads, bool drop_last = false) {
+  LoaderOptions o;
+  o.batch_size = 4;
+  o.threads = threads;
+  o.shuffle = true;
+  o.seed = 11;
+  o.drop_last = drop_last;
+  o.dtype = DType::kUint8;
+  o.transforms = {Transform::RandomResizedCrop(8, 8), Transform::RandomHorizontalFlip()};
+  o.rank = rank;
+  o.world_size = world;
+  return o;
+}
+
+std::unique_ptr<Loader> Make(std::shared_ptr<Source> src, const LoaderOptions& o) {
+  auto l = Loader::Create(std::move(src), o);
+  EXPECT_TRUE(l.ok()) << l.status().ToString();
+  return std::move(l).value();
+}
+
+struct EpochRun {
+  std::vector<int64_t> ids;
+  std::map<int64_t, std::vector<uint8_t>> pixels;  // by sample id
+  int batches = 0;
+};
+
+// Takes up to `max_batches` batches of the epoch already started.
+void Take(Loader* loader, EpochRun* run, int max_batches = 1 << 30) {
+  for (int i = 0; i < max_batches; ++i) {
+    BatchPtr b;
+    bool end = false;
+    Status s = loader->Next(&b, &end);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    if (end) return;
+    ++run->batches;
+    const size_t per = b->shape().sample_bytes();
+    for (int k = 0; k < b->size(); ++k) {
+      run->ids.push_back(b->ids()[k]);
+      run->pixels[b->ids()[k]] =
+          std::vector<uint8_t>(b->images() + k * per, b->images() + (k + 1) * per);
+    }
+  }
+}
+
+TEST(Ranks, UnionIsTheEpochWithEqualBatchCounts) {
+  auto src = std::make_shared<MemorySource>(Samples(23));
+  for (bool drop : {false, true}) {
+    for (int w = 1; w <= 4; ++w) {
+      std::multiset<int64_t> all;
+      std::vector<EpochRun> runs(static_cast<size_t>(w));
+      for (int r = 0; r < w; ++r) {
+        auto loader = Make(src, Options(r, w, 2, drop));
+        loader->SetEpoch(3);
+        ASSERT_TRUE(loader->Start().ok());
+        Take(loader.get(), &runs[r]);
+        EXPECT_EQ(runs[r].batches, loader->num_batches()) << w << " " << r;
+        EXPECT_EQ(runs[r].batches, runs[0].batches) << "ranks disagree on the batch count";
+        const LoaderStats st = loader->stats();
+        EXPECT_EQ(st.padded_samples, drop ? 0 : (23 + w - 1) / w * w - 23);
+        EXPECT_EQ(st.rank, r);
+        EXPECT_EQ(st.world_size, w);
+        all.insert(runs[r].ids.begin(), runs[r].ids.end());
+      }
+      const std::set<int64_t> distinct(all.begin(), all.end());
+      if (!drop) {
+        EXPECT_EQ(distinct.size(), 23u) << "w " << w;
+        EXPECT_EQ(all.size(), static_cast<size_t>((23 + w - 1) / w * w));
+      } else {
+        // Each rank: floor(23 / w) samples, then whole batches of 4.
+        EXPECT_EQ(all.size(), static_cast<size_t>(w * (23 / w / 4 * 4)));
+        EXPECT_EQ(distinct.size(), all.size()) << "drop_last: no sample twice";
+      }
+    }
+  }
+}
+
+TEST(Ranks, SameShareAndPixelsForAnyThreadCount) {
+  auto src = std::make_shared<MemorySource>(Samples(23));
+  for (int r = 0; r < 3; ++r) {
+    EpochRun one, many;
+    auto a = Make(src, Options(r, 3, 1));
+    auto b = Make(src, Options(r, 3, 4));
+    ASSERT_TRUE(a->Start().ok());
+    ASSERT_TRUE(b->Start().ok());
+    Take(a.get(), &one);
+    Take(b.get(), &many);
+    EXPECT_EQ(one.ids, many.ids);
+    EXPECT_EQ(one.pixels, many.pixels);
+  }
+}
+
+TEST(Ranks, GlobalOrderDependsOnSeedAndEpochOnly) {
+  // Rank shares interleave the one-rank order: rank r's p-th sample is the
+  // one-rank run's sample at position r + p * world.
+  auto src = std::make_shared<MemorySource>(Samples(23));
+  EpochRun whole;
+  auto single = Make(src, Options(0, 1, 2));
+  single->SetEpoch(5);
+  ASSERT_TRUE(single->Start().ok());
+  Take(single.get(), &whole);
+  for (int r = 0; r < 2; ++r) {
+    EpochRun part;
+    auto l = Make(src, Options(r, 2, 3));
+    l->SetEpoch(5);
+    ASSERT_TRUE(l->Start().ok());
+    Take(l.get(), &part);
+    for (size_t p = 0; p < part.ids.size(); ++p) {
+      const size_t g = (r + p * 2) % whole.ids.size();
+      EXPECT_EQ(part.ids[p], whole.ids[g]) << r << " " << p;
+      EXPECT_EQ(part.pixels[part.ids[p]], whole.pixels[part.ids[p]]) << "augmentation differs";
+    }
+  }
+}
+
+TEST(Ranks, InvalidRankIsRefused) {
+  auto src = std::make_shared<MemorySource>(Samples(5));
+  EXPECT_FALSE(Loader::Create(src, Options(2, 2, 1)).ok());
+  EXPECT_FALSE(Loader::Create(src, Options(-1, 2, 1)).ok());
+  EXPECT_FALSE(Loader::Create(src, Options(0, 0, 1)).ok());
+}
+
+// Checkpoint at N ranks after `k` batches each; resume at M ranks.
+TEST(Resume, AcrossWorldSizesEverySampleOnce) {
+  const int n = 23;
+  auto src = std::make_shared<MemorySource>(Samples(n));
+  EpochRun reference;
+  {
+    auto l = Make(src, Options(0, 1, 2));
+    l->SetEpoch(2);
+    ASSERT_TRUE(l->Start().ok());
+    Take(l.get(), &reference);
+  }
+  for (int N = 1; N <= 4; ++N) {
+    for (int M = 1; M <= 4; ++M) {
+      for (int k : {1, 2}) {
+        std::vector<std::unique_ptr<Loader>> first;
+        std::multiset<int64_t> seen;
+        LoaderState saved;
+        std::map<int64_t, std::vector<uint8_t>> pixels;
+        for (int r = 0; r < N; ++r) {
+          first.push_back(Make(src, Options(r, N, 2)));
+          first[r]->SetEpoch(2);
+          ASSERT_TRUE(first[r]->Start().ok());
+          EpochRun run;
+          Take(first[r].get(), &run, k);
+          seen.insert(run.ids.begin(), run.ids.end());
+          pixels.insert(run.pixels.begin(), run.pixels.end());
+          const LoaderState st = first[r]->state();
+          if (r == 0) saved = st;
+          EXPECT_EQ(st.epoch, saved.epoch);
+          EXPECT_EQ(st.consumed, saved.consumed) << "ranks disagree on the state";
+        }
+        const int64_t consumed = std::min<int64_t>(n, int64_t{k} * 4 * N);
+        if (consumed >= n) {
+          EXPECT_EQ(saved.epoch, 3);
+          EXPECT_EQ(saved.consumed, 0);
+          continue;
+        }
+        EXPECT_EQ(saved.epoch, 2);
+        EXPECT_EQ(saved.consumed, consumed);
+        first.clear();  // the job dies
+        int batches = -1;
+        int64_t second_padded = 0;
+        std::multiset<int64_t> second;
+        for (int r = 0; r < M; ++r) {
+          auto l = Make(src, Options(r, M, 3));
+          ASSERT_TRUE(l->Resume(saved).ok());
+          l->SetEpoch(2);  // the training loop's own set_epoch keeps the resume
+          ASSERT_TRUE(l->Start().ok());
+          EpochRun run;
+          Take(l.get(), &run);
+          if (batches < 0) batches = run.batches;
+          EXPECT_EQ(run.batches, batches) << "resumed ranks disagree on the batch count";
+          second.insert(run.ids.begin(), run.ids.end());
+          pixels.insert(run.pixels.begin(), run.pixels.end());
+          second_padded = l->stats().padded_samples;
+          // After the resumed epoch, the next one starts from 0.
+          const LoaderState after = l->state();
+          EXPECT_EQ(after.epoch, 3);
+          EXPECT_EQ(after.consumed, 0);
+        }
+        EXPECT_EQ(static_cast<int64_t>(second.size()),
+                  (n - consumed + M - 1) / M * M) << N << "->" << M;
+        EXPECT_EQ(second_padded, (n - consumed + M - 1) / M * M - (n - consumed));
+        seen.insert(second.begin(), second.end());
+        std::set<int64_t> distinct(seen.begin(), seen.end());
+        EXPECT_EQ(distinct.size(), static_cast<size_t>(n)) << N << "->" << M << " k " << k;
+        // Exactly once, apart from the second segment's padding.
+        EXPECT_EQ(static_cast<int64_t>(seen.size()) - n, second_padded) << N << "->" << M;
+        for (const auto& [id, px] : pixels) {
+          EXPECT_EQ(px, reference.pixels[id]) << "sample " << id << " differs after resume";
+        }
+      }
+    }
+  }
+}
+
+TEST(Resume, AnotherEpochCancelsIt) {
+  auto src = std::make_shared<MemorySource>(Samples(10));
+  auto l = Make(src, Options(0, 1, 1));
+  LoaderState st;
+  st.epoch = 4;
+  st.consumed = 8;
+  ASSERT_TRUE(l->Resume(st).ok());
+  EXPECT_EQ(l->state().epoch, 4);
+  EXPECT_EQ(l->state().consumed, 8);
+  l->SetEpoch(6);
+  ASSERT_TRUE(l->Start().ok());
+  EpochRun run;
+  Take(l.get(), &run);
+  EXPECT_EQ(run.ids.size(), 10u);
+  EXPECT_EQ(l->epoch(), 6);
+}
+
+TEST(Resume, NegativeConsumedIsRefused) {
+  auto src = std::make_shared<MemorySource>(Samples(3));
+  auto l = Make(src, Options(0, 1, 1));
+  LoaderState st;
+  st.consumed = -1;
+  EXPECT_FALSE(l->Resume(st).ok());
+}
+
+}  // namespace
+}  // namespace stoker
