@@ -353,6 +353,9 @@ StatusOr<DatasetStats> ComputeStats(Source* source, const StatsOptions& options)
     }
   }
   for (auto& t : pool) t.join();
+  // The polls above can miss the end (the workers may finish between two of
+  // them): the last call always reports every sample done.
+  if (options.progress) options.progress(done.load(std::memory_order_relaxed), n);
 
   // Merge.
   Partial all;

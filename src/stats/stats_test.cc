@@ -5,8 +5,12 @@
 #include "stats/hypothesis.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <memory>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -146,6 +150,30 @@ class SolidFolder : public ::testing::Test {
   }
   TempDir dir_;
 };
+
+TEST_F(SolidFolder, ProgressEndsAtTheTotalOnTheCallingThread) {
+  auto folder = ImageFolder::Open(dir_.path());
+  ASSERT_TRUE(folder.ok());
+  for (int threads : {1, 3}) {
+    std::vector<std::pair<int64_t, int64_t>> calls;
+    const std::thread::id caller = std::this_thread::get_id();
+    StatsOptions o;
+    o.threads = threads;
+    o.progress = [&](int64_t done, int64_t total) {
+      EXPECT_EQ(std::this_thread::get_id(), caller);
+      calls.emplace_back(done, total);
+      // A slow display: the workers still running finish while it draws, so
+      // no poll of the loop sees the end.
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    };
+    ASSERT_TRUE(ComputeStats(folder.value().get(), o).ok());
+    // Without a final call the last report would not say 5/5 (or there would
+    // be none at all when the workers end before the first poll).
+    ASSERT_FALSE(calls.empty());
+    EXPECT_EQ(calls.back(), std::make_pair(int64_t{5}, int64_t{5})) << threads << " threads";
+    for (size_t i = 1; i < calls.size(); ++i) EXPECT_LE(calls[i - 1].first, calls[i].first);
+  }
+}
 
 TEST_F(SolidFolder, KnownAnswers) {
   const DatasetStats s = Run(0, 2);
