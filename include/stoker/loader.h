@@ -70,6 +70,11 @@ struct LoaderOptions {
   // Batches in flight (being filled, or ready and not yet taken). More hides
   // jitter; each costs one batch buffer of memory.
   int prefetch = 2;
+  // While the consumer takes an epoch's last batches, make the next epoch's
+  // first ones (up to the in-flight depth), used when that epoch starts from
+  // its beginning and discarded otherwise (prefetch_discarded_batches).
+  // Random-access sources only: a stream starts its next epoch when asked.
+  bool prefetch_next_epoch = true;
   DType dtype = DType::kFloat32;
   Layout layout = Layout::kNCHW;
   OnError on_error = OnError::kRaise;

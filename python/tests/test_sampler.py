@@ -174,10 +174,13 @@ def test_decoded_cache_gives_the_uncached_pixels_and_hits(folder):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
     c = stats["cache"]
     assert c["kind"] == "decoded"
-    assert c["misses"] == 18 and c["hits"] == 36  # epoch 0 fills, epochs 1-2 hit
+    # Epoch 0 fills, epochs 1-2 hit; epoch 3's first batches (prefetch=2, 4 samples each)
+    # may be prefetched, hits too, by the time stats() is read.
+    assert c["misses"] == 18 and 36 <= c["hits"] <= 36 + 2 * 4
     assert c["entries"] == 18 and 0 < c["bytes"] <= c["capacity"] == 64 << 20
     assert c["evicted"] == 0 and c["advice"] == ""
-    assert c["hit_rate"] == pytest.approx(36 / 54)
+    assert c["hit_rate"] == pytest.approx(c["hits"] / (c["hits"] + 18))
+    assert c["hit_rate"] >= 36 / 54
 
 
 def test_small_decoded_cache_evicts_stays_bounded_and_says_so(folder):
@@ -200,7 +203,8 @@ def test_output_cache_for_a_validation_pipeline(folder):
     for (a, _), (b, _) in zip(plain, cached):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
     assert stats["cache"]["kind"] == "output"
-    assert stats["cache"]["hits"] == 18 and stats["cache"]["misses"] == 18
+    # Epoch 2's prefetched first batches (2 of 4 samples) may hit too.
+    assert 18 <= stats["cache"]["hits"] <= 18 + 2 * 4 and stats["cache"]["misses"] == 18
 
 
 def test_cache_arguments_are_checked(folder, arrays):

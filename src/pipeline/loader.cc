@@ -93,15 +93,19 @@ class LoaderImpl : public Loader {
     shape.layout = options_.layout;
     if (options_.cache_bytes > 0) cache_ = std::make_unique<DecodedCache>(options_.cache_bytes);
     output_cache_ = cache_ != nullptr && options_.cache_kind == LoaderOptions::CacheKind::kOutput;
+    // Kept idle: the ring's, the next epoch's prefetch (up to `ring` more at
+    // an epoch's end) and two the consumer holds, so no boundary reallocates.
     pool_ = BatchPool::Create(shape, options_.allocator ? options_.allocator : HostAllocator(),
-                              ring + 2);
+                              2 * ring + 2);
     processor_config_.transforms = options_.transforms;
     processor_config_.dct_scaling = options_.dct_scaling;
     processor_config_.decoder.max_pixels = options_.max_pixels;
     processor_config_.timing = options_.stage_timing;
     processor_config_.scratch_budget = options_.scratch_budget;
     ring_ = std::vector<RingSlot>(static_cast<size_t>(ring));
+    staged_ = std::vector<StagedBatch>(static_cast<size_t>(ring));
     counters_ = std::vector<WorkerCounters>(static_cast<size_t>(threads_));
+    pre_counters_ = std::vector<WorkerCounters>(static_cast<size_t>(threads_));
     scratch_bytes_ = std::vector<std::atomic<size_t>>(static_cast<size_t>(threads_));
   }
 
@@ -126,9 +130,11 @@ class LoaderImpl : public Loader {
       std::lock_guard<std::mutex> lock(mu_);
       shutdown_ = true;
       cancelled_.store(true, std::memory_order_release);  // wakes parked workers
+      pre_cancel_.store(true, std::memory_order_release);
     }
     work_cv_.notify_all();
     for (std::thread& t : workers_) t.join();
+    for (int i = 0; i < staged_count_; ++i) pool_->Release(staged_[i].buffer);
   }
 
   int64_t num_samples() const override { return epoch_samples_total_; }
@@ -214,17 +220,31 @@ class LoaderImpl : public Loader {
     cancelled_.store(true, std::memory_order_release);
     work_cv_.notify_all();
     idle_cv_.wait(lock, [&] { return busy_workers_ == 0; });
+    // The next epoch's first batches, made while the last one ended: used when
+    // this is the epoch they were made for, from its start; else discarded.
+    const bool use_prefetch = prefetching_ && pre_epoch_ == next_epoch_ && !resume_pending_;
+    pre_open_ = false;  // no worker joins it any more
+    if (prefetching_ && !use_prefetch) {
+      pre_cancel_.store(true, std::memory_order_release);
+      reader_->Cancel();  // the prefetch's reader: its reads are not wanted
+    }
+    idle_cv_.wait(lock, [&] { return pre_busy_ == 0; });
+    if (prefetching_ && !use_prefetch) DiscardPrefetchLocked();
+    if (!use_prefetch) FoldPrefetchCountersLocked();  // work done for nothing: the last epoch's
     epoch_ = next_epoch_;
+    work_epoch_ = epoch_;
     next_epoch_ = epoch_ + 1;
     started_once_ = true;
     epoch_finished_ = false;
     epoch_set_ = false;
     epoch_offset_ = resume_pending_ ? resume_offset_ : 0;
     resume_pending_ = false;
-    const EpochSpec spec = SpecFor(epoch_, epoch_offset_);
-    auto reader = source_->StartEpoch(spec);
-    if (!reader.ok()) return reader.status();
-    reader_ = std::move(reader).value();
+    if (!use_prefetch) {  // else reader_ is the prefetch's, for this epoch
+      const EpochSpec spec = SpecFor(epoch_, epoch_offset_);
+      auto reader = source_->StartEpoch(spec);
+      if (!reader.ok()) return reader.status();
+      reader_ = std::move(reader).value();
+    }
     const int64_t n = reader_->size();
     const int64_t b = options_.batch_size;
     if (n < 0) {  // a stream: the end is found by reading (stream_end_)
@@ -243,7 +263,33 @@ class LoaderImpl : public Loader {
       s.batch.store(-1, std::memory_order_relaxed);
       s.buffer = nullptr;
     }
+    if (use_prefetch) {
+      // The prefetch's claimed positions are made (its workers are gone); the
+      // rest, if it was cut short, are the epoch workers'. Batches with a
+      // claimed position go into the ring (a partly made one completes there);
+      // those with none go back to the pool.
+      const int64_t bsz = options_.batch_size;
+      const int64_t claimed = std::min({pre_next_.load(std::memory_order_acquire), pre_limit_,
+                                        epoch_samples_});
+      const int moved = static_cast<int>((claimed + bsz - 1) / bsz);
+      for (int i = 0; i < staged_count_; ++i) {
+        if (i < moved) {
+          RingSlot& slot = ring_[static_cast<size_t>(i)];
+          slot.buffer = staged_[i].buffer;
+          slot.remaining.store(staged_[i].remaining.load(std::memory_order_acquire),
+                               std::memory_order_relaxed);
+          slot.batch.store(i, std::memory_order_relaxed);
+        } else {
+          pool_->Release(staged_[i].buffer);
+        }
+        staged_[i].buffer = nullptr;
+      }
+      next_position_.store(claimed, std::memory_order_relaxed);
+      staged_count_ = 0;
+      prefetching_ = false;
+    }
     epoch_snapshot_ = SumLocked();
+    if (use_prefetch) FoldPrefetchCountersLocked();  // this epoch's work
     epoch_start_ns_ = NowNs();
     epoch_done_ = false;
     epoch_restart_ = true;  // the wait for the new epoch's first batch is not tuned on
@@ -360,7 +406,9 @@ class LoaderImpl : public Loader {
     if (!active_) return;
     cancelled_.store(true, std::memory_order_release);
     active_ = false;
-    if (reader_ != nullptr) reader_->Cancel();  // a stalled remote read returns soon
+    // A stalled remote read returns soon. Not the next epoch's prefetch: the
+    // reader is then its own, and the epoch stopped has no reads left.
+    if (reader_ != nullptr && !prefetching_) reader_->Cancel();
     work_cv_.notify_all();
     ready_cv_.notify_all();
     idle_cv_.wait(lock, [&] { return busy_workers_ == 0; });
@@ -397,7 +445,7 @@ class LoaderImpl : public Loader {
     s.world_size = options_.world_size;
     s.local_world_size = options_.local_world_size;
     s.cores = cores_;
-    s.padded_samples = reader_ != nullptr ? reader_->padded() : 0;
+    s.padded_samples = prefetching_ ? epoch_padded_ : reader_ != nullptr ? reader_->padded() : 0;
     s.prefetch_discarded_batches = prefetch_discarded_batches_;
     if (cache_ != nullptr) {
       const DecodedCacheStats cs = cache_->stats();
@@ -514,23 +562,157 @@ class LoaderImpl : public Loader {
     SampleProcessor processor(processor_config_, &writer_);
     SampleScratch scratch;
     uint64_t seen = 0;
+    uint64_t seen_prefetch = 0;
     for (;;) {
+      bool epoch_work = false;
       {
         std::unique_lock<std::mutex> lock(mu_);
-        work_cv_.wait(lock, [&] { return shutdown_ || (active_ && generation_ != seen); });
+        work_cv_.wait(lock, [&] {
+          return shutdown_ || (active_ && generation_ != seen) ||
+                 (pre_open_ && pre_generation_ != seen_prefetch);
+        });
         if (shutdown_) return;
-        seen = generation_;
-        ++busy_workers_;
+        epoch_work = active_ && generation_ != seen;
+        if (epoch_work) {
+          seen = generation_;
+          ++busy_workers_;
+        } else {
+          seen_prefetch = pre_generation_;
+          ++pre_busy_;
+        }
       }
-      RunEpoch(index, &processor, &scratch);
+      if (epoch_work) {
+        RunEpoch(index, &processor, &scratch);
+        MaybePrefetchNextEpoch(seen);  // leaves the epoch (busy_workers_)
+      } else {
+        RunPrefetch(index, &processor, &scratch);
+        std::lock_guard<std::mutex> lock(mu_);
+        --pre_busy_;
+      }
       scratch_bytes_[index].store(processor.scratch_bytes() + scratch.bytes.capacity(),
                                   std::memory_order_relaxed);
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        --busy_workers_;
-      }
       idle_cv_.notify_all();
     }
+  }
+
+  // Whether the epoch's workers are done and the next epoch's first batches
+  // may be made now: every position of this epoch is made (the last worker
+  // leaves), nothing stopped it, and the source reads any position (streams
+  // are not prefetched: see docs/architecture.md).
+  bool PrefetchWantedLocked(uint64_t generation) const {
+    return options_.prefetch_next_epoch && busy_workers_ == 1 && generation == generation_ && !shutdown_ && !prefetching_ &&
+           !cancelled_.load(std::memory_order_acquire) && fatal_.ok() && !resume_pending_ &&
+           reader_ != nullptr && reader_->random_access() && reader_->size() >= 0 &&
+           next_position_.load(std::memory_order_acquire) >= epoch_samples_;
+  }
+
+  // Called by each worker leaving epoch `generation`. The last one, when the
+  // epoch ended (not stopped), sets up the next epoch's prefetch: its reader
+  // (made outside mu_; the worker stays busy meanwhile, so Start/Stop wait),
+  // and up to in_flight_ batch buffers that the workers then fill.
+  void MaybePrefetchNextEpoch(uint64_t generation) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!PrefetchWantedLocked(generation)) {
+      --busy_workers_;
+      return;
+    }
+    const int64_t epoch = next_epoch_;
+    const EpochSpec spec = SpecFor(epoch, 0);
+    const int64_t want = std::min<int64_t>(in_flight_, static_cast<int64_t>(staged_.size()));
+    lock.unlock();
+    // The reader and the buffers are made without mu_ (a permutation, a
+    // pinned allocation): the consumer goes on meanwhile.
+    auto made = source_->StartEpoch(spec);
+    const int64_t bsz = options_.batch_size;
+    int64_t samples = 0;
+    std::vector<BatchBuffer*> bufs;
+    if (made.ok() && made.value()->random_access() && made.value()->size() > 0) {
+      const int64_t n = made.value()->size();
+      const int64_t batches = options_.drop_last ? n / bsz : (n + bsz - 1) / bsz;
+      samples = std::min(n, batches * bsz);
+      for (int64_t i = 0; i < std::min(want, batches); ++i) {
+        auto acquired = pool_->Acquire();
+        if (!acquired.ok()) break;  // no memory for more: that many fewer prefetched
+        bufs.push_back(acquired.value());
+      }
+    }
+    std::unique_ptr<EpochReader> old;  // dies after the lock is let go
+    lock.lock();
+    --busy_workers_;
+    if (bufs.empty() || generation != generation_ || shutdown_ || prefetching_ ||
+        cancelled_.load(std::memory_order_acquire) || resume_pending_ || epoch != next_epoch_) {
+      // An error of StartEpoch shows when that epoch starts; or the plan changed.
+      for (BatchBuffer* buf : bufs) pool_->Release(buf);
+      return;
+    }
+    const int count = static_cast<int>(bufs.size());
+    for (int i = 0; i < count; ++i) {
+      BatchBuffer* buf = bufs[static_cast<size_t>(i)];
+      buf->size = static_cast<int>(std::min<int64_t>(bsz, samples - i * bsz));
+      buf->epoch = epoch;
+      buf->index = i;
+      staged_[static_cast<size_t>(i)].buffer = buf;
+      staged_[static_cast<size_t>(i)].remaining.store(buf->size, std::memory_order_relaxed);
+    }
+    epoch_padded_ = reader_->padded();
+    old = std::move(reader_);
+    reader_ = std::move(made).value();
+    prefetching_ = true;
+    pre_open_ = true;
+    staged_count_ = count;
+    pre_epoch_ = epoch;
+    work_epoch_ = epoch;
+    pre_limit_ = std::min(samples, count * bsz);
+    pre_next_.store(0, std::memory_order_relaxed);
+    pre_cancel_.store(false, std::memory_order_relaxed);
+    ++pre_generation_;
+    lock.unlock();
+    work_cv_.notify_all();
+  }
+
+  // Makes the prefetched positions of the next epoch (staged_), the same way
+  // RunEpoch makes an epoch's; stops when they are all claimed or cancelled.
+  void RunPrefetch(int index, SampleProcessor* processor, SampleScratch* scratch) {
+    // Counted apart, and added to the totals when the prefetched epoch starts
+    // (or the prefetch is dropped): stats() never depend on how far it got.
+    WorkerCounters& c = pre_counters_[index];
+    const int64_t bsz = options_.batch_size;
+    while (!pre_cancel_.load(std::memory_order_acquire)) {
+      // Parked by the tuner: leaves it to the active ones (worker 0 is always active).
+      if (index >= active_threads_.load(std::memory_order_relaxed)) return;
+      const int64_t p = pre_next_.fetch_add(1, std::memory_order_relaxed);
+      if (p >= pre_limit_) return;
+      StagedBatch& st = staged_[static_cast<size_t>(p / bsz)];
+      ProduceSample(p, static_cast<int>(p % bsz), st.buffer, processor, scratch, &c);
+      st.remaining.fetch_sub(1, std::memory_order_acq_rel);
+    }
+  }
+
+  // Adds the prefetch's counters to the workers' (no prefetch worker runs).
+  void FoldPrefetchCountersLocked() {
+    for (size_t i = 0; i < counters_.size(); ++i) {
+      WorkerCounters& to = counters_[i];
+      WorkerCounters& from = pre_counters_[i];
+      for (auto field : {&WorkerCounters::read_ns, &WorkerCounters::decode_ns,
+                         &WorkerCounters::augment_ns, &WorkerCounters::wait_ns,
+                         &WorkerCounters::callback_ns, &WorkerCounters::images,
+                         &WorkerCounters::skipped, &WorkerCounters::bytes}) {
+        WorkerCounters::Add(to.*field, (from.*field).exchange(0, std::memory_order_relaxed));
+      }
+    }
+  }
+
+  // Drops the next epoch's prefetched batches (another epoch starts, or a
+  // resume); counted in prefetch_discarded_batches. Prefetch workers are gone.
+  void DiscardPrefetchLocked() {
+    for (int i = 0; i < staged_count_; ++i) {
+      pool_->Release(staged_[i].buffer);
+      staged_[i].buffer = nullptr;
+    }
+    prefetch_discarded_batches_ += staged_count_;
+    staged_count_ = 0;
+    prefetching_ = false;
+    pre_cancel_.store(false, std::memory_order_relaxed);
   }
 
   // Claims positions until the epoch is exhausted or cancelled.
@@ -541,15 +723,25 @@ class LoaderImpl : public Loader {
     while (!cancelled_.load(std::memory_order_acquire)) {
       if (index >= active_threads_.load(std::memory_order_relaxed)) {
         // Parked by the tuner: holds no position, so nothing waits on it.
+        // Leaves when every position is claimed (the epoch's end may then
+        // start the next epoch's prefetch, which waits for all workers).
         std::unique_lock<std::mutex> lock(mu_);
         work_cv_.wait(lock, [&] {
           return cancelled_.load(std::memory_order_relaxed) ||
-                 index < active_threads_.load(std::memory_order_relaxed);
+                 index < active_threads_.load(std::memory_order_relaxed) ||
+                 next_position_.load(std::memory_order_relaxed) >= epoch_samples_;
         });
+        if (next_position_.load(std::memory_order_relaxed) >= epoch_samples_) return;
         continue;
       }
       const int64_t p = next_position_.fetch_add(1, std::memory_order_relaxed);
-      if (p >= epoch_samples_) return;
+      if (p >= epoch_samples_) {
+        if (p == epoch_samples_) {  // the first to find the end wakes parked workers
+          { std::lock_guard<std::mutex> lock(mu_); }
+          work_cv_.notify_all();
+        }
+        return;
+      }
       const int64_t b = p / bsz;
       const int s = static_cast<int>(p % bsz);
       if (PastStreamEnd(b)) return;
@@ -717,7 +909,7 @@ class LoaderImpl : public Loader {
       if (st.ok() && end) st = DataLossError("source ended before position " + std::to_string(pos));
       if (st.ok()) {
         c->Add(c->bytes, static_cast<int64_t>(sample.size));
-        Rng rng(HashSeed(options_.seed, static_cast<uint64_t>(epoch_),
+        Rng rng(HashSeed(options_.seed, static_cast<uint64_t>(work_epoch_),
                          static_cast<uint64_t>(sample.id), static_cast<uint64_t>(attempt)));
         StageTimes times;
         bool threw = true;
@@ -762,7 +954,7 @@ class LoaderImpl : public Loader {
         return;
       }
       // A deterministic replacement: depends on (seed, epoch, position, attempt) only.
-      pos = static_cast<int64_t>(HashSeed(options_.seed, static_cast<uint64_t>(epoch_),
+      pos = static_cast<int64_t>(HashSeed(options_.seed, static_cast<uint64_t>(work_epoch_),
                                           static_cast<uint64_t>(p),
                                           static_cast<uint64_t>(attempt + 1)) %
                                  static_cast<uint64_t>(n));
@@ -844,11 +1036,33 @@ class LoaderImpl : public Loader {
   bool resume_pending_ = false;       // guarded by mu_; Resume() awaits the next Start
   int64_t resume_offset_ = 0;         // guarded by mu_
   int64_t prefetch_discarded_batches_ = 0;  // guarded by mu_
+  // The epoch the workers make (Rng seeds): epoch_, or the next one while its
+  // first batches are prefetched. Set under mu_ before workers run.
+  int64_t work_epoch_ = 0;
   int64_t next_to_consume_ = 0;       // guarded by mu_
   int64_t epoch_batches_ = 0;         // set by Start before workers run
   int64_t epoch_samples_ = 0;         // set by Start before workers run
   std::unique_ptr<EpochReader> reader_;  // set by Start before workers run
   std::vector<RingSlot> ring_;
+  // Cross-epoch prefetch (random-access sources): once every position of the
+  // epoch is made, the workers make the next epoch's first batches into
+  // staged_ (up to in_flight_), with reader_ already the next epoch's. Start()
+  // moves them into the ring when that epoch starts from its beginning.
+  struct StagedBatch {
+    BatchBuffer* buffer = nullptr;   // set under mu_ before the workers join
+    std::atomic<int> remaining{0};   // samples not yet written
+  };
+  std::vector<StagedBatch> staged_;  // ring_.size() entries
+  int staged_count_ = 0;             // guarded by mu_; buffers in staged_
+  bool prefetching_ = false;         // guarded by mu_; staged_ holds the next epoch's start
+  bool pre_open_ = false;            // guarded by mu_; workers may join the prefetch
+  int pre_busy_ = 0;                 // guarded by mu_; workers in RunPrefetch
+  uint64_t pre_generation_ = 0;      // guarded by mu_
+  int64_t pre_epoch_ = 0;            // guarded by mu_; the epoch prefetched
+  int64_t pre_limit_ = 0;            // positions prefetched; set before workers join
+  int64_t epoch_padded_ = 0;         // guarded by mu_; the running epoch's padded() then
+  std::atomic<int64_t> pre_next_{0};
+  std::atomic<bool> pre_cancel_{false};
   std::atomic<int64_t> next_position_{0};
   std::atomic<int64_t> stream_end_{kUnbounded};
   std::atomic<bool> cancelled_{false};
@@ -863,6 +1077,7 @@ class LoaderImpl : public Loader {
 
   // Counters.
   std::vector<WorkerCounters> counters_;
+  std::vector<WorkerCounters> pre_counters_;  // the next epoch's prefetch (RunPrefetch)
   std::vector<std::atomic<size_t>> scratch_bytes_;
   std::atomic<int64_t> scratch_releases_{0};
   int64_t consumer_wait_ns_ = 0;      // guarded by mu_
