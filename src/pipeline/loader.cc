@@ -16,7 +16,10 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <string>
 #include <thread>
+#include <unordered_set>
+#include <vector>
 
 #include <unistd.h>
 
@@ -164,8 +167,10 @@ class LoaderImpl : public Loader {
       st.epoch = next_epoch_;
       return st;
     }
-    // Positions handed out by this rank, times the ranks, after the offset.
-    int64_t local = next_to_consume_ * options_.batch_size;
+    // Positions delivered (or skipped) by this rank, times the ranks, after
+    // the offset. Under skip the samples carried into the next batch are not
+    // delivered yet: a resume reads them again.
+    int64_t local = delivered_positions_;
     const int64_t end = stream_end_.load(std::memory_order_acquire);
     local = std::min(local, std::min(epoch_samples_, end));
     st.epoch = epoch_;
@@ -238,6 +243,15 @@ class LoaderImpl : public Loader {
     next_position_.store(0, std::memory_order_relaxed);
     cancelled_.store(false, std::memory_order_relaxed);
     next_to_consume_ = 0;
+    delivered_positions_ = 0;
+    delivered_batches_ = 0;
+    good_delivered_ = 0;
+    {
+      std::lock_guard<std::mutex> skip_lock(skip_mu_);
+      skipped_files_epoch_.clear();
+      first_skip_ = Status::OK();
+      first_skip_pos_ = 0;
+    }
     fatal_ = Status::OK();
     for (RingSlot& s : ring_) {
       s.batch.store(-1, std::memory_order_relaxed);
@@ -259,104 +273,120 @@ class LoaderImpl : public Loader {
   Status Next(BatchPtr* out, bool* end, const std::function<Status()>& poll,
               int poll_ms) override {
     STOKER_RETURN_IF_ERROR(CheckNotForked());
-    std::unique_lock<std::mutex> lock(mu_);
     *end = false;
-    if (!active_) {
-      *end = true;
-      return Status::OK();
-    }
-    if (next_to_consume_ >= epoch_batches_) {
-      FinishEpochLocked();
-      epoch_finished_ = true;
-      *end = true;
-      return Status::OK();
-    }
-    const int64_t b = next_to_consume_;
-    RingSlot& slot = ring_[b % ring_.size()];
-    // !active_: another thread stopped the epoch while this one waited.
-    auto ready = [&] {
-      return !active_ || !fatal_.ok() || PastStreamEnd(b) ||
-             (slot.batch.load(std::memory_order_acquire) == b &&
-              slot.remaining.load(std::memory_order_acquire) == 0);
-    };
-    int64_t waited_ns = 0;
-    if (!ready()) {
-      const int64_t t0 = NowNs();
-      if (!poll) {
-        ready_cv_.wait(lock, ready);
-      } else {
-        while (!ready_cv_.wait_for(lock, std::chrono::milliseconds(poll_ms), ready)) {
-          lock.unlock();
-          Status polled = poll();
-          lock.lock();
-          if (!polled.ok()) {
-            consumer_wait_ns_ += NowNs() - t0;
-            return polled;
-          }
-        }
-      }
-      waited_ns = NowNs() - t0;
-      consumer_wait_ns_ += waited_ns;
-    }
-    if (!active_) {
-      *end = true;
-      return Status::OK();
-    }
-    if (!fatal_.ok()) {
-      Status fatal = fatal_;
-      lock.unlock();
-      Stop();
-      return fatal;
-    }
-    if (PastStreamEnd(b)) {  // the stream ended at the previous batch's end
-      epoch_finished_ = true;
-      lock.unlock();
-      Stop();
-      *end = true;
-      return Status::OK();
-    }
-    BatchBuffer* buf = slot.buffer;
-    slot.buffer = nullptr;
-    slot.batch.store(-1, std::memory_order_release);
-    ++next_to_consume_;
-    ++batches_;
-    if (tuner_ != nullptr) TuneLocked(buf->size, waited_ns);
-    lock.unlock();
-    work_cv_.notify_all();
-
-    // Under kRaise any bad sample; under kSkip one that found no readable
-    // replacement. Either way the slot holds no valid sample.
+    // Batch assembly. Workers fill "position batches" (positions [b*B, b*B+B)
+    // of this rank's order); the consumer removes the samples skipped under
+    // on_error=skip (and a stream's slots past its end) and packs the rest,
+    // in position order, into delivered batches of B. So the batches are a
+    // function of (seed, epoch, which samples are bad) alone, every good
+    // sample is delivered once, and only the epoch's last batch is short.
+    // `carry` holds the samples taken but not yet delivered (fewer than B);
+    // between calls it lives in carry_ (Stop() releases it).
+    BatchBuffer* carry = nullptr;
+    std::vector<int64_t> carry_pos;  // rank-local position of each carried sample
     {
-      for (int i = 0; i < buf->size; ++i) {
-        if (!buf->errors()[i].ok()) {
-          Status err = buf->errors()[i];
-          pool_->Release(buf);
-          Stop();
-          return err;
-        }
-      }
+      std::lock_guard<std::mutex> lock(mu_);
+      carry = carry_;
+      carry_ = nullptr;
+      carry_pos.swap(carry_pos_);
     }
-    const Trim trim = TrimStreamBatch(b, buf);
-    if (trim != Trim::kDeliver) {
-      pool_->Release(buf);
-      if (trim == Trim::kEnd) {
-        {
-          std::lock_guard<std::mutex> relock(mu_);
-          epoch_finished_ = true;
-        }
-        Stop();
+    const int bsz = options_.batch_size;
+    std::vector<int64_t> kept_pos;
+    for (;;) {
+      BatchBuffer* buf = nullptr;
+      int64_t b = 0;
+      Take took = Take::kStopped;
+      Status st = TakeBatch(&buf, &b, &took, poll, poll_ms);
+      if (!st.ok() || took == Take::kStopped) {
+        if (carry != nullptr) pool_->Release(carry);
+        if (!st.ok()) return st;
         *end = true;
         return Status::OK();
       }
-      return Next(out, end, poll, poll_ms);  // every sample of the batch was skipped
+      if (took == Take::kEnd) {
+        // The epoch's end: what is carried is its last batch.
+        Status all_bad;
+        int64_t skipped_n = 0;
+        bool deliver = carry != nullptr && !(options_.drop_last && carry->size < bsz);
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          if (deliver) {
+            delivered_positions_ = kUnbounded;  // every position accounted (capped in state())
+            good_delivered_ += carry->size;
+            carry->index = delivered_batches_++;
+            ++batches_;
+          } else if (good_delivered_ == 0 && carry == nullptr && epoch_offset_ == 0) {
+            std::lock_guard<std::mutex> skip_lock(skip_mu_);
+            all_bad = first_skip_;  // OK unless a sample was skipped
+            skipped_n = SumLocked().skipped - epoch_snapshot_.skipped;
+          }
+        }
+        if (!deliver && carry != nullptr) pool_->Release(carry);
+        if (!all_bad.ok()) {
+          return all_bad.WithContext(
+              "on_error=skip: no sample of epoch " + std::to_string(epoch_) +
+              " could be read (" + std::to_string(skipped_n) + " skipped); first failure");
+        }
+        if (!deliver) {
+          *end = true;
+          return Status::OK();
+        }
+        *out = std::make_shared<Batch>(pool_, carry);
+        return Status::OK();
+      }
+      // Close the gaps of skipped samples (and cut a stream's last batch).
+      const int kept = CompactBatch(b, buf, &kept_pos);
+      BatchBuffer* ready = nullptr;
+      if (carry == nullptr) {
+        if (kept == bsz) {
+          ready = buf;  // the common case: delivered as the workers wrote it
+        } else if (kept == 0) {
+          pool_->Release(buf);
+        } else {
+          carry = buf;
+          carry_pos = kept_pos;
+        }
+      } else {
+        const int take = std::min(bsz - carry->size, kept);
+        for (int i = 0; i < take; ++i) CopySample(buf, i, carry, carry->size + i);
+        carry->size += take;
+        carry_pos.insert(carry_pos.end(), kept_pos.begin(), kept_pos.begin() + take);
+        if (carry->size == bsz) {
+          ready = carry;
+          carry = nullptr;
+          carry_pos.clear();
+          if (kept > take) {  // the rest of this batch starts the next one
+            for (int i = take; i < kept; ++i) CopySample(buf, i, buf, i - take);
+            buf->size = kept - take;
+            carry = buf;
+            carry_pos.assign(kept_pos.begin() + take, kept_pos.end());
+            buf = nullptr;
+          }
+        }
+        if (buf != nullptr) pool_->Release(buf);
+      }
+      if (ready == nullptr) continue;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        // Positions before the first one still carried are delivered or skipped.
+        delivered_positions_ = carry != nullptr ? carry_pos.front() : (b + 1) * bsz;
+        good_delivered_ += ready->size;
+        ready->index = delivered_batches_++;
+        ++batches_;
+        carry_ = carry;
+        carry_pos_.swap(carry_pos);
+      }
+      *out = std::make_shared<Batch>(pool_, ready);
+      return Status::OK();
     }
-    *out = std::make_shared<Batch>(pool_, buf);
-    return Status::OK();
   }
 
   void Stop() override {
     if (ForkedChild()) return;  // nothing of the epoch runs in this process
     std::unique_lock<std::mutex> lock(mu_);
+    if (carry_ != nullptr) pool_->Release(carry_);  // a batch being assembled
+    carry_ = nullptr;
+    carry_pos_.clear();
     if (!active_) return;
     cancelled_.store(true, std::memory_order_release);
     active_ = false;
@@ -399,6 +429,11 @@ class LoaderImpl : public Loader {
     s.cores = cores_;
     s.padded_samples = reader_ != nullptr ? reader_->padded() : 0;
     s.prefetch_discarded_batches = prefetch_discarded_batches_;
+    {
+      std::lock_guard<std::mutex> skip_lock(skip_mu_);
+      s.total.skipped_files = static_cast<int64_t>(skipped_files_total_.size());
+      s.epoch.skipped_files = static_cast<int64_t>(skipped_files_epoch_.size());
+    }
     if (cache_ != nullptr) {
       const DecodedCacheStats cs = cache_->stats();
       s.cache_hits = cs.hits;
@@ -455,31 +490,138 @@ class LoaderImpl : public Loader {
     }
   }
 
-  enum class Trim { kDeliver, kEmpty, kEnd };
-  // Streams only, on the consumer's thread once batch b is complete: cuts the
-  // batch at the stream's end and closes the gaps of skipped samples. kEmpty:
-  // nothing left but the stream goes on; kEnd: nothing (more) to deliver.
-  Trim TrimStreamBatch(int64_t b, BatchBuffer* buf) {
-    if (reader_->random_access()) return Trim::kDeliver;
+  enum class Take { kBatch, kEnd, kStopped };
+  // Takes the next position batch once its samples are written (the
+  // consumer's wait). kEnd: the epoch's positions are exhausted or the stream
+  // ended; kStopped: Stop() ran (another thread, or the epoch was already
+  // over). An error (a fatal one, a poll's, or under kRaise a bad sample's)
+  // stops the epoch.
+  Status TakeBatch(BatchBuffer** out, int64_t* index, Take* result,
+                   const std::function<Status()>& poll, int poll_ms) {
+    *out = nullptr;
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!active_) {
+      *result = Take::kStopped;
+      return Status::OK();
+    }
+    if (next_to_consume_ >= epoch_batches_) {
+      FinishEpochLocked();
+      epoch_finished_ = true;
+      *result = Take::kEnd;
+      return Status::OK();
+    }
+    const int64_t b = next_to_consume_;
+    RingSlot& slot = ring_[b % ring_.size()];
+    // !active_: another thread stopped the epoch while this one waited.
+    auto ready = [&] {
+      return !active_ || !fatal_.ok() || PastStreamEnd(b) ||
+             (slot.batch.load(std::memory_order_acquire) == b &&
+              slot.remaining.load(std::memory_order_acquire) == 0);
+    };
+    int64_t waited_ns = 0;
+    if (!ready()) {
+      const int64_t t0 = NowNs();
+      if (!poll) {
+        ready_cv_.wait(lock, ready);
+      } else {
+        while (!ready_cv_.wait_for(lock, std::chrono::milliseconds(poll_ms), ready)) {
+          lock.unlock();
+          Status polled = poll();
+          lock.lock();
+          if (!polled.ok()) {
+            consumer_wait_ns_ += NowNs() - t0;
+            return polled;
+          }
+        }
+      }
+      waited_ns = NowNs() - t0;
+      consumer_wait_ns_ += waited_ns;
+    }
+    if (!active_) {
+      *result = Take::kStopped;
+      return Status::OK();
+    }
+    if (!fatal_.ok()) {
+      Status fatal = fatal_;
+      lock.unlock();
+      Stop();
+      return fatal;
+    }
+    if (PastStreamEnd(b)) {  // the stream ended at the previous batch's end
+      epoch_finished_ = true;
+      lock.unlock();
+      Stop();
+      *result = Take::kEnd;
+      return Status::OK();
+    }
+    BatchBuffer* buf = slot.buffer;
+    slot.buffer = nullptr;
+    slot.batch.store(-1, std::memory_order_release);
+    ++next_to_consume_;
+    if (tuner_ != nullptr) TuneLocked(buf->size, waited_ns);
+    lock.unlock();
+    work_cv_.notify_all();
+
+    // Under kRaise a bad sample stops the epoch (skipped ones carry no error).
+    for (int i = 0; i < buf->size; ++i) {
+      if (!buf->errors()[i].ok()) {
+        Status err = buf->errors()[i];
+        pool_->Release(buf);
+        Stop();
+        return err;
+      }
+    }
+    *out = buf;
+    *index = b;
+    *result = Take::kBatch;
+    return Status::OK();
+  }
+
+  // On the consumer's thread, once position batch b is complete: cuts a
+  // stream's batch at the stream's end and closes the gaps of skipped samples
+  // (in order). Returns the samples kept; `positions`: their rank-local
+  // positions.
+  int CompactBatch(int64_t b, BatchBuffer* buf, std::vector<int64_t>* positions) {
     const int64_t bsz = options_.batch_size;
-    const int64_t end = stream_end_.load(std::memory_order_acquire);
-    const bool last = end < (b + 1) * bsz;
-    if (last) buf->size = static_cast<int>(end - b * bsz);
-    const size_t sample_bytes = buf->image_bytes() / static_cast<size_t>(bsz);
+    positions->clear();
+    if (!reader_->random_access()) {
+      const int64_t end = stream_end_.load(std::memory_order_acquire);
+      if (end < (b + 1) * bsz) buf->size = static_cast<int>(end - b * bsz);
+    }
     int kept = 0;
     for (int i = 0; i < buf->size; ++i) {
       if (buf->ids()[i] == kSkippedId) continue;
-      if (kept != i) {
-        std::memcpy(buf->slot(kept), buf->slot(i), sample_bytes);
-        buf->labels()[kept] = buf->labels()[i];
-        buf->ids()[kept] = buf->ids()[i];
-      }
+      if (kept != i) CopySample(buf, i, buf, kept);
+      positions->push_back(b * bsz + i);
       ++kept;
     }
     buf->size = kept;
-    if (last && (kept == 0 || (options_.drop_last && kept < bsz))) return Trim::kEnd;
-    if (kept == 0) return Trim::kEmpty;
-    return Trim::kDeliver;
+    return kept;
+  }
+
+  // Copies sample `from` of `src` into slot `to` of `dst` (pixels, label, id).
+  static void CopySample(BatchBuffer* src, int from, BatchBuffer* dst, int to) {
+    const size_t bytes = src->shape().sample_bytes();
+    std::memcpy(dst->slot(to), src->slot(from), bytes);
+    dst->labels()[to] = src->labels()[from];
+    dst->ids()[to] = src->ids()[from];
+    dst->errors()[to] = Status::OK();
+  }
+
+  // on_error=skip: counts the sample at `pos` as a skipped file (once per
+  // file: by the source's key, or its name when it has none) and keeps the
+  // epoch's first failure (the lowest position: the same for any thread
+  // count) for the error of an epoch where nothing could be read.
+  void NoteSkipped(int64_t pos, const Status& st) {
+    const int64_t key = reader_->KeyAt(pos);
+    std::string file = key >= 0 ? std::to_string(key) : "#" + reader_->Name(pos);
+    std::lock_guard<std::mutex> lock(skip_mu_);
+    skipped_files_total_.insert(file);
+    skipped_files_epoch_.insert(std::move(file));
+    if (first_skip_.ok() || pos < first_skip_pos_) {
+      first_skip_ = st;
+      first_skip_pos_ = pos;
+    }
   }
 
   // Fork: the worker threads belong to the process that started them
@@ -687,10 +829,10 @@ class LoaderImpl : public Loader {
   void ProduceSample(int64_t p, int s, BatchBuffer* buf, SampleProcessor* processor,
                      SampleScratch* scratch, WorkerCounters* c) {
     const int64_t n = reader_->size();
-    int64_t pos = p;
-    Status first_error;
+    const int64_t pos = p;
     if (output_cache_ && ServeFromOutputCache(pos, s, buf, c)) return;
-    for (int attempt = 0;; ++attempt) {
+    {
+      constexpr int attempt = 0;  // the augmentation stream's last seed word (no retries)
       SampleData sample;
       bool end = false;
       const bool timing = options_.stage_timing;
@@ -739,7 +881,7 @@ class LoaderImpl : public Loader {
         buf->ids()[s] = sample.id;
         buf->errors()[s] = Status::OK();
         c->Add(c->images, 1);
-        if (output_cache_ && attempt == 0) StoreInOutputCache(pos, s, buf);
+        if (output_cache_) StoreInOutputCache(pos, s, buf);
         return;
       }
       if (options_.on_error == OnError::kRaise) {
@@ -747,25 +889,14 @@ class LoaderImpl : public Loader {
         buf->ids()[s] = -1;
         return;
       }
+      // Skip: the slot is marked and removed when the consumer assembles the
+      // batches (CompactInto), so every good sample is delivered once and
+      // the bad one is counted once; no replacement is read.
       c->Add(c->skipped, 1);
-      if (!reader_->random_access()) {  // a stream: no replacement; the slot is removed
-        buf->errors()[s] = Status::OK();
-        buf->ids()[s] = kSkippedId;
-        return;
-      }
-      if (first_error.ok()) first_error = st;
-      if (!reader_->random_access() || attempt + 1 >= options_.max_skip_attempts) {
-        buf->errors()[s] = first_error.WithContext(
-            "on_error=skip found no readable replacement after " + std::to_string(attempt + 1) +
-            " attempts; first failure");
-        buf->ids()[s] = -1;
-        return;
-      }
-      // A deterministic replacement: depends on (seed, epoch, position, attempt) only.
-      pos = static_cast<int64_t>(HashSeed(options_.seed, static_cast<uint64_t>(epoch_),
-                                          static_cast<uint64_t>(p),
-                                          static_cast<uint64_t>(attempt + 1)) %
-                                 static_cast<uint64_t>(n));
+      NoteSkipped(pos, st);
+      buf->errors()[s] = Status::OK();
+      buf->ids()[s] = kSkippedId;
+      return;
     }
   }
 
@@ -871,6 +1002,20 @@ class LoaderImpl : public Loader {
   int64_t epoch_start_ns_ = 0;        // guarded by mu_
   bool epoch_done_ = true;            // guarded by mu_
   Totals epoch_snapshot_;             // guarded by mu_
+
+  // Batch assembly (Next): samples taken but not yet delivered, between
+  // calls, and what has been delivered this epoch.
+  BatchBuffer* carry_ = nullptr;      // guarded by mu_; fewer than batch_size samples
+  std::vector<int64_t> carry_pos_;    // guarded by mu_; their rank-local positions
+  int64_t delivered_positions_ = 0;   // guarded by mu_; positions delivered or skipped
+  int64_t delivered_batches_ = 0;     // guarded by mu_
+  int64_t good_delivered_ = 0;        // guarded by mu_; samples delivered this epoch
+  // on_error=skip: files found bad (by key or name), first failure of the epoch.
+  mutable std::mutex skip_mu_;        // taken after mu_ when both are held
+  std::unordered_set<std::string> skipped_files_total_;  // guarded by skip_mu_
+  std::unordered_set<std::string> skipped_files_epoch_;  // guarded by skip_mu_
+  Status first_skip_;                 // guarded by skip_mu_
+  int64_t first_skip_pos_ = 0;        // guarded by skip_mu_
 
   pid_t owner_pid_ = 0;               // the process that started workers_ (0: none yet)
 
