@@ -103,3 +103,29 @@ def test_state_dict_mid_epoch_under_skip_resumes_exactly_once(folder_800, stop_a
     second.load_state_dict(state)
     tail = [j for _, _, i in second for j in np.asarray(i).tolist()]
     assert head + tail == want
+
+
+def test_ranks_under_skip_keep_equal_batch_counts(folder_800):
+    # A rank cannot know another's bad files: each rank delivers len(loader) batches (what
+    # it would without bad files), repeating its first samples for its missing ones
+    # (stats()["padded_samples"]), so DDP never waits on a rank that ran out.
+    folder, bad = folder_800
+    seen, padded = [], 0
+    for rank in range(2):
+        loader = stoker.Loader(folder, batch_size=BATCH, threads=2, on_error="skip",
+                               transforms=[stoker.Resize(8), stoker.CenterCrop(8)],
+                               dtype="uint8", return_indices=True, seed=3, shuffle=True,
+                               rank=rank, world_size=2)
+        sizes, ids = [], []
+        for _, _, i in loader:
+            sizes.append(len(i))
+            ids.extend(np.asarray(i).tolist())
+        assert len(sizes) == len(loader) == 13  # 400 samples per rank
+        assert sizes == [BATCH] * 12 + [400 - 12 * BATCH]
+        padded += loader.stats()["padded_samples"]
+        distinct = set(ids)
+        assert len(ids) - len(distinct) == loader.stats()["padded_samples"]
+        seen.extend(distinct)
+    assert len(seen) == len(set(seen))  # no good sample on both ranks
+    assert set(seen) == set(range(N)) - bad
+    assert padded == N_BAD

@@ -132,6 +132,7 @@ class LoaderImpl : public Loader {
     }
     work_cv_.notify_all();
     for (std::thread& t : workers_) t.join();
+    if (pad_source_ != nullptr) pool_->Release(pad_source_);
   }
 
   int64_t num_samples() const override { return epoch_samples_total_; }
@@ -246,6 +247,9 @@ class LoaderImpl : public Loader {
     delivered_positions_ = 0;
     delivered_batches_ = 0;
     good_delivered_ = 0;
+    if (pad_source_ != nullptr) pad_source_->size = 0;
+    pad_left_ = 0;
+    skip_padded_ = 0;
     {
       std::lock_guard<std::mutex> skip_lock(skip_mu_);
       skipped_files_epoch_.clear();
@@ -284,12 +288,15 @@ class LoaderImpl : public Loader {
     // between calls it lives in carry_ (Stop() releases it).
     BatchBuffer* carry = nullptr;
     std::vector<int64_t> carry_pos;  // rank-local position of each carried sample
+    bool padding = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       carry = carry_;
       carry_ = nullptr;
       carry_pos.swap(carry_pos_);
+      padding = pad_left_ > 0;
     }
+    if (padding) return DeliverPadded(carry, out);
     const int bsz = options_.batch_size;
     std::vector<int64_t> kept_pos;
     for (;;) {
@@ -303,37 +310,7 @@ class LoaderImpl : public Loader {
         *end = true;
         return Status::OK();
       }
-      if (took == Take::kEnd) {
-        // The epoch's end: what is carried is its last batch.
-        Status all_bad;
-        int64_t skipped_n = 0;
-        bool deliver = carry != nullptr && !(options_.drop_last && carry->size < bsz);
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          if (deliver) {
-            delivered_positions_ = kUnbounded;  // every position accounted (capped in state())
-            good_delivered_ += carry->size;
-            carry->index = delivered_batches_++;
-            ++batches_;
-          } else if (good_delivered_ == 0 && carry == nullptr && epoch_offset_ == 0) {
-            std::lock_guard<std::mutex> skip_lock(skip_mu_);
-            all_bad = first_skip_;  // OK unless a sample was skipped
-            skipped_n = SumLocked().skipped - epoch_snapshot_.skipped;
-          }
-        }
-        if (!deliver && carry != nullptr) pool_->Release(carry);
-        if (!all_bad.ok()) {
-          return all_bad.WithContext(
-              "on_error=skip: no sample of epoch " + std::to_string(epoch_) +
-              " could be read (" + std::to_string(skipped_n) + " skipped); first failure");
-        }
-        if (!deliver) {
-          *end = true;
-          return Status::OK();
-        }
-        *out = std::make_shared<Batch>(pool_, carry);
-        return Status::OK();
-      }
+      if (took == Take::kEnd) return EndOfEpoch(carry, out, end);
       // Close the gaps of skipped samples (and cut a stream's last batch).
       const int kept = CompactBatch(b, buf, &kept_pos);
       BatchBuffer* ready = nullptr;
@@ -366,6 +343,7 @@ class LoaderImpl : public Loader {
         if (buf != nullptr) pool_->Release(buf);
       }
       if (ready == nullptr) continue;
+      KeepForPadding(ready);
       {
         std::lock_guard<std::mutex> lock(mu_);
         // Positions before the first one still carried are delivered or skipped.
@@ -387,6 +365,7 @@ class LoaderImpl : public Loader {
     if (carry_ != nullptr) pool_->Release(carry_);  // a batch being assembled
     carry_ = nullptr;
     carry_pos_.clear();
+    pad_left_ = 0;
     if (!active_) return;
     cancelled_.store(true, std::memory_order_release);
     active_ = false;
@@ -427,7 +406,7 @@ class LoaderImpl : public Loader {
     s.world_size = options_.world_size;
     s.local_world_size = options_.local_world_size;
     s.cores = cores_;
-    s.padded_samples = reader_ != nullptr ? reader_->padded() : 0;
+    s.padded_samples = (reader_ != nullptr ? reader_->padded() : 0) + skip_padded_;
     s.prefetch_discarded_batches = prefetch_discarded_batches_;
     {
       std::lock_guard<std::mutex> skip_lock(skip_mu_);
@@ -487,6 +466,108 @@ class LoaderImpl : public Loader {
       std::lock_guard<std::mutex> lock(mu_);
       work_cv_.notify_all();
       ready_cv_.notify_all();
+    }
+  }
+
+  // Next() at the epoch's end: what is carried is its last batch. With ranks
+  // under skip, the rank's missing samples are made up by repeating its
+  // first ones (DeliverPadded), so every rank delivers the batches it would
+  // without bad samples. An epoch in which nothing could be read is an error.
+  Status EndOfEpoch(BatchBuffer* carry, BatchPtr* out, bool* end) {
+    const int bsz = options_.batch_size;
+    if (carry != nullptr) KeepForPadding(carry);
+    Status all_bad;
+    int64_t skipped_n = 0;
+    bool pad = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (PadsRanks() && pad_source_ != nullptr && pad_source_->size > 0) {
+        int64_t total = std::min(epoch_samples_, stream_end_.load(std::memory_order_acquire));
+        if (options_.drop_last) total = total / bsz * bsz;
+        const int64_t missing = total - good_delivered_ - (carry != nullptr ? carry->size : 0);
+        if (missing > 0) {
+          pad_left_ = missing;
+          pad_next_ = 0;
+          pad = true;
+        }
+      }
+      if (!pad && carry == nullptr && good_delivered_ == 0 && epoch_offset_ == 0) {
+        std::lock_guard<std::mutex> skip_lock(skip_mu_);
+        all_bad = first_skip_;  // OK unless a sample was skipped
+        skipped_n = SumLocked().skipped - epoch_snapshot_.skipped;
+      }
+    }
+    if (pad) return DeliverPadded(carry, out);
+    if (!all_bad.ok()) {
+      return all_bad.WithContext("on_error=skip: no sample of epoch " + std::to_string(epoch_) +
+                                 " could be read (" + std::to_string(skipped_n) +
+                                 " skipped); first failure");
+    }
+    if (carry == nullptr || (options_.drop_last && carry->size < bsz)) {
+      if (carry != nullptr) pool_->Release(carry);
+      *end = true;
+      return Status::OK();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      delivered_positions_ = kUnbounded;  // every position accounted (capped in state())
+      good_delivered_ += carry->size;
+      carry->index = delivered_batches_++;
+      ++batches_;
+    }
+    *out = std::make_shared<Batch>(pool_, carry);
+    return Status::OK();
+  }
+
+  // Ranks under skip: a batch of the samples still missing at the epoch's
+  // end (pad_left_), after the carried ones, repeating the rank's first
+  // delivered samples in order (counted in padded_samples).
+  Status DeliverPadded(BatchBuffer* carry, BatchPtr* out) {
+    BatchBuffer* batch = carry;
+    if (batch == nullptr) {
+      auto acquired = pool_->Acquire();
+      if (!acquired.ok()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        pad_left_ = 0;
+        return acquired.status();
+      }
+      batch = acquired.value();
+      batch->size = 0;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    batch->epoch = epoch_;
+    good_delivered_ += batch->size;
+    while (batch->size < options_.batch_size && pad_left_ > 0) {
+      CopySample(pad_source_, static_cast<int>(pad_next_ % pad_source_->size), batch,
+                 batch->size);
+      ++batch->size;
+      ++pad_next_;
+      --pad_left_;
+      ++skip_padded_;
+    }
+    delivered_positions_ = kUnbounded;
+    batch->index = delivered_batches_++;
+    ++batches_;
+    *out = std::make_shared<Batch>(pool_, batch);
+    return Status::OK();
+  }
+
+  bool PadsRanks() const { return options_.world_size > 1 && options_.on_error == OnError::kSkip; }
+
+  // Ranks under skip: keeps a copy of the epoch's first delivered samples
+  // (up to one batch) for DeliverPadded.
+  void KeepForPadding(BatchBuffer* buf) {
+    if (!PadsRanks()) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pad_source_ != nullptr && pad_source_->size >= options_.batch_size) return;
+    if (pad_source_ == nullptr) {
+      auto acquired = pool_->Acquire();
+      if (!acquired.ok()) return;  // no padding then: the rank's epoch is shorter
+      pad_source_ = acquired.value();
+      pad_source_->size = 0;
+    }
+    for (int i = 0; i < buf->size && pad_source_->size < options_.batch_size; ++i) {
+      CopySample(buf, i, pad_source_, pad_source_->size++);
     }
   }
 
@@ -1010,6 +1091,12 @@ class LoaderImpl : public Loader {
   int64_t delivered_positions_ = 0;   // guarded by mu_; positions delivered or skipped
   int64_t delivered_batches_ = 0;     // guarded by mu_
   int64_t good_delivered_ = 0;        // guarded by mu_; samples delivered this epoch
+  // Ranks under skip (PadsRanks): the epoch's first samples, and the
+  // repeats still to deliver at its end.
+  BatchBuffer* pad_source_ = nullptr;  // guarded by mu_; up to batch_size samples
+  int64_t pad_left_ = 0;              // guarded by mu_
+  int64_t pad_next_ = 0;              // guarded by mu_
+  int64_t skip_padded_ = 0;           // guarded by mu_; repeats delivered this epoch
   // on_error=skip: files found bad (by key or name), first failure of the epoch.
   mutable std::mutex skip_mu_;        // taken after mu_ when both are held
   std::unordered_set<std::string> skipped_files_total_;  // guarded by skip_mu_

@@ -247,27 +247,57 @@ TEST(Skip, ASamplerDrawingABadFileTwiceCountsItOnceAsAFile) {
   EXPECT_EQ(l->stats().epoch.skipped_files, 1);
 }
 
-// Ranks: every good sample once over the ranks (no padding: 2 divides 150);
-// each rank's batches are full but for its last. The ranks' batch counts
-// may differ (each rank's bad samples are its own): see docs/reliability.md.
-TEST(Skip, RanksSplitTheGoodSamplesExactlyOnce) {
+// Ranks: a rank cannot know the others' bad samples, so under skip each
+// rank delivers the batches (count and sizes) it would without bad samples,
+// making up its missing samples at the epoch's end by repeating its first
+// ones (the first batch's, cyclically) (counted in padded_samples, as DistributedSampler's padding is): DDP
+// never waits on a rank that ran out. Every good sample is delivered, and
+// only the repeats twice.
+TEST(Skip, RanksKeepTheirBatchCountsAndDeliverEveryGoodSample) {
   const int n = 150;
-  auto src = std::make_shared<MemorySource>(WithBad(Samples(n), kBad));
-  for (int w : {2, 3}) {
-    std::multiset<int64_t> seen;
-    for (int r = 0; r < w; ++r) {
-      LoaderOptions o = Options(8, 2);
-      o.rank = r;
-      o.world_size = w;
-      auto l = Loader::Create(src, o).value();
-      const Got run = Epoch(l.get());
-      seen.insert(run.ids.begin(), run.ids.end());
-      EXPECT_EQ(run.sizes, FullBatches(static_cast<int64_t>(run.ids.size()), 8, false));
-      EXPECT_LE(static_cast<int64_t>(run.sizes.size()), l->num_batches());
+  auto clean = std::make_shared<MemorySource>(Samples(n));
+  auto bad = std::make_shared<MemorySource>(WithBad(Samples(n), kBad));
+  for (int w : {2, 3, 4}) {
+    for (bool drop_last : {false, true}) {
+      std::multiset<int64_t> seen;
+      int64_t padded = 0;
+      for (int r = 0; r < w; ++r) {
+        LoaderOptions o = Options(8, 2);
+        o.rank = r;
+        o.world_size = w;
+        o.drop_last = drop_last;
+        auto ref_loader = Loader::Create(clean, o).value();
+        const Got ref = Epoch(ref_loader.get());
+        auto l = Loader::Create(bad, o).value();
+        const Got got = Epoch(l.get());
+        EXPECT_EQ(got.sizes, ref.sizes) << w << " ranks, rank " << r;
+        EXPECT_EQ(static_cast<int64_t>(got.sizes.size()), l->num_batches());
+        // Its good samples in the clean order, then repeats of its first ones.
+        const std::vector<int64_t> own = Without(ref.ids, kBad);
+        ASSERT_GE(got.ids.size(), own.size());
+        EXPECT_EQ(std::vector<int64_t>(got.ids.begin(), got.ids.begin() + own.size()), own);
+        const size_t cycle = std::min<size_t>(8, own.size());  // at most one batch is kept
+        for (size_t i = own.size(); i < got.ids.size(); ++i) {
+          EXPECT_EQ(got.ids[i], own[(i - own.size()) % cycle]) << w << " ranks, rank " << r;
+        }
+        const int64_t rank_pad = static_cast<int64_t>(got.ids.size() - own.size());
+        EXPECT_EQ(l->stats().padded_samples - ref_loader->stats().padded_samples, rank_pad);
+        padded += rank_pad;
+        for (const auto& [id, px] : got.pixels) EXPECT_EQ(px, ref.pixels.at(id)) << id;
+        seen.insert(own.begin(), own.end());
+      }
+      // Over the ranks: every good sample of the clean run's positions, once
+      // (apart from the rank split's own padding, when W does not divide n).
+      const std::set<int64_t> distinct(seen.begin(), seen.end());
+      for (int b : kBad) EXPECT_EQ(seen.count(b), 0u);
+      if (!drop_last) {
+        EXPECT_EQ(distinct.size(), static_cast<size_t>(n) - kBad.size()) << w << " ranks";
+        EXPECT_EQ(padded, static_cast<int64_t>(kBad.size())) << w << " ranks";
+        if (n % w == 0) {
+          EXPECT_EQ(seen.size(), distinct.size()) << w << " ranks";
+        }
+      }
     }
-    EXPECT_EQ(seen.size(), static_cast<size_t>(n) - kBad.size()) << w << " ranks";
-    EXPECT_EQ(std::set<int64_t>(seen.begin(), seen.end()).size(), seen.size());
-    for (int b : kBad) EXPECT_EQ(seen.count(b), 0u);
   }
 }
 
