@@ -305,7 +305,16 @@ class LoaderImpl : public Loader {
       Take took = Take::kStopped;
       Status st = TakeBatch(&buf, &b, &took, poll, poll_ms);
       if (!st.ok() || took == Take::kStopped) {
-        if (carry != nullptr) pool_->Release(carry);
+        if (carry != nullptr) {
+          std::unique_lock<std::mutex> lock(mu_);
+          if (active_ && carry_ == nullptr) {  // a poll's error: the epoch goes on
+            carry_ = carry;
+            carry_pos_.swap(carry_pos);
+          } else {
+            lock.unlock();
+            pool_->Release(carry);
+          }
+        }
         if (!st.ok()) return st;
         *end = true;
         return Status::OK();

@@ -335,5 +335,30 @@ TEST(Skip, StopWhileCarryingThenRestart) {
   EXPECT_LE(l->stats().batch_buffers, l->options().prefetch + 3);
 }
 
+// A poll that interrupts the wait (Ctrl-C in Python) while samples are
+// carried does not lose them: the epoch goes on with the same batches.
+TEST(Skip, AnInterruptedWaitKeepsTheCarriedSamples) {
+  // 1 thread, 20 ms per read: position batch 1 takes ~80 ms.
+  auto src = std::make_shared<MemorySource>(WithBad(Samples(12), {1}), /*read_delay_us=*/20000);
+  LoaderOptions o = Options(4, 1);
+  o.shuffle = false;
+  auto l = Loader::Create(src, o).value();
+  ASSERT_TRUE(l->Start().ok());
+  BatchPtr b;
+  bool end = false;
+  // Interrupts once position batch 0 (3 good samples: carried) is complete
+  // and batch 1 is being read.
+  Status s = l->Next(&b, &end, [&]() -> Status {
+    return src->reads() >= 5 ? CancelledError("stop waiting") : Status::OK();
+  }, 5);
+  EXPECT_EQ(s.code(), StatusCode::kCancelled);
+  EXPECT_EQ(b, nullptr);
+  Got r;
+  Take(l.get(), &r);
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.ids, (std::vector<int64_t>{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+  EXPECT_EQ(r.sizes, (std::vector<int>{4, 4, 3}));
+}
+
 }  // namespace
 }  // namespace stoker
