@@ -129,3 +129,43 @@ def test_ranks_under_skip_keep_equal_batch_counts(folder_800):
     assert len(seen) == len(set(seen))  # no good sample on both ranks
     assert set(seen) == set(range(N)) - bad
     assert padded == N_BAD
+
+
+def test_streamed_shards_with_ranks_under_skip_keep_equal_batch_counts(tmp_path):
+    # Stream mode (gzip shards, declared length): rank r reads shards r, r + W, ...; a bad
+    # sample in one rank's shard is made up by a repeat on that rank only.
+    import gzip
+    import tarfile
+
+    paths = []
+    for s in range(4):
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
+            for i in range(10):
+                img = io.BytesIO()
+                Image.fromarray(np.full((12, 16, 3), s * 40 + i, np.uint8)).save(img, "JPEG")
+                data = img.getvalue() if (s, i) != (1, 4) else b"not a jpeg"
+                for name, d in ((f"s{s}_{i:03d}.jpg", data), (f"s{s}_{i:03d}.cls", b"1")):
+                    info = tarfile.TarInfo(name)
+                    info.size = len(d)
+                    t.addfile(info, io.BytesIO(d))
+        p = tmp_path / f"shard-{s}.tar.gz"
+        p.write_bytes(gzip.compress(buf.getvalue()))
+        paths.append(str(p))
+    src = stoker.Shards(paths, length=40)
+    per_rank, padded, distinct = [], [], set()
+    for rank in range(2):
+        loader = stoker.Loader(src, batch_size=4, threads=2, on_error="skip", dtype="uint8",
+                               transforms=[stoker.Resize(8), stoker.CenterCrop(8)],
+                               return_indices=True, rank=rank, world_size=2, seed=1)
+        sizes, ids = [], []
+        for _, _, i in loader:
+            sizes.append(len(i))
+            ids.extend(np.asarray(i).tolist())
+        per_rank.append(sizes)
+        padded.append(loader.stats()["padded_samples"])
+        assert loader.stats()["epoch"]["skipped_files"] == (1 if len(set(ids)) == 19 else 0)
+        distinct |= set(ids)
+    assert per_rank[0] == per_rank[1] == [4] * 5  # 20 samples per rank
+    assert sorted(padded) == [0, 1]
+    assert len(distinct) == 39  # every good sample
