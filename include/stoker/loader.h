@@ -34,8 +34,11 @@
 //
 // Errors: a bad sample's error travels with its batch. With
 // OnError::kRaise, Next() returns it (its message names the file) and the
-// epoch stops. With OnError::kSkip the sample is replaced by another one of
-// the same epoch chosen from (seed, epoch, position), and counted.
+// epoch stops. With OnError::kSkip the sample is counted and left out: the
+// good samples are packed in epoch order into full batches (only the epoch's
+// last batch is short), each delivered once; the batches depend on (seed,
+// epoch, which samples are bad) alone, not on threads or timing. An epoch in
+// which no sample can be read is an error. See docs/reliability.md.
 // Stop() or destroying the Loader cancels work promptly: each worker
 // finishes at most the sample in hand.
 #ifndef STOKER_LOADER_H_
@@ -78,8 +81,6 @@ struct LoaderOptions {
   DType dtype = DType::kFloat32;
   Layout layout = Layout::kNCHW;
   OnError on_error = OnError::kRaise;
-  // Replacement attempts per bad sample under kSkip before giving up.
-  int max_skip_attempts = 16;
   // Let JPEG decode at 1/2, 1/4 or 1/8 scale in the DCT domain when a crop
   // is downscaled by 2x or more anyway: much faster on large images, pixels
   // then differ slightly from a full-resolution resize.
@@ -145,7 +146,10 @@ struct LoaderState {
 struct StageStats {
   int64_t images = 0;
   int64_t batches = 0;
+  // on_error="skip": samples skipped (a file drawn twice by a sampler counts
+  // twice) and distinct files among them (by the source's index or name).
   int64_t skipped = 0;
+  int64_t skipped_files = 0;
   double seconds = 0;           // wall time of iteration (first Start to last Next)
   double read_s = 0;            // reading bytes from the source
   double decode_s = 0;          // header parse + (region) decode
@@ -194,6 +198,7 @@ class Loader {
   virtual ~Loader() = default;
 
   // Batches per epoch for this rank (-1 when the source's size is unknown).
+  // Under OnError::kSkip an upper bound: skipped samples shorten the epoch.
   virtual int64_t num_batches() const = 0;
   // Samples per epoch (before drop_last).
   virtual int64_t num_samples() const = 0;

@@ -118,6 +118,7 @@ py::dict StageDict(const StageStats& s) {
   d["images"] = s.images;
   d["batches"] = s.batches;
   d["skipped"] = s.skipped;
+  d["skipped_files"] = s.skipped_files;
   d["seconds"] = s.seconds;
   d["images_per_sec"] = s.images_per_sec();
   d["read_s"] = s.read_s;

@@ -135,8 +135,12 @@ class Loader:
       max_prefetch: the ceiling for ``prefetch="auto"``.
       dtype: "uint8" (raw pixels, no Normalize), "float32", "float16" or "bfloat16".
       layout: "NCHW" (default, ``[B, 3, H, W]``) or "NHWC".
-      on_error: "raise" (an exception naming the file) or "skip" (replace the sample
-        deterministically and count it in ``stats()["skipped"]``).
+      on_error: "raise" (an exception naming the file) or "skip" (leave the sample out:
+        every good sample is delivered once, in full batches but the epoch's last, the same
+        for any thread count; counted in ``stats()["skipped"]`` (samples) and
+        ``["skipped_files"]`` (distinct files); ``len()`` is then an upper bound, except with
+        ranks, where each rank repeats its first samples for its missing ones so that every
+        rank keeps ``len()`` batches; an epoch with nothing readable raises StokerError).
       return_indices: also yield the dataset index of every sample.
       dct_scaling: let JPEG decode at 1/2, 1/4, 1/8 size when a crop is downscaled 2x or more
         (faster, slightly different pixels). "auto" (default): on when the transforms have a
@@ -343,7 +347,8 @@ class Loader:
         return self._source
 
     def stats(self) -> dict:
-        """Counters: images, batches, seconds, images_per_sec, skipped, per-stage busy seconds
+        """Counters: images, batches, seconds, images_per_sec, skipped (samples left out under
+        ``on_error="skip"``), skipped_files (distinct files among them), per-stage busy seconds
         (read_s, decode_s, augment_s summed over threads; callback_s: the part of augment_s
         spent in Python callables, GIL waits included), worker_wait_s, consumer_wait_s,
         and the same for the current epoch under "epoch"; threads and prefetch in use, and

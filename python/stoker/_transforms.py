@@ -332,7 +332,7 @@ class Lambda:
     summed over threads and part of ``augment_s``. A plain callable in ``transforms=`` is
     wrapped in a Lambda. An exception, or a result of another type, dtype or shape, fails the
     sample: StokerError naming the sample and the exception under ``on_error="raise"``, a
-    skipped (replaced) sample under ``on_error="skip"``.
+    skipped sample (left out, counted) under ``on_error="skip"``.
 
     Randomness: with ``rng=True`` it is called as ``fn(image, rng)``, ``rng`` a
     ``numpy.random.Generator`` seeded from ``(seed, epoch, sample, place in the list)``, so

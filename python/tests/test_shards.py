@@ -258,11 +258,12 @@ def test_damaged_shard_skip_goes_on_and_counts(damaged, kind):
     assert loader.stats()["epoch"]["skipped"] == 1
 
 
-def test_indexed_skip_replaces_damaged_samples(damaged):
+def test_indexed_skip_leaves_damaged_samples_out(damaged):
     src = stoker.Shards(damaged("truncated_member"), mode="indexed")
     _, _, ids, loader = collect(src, on_error="skip")
-    assert len(ids) == len(src)  # every slot filled, as for folders
-    assert loader.stats()["epoch"]["skipped"] >= 1
+    # As for folders: the damaged entry is left out, every other sample once.
+    assert loader.stats()["epoch"]["skipped"] == loader.stats()["epoch"]["skipped_files"] == 1
+    assert len(ids) == len(set(ids)) == len(src) - 1
 
 
 # ------------------------------------------------------------------ HTTP

@@ -16,7 +16,10 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <string>
 #include <thread>
+#include <unordered_set>
+#include <vector>
 
 #include <unistd.h>
 
@@ -135,6 +138,7 @@ class LoaderImpl : public Loader {
     work_cv_.notify_all();
     for (std::thread& t : workers_) t.join();
     for (int i = 0; i < staged_count_; ++i) pool_->Release(staged_[i].buffer);
+    if (pad_source_ != nullptr) pool_->Release(pad_source_);
   }
 
   int64_t num_samples() const override { return epoch_samples_total_; }
@@ -170,8 +174,10 @@ class LoaderImpl : public Loader {
       st.epoch = next_epoch_;
       return st;
     }
-    // Positions handed out by this rank, times the ranks, after the offset.
-    int64_t local = next_to_consume_ * options_.batch_size;
+    // Positions delivered (or skipped) by this rank, times the ranks, after
+    // the offset. Under skip the samples carried into the next batch are not
+    // delivered yet: a resume reads them again.
+    int64_t local = delivered_positions_;
     const int64_t end = stream_end_.load(std::memory_order_acquire);
     local = std::min(local, std::min(epoch_samples_, end));
     st.epoch = epoch_;
@@ -258,6 +264,18 @@ class LoaderImpl : public Loader {
     next_position_.store(0, std::memory_order_relaxed);
     cancelled_.store(false, std::memory_order_relaxed);
     next_to_consume_ = 0;
+    delivered_positions_ = 0;
+    delivered_batches_ = 0;
+    good_delivered_ = 0;
+    if (pad_source_ != nullptr) pad_source_->size = 0;
+    pad_left_ = 0;
+    skip_padded_ = 0;
+    {
+      // The prefetch's skips belong to this epoch when its batches are used.
+      std::lock_guard<std::mutex> skip_lock(skip_mu_);
+      skip_epoch_ = use_prefetch ? std::move(skip_prefetch_) : SkipRecord();
+      skip_prefetch_ = SkipRecord();
+    }
     fatal_ = Status::OK();
     for (RingSlot& s : ring_) {
       s.batch.store(-1, std::memory_order_relaxed);
@@ -305,104 +323,104 @@ class LoaderImpl : public Loader {
   Status Next(BatchPtr* out, bool* end, const std::function<Status()>& poll,
               int poll_ms) override {
     STOKER_RETURN_IF_ERROR(CheckNotForked());
-    std::unique_lock<std::mutex> lock(mu_);
     *end = false;
-    if (!active_) {
-      *end = true;
-      return Status::OK();
+    // Batch assembly. Workers fill "position batches" (positions [b*B, b*B+B)
+    // of this rank's order); the consumer removes the samples skipped under
+    // on_error=skip (and a stream's slots past its end) and packs the rest,
+    // in position order, into delivered batches of B. So the batches are a
+    // function of (seed, epoch, which samples are bad) alone, every good
+    // sample is delivered once, and only the epoch's last batch is short.
+    // `carry` holds the samples taken but not yet delivered (fewer than B);
+    // between calls it lives in carry_ (Stop() releases it).
+    BatchBuffer* carry = nullptr;
+    std::vector<int64_t> carry_pos;  // rank-local position of each carried sample
+    bool padding = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      carry = carry_;
+      carry_ = nullptr;
+      carry_pos.swap(carry_pos_);
+      padding = pad_left_ > 0;
     }
-    if (next_to_consume_ >= epoch_batches_) {
-      FinishEpochLocked();
-      epoch_finished_ = true;
-      *end = true;
-      return Status::OK();
-    }
-    const int64_t b = next_to_consume_;
-    RingSlot& slot = ring_[b % ring_.size()];
-    // !active_: another thread stopped the epoch while this one waited.
-    auto ready = [&] {
-      return !active_ || !fatal_.ok() || PastStreamEnd(b) ||
-             (slot.batch.load(std::memory_order_acquire) == b &&
-              slot.remaining.load(std::memory_order_acquire) == 0);
-    };
-    int64_t waited_ns = 0;
-    if (!ready()) {
-      const int64_t t0 = NowNs();
-      if (!poll) {
-        ready_cv_.wait(lock, ready);
-      } else {
-        while (!ready_cv_.wait_for(lock, std::chrono::milliseconds(poll_ms), ready)) {
-          lock.unlock();
-          Status polled = poll();
-          lock.lock();
-          if (!polled.ok()) {
-            consumer_wait_ns_ += NowNs() - t0;
-            return polled;
+    if (padding) return DeliverPadded(carry, out);
+    const int bsz = options_.batch_size;
+    std::vector<int64_t> kept_pos;
+    for (;;) {
+      BatchBuffer* buf = nullptr;
+      int64_t b = 0;
+      Take took = Take::kStopped;
+      Status st = TakeBatch(&buf, &b, &took, poll, poll_ms);
+      if (!st.ok() || took == Take::kStopped) {
+        if (carry != nullptr) {
+          std::unique_lock<std::mutex> lock(mu_);
+          if (active_ && carry_ == nullptr) {  // a poll's error: the epoch goes on
+            carry_ = carry;
+            carry_pos_.swap(carry_pos);
+          } else {
+            lock.unlock();
+            pool_->Release(carry);
           }
         }
-      }
-      waited_ns = NowNs() - t0;
-      consumer_wait_ns_ += waited_ns;
-    }
-    if (!active_) {
-      *end = true;
-      return Status::OK();
-    }
-    if (!fatal_.ok()) {
-      Status fatal = fatal_;
-      lock.unlock();
-      Stop();
-      return fatal;
-    }
-    if (PastStreamEnd(b)) {  // the stream ended at the previous batch's end
-      epoch_finished_ = true;
-      lock.unlock();
-      Stop();
-      *end = true;
-      return Status::OK();
-    }
-    BatchBuffer* buf = slot.buffer;
-    slot.buffer = nullptr;
-    slot.batch.store(-1, std::memory_order_release);
-    ++next_to_consume_;
-    ++batches_;
-    if (tuner_ != nullptr) TuneLocked(buf->size, waited_ns);
-    lock.unlock();
-    work_cv_.notify_all();
-
-    // Under kRaise any bad sample; under kSkip one that found no readable
-    // replacement. Either way the slot holds no valid sample.
-    {
-      for (int i = 0; i < buf->size; ++i) {
-        if (!buf->errors()[i].ok()) {
-          Status err = buf->errors()[i];
-          pool_->Release(buf);
-          Stop();
-          return err;
-        }
-      }
-    }
-    const Trim trim = TrimStreamBatch(b, buf);
-    if (trim != Trim::kDeliver) {
-      pool_->Release(buf);
-      if (trim == Trim::kEnd) {
-        {
-          std::lock_guard<std::mutex> relock(mu_);
-          epoch_finished_ = true;
-        }
-        Stop();
+        if (!st.ok()) return st;
         *end = true;
         return Status::OK();
       }
-      return Next(out, end, poll, poll_ms);  // every sample of the batch was skipped
+      if (took == Take::kEnd) return EndOfEpoch(carry, out, end);
+      // Close the gaps of skipped samples (and cut a stream's last batch).
+      const int kept = CompactBatch(b, buf, &kept_pos);
+      BatchBuffer* ready = nullptr;
+      if (carry == nullptr) {
+        if (kept == bsz) {
+          ready = buf;  // the common case: delivered as the workers wrote it
+        } else if (kept == 0) {
+          pool_->Release(buf);
+        } else {
+          carry = buf;
+          carry_pos = kept_pos;
+        }
+      } else {
+        const int take = std::min(bsz - carry->size, kept);
+        for (int i = 0; i < take; ++i) CopySample(buf, i, carry, carry->size + i);
+        carry->size += take;
+        carry_pos.insert(carry_pos.end(), kept_pos.begin(), kept_pos.begin() + take);
+        if (carry->size == bsz) {
+          ready = carry;
+          carry = nullptr;
+          carry_pos.clear();
+          if (kept > take) {  // the rest of this batch starts the next one
+            for (int i = take; i < kept; ++i) CopySample(buf, i, buf, i - take);
+            buf->size = kept - take;
+            carry = buf;
+            carry_pos.assign(kept_pos.begin() + take, kept_pos.end());
+            buf = nullptr;
+          }
+        }
+        if (buf != nullptr) pool_->Release(buf);
+      }
+      if (ready == nullptr) continue;
+      KeepForPadding(ready);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        // Positions before the first one still carried are delivered or skipped.
+        delivered_positions_ = carry != nullptr ? carry_pos.front() : (b + 1) * bsz;
+        good_delivered_ += ready->size;
+        ready->index = delivered_batches_++;
+        ++batches_;
+        carry_ = carry;
+        carry_pos_.swap(carry_pos);
+      }
+      *out = std::make_shared<Batch>(pool_, ready);
+      return Status::OK();
     }
-    *out = std::make_shared<Batch>(pool_, buf);
-    return Status::OK();
   }
 
   void Stop() override {
     if (ForkedChild()) return;  // nothing of the epoch runs in this process
     std::unique_lock<std::mutex> lock(mu_);
+    if (carry_ != nullptr) pool_->Release(carry_);  // a batch being assembled
+    carry_ = nullptr;
+    carry_pos_.clear();
+    pad_left_ = 0;
     if (!active_) return;
     cancelled_.store(true, std::memory_order_release);
     active_ = false;
@@ -445,8 +463,14 @@ class LoaderImpl : public Loader {
     s.world_size = options_.world_size;
     s.local_world_size = options_.local_world_size;
     s.cores = cores_;
-    s.padded_samples = prefetching_ ? epoch_padded_ : reader_ != nullptr ? reader_->padded() : 0;
+    s.padded_samples =
+        (prefetching_ ? epoch_padded_ : reader_ != nullptr ? reader_->padded() : 0) + skip_padded_;
     s.prefetch_discarded_batches = prefetch_discarded_batches_;
+    {
+      std::lock_guard<std::mutex> skip_lock(skip_mu_);
+      s.total.skipped_files = static_cast<int64_t>(skipped_files_total_.size());
+      s.epoch.skipped_files = static_cast<int64_t>(skip_epoch_.files.size());
+    }
     if (cache_ != nullptr) {
       const DecodedCacheStats cs = cache_->stats();
       s.cache_hits = cs.hits;
@@ -503,31 +527,242 @@ class LoaderImpl : public Loader {
     }
   }
 
-  enum class Trim { kDeliver, kEmpty, kEnd };
-  // Streams only, on the consumer's thread once batch b is complete: cuts the
-  // batch at the stream's end and closes the gaps of skipped samples. kEmpty:
-  // nothing left but the stream goes on; kEnd: nothing (more) to deliver.
-  Trim TrimStreamBatch(int64_t b, BatchBuffer* buf) {
-    if (reader_->random_access()) return Trim::kDeliver;
+  // Next() at the epoch's end: what is carried is its last batch. With ranks
+  // under skip, the rank's missing samples are made up by repeating its
+  // first ones (DeliverPadded), so every rank delivers the batches it would
+  // without bad samples. An epoch in which nothing could be read is an error.
+  Status EndOfEpoch(BatchBuffer* carry, BatchPtr* out, bool* end) {
+    const int bsz = options_.batch_size;
+    if (carry != nullptr) KeepForPadding(carry);
+    Status all_bad;
+    int64_t skipped_n = 0;
+    bool pad = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (PadsRanks() && pad_source_ != nullptr && pad_source_->size > 0) {
+        int64_t total = std::min(epoch_samples_, stream_end_.load(std::memory_order_acquire));
+        if (options_.drop_last) total = total / bsz * bsz;
+        const int64_t missing = total - good_delivered_ - (carry != nullptr ? carry->size : 0);
+        if (missing > 0) {
+          pad_left_ = missing;
+          pad_next_ = 0;
+          pad = true;
+        }
+      }
+      if (!pad && carry == nullptr && good_delivered_ == 0 && epoch_offset_ == 0) {
+        std::lock_guard<std::mutex> skip_lock(skip_mu_);
+        all_bad = skip_epoch_.first;  // OK unless a sample was skipped
+        skipped_n = SumLocked().skipped - epoch_snapshot_.skipped;
+      }
+    }
+    if (pad) return DeliverPadded(carry, out);
+    if (!all_bad.ok()) {
+      return all_bad.WithContext("on_error=skip: no sample of epoch " + std::to_string(epoch_) +
+                                 " could be read (" + std::to_string(skipped_n) +
+                                 " skipped); first failure");
+    }
+    if (carry == nullptr || (options_.drop_last && carry->size < bsz)) {
+      if (carry != nullptr) pool_->Release(carry);
+      *end = true;
+      return Status::OK();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      delivered_positions_ = kUnbounded;  // every position accounted (capped in state())
+      good_delivered_ += carry->size;
+      carry->index = delivered_batches_++;
+      ++batches_;
+    }
+    *out = std::make_shared<Batch>(pool_, carry);
+    return Status::OK();
+  }
+
+  // Ranks under skip: a batch of the samples still missing at the epoch's
+  // end (pad_left_), after the carried ones, repeating the rank's first
+  // delivered samples in order (counted in padded_samples).
+  Status DeliverPadded(BatchBuffer* carry, BatchPtr* out) {
+    BatchBuffer* batch = carry;
+    if (batch == nullptr) {
+      auto acquired = pool_->Acquire();
+      if (!acquired.ok()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        pad_left_ = 0;
+        return acquired.status();
+      }
+      batch = acquired.value();
+      batch->size = 0;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    batch->epoch = epoch_;
+    good_delivered_ += batch->size;
+    while (batch->size < options_.batch_size && pad_left_ > 0) {
+      CopySample(pad_source_, static_cast<int>(pad_next_ % pad_source_->size), batch,
+                 batch->size);
+      ++batch->size;
+      ++pad_next_;
+      --pad_left_;
+      ++skip_padded_;
+    }
+    delivered_positions_ = kUnbounded;
+    batch->index = delivered_batches_++;
+    ++batches_;
+    *out = std::make_shared<Batch>(pool_, batch);
+    return Status::OK();
+  }
+
+  bool PadsRanks() const { return options_.world_size > 1 && options_.on_error == OnError::kSkip; }
+
+  // Ranks under skip: keeps a copy of the epoch's first delivered samples
+  // (up to one batch) for DeliverPadded.
+  void KeepForPadding(BatchBuffer* buf) {
+    if (!PadsRanks()) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pad_source_ != nullptr && pad_source_->size >= options_.batch_size) return;
+    if (pad_source_ == nullptr) {
+      auto acquired = pool_->Acquire();
+      if (!acquired.ok()) return;  // no padding then: the rank's epoch is shorter
+      pad_source_ = acquired.value();
+      pad_source_->size = 0;
+    }
+    for (int i = 0; i < buf->size && pad_source_->size < options_.batch_size; ++i) {
+      CopySample(buf, i, pad_source_, pad_source_->size++);
+    }
+  }
+
+  enum class Take { kBatch, kEnd, kStopped };
+  // Takes the next position batch once its samples are written (the
+  // consumer's wait). kEnd: the epoch's positions are exhausted or the stream
+  // ended; kStopped: Stop() ran (another thread, or the epoch was already
+  // over). An error (a fatal one, a poll's, or under kRaise a bad sample's)
+  // stops the epoch.
+  Status TakeBatch(BatchBuffer** out, int64_t* index, Take* result,
+                   const std::function<Status()>& poll, int poll_ms) {
+    *out = nullptr;
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!active_) {
+      *result = Take::kStopped;
+      return Status::OK();
+    }
+    if (next_to_consume_ >= epoch_batches_) {
+      FinishEpochLocked();
+      epoch_finished_ = true;
+      *result = Take::kEnd;
+      return Status::OK();
+    }
+    const int64_t b = next_to_consume_;
+    RingSlot& slot = ring_[b % ring_.size()];
+    // !active_: another thread stopped the epoch while this one waited.
+    auto ready = [&] {
+      return !active_ || !fatal_.ok() || PastStreamEnd(b) ||
+             (slot.batch.load(std::memory_order_acquire) == b &&
+              slot.remaining.load(std::memory_order_acquire) == 0);
+    };
+    int64_t waited_ns = 0;
+    if (!ready()) {
+      const int64_t t0 = NowNs();
+      if (!poll) {
+        ready_cv_.wait(lock, ready);
+      } else {
+        while (!ready_cv_.wait_for(lock, std::chrono::milliseconds(poll_ms), ready)) {
+          lock.unlock();
+          Status polled = poll();
+          lock.lock();
+          if (!polled.ok()) {
+            consumer_wait_ns_ += NowNs() - t0;
+            return polled;
+          }
+        }
+      }
+      waited_ns = NowNs() - t0;
+      consumer_wait_ns_ += waited_ns;
+    }
+    if (!active_) {
+      *result = Take::kStopped;
+      return Status::OK();
+    }
+    if (!fatal_.ok()) {
+      Status fatal = fatal_;
+      lock.unlock();
+      Stop();
+      return fatal;
+    }
+    if (PastStreamEnd(b)) {  // the stream ended at the previous batch's end
+      epoch_finished_ = true;
+      lock.unlock();
+      Stop();
+      *result = Take::kEnd;
+      return Status::OK();
+    }
+    BatchBuffer* buf = slot.buffer;
+    slot.buffer = nullptr;
+    slot.batch.store(-1, std::memory_order_release);
+    ++next_to_consume_;
+    if (tuner_ != nullptr) TuneLocked(buf->size, waited_ns);
+    lock.unlock();
+    work_cv_.notify_all();
+
+    // Under kRaise a bad sample stops the epoch (skipped ones carry no error).
+    for (int i = 0; i < buf->size; ++i) {
+      if (!buf->errors()[i].ok()) {
+        Status err = buf->errors()[i];
+        pool_->Release(buf);
+        Stop();
+        return err;
+      }
+    }
+    *out = buf;
+    *index = b;
+    *result = Take::kBatch;
+    return Status::OK();
+  }
+
+  // On the consumer's thread, once position batch b is complete: cuts a
+  // stream's batch at the stream's end and closes the gaps of skipped samples
+  // (in order). Returns the samples kept; `positions`: their rank-local
+  // positions.
+  int CompactBatch(int64_t b, BatchBuffer* buf, std::vector<int64_t>* positions) {
     const int64_t bsz = options_.batch_size;
-    const int64_t end = stream_end_.load(std::memory_order_acquire);
-    const bool last = end < (b + 1) * bsz;
-    if (last) buf->size = static_cast<int>(end - b * bsz);
-    const size_t sample_bytes = buf->image_bytes() / static_cast<size_t>(bsz);
+    positions->clear();
+    if (!reader_->random_access()) {
+      const int64_t end = stream_end_.load(std::memory_order_acquire);
+      if (end < (b + 1) * bsz) buf->size = static_cast<int>(end - b * bsz);
+    }
     int kept = 0;
     for (int i = 0; i < buf->size; ++i) {
       if (buf->ids()[i] == kSkippedId) continue;
-      if (kept != i) {
-        std::memcpy(buf->slot(kept), buf->slot(i), sample_bytes);
-        buf->labels()[kept] = buf->labels()[i];
-        buf->ids()[kept] = buf->ids()[i];
-      }
+      if (kept != i) CopySample(buf, i, buf, kept);
+      positions->push_back(b * bsz + i);
       ++kept;
     }
     buf->size = kept;
-    if (last && (kept == 0 || (options_.drop_last && kept < bsz))) return Trim::kEnd;
-    if (kept == 0) return Trim::kEmpty;
-    return Trim::kDeliver;
+    return kept;
+  }
+
+  // Copies sample `from` of `src` into slot `to` of `dst` (pixels, label, id).
+  static void CopySample(BatchBuffer* src, int from, BatchBuffer* dst, int to) {
+    const size_t bytes = src->shape().sample_bytes();
+    std::memcpy(dst->slot(to), src->slot(from), bytes);
+    dst->labels()[to] = src->labels()[from];
+    dst->ids()[to] = src->ids()[from];
+    dst->errors()[to] = Status::OK();
+  }
+
+  // on_error=skip: counts the sample at `pos` as a skipped file (once per
+  // file: by the source's key, or its name when it has none) and keeps the
+  // epoch's first failure (the lowest position: the same for any thread
+  // count) for the error of an epoch where nothing could be read. A sample of
+  // the next epoch's prefetch goes to that epoch's record (Start() adopts it).
+  void NoteSkipped(int64_t pos, const Status& st, bool prefetch) {
+    const int64_t key = reader_->KeyAt(pos);
+    std::string file = key >= 0 ? std::to_string(key) : "#" + reader_->Name(pos);
+    std::lock_guard<std::mutex> lock(skip_mu_);
+    skipped_files_total_.insert(file);
+    SkipRecord& r = prefetch ? skip_prefetch_ : skip_epoch_;
+    r.files.insert(std::move(file));
+    if (r.first.ok() || pos < r.first_pos) {
+      r.first = st;
+      r.first_pos = pos;
+    }
   }
 
   // Fork: the worker threads belong to the process that started them
@@ -683,7 +918,8 @@ class LoaderImpl : public Loader {
       const int64_t p = pre_next_.fetch_add(1, std::memory_order_relaxed);
       if (p >= pre_limit_) return;
       StagedBatch& st = staged_[static_cast<size_t>(p / bsz)];
-      ProduceSample(p, static_cast<int>(p % bsz), st.buffer, processor, scratch, &c);
+      ProduceSample(p, static_cast<int>(p % bsz), st.buffer, processor, scratch, &c,
+                    /*prefetch=*/true);
       st.remaining.fetch_sub(1, std::memory_order_acq_rel);
     }
   }
@@ -762,7 +998,7 @@ class LoaderImpl : public Loader {
         }
       }
       BatchBuffer* buf = slot.buffer;
-      ProduceSample(p, s, buf, processor, scratch, &c);
+      ProduceSample(p, s, buf, processor, scratch, &c, /*prefetch=*/false);
       if (slot.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         std::lock_guard<std::mutex> lock(mu_);
         ready_cv_.notify_all();
@@ -876,13 +1112,15 @@ class LoaderImpl : public Loader {
     (void)cache_->Insert(key, std::move(image));
   }
 
+  // Makes position p into slot s of buf. `prefetch`: p is a position of the
+  // next epoch (RunPrefetch), counted in `c` = pre_counters_.
   void ProduceSample(int64_t p, int s, BatchBuffer* buf, SampleProcessor* processor,
-                     SampleScratch* scratch, WorkerCounters* c) {
+                     SampleScratch* scratch, WorkerCounters* c, bool prefetch) {
     const int64_t n = reader_->size();
-    int64_t pos = p;
-    Status first_error;
+    const int64_t pos = p;
     if (output_cache_ && ServeFromOutputCache(pos, s, buf, c)) return;
-    for (int attempt = 0;; ++attempt) {
+    {
+      constexpr int attempt = 0;  // the augmentation stream's last seed word (no retries)
       SampleData sample;
       bool end = false;
       const bool timing = options_.stage_timing;
@@ -931,7 +1169,7 @@ class LoaderImpl : public Loader {
         buf->ids()[s] = sample.id;
         buf->errors()[s] = Status::OK();
         c->Add(c->images, 1);
-        if (output_cache_ && attempt == 0) StoreInOutputCache(pos, s, buf);
+        if (output_cache_) StoreInOutputCache(pos, s, buf);
         return;
       }
       if (options_.on_error == OnError::kRaise) {
@@ -939,25 +1177,14 @@ class LoaderImpl : public Loader {
         buf->ids()[s] = -1;
         return;
       }
+      // Skip: the slot is marked and removed when the consumer assembles the
+      // batches (CompactInto), so every good sample is delivered once and
+      // the bad one is counted once; no replacement is read.
       c->Add(c->skipped, 1);
-      if (!reader_->random_access()) {  // a stream: no replacement; the slot is removed
-        buf->errors()[s] = Status::OK();
-        buf->ids()[s] = kSkippedId;
-        return;
-      }
-      if (first_error.ok()) first_error = st;
-      if (!reader_->random_access() || attempt + 1 >= options_.max_skip_attempts) {
-        buf->errors()[s] = first_error.WithContext(
-            "on_error=skip found no readable replacement after " + std::to_string(attempt + 1) +
-            " attempts; first failure");
-        buf->ids()[s] = -1;
-        return;
-      }
-      // A deterministic replacement: depends on (seed, epoch, position, attempt) only.
-      pos = static_cast<int64_t>(HashSeed(options_.seed, static_cast<uint64_t>(work_epoch_),
-                                          static_cast<uint64_t>(p),
-                                          static_cast<uint64_t>(attempt + 1)) %
-                                 static_cast<uint64_t>(n));
+      NoteSkipped(pos, st, prefetch);
+      buf->errors()[s] = Status::OK();
+      buf->ids()[s] = kSkippedId;
+      return;
     }
   }
 
@@ -1086,6 +1313,30 @@ class LoaderImpl : public Loader {
   int64_t epoch_start_ns_ = 0;        // guarded by mu_
   bool epoch_done_ = true;            // guarded by mu_
   Totals epoch_snapshot_;             // guarded by mu_
+
+  // Batch assembly (Next): samples taken but not yet delivered, between
+  // calls, and what has been delivered this epoch.
+  BatchBuffer* carry_ = nullptr;      // guarded by mu_; fewer than batch_size samples
+  std::vector<int64_t> carry_pos_;    // guarded by mu_; their rank-local positions
+  int64_t delivered_positions_ = 0;   // guarded by mu_; positions delivered or skipped
+  int64_t delivered_batches_ = 0;     // guarded by mu_
+  int64_t good_delivered_ = 0;        // guarded by mu_; samples delivered this epoch
+  // Ranks under skip (PadsRanks): the epoch's first samples, and the
+  // repeats still to deliver at its end.
+  BatchBuffer* pad_source_ = nullptr;  // guarded by mu_; up to batch_size samples
+  int64_t pad_left_ = 0;              // guarded by mu_
+  int64_t pad_next_ = 0;              // guarded by mu_
+  int64_t skip_padded_ = 0;           // guarded by mu_; repeats delivered this epoch
+  // on_error=skip: files found bad (by key or name), first failure of the epoch.
+  mutable std::mutex skip_mu_;        // taken after mu_ when both are held
+  std::unordered_set<std::string> skipped_files_total_;  // guarded by skip_mu_
+  struct SkipRecord {
+    std::unordered_set<std::string> files;
+    Status first;                     // at the lowest position
+    int64_t first_pos = 0;
+  };
+  SkipRecord skip_epoch_;             // guarded by skip_mu_; the running epoch's
+  SkipRecord skip_prefetch_;          // guarded by skip_mu_; the next epoch's prefetch
 
   pid_t owner_pid_ = 0;               // the process that started workers_ (0: none yet)
 

@@ -116,9 +116,6 @@ Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options,
     return InvalidArgumentError("max_prefetch must be >= 1, got " +
                                 std::to_string(options.max_prefetch));
   }
-  if (options.max_skip_attempts < 1) {
-    return InvalidArgumentError("max_skip_attempts must be >= 1");
-  }
   if (source.size() == 0) return InvalidArgumentError(source.Describe() + " has no samples");
   if (options.cache_bytes > 0 && options.cache_kind == LoaderOptions::CacheKind::kOutput &&
       !IsDeterministic(options.transforms)) {

@@ -181,15 +181,37 @@ TEST(StreamLoaderTest, SkipClosesTheGapAndCounts) {
     sizes.push_back(b->size());
     ids.insert(ids.end(), b->ids(), b->ids() + b->size());
   }
-  // Batch [10, 15) is all bad and not delivered; [20, 23) loses 22.
-  EXPECT_EQ(sizes, (std::vector<int>{4, 5, 5, 2}));
+  // The 16 good samples in order, packed: only the last batch is short.
+  EXPECT_EQ(sizes, (std::vector<int>{5, 5, 5, 1}));
   std::vector<int64_t> want;
   for (int64_t i = 0; i < 23; ++i) {
     if (i != 1 && (i < 10 || i > 14) && i != 22) want.push_back(i);
   }
   EXPECT_EQ(ids, want);
   EXPECT_EQ(loader->stats().epoch.skipped, 7);
+  EXPECT_EQ(loader->stats().epoch.skipped_files, 7);
   EXPECT_EQ(loader->stats().epoch.images, 16);
+}
+
+// Issue 17 item 16: the packing is the same for any thread count, and
+// drop_last drops only the short last batch.
+TEST(StreamLoaderTest, SkipPacksTheSameForAnyThreadCountAndDropLast) {
+  const std::set<int64_t> bad = {0, 4, 5, 6, 7, 8, 9, 10, 11, 12, 30, 36};
+  LoaderOptions o = Options(4, 1);
+  o.on_error = OnError::kSkip;
+  Result ref = RunStream(std::make_shared<StreamSource>(37, bad), o);
+  ASSERT_TRUE(ref.status.ok()) << ref.status.ToString();
+  EXPECT_EQ(ref.sizes, (std::vector<int>{4, 4, 4, 4, 4, 4, 1}));  // 25 good
+  for (int threads : {2, 4}) {
+    o.threads = threads;
+    Result r = RunStream(std::make_shared<StreamSource>(37, bad), o);
+    EXPECT_EQ(r.ids, ref.ids);
+    EXPECT_EQ(r.pixels, ref.pixels);
+  }
+  o.drop_last = true;
+  Result dropped = RunStream(std::make_shared<StreamSource>(37, bad), o);
+  EXPECT_EQ(dropped.sizes, (std::vector<int>{4, 4, 4, 4, 4, 4}));
+  EXPECT_EQ(dropped.ids, std::vector<int64_t>(ref.ids.begin(), ref.ids.begin() + 24));
 }
 
 TEST(StreamLoaderTest, StopMidStreamThenRestart) {
