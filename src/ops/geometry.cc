@@ -395,6 +395,42 @@ Transform Transform::RandAugment(int num_ops, int magnitude, int num_magnitude_b
   return t;
 }
 
+Transform Transform::RandomRotation(std::array<double, 2> degrees, int interpolation,
+                                    bool has_center, std::array<double, 2> center,
+                                    std::array<int, 3> fill) {
+  Transform t;
+  t.kind = Kind::kRandomRotation;
+  t.degrees = degrees;
+  t.interpolation = interpolation;
+  t.has_center = has_center;
+  t.center = center;
+  t.fill = fill;
+  return t;
+}
+
+Transform Transform::RandomAffine(std::array<double, 2> degrees, std::array<double, 2> translate,
+                                  std::array<double, 2> scale, std::array<double, 4> shear,
+                                  int interpolation, bool has_center,
+                                  std::array<double, 2> center, std::array<int, 3> fill) {
+  Transform t = RandomRotation(degrees, interpolation, has_center, center, fill);
+  t.kind = Kind::kRandomAffine;
+  t.translate = translate;
+  t.affine_scale = scale;
+  t.shear = shear;
+  return t;
+}
+
+Transform Transform::RandomPerspective(double distortion_scale, double p, int interpolation,
+                                       std::array<int, 3> fill) {
+  Transform t;
+  t.kind = Kind::kRandomPerspective;
+  t.distortion_scale = distortion_scale;
+  t.p = p;
+  t.interpolation = interpolation;
+  t.fill = fill;
+  return t;
+}
+
 Transform Transform::Callback(SampleCallback fn, std::string name) {
   Transform t;
   t.kind = Kind::kCallback;
@@ -417,6 +453,9 @@ bool Transform::photometric() const {
     case Kind::kRandAugment:
     case Kind::kAutoAugment:
     case Kind::kGaussianBlur:
+    case Kind::kRandomRotation:
+    case Kind::kRandomAffine:
+    case Kind::kRandomPerspective:
       return true;
     default:
       return false;
@@ -466,6 +505,32 @@ std::string Transform::ToString() const {
              ", saturation=" + range(saturation) + ", hue=" + range(hue) + ")";
     }
     case Kind::kCallback: return "Lambda(" + name + ")";
+    case Kind::kRandomRotation:
+    case Kind::kRandomAffine:
+    case Kind::kRandomPerspective: {
+      auto pair = [&](const std::array<double, 2>& r) {
+        return "(" + num(r[0]) + ", " + num(r[1]) + ")";
+      };
+      std::string s;
+      const std::string interp =
+          std::string("interpolation=") + (interpolation == 2 ? "BILINEAR" : "NEAREST");
+      const std::string f = "fill=[" + std::to_string(fill[0]) + ", " + std::to_string(fill[1]) +
+                            ", " + std::to_string(fill[2]) + "]";
+      if (kind == Kind::kRandomPerspective) {
+        return "RandomPerspective(distortion_scale=" + num(distortion_scale) + ", p=" + num(p) +
+               ", " + interp + ", " + f + ")";
+      }
+      s = (kind == Kind::kRandomRotation ? "RandomRotation(degrees=" : "RandomAffine(degrees=") +
+          pair(degrees);
+      if (kind == Kind::kRandomAffine) {
+        s += ", translate=" + pair(translate) + ", scale=" + pair(affine_scale) + ", shear=(" +
+             num(shear[0]) + ", " + num(shear[1]) + ", " + num(shear[2]) + ", " +
+             num(shear[3]) + ")";
+      }
+      s += ", " + interp;
+      if (has_center) s += ", center=" + pair(center);
+      return s + ", " + f + ")";
+    }
     case Kind::kRandomGrayscale: return "RandomGrayscale(p=" + num(p) + ")";
     case Kind::kRandomAutocontrast: return "RandomAutocontrast(p=" + num(p) + ")";
     case Kind::kRandomEqualize: return "RandomEqualize(p=" + num(p) + ")";
