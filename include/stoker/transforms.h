@@ -73,9 +73,9 @@ struct Transform {
     kRandomErasing,
     // Photometric too: sigma uniform in `sigma`, kernel (height, width).
     kGaussianBlur,
-    // Geometry: zero padding `padding` (left, top, right, bottom), then
+    // Geometry: padding `padding` (left, top, right, bottom), then
     // pad_if_needed (torchvision pads both sides by the shortfall), then a
-    // uniform crop of (height, width).
+    // uniform crop of (height, width); padding_mode and fill as torchvision.
     kRandomCrop,
     // A host callback (`callback`), on the output-size image in list order
     // with the photometric ops (before Normalize and the dtype conversion).
@@ -119,6 +119,8 @@ struct Transform {
   // RandomCrop.
   std::array<int, 4> padding{0, 0, 0, 0};
   bool pad_if_needed = false;
+  // RandomCrop: 0 constant (`fill`), 1 edge, 2 reflect, 3 symmetric.
+  int padding_mode = 0;
   // GaussianBlur: kernel (height, width), odd; sigma range.
   std::array<int, 2> kernel_size{3, 3};
   std::array<double, 2> sigma{0.1, 2.0};
@@ -172,8 +174,10 @@ struct Transform {
   static Transform RandomErasing(double p = 0.5, double scale_min = 0.02,
                                  double scale_max = 0.33, double ratio_min = 0.3,
                                  double ratio_max = 3.3);
+  // padding_mode: 0 constant (with `fill`), 1 edge, 2 reflect, 3 symmetric.
   static Transform RandomCrop(int height, int width, std::array<int, 4> padding,
-                              bool pad_if_needed);
+                              bool pad_if_needed, int padding_mode = 0,
+                              std::array<int, 3> fill = {0, 0, 0});
   static Transform GaussianBlur(std::array<int, 2> kernel_size, std::array<double, 2> sigma);
   static Transform AutoAugment(std::array<int, 3> fill = {0, 0, 0});
   static Transform RandAugment(int num_ops = 2, int magnitude = 9, int num_magnitude_bins = 31,

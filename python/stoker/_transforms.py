@@ -272,15 +272,20 @@ def RandomErasing(p: float = 0.5, scale=(0.02, 0.33), ratio=(0.3, 3.3), value=0,
                                        float(ratio[0]), float(ratio[1]))
 
 
+_PADDING_MODES = {"constant": 0, "edge": 1, "reflect": 2, "symmetric": 3}
+
+
 def RandomCrop(size: Size, padding=None, pad_if_needed: bool = False, fill=0,
                padding_mode: str = "constant"):
-    """torchvision's RandomCrop: optional zero padding (an int, (left/right, top/bottom) or
-    (left, top, right, bottom)), pad_if_needed, then a uniform crop of `size`. Only
-    fill=0 with padding_mode='constant' is implemented."""
+    """torchvision's RandomCrop: optional padding (an int, (left/right, top/bottom) or
+    (left, top, right, bottom)), pad_if_needed, then a uniform crop of `size`. padding_mode
+    'constant' (with `fill`: a number or 3 numbers in [0, 255]), 'edge', 'reflect' or
+    'symmetric' (np.pad's, as torchvision pads a PIL image)."""
     h, w = _pair(size, "RandomCrop")
-    if padding_mode != "constant" or fill not in (0, (0, 0, 0), [0, 0, 0]):
-        raise ValueError(f"RandomCrop: fill={fill!r}, padding_mode={padding_mode!r} is not "
-                         "supported: stoker pads with zeros (fill=0, padding_mode='constant')")
+    if padding_mode not in _PADDING_MODES:
+        raise ValueError(f"RandomCrop: padding_mode={padding_mode!r} is not supported: use "
+                         "'constant', 'edge', 'reflect' or 'symmetric'")
+    fill3 = _warp_fill(fill, "RandomCrop")
     if padding is None:
         pad = [0, 0, 0, 0]
     elif isinstance(padding, numbers.Integral):
@@ -296,7 +301,8 @@ def RandomCrop(size: Size, padding=None, pad_if_needed: bool = False, fill=0,
                          f"got {padding!r}")
     if any(p < 0 for p in pad):
         raise ValueError(f"RandomCrop: negative padding {padding!r} is not supported")
-    return _C.Transform.random_crop(h, w, pad, bool(pad_if_needed))
+    return _C.Transform.random_crop(h, w, pad, bool(pad_if_needed), _PADDING_MODES[padding_mode],
+                                    fill3)
 
 
 def GaussianBlur(kernel_size, sigma=(0.1, 2.0)):
