@@ -84,7 +84,8 @@ struct Transform {
     // RandomPerspective on a PIL image), on the output-size image in list
     // order with the photometric ops; they must follow every crop, resize
     // and flip in the list (the loader refuses them before one).
-    // `interpolation`: Pillow's code, 0 NEAREST or 2 BILINEAR. `fill`.
+    // `interpolation`: Pillow's code, 0 NEAREST, 2 BILINEAR or 3 BICUBIC.
+    // `fill`.
     kRandomRotation,     // angle uniform in `degrees`; `center` if has_center
     kRandomAffine,       // degrees, translate, affine_scale, shear, center
     kRandomPerspective,  // distortion_scale, p
@@ -138,7 +139,7 @@ struct Transform {
   std::array<double, 4> shear{0.0, 0.0, 0.0, 0.0};
   bool has_center = false;
   std::array<double, 2> center{0.0, 0.0};
-  // Warps: Pillow's resampling code (0 NEAREST, 2 BILINEAR).
+  // Warps: Pillow's resampling code (0 NEAREST, 2 BILINEAR, 3 BICUBIC).
   int interpolation = 0;
   // RandomPerspective.
   double distortion_scale = 0.5;

@@ -327,7 +327,7 @@ def GaussianBlur(kernel_size, sigma=(0.1, 2.0)):
 
 
 def _warp_interpolation(interpolation, name: str, default: int) -> int:
-    """Pillow's code for NEAREST (0) or BILINEAR (2); anything else is a ValueError."""
+    """Pillow's code for NEAREST (0), BILINEAR (2) or BICUBIC (3); others: ValueError."""
     if interpolation is None:
         return default
     value = getattr(interpolation, "value", interpolation)  # InterpolationMode / PIL enum
@@ -336,11 +336,13 @@ def _warp_interpolation(interpolation, name: str, default: int) -> int:
             return 0
         if value in ("bilinear", 2):
             return 2
+        if value in ("bicubic", 3):
+            return 3
     raise ValueError(
         f"{name}: interpolation={interpolation!r} is not supported: stoker implements "
-        "InterpolationMode.NEAREST and InterpolationMode.BILINEAR (also 'nearest'/'bilinear' or "
-        "PIL.Image.NEAREST/BILINEAR) for the warps, with Pillow's arithmetic; BICUBIC and the "
-        "others are not implemented")
+        "InterpolationMode.NEAREST, BILINEAR and BICUBIC (also 'nearest'/'bilinear'/'bicubic' "
+        "or the PIL.Image constants) for the warps, with Pillow's arithmetic; NEAREST_EXACT, "
+        "BOX, HAMMING and LANCZOS are not implemented")
 
 
 def _warp_fill(fill, name: str) -> List[int]:
@@ -387,8 +389,8 @@ def _center(center, name: str):
 def RandomRotation(degrees, interpolation=None, expand: bool = False, center=None, fill=0):
     """torchvision's RandomRotation on the PIL image (Image.rotate): an angle uniform in
     `degrees` ((-d, d) for a number d), counter-clockwise about `center` (default the image
-    centre), pixels outside the source set to `fill`. NEAREST (the default) and BILINEAR, both
-    bit-identical to torchvision on PIL. Runs on the output-size image, so it must follow the
+    centre), pixels outside the source set to `fill`. NEAREST (the default), BILINEAR and
+    BICUBIC, bit-identical to torchvision on PIL. Runs on the output-size image, so it must follow the
     crops, resizes and flips in the list. expand=True is not supported (one output size)."""
     if expand:
         raise ValueError(
@@ -406,8 +408,8 @@ def RandomAffine(degrees, translate=None, scale=None, shear=None, interpolation=
     """torchvision's RandomAffine on the PIL image (F.affine): angle uniform in `degrees`,
     translation uniform in +-translate * (width, height) rounded to whole pixels, scale uniform
     in `scale`, shear uniform in `shear` (a number s: x in (-s, s); 2 values: x range; 4: x
-    and y ranges). NEAREST (the default) and BILINEAR, both bit-identical to torchvision on
-    PIL. Runs on the output-size image, after the crops, resizes and flips."""
+    and y ranges). NEAREST (the default), BILINEAR and BICUBIC, bit-identical to torchvision
+    on PIL. Runs on the output-size image, after the crops, resizes and flips."""
     name = "RandomAffine"
     d = _setup_angle(degrees, "degrees")
     t = [0.0, 0.0]
@@ -437,7 +439,7 @@ def RandomPerspective(distortion_scale: float = 0.5, p: float = 0.5, interpolati
                       fill=0):
     """torchvision's RandomPerspective on the PIL image: with probability `p`, the corners move
     inwards by up to `distortion_scale` of half the size (get_params' integer draws), then
-    Pillow's perspective transform (BILINEAR, the default, or NEAREST). The resampling is
+    Pillow's perspective transform (BILINEAR, the default, NEAREST or BICUBIC). The resampling is
     Pillow's, exactly; the 8 coefficients are solved in double and rounded to float32 (as
     torchvision >= 0.15 does), torchvision 0.14 solves in float32: a few pixels per image may
     differ from it. Runs on the output-size image, after the crops, resizes and flips."""

@@ -5,8 +5,8 @@ draws), their place in a Loader (bit-identical to torchvision with a fixed angle
 output for any thread count) and the errors for what is not supported.
 
 Tolerances:
-- F.rotate and F.affine, NEAREST and BILINEAR: 0 (Pillow's nearest engine, 16.16 fixed point
-  included, and its bilinear_filter32RGB in doubles are replicated).
+- F.rotate and F.affine, NEAREST, BILINEAR and BICUBIC: 0 (Pillow's nearest engine, 16.16
+  fixed point included, and its bilinear/bicubic_filter32RGB in doubles are replicated).
 - F.perspective with torchvision's own coefficients: 0 (the same Pillow engine).
 - F.perspective from the points: the coefficients are solved in double and rounded to float32
   (what torchvision >= 0.15 does; equal to torch's float64 lstsq rounded to float32, tested
@@ -33,7 +33,7 @@ from conftest import collect, photo, save_jpeg
 
 N = 10000
 SHAPES = [(64, 48), (37, 53), (40, 40), (31, 29), (97, 71)]
-INTERP = [(IM.NEAREST, 0), (IM.BILINEAR, 2)]
+INTERP = [(IM.NEAREST, 0), (IM.BILINEAR, 2), (IM.BICUBIC, 3)]
 
 
 def ks_statistic(a, b) -> float:
@@ -234,6 +234,8 @@ def root(tmp_path_factory):
      stoker.RandomAffine((12, 12), scale=(1.1, 1.1), shear=(7, 7, -4, -4), fill=77)),
     (T.RandomAffine((-8, -8), scale=(0.9, 0.9), interpolation=IM.BILINEAR),
      stoker.RandomAffine((-8, -8), scale=(0.9, 0.9), interpolation=IM.BILINEAR)),
+    (T.RandomRotation((61, 61), IM.BICUBIC, fill=5),
+     stoker.RandomRotation((61, 61), IM.BICUBIC, fill=5)),
 ])
 def test_fixed_warp_in_loader_is_bit_identical(root, tv, st):
     ds = tvd.ImageFolder(root, T.Compose([T.Resize((40, 48)), tv, T.PILToTensor()]))
@@ -278,10 +280,10 @@ def test_perspective_p0_is_identity(root):
 def test_unsupported_arguments_raise_clear_errors(root):
     with pytest.raises(ValueError, match="expand=True is not supported"):
         stoker.RandomRotation(10, expand=True)
-    for make in (lambda: stoker.RandomRotation(10, interpolation=IM.BICUBIC),
-                 lambda: stoker.RandomAffine(10, interpolation=IM.BICUBIC),
-                 lambda: stoker.RandomPerspective(interpolation=IM.BICUBIC)):
-        with pytest.raises(ValueError, match="NEAREST and InterpolationMode.BILINEAR"):
+    for make in (lambda: stoker.RandomRotation(10, interpolation=IM.LANCZOS),
+                 lambda: stoker.RandomAffine(10, interpolation=IM.BOX),
+                 lambda: stoker.RandomPerspective(interpolation=IM.HAMMING)):
+        with pytest.raises(ValueError, match="NEAREST, BILINEAR and BICUBIC"):
             make()
     with pytest.raises(ValueError, match="must be positive"):
         stoker.RandomRotation(-5)

@@ -115,8 +115,9 @@ std::vector<double> SampleColorJitter(const Transform& t, uint64_t seed, int n) 
 Status ApplyWarpOp(const std::string& op, const std::vector<double>& params, int interpolation,
                    const std::array<uint8_t, 3>& fill, int width, int height, uint8_t* rgb) {
   STOKER_RETURN_IF_ERROR(CheckSize(width, height, rgb));
-  if (interpolation != kPilNearest && interpolation != kPilBilinear) {
-    return InvalidArgumentError("interpolation must be 0 (NEAREST) or 2 (BILINEAR)");
+  if (interpolation != kPilNearest && interpolation != kPilBilinear &&
+      interpolation != kPilBicubic) {
+    return InvalidArgumentError("interpolation must be 0 (NEAREST), 2 (BILINEAR) or 3 (BICUBIC)");
   }
   RgbImage img, scratch;
   CopyIn(width, height, rgb, &img);

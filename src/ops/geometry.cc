@@ -564,7 +564,8 @@ std::string Transform::ToString() const {
       };
       std::string s;
       const std::string interp =
-          std::string("interpolation=") + (interpolation == 2 ? "BILINEAR" : "NEAREST");
+          std::string("interpolation=") +
+          (interpolation == 2 ? "BILINEAR" : interpolation == 3 ? "BICUBIC" : "NEAREST");
       const std::string f = "fill=[" + std::to_string(fill[0]) + ", " + std::to_string(fill[1]) +
                             ", " + std::to_string(fill[2]) + "]";
       if (kind == Kind::kRandomPerspective) {

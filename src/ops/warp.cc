@@ -166,16 +166,56 @@ inline bool BilinearAt(const RgbImage& src_img, double xin, double yin, uint8_t*
   return true;
 }
 
+// Geometry.c bicubic_filter32RGB.
+inline double Bicubic(double v1, double v2, double v3, double v4, double d) {
+  const double p1 = v2;
+  const double p2 = -v1 + v3;
+  const double p3 = 2 * (v1 - v2) + v3 - v4;
+  const double p4 = -v1 + v2 - v3 + v4;
+  return p1 + d * (p2 + d * (p3 + d * p4));
+}
+
+inline bool BicubicAt(const RgbImage& src_img, double xin, double yin, uint8_t* out) {
+  RgbImage& src = const_cast<RgbImage&>(src_img);
+  const int xsize = src.width(), ysize = src.height();
+  if (xin < 0.0 || xin >= xsize || yin < 0.0 || yin >= ysize) return false;
+  xin -= 0.5;
+  yin -= 0.5;
+  int x = Floor(xin), y = Floor(yin);
+  const double dx = xin - x, dy = yin - y;
+  --x;
+  --y;
+  auto xclip = [&](int v) { return v < 0 ? 0 : v < xsize ? v : xsize - 1; };
+  auto yclip = [&](int v) { return v < 0 ? 0 : v < ysize ? v : ysize - 1; };
+  const int xs[4] = {xclip(x) * 3, xclip(x + 1) * 3, xclip(x + 2) * 3, xclip(x + 3) * 3};
+  for (int b = 0; b < 3; ++b) {
+    auto row = [&](const uint8_t* in) {
+      return Bicubic(in[xs[0] + b], in[xs[1] + b], in[xs[2] + b], in[xs[3] + b], dx);
+    };
+    double v[4];
+    v[0] = row(src.row(yclip(y)));
+    for (int k = 1; k < 4; ++k) {
+      v[k] = (y + k >= 0 && y + k < ysize) ? row(src.row(y + k)) : v[k - 1];
+    }
+    const double r = Bicubic(v[0], v[1], v[2], v[3], dy);
+    out[b] = r <= 0.0 ? 0 : r >= 255.0 ? 255 : static_cast<uint8_t>(r);
+  }
+  return true;
+}
+
 // ImagingGenericTransform: `map(x, y, &xin, &yin)` per output pixel.
 template <typename Map>
 void GenericTransform(const RgbImage& src, int interpolation, Map map, RgbImage* dst) {
   const bool bilinear = interpolation == kPilBilinear;
+  const bool bicubic = interpolation == kPilBicubic;
   for (int y = 0; y < dst->height(); ++y) {
     uint8_t* out = dst->row(y);
     for (int x = 0; x < dst->width(); ++x) {
       double xx, yy;
       map(x, y, &xx, &yy);
-      if (bilinear) {
+      if (bicubic) {
+        BicubicAt(src, xx, yy, out + 3 * x);
+      } else if (bilinear) {
         BilinearAt(src, xx, yy, out + 3 * x);
       } else {
         NearestAt(src, xx, yy, out + 3 * x);
@@ -194,7 +234,7 @@ bool IsWarp(const Transform& t) {
 void PilAffine(const double a[6], int interpolation, const std::array<uint8_t, 3>& fill,
                RgbImage* img, RgbImage* scratch) {
   Prepare(fill, img, scratch);
-  if (interpolation != kPilBilinear) {
+  if (interpolation == kPilNearest) {
     AffineNearest(*scratch, a, img);
     return;
   }

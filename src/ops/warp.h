@@ -31,9 +31,10 @@
 
 namespace stoker {
 
-// Pillow's resampling codes (PIL.Image.NEAREST / BILINEAR).
+// Pillow's resampling codes (PIL.Image.NEAREST / BILINEAR / BICUBIC).
 constexpr int kPilNearest = 0;
 constexpr int kPilBilinear = 2;
+constexpr int kPilBicubic = 3;
 
 // `a`: the inverse matrix (output pixel -> input), as Image.transform takes it.
 void PilAffine(const double a[6], int interpolation, const std::array<uint8_t, 3>& fill,

@@ -63,8 +63,9 @@ Status CheckAugmentation(const Transform& t) {
   }
   if (t.kind == K::kRandomRotation || t.kind == K::kRandomAffine ||
       t.kind == K::kRandomPerspective) {
-    if (t.interpolation != 0 && t.interpolation != 2) {
-      return InvalidArgumentError("interpolation must be NEAREST or BILINEAR in " + t.ToString());
+    if (t.interpolation != 0 && t.interpolation != 2 && t.interpolation != 3) {
+      return InvalidArgumentError("interpolation must be NEAREST, BILINEAR or BICUBIC in " +
+                                  t.ToString());
     }
     for (int f : t.fill) {
       if (f < 0 || f > 255) return InvalidArgumentError("fill must be in [0, 255] in " + t.ToString());
