@@ -164,3 +164,27 @@ def test_padding_modes_match_torchvision(tmp_path, mode, fill, pre, size, paddin
                 big = tv_padded(img, padding, pin, size, fill, mode)
                 small = out[i].permute(1, 2, 0).numpy()
                 assert is_window_of(small, big), (mode, fill, hflip, seed, i)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "edge"])
+def test_padded_crop_then_resize_then_crop(tmp_path, mode):
+    # The padded crop's stage is followed by a resize and a CenterCrop larger than the resized
+    # image (zero padding, CenterCrop's own): both paddings as torchvision applies them.
+    from PIL import Image
+    r = tmp_path / "pc"
+    (r / "a").mkdir(parents=True)
+    for k in range(3):
+        Image.fromarray(photo(30, 40, 60 + k)).save(r / "a" / f"{k}.png")
+    tv = [T.RandomCrop((46, 38), padding=(4, 3), padding_mode=mode, fill=0), T.Resize((23, 19)),
+          T.CenterCrop((27, 21))]
+    st = [stoker.RandomCrop((46, 38), padding=(4, 3), padding_mode=mode), stoker.Resize((23, 19)),
+          stoker.CenterCrop((27, 21))]
+    ds = tvd.ImageFolder(str(r), T.Compose(tv + [T.PILToTensor()]))
+    ref = torch.stack([ds[i][0] for i in range(len(ds))])
+    out = collect(stoker.Loader(stoker.ImageFolder(str(r)), batch_size=4, dtype="uint8",
+                                transforms=st, return_indices=True))[0]
+    assert torch.equal(ref, out)
+    with pytest.raises(ValueError, match="padding_mode must be"):
+        stoker.Loader(stoker.ImageFolder(str(r)), batch_size=2,
+                      transforms=[stoker._C.Transform.random_crop(8, 8, [1, 1, 1, 1], False, 9,
+                                                                   [0, 0, 0])])

@@ -166,6 +166,7 @@ Status PlanGeometry(const std::vector<Transform>& transforms, int width, int hei
     return new_stage_if_needed();
   };
   auto resample_to = [&](int w, int h) {
+    sealed = false;  // later crops are windows of the resampled output
     st->out_width = w;
     st->out_height = h;
     st->window = Rect{0, 0, w, h};

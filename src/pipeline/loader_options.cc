@@ -61,6 +61,15 @@ Status CheckAugmentation(const Transform& t) {
       if (f < 0 || f > 255) return InvalidArgumentError("fill must be in [0, 255] in " + t.ToString());
     }
   }
+  if (t.kind == K::kRandomCrop) {
+    if (t.padding_mode < 0 || t.padding_mode > 3) {
+      return InvalidArgumentError("padding_mode must be 0 (constant), 1 (edge), 2 (reflect) or 3 "
+                                  "(symmetric) in " + t.ToString());
+    }
+    for (int f : t.fill) {
+      if (f < 0 || f > 255) return InvalidArgumentError("fill must be in [0, 255] in " + t.ToString());
+    }
+  }
   if (t.kind == K::kRandomRotation || t.kind == K::kRandomAffine ||
       t.kind == K::kRandomPerspective) {
     if (t.interpolation != 0 && t.interpolation != 2 && t.interpolation != 3) {
