@@ -38,6 +38,9 @@ SECTIONS = [
      "implied; the list must end in a fixed size.",
      ["Compose", "RandomResizedCrop", "Resize", "CenterCrop", "RandomCrop",
       "RandomHorizontalFlip", "RandomVerticalFlip", "Normalize"]),
+    ("Warps", "Geometric warps with Pillow's arithmetic; they run on the output-size image, "
+     "after the crops, resizes and flips.",
+     ["RandomRotation", "RandomAffine", "RandomPerspective"]),
     ("Colour", "Photometric transforms; they run on the output-size image, after the crop.",
      ["ColorJitter", "Grayscale", "RandomGrayscale", "RandomAutocontrast", "RandomEqualize",
       "RandomPosterize", "RandomSolarize", "RandomAdjustSharpness", "GaussianBlur"]),

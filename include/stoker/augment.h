@@ -52,6 +52,22 @@ std::vector<double> SamplePolicy(const Transform& t, int width, int height, uint
 // 3 hue) then the four factors (NaN when off). Returns n * 8 values.
 std::vector<double> SampleColorJitter(const Transform& t, uint64_t seed, int n);
 
+// Testing hooks for the geometric warps (src/ops/warp.h), on a packed RGB
+// image in place; `interpolation`: 0 NEAREST or 2 BILINEAR.
+//   "rotate": params {angle} or {angle, cx, cy} (Image.rotate / F.rotate);
+//   "affine": {angle, tx, ty, scale, shear_x, shear_y} or + {cx, cy}
+//     (F.affine);
+//   "perspective": 8 startpoint then 8 endpoint coordinates (F.perspective),
+//     or the 8 coefficients (Image.transform(PERSPECTIVE)).
+// InvalidArgument for an unknown op or a wrong parameter count.
+Status ApplyWarpOp(const std::string& op, const std::vector<double>& params, int interpolation,
+                   const std::array<uint8_t, 3>& fill, int width, int height, uint8_t* rgb);
+
+// `n` draws of a warp's parameters (ops/warp.h DrawWarpParams) for a width x
+// height image from Rng(HashSeed(seed, i)), `per_draw` values each (1, 6, 9).
+std::vector<double> SampleWarp(const Transform& t, int width, int height, uint64_t seed, int n,
+                               int* per_draw);
+
 }  // namespace stoker
 
 #endif  // STOKER_AUGMENT_H_

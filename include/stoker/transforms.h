@@ -73,13 +73,22 @@ struct Transform {
     kRandomErasing,
     // Photometric too: sigma uniform in `sigma`, kernel (height, width).
     kGaussianBlur,
-    // Geometry: zero padding `padding` (left, top, right, bottom), then
+    // Geometry: padding `padding` (left, top, right, bottom), then
     // pad_if_needed (torchvision pads both sides by the shortfall), then a
-    // uniform crop of (height, width).
+    // uniform crop of (height, width); padding_mode and fill as torchvision.
     kRandomCrop,
     // A host callback (`callback`), on the output-size image in list order
     // with the photometric ops (before Normalize and the dtype conversion).
     kCallback,
+    // Geometric warps (torchvision's RandomRotation, RandomAffine,
+    // RandomPerspective on a PIL image), on the output-size image in list
+    // order with the photometric ops; they must follow every crop, resize
+    // and flip in the list (the loader refuses them before one).
+    // `interpolation`: Pillow's code, 0 NEAREST, 2 BILINEAR or 3 BICUBIC.
+    // `fill`.
+    kRandomRotation,     // angle uniform in `degrees`; `center` if has_center
+    kRandomAffine,       // degrees, translate, affine_scale, shear, center
+    kRandomPerspective,  // distortion_scale, p
   };
   Kind kind = Kind::kNormalize;
   // Output size for RandomResizedCrop, CenterCrop and Resize((h, w)). For
@@ -111,6 +120,8 @@ struct Transform {
   // RandomCrop.
   std::array<int, 4> padding{0, 0, 0, 0};
   bool pad_if_needed = false;
+  // RandomCrop: 0 constant (`fill`), 1 edge, 2 reflect, 3 symmetric.
+  int padding_mode = 0;
   // GaussianBlur: kernel (height, width), odd; sigma range.
   std::array<int, 2> kernel_size{3, 3};
   std::array<double, 2> sigma{0.1, 2.0};
@@ -118,6 +129,20 @@ struct Transform {
   int num_ops = 2;
   int magnitude = 9;
   std::array<int, 3> fill{0, 0, 0};
+  // RandomRotation / RandomAffine: angle range in degrees; translate as
+  // fractions of (width, height) ({0, 0}: None); scale range ({1, 1}: None);
+  // shear ranges (x_min, x_max, y_min, y_max) in degrees; the centre (x, y)
+  // in pixels when has_center (else the image centre).
+  std::array<double, 2> degrees{0.0, 0.0};
+  std::array<double, 2> translate{0.0, 0.0};
+  std::array<double, 2> affine_scale{1.0, 1.0};
+  std::array<double, 4> shear{0.0, 0.0, 0.0, 0.0};
+  bool has_center = false;
+  std::array<double, 2> center{0.0, 0.0};
+  // Warps: Pillow's resampling code (0 NEAREST, 2 BILINEAR, 3 BICUBIC).
+  int interpolation = 0;
+  // RandomPerspective.
+  double distortion_scale = 0.5;
   // Normalize, per RGB channel, applied to pixels scaled to [0, 1].
   std::array<float, 3> mean{0.f, 0.f, 0.f};
   std::array<float, 3> std{1.f, 1.f, 1.f};
@@ -150,18 +175,31 @@ struct Transform {
   static Transform RandomErasing(double p = 0.5, double scale_min = 0.02,
                                  double scale_max = 0.33, double ratio_min = 0.3,
                                  double ratio_max = 3.3);
+  // padding_mode: 0 constant (with `fill`), 1 edge, 2 reflect, 3 symmetric.
   static Transform RandomCrop(int height, int width, std::array<int, 4> padding,
-                              bool pad_if_needed);
+                              bool pad_if_needed, int padding_mode = 0,
+                              std::array<int, 3> fill = {0, 0, 0});
   static Transform GaussianBlur(std::array<int, 2> kernel_size, std::array<double, 2> sigma);
   static Transform AutoAugment(std::array<int, 3> fill = {0, 0, 0});
   static Transform RandAugment(int num_ops = 2, int magnitude = 9, int num_magnitude_bins = 31,
                                std::array<int, 3> fill = {0, 0, 0});
 
+  static Transform RandomRotation(std::array<double, 2> degrees, int interpolation = 0,
+                                  bool has_center = false, std::array<double, 2> center = {0, 0},
+                                  std::array<int, 3> fill = {0, 0, 0});
+  static Transform RandomAffine(std::array<double, 2> degrees, std::array<double, 2> translate,
+                                std::array<double, 2> scale, std::array<double, 4> shear,
+                                int interpolation = 0, bool has_center = false,
+                                std::array<double, 2> center = {0, 0},
+                                std::array<int, 3> fill = {0, 0, 0});
+  static Transform RandomPerspective(double distortion_scale = 0.5, double p = 0.5,
+                                     int interpolation = 2, std::array<int, 3> fill = {0, 0, 0});
+
   // Wraps `fn` (see SampleCallback); `name` appears in ToString and errors.
   static Transform Callback(SampleCallback fn, std::string name = "callback");
 
   // True for the kinds applied to the output-size image (ColorJitter ...,
-  // TrivialAugmentWide, RandAugment, Callback).
+  // TrivialAugmentWide, RandAugment, Callback, the warps).
   bool photometric() const;
   // True for transforms whose geometry is random (RandomResizedCrop); flips
   // are not counted: they move pixels without resampling them.

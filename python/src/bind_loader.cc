@@ -370,6 +370,9 @@ void RegisterLoader(py::module_& m) {
       .def_static("random_erasing", &Transform::RandomErasing)
       .def_static("gaussian_blur", &Transform::GaussianBlur)
       .def_static("random_crop", &Transform::RandomCrop)
+      .def_static("random_rotation", &Transform::RandomRotation)
+      .def_static("random_affine", &Transform::RandomAffine)
+      .def_static("random_perspective", &Transform::RandomPerspective)
       .def_static("callback",
                   [](py::object fn, const std::string& name, bool pass_seed) {
                     if (!PyCallable_Check(fn.ptr())) throw py::type_error("fn must be callable");
@@ -437,6 +440,31 @@ void RegisterLoader(py::module_& m) {
                                                                   : t.num_ops;
           const std::vector<double> v = SamplePolicy(t, width, height, seed, n, k);
           py::array_t<double> out({n, k, 2});
+          std::memcpy(out.mutable_data(), v.data(), v.size() * sizeof(double));
+          return out;
+        },
+        py::arg("transform"), py::arg("width"), py::arg("height"), py::arg("seed"),
+        py::arg("n"));
+  m.def("_warp_op",
+        [rgb_copy](const std::string& op, py::array_t<uint8_t, py::array::c_style> image,
+                   std::vector<double> params, int interpolation, std::array<int, 3> fill) {
+          py::array_t<uint8_t> out = rgb_copy(image);
+          const Status s = ApplyWarpOp(
+              op, params, interpolation,
+              {static_cast<uint8_t>(fill[0]), static_cast<uint8_t>(fill[1]),
+               static_cast<uint8_t>(fill[2])},
+              static_cast<int>(out.shape(1)), static_cast<int>(out.shape(0)), out.mutable_data());
+          if (!s.ok()) throw py::value_error(s.message());
+          return out;
+        },
+        py::arg("op"), py::arg("image"), py::arg("params"), py::arg("interpolation") = 0,
+        py::arg("fill") = std::array<int, 3>{0, 0, 0},
+        "F.rotate / F.affine / F.perspective with fixed parameters on an RGB uint8 array.");
+  m.def("_sample_warp",
+        [](const Transform& t, int width, int height, uint64_t seed, int n) {
+          int k = 0;
+          const std::vector<double> v = SampleWarp(t, width, height, seed, n, &k);
+          py::array_t<double> out({n, k});
           std::memcpy(out.mutable_data(), v.data(), v.size() * sizeof(double));
           return out;
         },

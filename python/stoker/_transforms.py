@@ -272,15 +272,20 @@ def RandomErasing(p: float = 0.5, scale=(0.02, 0.33), ratio=(0.3, 3.3), value=0,
                                        float(ratio[0]), float(ratio[1]))
 
 
+_PADDING_MODES = {"constant": 0, "edge": 1, "reflect": 2, "symmetric": 3}
+
+
 def RandomCrop(size: Size, padding=None, pad_if_needed: bool = False, fill=0,
                padding_mode: str = "constant"):
-    """torchvision's RandomCrop: optional zero padding (an int, (left/right, top/bottom) or
-    (left, top, right, bottom)), pad_if_needed, then a uniform crop of `size`. Only
-    fill=0 with padding_mode='constant' is implemented."""
+    """torchvision's RandomCrop: optional padding (an int, (left/right, top/bottom) or
+    (left, top, right, bottom)), pad_if_needed, then a uniform crop of `size`. padding_mode
+    'constant' (with `fill`: a number or 3 numbers in [0, 255]), 'edge', 'reflect' or
+    'symmetric' (np.pad's, as torchvision pads a PIL image)."""
     h, w = _pair(size, "RandomCrop")
-    if padding_mode != "constant" or fill not in (0, (0, 0, 0), [0, 0, 0]):
-        raise ValueError(f"RandomCrop: fill={fill!r}, padding_mode={padding_mode!r} is not "
-                         "supported: stoker pads with zeros (fill=0, padding_mode='constant')")
+    if padding_mode not in _PADDING_MODES:
+        raise ValueError(f"RandomCrop: padding_mode={padding_mode!r} is not supported: use "
+                         "'constant', 'edge', 'reflect' or 'symmetric'")
+    fill3 = _warp_fill(fill, "RandomCrop")
     if padding is None:
         pad = [0, 0, 0, 0]
     elif isinstance(padding, numbers.Integral):
@@ -296,7 +301,8 @@ def RandomCrop(size: Size, padding=None, pad_if_needed: bool = False, fill=0,
                          f"got {padding!r}")
     if any(p < 0 for p in pad):
         raise ValueError(f"RandomCrop: negative padding {padding!r} is not supported")
-    return _C.Transform.random_crop(h, w, pad, bool(pad_if_needed))
+    return _C.Transform.random_crop(h, w, pad, bool(pad_if_needed), _PADDING_MODES[padding_mode],
+                                    fill3)
 
 
 def GaussianBlur(kernel_size, sigma=(0.1, 2.0)):
@@ -318,6 +324,134 @@ def GaussianBlur(kernel_size, sigma=(0.1, 2.0)):
                          f"(min, max), got {sigma!r}")
     # torchvision's kernel_size is (width, height); ours is (height, width).
     return _C.Transform.gaussian_blur([kernel_size[1], kernel_size[0]], list(sigma))
+
+
+def _warp_interpolation(interpolation, name: str, default: int) -> int:
+    """Pillow's code for NEAREST (0), BILINEAR (2) or BICUBIC (3); others: ValueError."""
+    if interpolation is None:
+        return default
+    value = getattr(interpolation, "value", interpolation)  # InterpolationMode / PIL enum
+    if not isinstance(value, bool):
+        if value in ("nearest", 0):
+            return 0
+        if value in ("bilinear", 2):
+            return 2
+        if value in ("bicubic", 3):
+            return 3
+    raise ValueError(
+        f"{name}: interpolation={interpolation!r} is not supported: stoker implements "
+        "InterpolationMode.NEAREST, BILINEAR and BICUBIC (also 'nearest'/'bilinear'/'bicubic' "
+        "or the PIL.Image constants) for the warps, with Pillow's arithmetic; NEAREST_EXACT, "
+        "BOX, HAMMING and LANCZOS are not implemented")
+
+
+def _warp_fill(fill, name: str) -> List[int]:
+    """torchvision's _parse_fill for a PIL RGB image: a number or 1 or 3 numbers, truncated to
+    int (stoker's range check: 0..255)."""
+    if fill is None:
+        fill = 0
+    if isinstance(fill, numbers.Number) and not isinstance(fill, bool):
+        fill = [fill] * 3
+    try:
+        fill = [int(f) for f in fill]
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: fill must be a number or a sequence of 3 numbers, "
+                        f"got {fill!r}") from None
+    if len(fill) == 1:
+        fill = fill * 3
+    if len(fill) != 3:
+        raise ValueError(f"{name}: the number of elements in fill ({len(fill)}) does not match "
+                         "the number of channels of the image (3)")
+    if not all(0 <= f <= 255 for f in fill):
+        raise ValueError(f"{name}: fill values must be in [0, 255], got {fill!r}")
+    return fill
+
+
+def _setup_angle(x, name: str, req_sizes=(2,)) -> List[float]:
+    """torchvision's _setup_angle: a number d >= 0 is (-d, d); else a sequence of req_sizes."""
+    if isinstance(x, numbers.Number) and not isinstance(x, bool):
+        if x < 0:
+            raise ValueError(f"If {name} is a single number, it must be positive.")
+        return [-float(x), float(x)]
+    if not isinstance(x, (list, tuple)) or len(x) not in req_sizes:
+        raise ValueError(f"If {name} is a sequence its length should be one of {req_sizes}.")
+    return [float(d) for d in x]
+
+
+def _center(center, name: str):
+    if center is None:
+        return False, [0.0, 0.0]
+    if not isinstance(center, (list, tuple)) or len(center) != 2:
+        raise ValueError(f"{name}: center should be a sequence of length 2, got {center!r}")
+    return True, [float(c) for c in center]
+
+
+def RandomRotation(degrees, interpolation=None, expand: bool = False, center=None, fill=0):
+    """torchvision's RandomRotation on the PIL image (Image.rotate): an angle uniform in
+    `degrees` ((-d, d) for a number d), counter-clockwise about `center` (default the image
+    centre), pixels outside the source set to `fill`. NEAREST (the default), BILINEAR and
+    BICUBIC, bit-identical to torchvision on PIL. Runs on the output-size image, so it must follow the
+    crops, resizes and flips in the list. expand=True is not supported (one output size)."""
+    if expand:
+        raise ValueError(
+            "RandomRotation: expand=True is not supported: it makes the output size depend on "
+            "the angle, and stoker's batches have one size; use expand=False (the default), or "
+            "rotate before a fixed-size crop on the batch")
+    d = _setup_angle(degrees, "degrees")
+    has_center, c = _center(center, "RandomRotation")
+    return _C.Transform.random_rotation(d, _warp_interpolation(interpolation, "RandomRotation", 0),
+                                        has_center, c, _warp_fill(fill, "RandomRotation"))
+
+
+def RandomAffine(degrees, translate=None, scale=None, shear=None, interpolation=None, fill=0,
+                 center=None):
+    """torchvision's RandomAffine on the PIL image (F.affine): angle uniform in `degrees`,
+    translation uniform in +-translate * (width, height) rounded to whole pixels, scale uniform
+    in `scale`, shear uniform in `shear` (a number s: x in (-s, s); 2 values: x range; 4: x
+    and y ranges). NEAREST (the default), BILINEAR and BICUBIC, bit-identical to torchvision
+    on PIL. Runs on the output-size image, after the crops, resizes and flips."""
+    name = "RandomAffine"
+    d = _setup_angle(degrees, "degrees")
+    t = [0.0, 0.0]
+    if translate is not None:
+        if not isinstance(translate, (list, tuple)) or len(translate) != 2:
+            raise ValueError("translate should be a sequence of length 2.")
+        t = [float(v) for v in translate]
+        if not all(0.0 <= v <= 1.0 for v in t):
+            raise ValueError("translation values should be between 0 and 1")
+    sc = [1.0, 1.0]
+    if scale is not None:
+        if not isinstance(scale, (list, tuple)) or len(scale) != 2:
+            raise ValueError("scale should be a sequence of length 2.")
+        sc = [float(v) for v in scale]
+        if not all(v > 0 for v in sc):
+            raise ValueError("scale values should be positive")
+    sh = [0.0, 0.0, 0.0, 0.0]
+    if shear is not None:
+        s = _setup_angle(shear, "shear", req_sizes=(2, 4))
+        sh = s + [0.0, 0.0] if len(s) == 2 else s
+    has_center, c = _center(center, name)
+    return _C.Transform.random_affine(d, t, sc, sh, _warp_interpolation(interpolation, name, 0),
+                                      has_center, c, _warp_fill(fill, name))
+
+
+def RandomPerspective(distortion_scale: float = 0.5, p: float = 0.5, interpolation=None,
+                      fill=0):
+    """torchvision's RandomPerspective on the PIL image: with probability `p`, the corners move
+    inwards by up to `distortion_scale` of half the size (get_params' integer draws), then
+    Pillow's perspective transform (BILINEAR, the default, NEAREST or BICUBIC). The resampling is
+    Pillow's, exactly; the 8 coefficients are solved in double and rounded to float32 (as
+    torchvision >= 0.15 does), torchvision 0.14 solves in float32: a few pixels per image may
+    differ from it. Runs on the output-size image, after the crops, resizes and flips."""
+    if not 0.0 <= float(distortion_scale) <= 1.0:
+        raise ValueError("RandomPerspective: distortion_scale must be in [0, 1], got "
+                         f"{distortion_scale}")
+    if not 0.0 <= float(p) <= 1.0:
+        raise ValueError(f"RandomPerspective: p must be in [0, 1], got {p}")
+    return _C.Transform.random_perspective(
+        float(distortion_scale), float(p),
+        _warp_interpolation(interpolation, "RandomPerspective", 2),
+        _warp_fill(fill, "RandomPerspective"))
 
 
 class Lambda:
@@ -383,9 +517,6 @@ _INSTEAD = {
     "AugMix": "not implemented: apply it to the batch",
     "MixUp": "use stoker.MixUp(num_classes=...) on the batches in the training loop",
     "CutMix": "use stoker.CutMix(num_classes=...) on the batches in the training loop",
-    "RandomRotation": "not implemented yet (affine warps): apply it to the batch",
-    "RandomAffine": "not implemented yet (affine warps): apply it to the batch",
-    "RandomPerspective": "not implemented yet: apply it to the batch",
     "Pad": "not implemented: CenterCrop larger than the image pads with zeros",
     "FiveCrop": "not supported (one image per sample)",
     "TenCrop": "not supported (one image per sample)",

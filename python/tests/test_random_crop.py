@@ -97,8 +97,94 @@ def test_offsets_are_uniform(tmp_path):
 
 
 def test_arguments():
-    with pytest.raises(ValueError, match="fill"):
-        stoker.RandomCrop(32, padding=4, fill=1)
-    with pytest.raises(ValueError, match="padding_mode"):
-        stoker.RandomCrop(32, padding=4, padding_mode="reflect")
+    with pytest.raises(ValueError, match="fill values must be in"):
+        stoker.RandomCrop(32, padding=4, fill=300)
+    with pytest.raises(ValueError, match="padding_mode='wrap' is not supported"):
+        stoker.RandomCrop(32, padding=4, padding_mode="wrap")
+    assert "padding_mode=reflect" in repr(stoker.RandomCrop(32, 4, padding_mode="reflect"))
     assert "RandomCrop(size=(32, 32), padding=(4, 4, 4, 4)" in repr(stoker.RandomCrop(32, 4))
+
+
+MODES = [("constant", 0), ("constant", (200, 30, 90)), ("edge", 0), ("reflect", 0),
+         ("symmetric", 0)]
+
+
+def tv_padded(img, padding, pin, size, fill, mode):
+    """RandomCrop.forward's padding steps (F.pad, then pad_if_needed's F.pad)."""
+    import torchvision.transforms.functional as F
+    if padding is not None:
+        img = F.pad(img, list(padding), fill, mode)
+    if pin and img.width < size[1]:
+        img = F.pad(img, [size[1] - img.width, 0], fill, mode)
+    if pin and img.height < size[0]:
+        img = F.pad(img, [0, size[0] - img.height], fill, mode)
+    return np.asarray(img)
+
+
+def is_window_of(small, big) -> bool:
+    h, w = small.shape[:2]
+    for i in range(big.shape[0] - h + 1):
+        for j in range(big.shape[1] - w + 1):
+            if np.array_equal(big[i:i + h, j:j + w], small):
+                return True
+    return False
+
+
+@pytest.mark.parametrize("mode,fill", MODES)
+@pytest.mark.parametrize("pre,size,padding,pin", [
+    (None, (44, 36), (3, 2), False),  # no resize: the crop is on the decoded image (forced)
+    ((40, 30), (47, 37), (1, 2, 6, 5), False),  # forced position
+    ((40, 30), (30, 20), (5, 4), False),  # random position
+    ((20, 16), (44, 36), None, True),  # pad_if_needed only
+    ((20, 16), (50, 40), (4, 1, 0, 7), True),  # padding, then pad_if_needed of the padded
+    ((12, 9), (60, 50), (2, 3), True),  # pads larger than the image: repeated folds
+])
+def test_padding_modes_match_torchvision(tmp_path, mode, fill, pre, size, padding, pin):
+    # stoker's output must be a window of torchvision's padded image (the crop position is
+    # random; where it is forced the output is the whole padded image).
+    from PIL import Image
+    r = tmp_path / "pm"
+    (r / "a").mkdir(parents=True)
+    for k in range(3):
+        Image.fromarray(photo(30, 40, 40 + k)).save(r / "a" / f"{k}.png")
+    ds = tvd.ImageFolder(str(r))
+    for hflip in (False, True):
+        tv_pre = ([T.Resize(pre)] if pre else []) + ([T.RandomHorizontalFlip(1.0)] if hflip else [])
+        st_pre = (([stoker.Resize(pre)] if pre else []) +
+                  ([stoker.RandomHorizontalFlip(1.0)] if hflip else []))
+        for seed in range(3):
+            out = collect(stoker.Loader(
+                stoker.ImageFolder(str(r)), batch_size=4, dtype="uint8", return_indices=True,
+                seed=seed,
+                transforms=st_pre + [stoker.RandomCrop(size, padding, pin, fill, mode)]))[0]
+            for i in range(len(ds)):
+                img = ds.loader(ds.samples[i][0])
+                for t in tv_pre:
+                    img = t(img)
+                big = tv_padded(img, padding, pin, size, fill, mode)
+                small = out[i].permute(1, 2, 0).numpy()
+                assert is_window_of(small, big), (mode, fill, hflip, seed, i)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "edge"])
+def test_padded_crop_then_resize_then_crop(tmp_path, mode):
+    # The padded crop's stage is followed by a resize and a CenterCrop larger than the resized
+    # image (zero padding, CenterCrop's own): both paddings as torchvision applies them.
+    from PIL import Image
+    r = tmp_path / "pc"
+    (r / "a").mkdir(parents=True)
+    for k in range(3):
+        Image.fromarray(photo(30, 40, 60 + k)).save(r / "a" / f"{k}.png")
+    tv = [T.RandomCrop((46, 38), padding=(4, 3), padding_mode=mode, fill=0), T.Resize((23, 19)),
+          T.CenterCrop((27, 21))]
+    st = [stoker.RandomCrop((46, 38), padding=(4, 3), padding_mode=mode), stoker.Resize((23, 19)),
+          stoker.CenterCrop((27, 21))]
+    ds = tvd.ImageFolder(str(r), T.Compose(tv + [T.PILToTensor()]))
+    ref = torch.stack([ds[i][0] for i in range(len(ds))])
+    out = collect(stoker.Loader(stoker.ImageFolder(str(r)), batch_size=4, dtype="uint8",
+                                transforms=st, return_indices=True))[0]
+    assert torch.equal(ref, out)
+    with pytest.raises(ValueError, match="padding_mode must be"):
+        stoker.Loader(stoker.ImageFolder(str(r)), batch_size=2,
+                      transforms=[stoker._C.Transform.random_crop(8, 8, [1, 1, 1, 1], False, 9,
+                                                                   [0, 0, 0])])

@@ -8,6 +8,7 @@
 #include "codec/image.h"
 #include "ops/autoaugment.h"
 #include "ops/color.h"
+#include "ops/warp.h"
 
 namespace stoker {
 namespace {
@@ -107,6 +108,52 @@ std::vector<double> SampleColorJitter(const Transform& t, uint64_t seed, int n) 
     double* o = &out[static_cast<size_t>(i) * 8];
     for (int k = 0; k < 4; ++k) o[k] = p.order[k];
     for (int k = 0; k < 4; ++k) o[4 + k] = p.enabled[k] ? p.factor[k] : std::nan("");
+  }
+  return out;
+}
+
+Status ApplyWarpOp(const std::string& op, const std::vector<double>& params, int interpolation,
+                   const std::array<uint8_t, 3>& fill, int width, int height, uint8_t* rgb) {
+  STOKER_RETURN_IF_ERROR(CheckSize(width, height, rgb));
+  if (interpolation != kPilNearest && interpolation != kPilBilinear &&
+      interpolation != kPilBicubic) {
+    return InvalidArgumentError("interpolation must be 0 (NEAREST), 2 (BILINEAR) or 3 (BICUBIC)");
+  }
+  RgbImage img, scratch;
+  CopyIn(width, height, rgb, &img);
+  const size_t n = params.size();
+  if (op == "rotate" && (n == 1 || n == 3)) {
+    PilRotate(params[0], interpolation, n == 3, n == 3 ? params[1] : 0.0,
+              n == 3 ? params[2] : 0.0, fill, &img, &scratch);
+  } else if (op == "affine" && (n == 6 || n == 8)) {
+    TorchvisionAffine(params[0], params[1], params[2], params[3], params[4], params[5], n == 8,
+                      n == 8 ? params[6] : 0.0, n == 8 ? params[7] : 0.0, interpolation, fill,
+                      &img, &scratch);
+  } else if (op == "perspective" && n == 8) {  // the coefficients themselves
+    PilPerspective(params.data(), interpolation, fill, &img, &scratch);
+  } else if (op == "perspective" && n == 16) {
+    double coeffs[8];
+    PerspectiveCoeffs(params.data(), params.data() + 8, coeffs);
+    PilPerspective(coeffs, interpolation, fill, &img, &scratch);
+  } else {
+    return InvalidArgumentError("unknown warp '" + op + "' with " + std::to_string(n) +
+                                " parameters (rotate: 1 or 3, affine: 6 or 8, perspective: 16 points or 8 coefficients)");
+  }
+  CopyOut(img, rgb);
+  return Status::OK();
+}
+
+std::vector<double> SampleWarp(const Transform& t, int width, int height, uint64_t seed, int n,
+                               int* per_draw) {
+  *per_draw = t.kind == Transform::Kind::kRandomRotation  ? 1
+              : t.kind == Transform::Kind::kRandomAffine ? 6
+                                                          : 9;
+  std::vector<double> out(static_cast<size_t>(n) * *per_draw);
+  for (int i = 0; i < n; ++i) {
+    Rng rng(HashSeed(seed, static_cast<uint64_t>(i)));
+    double p[9];
+    DrawWarpParams(t, width, height, &rng, p);
+    std::memcpy(&out[static_cast<size_t>(i) * *per_draw], p, sizeof(double) * *per_draw);
   }
   return out;
 }

@@ -9,35 +9,13 @@
 #include <vector>
 
 #include "ops/color.h"
+#include "ops/warp.h"
 
 namespace stoker {
 namespace {
 
-// CPython's math.radians / math.degrees constants.
-constexpr double kDegToRad = M_PI / 180.0;
+// CPython's math.degrees constant.
 constexpr double kRadToDeg = 180.0 / M_PI;
-
-// Pillow's COORD / FLOOR macros (Geometry.c).
-inline int Coord(double v) { return v < 0.0 ? -1 : static_cast<int>(v); }
-inline int Floor(double v) { return v < 0.0 ? static_cast<int>(std::floor(v)) : static_cast<int>(v); }
-
-// Python's float % (result has the divisor's sign).
-double PyMod(double x, double m) {
-  double r = std::fmod(x, m);
-  if (r != 0.0) {
-    if ((m < 0) != (r < 0)) r += m;
-  } else {
-    r = std::copysign(0.0, m);
-  }
-  return r;
-}
-
-// Python's round(x, 15): the double nearest the correctly rounded decimal.
-double Round15(double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.15f", x);
-  return std::strtod(buf, nullptr);
-}
 
 // torch.linspace(start, end, steps)[i] in float32 (ATen's CPU kernel: the
 // first half counts up from start, the second half down from end).
@@ -50,121 +28,12 @@ float LinspaceF(double start_d, double end_d, int steps, int i) {
                      : end - step * static_cast<float>(steps - i - 1);
 }
 
-inline void Put(uint8_t* out, const uint8_t* in) {
-  out[0] = in[0];
-  out[1] = in[1];
-  out[2] = in[2];
-}
-
-void FillImage(RgbImage* img, const std::array<uint8_t, 3>& fill) {
-  for (int y = 0; y < img->height(); ++y) {
-    uint8_t* o = img->row(y);
-    for (int x = 0; x < img->width(); ++x) Put(o + 3 * x, fill.data());
-  }
-}
-
-// ImagingTransformAffine with NEAREST: `src` -> `dst` (same size, already
-// filled), a = the inverse matrix (output -> input).
-void AffineNearest(const RgbImage& src_img, const double a[6], RgbImage* dst) {
-  RgbImage& src = const_cast<RgbImage&>(src_img);
-  const int w = dst->width(), h = dst->height();
-  const int xsize = src.width(), ysize = src.height();
-  if (a[1] == 0 && a[3] == 0) {  // ImagingScaleAffine
-    std::vector<int> xintab(static_cast<size_t>(w), 0);
-    double xo = a[2] + a[0] * 0.5;
-    double yo = a[5] + a[4] * 0.5;
-    int xmin = w, xmax = 0;
-    for (int x = 0; x < w; ++x) {
-      const int xin = Coord(xo);
-      if (xin >= 0 && xin < xsize) {
-        xmax = x + 1;
-        if (x < xmin) xmin = x;
-        xintab[x] = xin;
-      }
-      xo += a[0];
-    }
-    for (int y = 0; y < h; ++y) {
-      const int yi = Coord(yo);
-      if (yi >= 0 && yi < ysize) {
-        const uint8_t* in = src.row(yi);
-        uint8_t* out = dst->row(y);
-        for (int x = xmin; x < xmax; ++x) Put(out + 3 * x, in + 3 * xintab[x]);
-      }
-      yo += a[4];
-    }
-    return;
-  }
-  auto check_fixed = [&](int x, int y) {
-    return std::fabs(x * a[0] + y * a[1] + a[2]) < 32768.0 &&
-           std::fabs(x * a[3] + y * a[4] + a[5]) < 32768.0;
-  };
-  if (check_fixed(0, 0) && check_fixed(w, h) && check_fixed(0, h) && check_fixed(w, 0)) {
-    auto fix = [](double v) { return Floor(v * 65536.0 + 0.5); };
-    const int a0 = fix(a[0]), a1 = fix(a[1]), a3 = fix(a[3]), a4 = fix(a[4]);
-    int a2 = fix(a[2] + a[0] * 0.5 + a[1] * 0.5);
-    int a5 = fix(a[5] + a[3] * 0.5 + a[4] * 0.5);
-    for (int y = 0; y < h; ++y) {
-      int xx = a2, yy = a5;
-      uint8_t* out = dst->row(y);
-      for (int x = 0; x < w; ++x) {
-        const int xin = xx >> 16;
-        if (xin >= 0 && xin < xsize) {
-          const int yin = yy >> 16;
-          if (yin >= 0 && yin < ysize) Put(out + 3 * x, src.row(yin) + 3 * xin);
-        }
-        xx += a0;
-        yy += a3;
-      }
-      a2 += a1;
-      a5 += a4;
-    }
-    return;
-  }
-  double xo = a[2] + a[1] * 0.5 + a[0] * 0.5;
-  double yo = a[5] + a[4] * 0.5 + a[3] * 0.5;
-  for (int y = 0; y < h; ++y) {
-    double xx = xo, yy = yo;
-    uint8_t* out = dst->row(y);
-    for (int x = 0; x < w; ++x) {
-      const int xin = Coord(xx);
-      if (xin >= 0 && xin < xsize) {
-        const int yin = Coord(yy);
-        if (yin >= 0 && yin < ysize) Put(out + 3 * x, src.row(yin) + 3 * xin);
-      }
-      xx += a[0];
-      yy += a[3];
-    }
-    xo += a[1];
-    yo += a[4];
-  }
-}
-
-// Copies `img` to `scratch`, then `img` = fill + the affine transform of it.
-void AffineInPlace(const double a[6], const std::array<uint8_t, 3>& fill, RgbImage* img,
-                   RgbImage* scratch) {
-  scratch->Resize(img->width(), img->height());
-  std::memcpy(scratch->data(), img->data(), static_cast<size_t>(img->stride()) * img->height());
-  FillImage(img, fill);
-  AffineNearest(*scratch, a, img);
-}
-
-// F.affine on a PIL image: torchvision's _get_inverse_affine_matrix.
+// F.affine on a PIL image with an explicit centre, NEAREST.
 void TorchvisionAffine(double angle, double tx, double ty, double scale, double shear_x,
                        double shear_y, double cx, double cy, const std::array<uint8_t, 3>& fill,
                        RgbImage* img, RgbImage* scratch) {
-  const double rot = angle * kDegToRad;
-  const double sx = shear_x * kDegToRad;
-  const double sy = shear_y * kDegToRad;
-  const double a = std::cos(rot - sy) / std::cos(sy);
-  const double b = -std::cos(rot - sy) * std::tan(sx) / std::cos(sy) - std::sin(rot);
-  const double c = std::sin(rot - sy) / std::cos(sy);
-  const double d = -std::sin(rot - sy) * std::tan(sx) / std::cos(sy) + std::cos(rot);
-  double m[6] = {d / scale, -b / scale, 0.0 / scale, -c / scale, a / scale, 0.0 / scale};
-  m[2] += m[0] * (-cx - tx) + m[1] * (-cy - ty);
-  m[5] += m[3] * (-cx - tx) + m[4] * (-cy - ty);
-  m[2] += cx;
-  m[5] += cy;
-  AffineInPlace(m, fill, img, scratch);
+  stoker::TorchvisionAffine(angle, tx, ty, scale, shear_x, shear_y, /*has_center=*/true, cx, cy,
+                            kPilNearest, fill, img, scratch);
 }
 
 }  // namespace
@@ -214,38 +83,7 @@ double AugMagnitude(AugOp op, int bin, int num_bins, bool wide, int width, int h
 
 void RotateNearest(double angle, const std::array<uint8_t, 3>& fill, RgbImage* img,
                    RgbImage* scratch) {
-  const int w = img->width(), h = img->height();
-  angle = PyMod(angle, 360.0);
-  if (angle == 0) return;
-  if (angle == 180 || ((angle == 90 || angle == 270) && w == h)) {
-    scratch->Resize(w, h);
-    std::memcpy(scratch->data(), img->data(), static_cast<size_t>(img->stride()) * h);
-    for (int r = 0; r < h; ++r) {
-      uint8_t* out = img->row(r);
-      for (int c = 0; c < w; ++c) {
-        int sr, sc;
-        if (angle == 180) {
-          sr = h - 1 - r, sc = w - 1 - c;
-        } else if (angle == 90) {  // ROTATE_90: out[W-1-x][y] = in[y][x]
-          sr = c, sc = w - 1 - r;
-        } else {  // ROTATE_270: out[x][H-1-y] = in[y][x]
-          sr = h - 1 - c, sc = r;
-        }
-        Put(out + 3 * c, scratch->row(sr) + 3 * sc);
-      }
-    }
-    return;
-  }
-  const double t = -(angle * kDegToRad);
-  double m[6] = {Round15(std::cos(t)), Round15(std::sin(t)), 0.0,
-                 Round15(-std::sin(t)), Round15(std::cos(t)), 0.0};
-  const double cx = w / 2.0, cy = h / 2.0;
-  const double x = -cx - 0, y = -cy - 0;
-  const double m2 = m[0] * x + m[1] * y + m[2];
-  const double m5 = m[3] * x + m[4] * y + m[5];
-  m[2] = m2 + cx;
-  m[5] = m5 + cy;
-  AffineInPlace(m, fill, img, scratch);
+  PilRotate(angle, kPilNearest, /*has_center=*/false, 0.0, 0.0, fill, img, scratch);
 }
 
 void ApplyAugOp(AugOp op, double magnitude, const std::array<uint8_t, 3>& fill, RgbImage* img,

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ops/autoaugment.h"
+#include "ops/warp.h"
 
 namespace stoker {
 namespace {
@@ -358,6 +359,10 @@ void ApplyPhotometric(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scr
     // GaussianBlur.get_params: sigma uniform in [min, max] (float32 in torch).
     const double sigma = static_cast<float>(rng->Uniform(t.sigma[0], t.sigma[1]));
     GaussianBlur(img, t.kernel_size[1], t.kernel_size[0], sigma, sigma, scratch);
+    return;
+  }
+  if (IsWarp(t)) {
+    ApplyWarp(t, rng, img, scratch);
     return;
   }
   if (t.kind == K::kTrivialAugmentWide || t.kind == K::kRandAugment ||

@@ -101,6 +101,21 @@ Rect CenterCropRect(int cur_w, int cur_h, int crop_w, int crop_h) {
 
 }  // namespace
 
+int FoldCoord(int v, int n, int mode) {
+  if (v >= 0 && v < n) return v;
+  if (mode == kPadEdge || n == 1) return v < 0 ? 0 : n - 1;
+  if (mode == kPadReflect) {
+    const int period = 2 * (n - 1);
+    v %= period;
+    if (v < 0) v += period;
+    return v < n ? v : period - v;
+  }
+  const int period = 2 * n;  // symmetric
+  v %= period;
+  if (v < 0) v += period;
+  return v < n ? v : period - 1 - v;
+}
+
 Status PlanGeometry(const std::vector<Transform>& transforms, int width, int height, Rng* rng,
                     GeometryPlan* plan) {
   plan->num_stages = 1;
@@ -113,7 +128,9 @@ Status PlanGeometry(const std::vector<Transform>& transforms, int width, int hei
   auto cur_w = [&] { return st->window.width; };
   auto cur_h = [&] { return st->window.height; };
 
+  bool cropped = false;  // has the open stage a crop already?
   auto crop_current = [&](Rect r) {  // r in the (unflipped) current grid
+    cropped = true;
     if (!resampled) {
       st->crop = Rect{st->crop.x + r.x, st->crop.y + r.y, r.width, r.height};
       st->out_width = r.width;
@@ -133,9 +150,23 @@ Status PlanGeometry(const std::vector<Transform>& transforms, int width, int hei
     st = &plan->stages[plan->num_stages++];
     *st = GeometryStage{Rect{0, 0, w, h}, w, h, Rect{0, 0, w, h}};
     resampled = false;
+    cropped = false;
     return Status::OK();
   };
+  // A stage whose crop is a padded RandomCrop's takes no further crop.
+  bool sealed = false;
+  // Opens a new stage (input: the open stage's output) unless the open one
+  // is untouched (its crop is its whole input grid, no resample).
+  auto fresh_stage = [&]() -> Status {
+    if (!resampled && !sealed && !cropped) {
+      return Status::OK();
+    }
+    resampled = true;  // force
+    sealed = false;
+    return new_stage_if_needed();
+  };
   auto resample_to = [&](int w, int h) {
+    sealed = false;  // later crops are windows of the resampled output
     st->out_width = w;
     st->out_height = h;
     st->window = Rect{0, 0, w, h};
@@ -159,6 +190,7 @@ Status PlanGeometry(const std::vector<Transform>& transforms, int width, int hei
         break;
       }
       case Transform::Kind::kCenterCrop: {
+        if (sealed) STOKER_RETURN_IF_ERROR(fresh_stage());
         Rect r = CenterCropRect(cur_w(), cur_h(), t.width, t.height);
         crop_current(Unflip(r, cur_w(), cur_h(), *plan));
         break;
@@ -166,6 +198,9 @@ Status PlanGeometry(const std::vector<Transform>& transforms, int width, int hei
       case Transform::Kind::kRandomCrop: {
         // torchvision's RandomCrop.forward on the padded image, then the crop
         // mapped back to the current grid (outside it: zeros, as padding).
+        const bool padded_mode = t.padding_mode != kPadConstant || t.fill[0] != 0 ||
+                                 t.fill[1] != 0 || t.fill[2] != 0;
+        if (sealed || padded_mode) STOKER_RETURN_IF_ERROR(fresh_stage());
         int left = t.padding[0], top = t.padding[1];
         int w = cur_w() + t.padding[0] + t.padding[2];
         int h = cur_h() + t.padding[1] + t.padding[3];
@@ -191,6 +226,15 @@ Status PlanGeometry(const std::vector<Transform>& transforms, int width, int hei
           j = static_cast<int>(rng->Below(static_cast<uint64_t>(w - t.width + 1)));
         }
         Rect r{j - left, i - top, t.width, t.height};
+        if (padded_mode) {
+          st->pad_mode = t.padding_mode;
+          st->pad_fill = {static_cast<uint8_t>(t.fill[0]), static_cast<uint8_t>(t.fill[1]),
+                          static_cast<uint8_t>(t.fill[2])};
+          st->pad1 = t.padding;
+          if (plan->flip) std::swap(st->pad1[0], st->pad1[2]);
+          if (plan->vflip) std::swap(st->pad1[1], st->pad1[3]);
+          sealed = true;
+        }
         crop_current(Unflip(r, cur_w(), cur_h(), *plan));
         break;
       }
@@ -362,8 +406,10 @@ Transform Transform::RandomErasing(double p, double scale_min, double scale_max,
   return t;
 }
 Transform Transform::RandomCrop(int height, int width, std::array<int, 4> padding,
-                                bool pad_if_needed) {
+                                bool pad_if_needed, int padding_mode, std::array<int, 3> fill) {
   Transform t;
+  t.padding_mode = padding_mode;
+  t.fill = fill;
   t.kind = Kind::kRandomCrop;
   t.height = height;
   t.width = width;
@@ -395,6 +441,42 @@ Transform Transform::RandAugment(int num_ops, int magnitude, int num_magnitude_b
   return t;
 }
 
+Transform Transform::RandomRotation(std::array<double, 2> degrees, int interpolation,
+                                    bool has_center, std::array<double, 2> center,
+                                    std::array<int, 3> fill) {
+  Transform t;
+  t.kind = Kind::kRandomRotation;
+  t.degrees = degrees;
+  t.interpolation = interpolation;
+  t.has_center = has_center;
+  t.center = center;
+  t.fill = fill;
+  return t;
+}
+
+Transform Transform::RandomAffine(std::array<double, 2> degrees, std::array<double, 2> translate,
+                                  std::array<double, 2> scale, std::array<double, 4> shear,
+                                  int interpolation, bool has_center,
+                                  std::array<double, 2> center, std::array<int, 3> fill) {
+  Transform t = RandomRotation(degrees, interpolation, has_center, center, fill);
+  t.kind = Kind::kRandomAffine;
+  t.translate = translate;
+  t.affine_scale = scale;
+  t.shear = shear;
+  return t;
+}
+
+Transform Transform::RandomPerspective(double distortion_scale, double p, int interpolation,
+                                       std::array<int, 3> fill) {
+  Transform t;
+  t.kind = Kind::kRandomPerspective;
+  t.distortion_scale = distortion_scale;
+  t.p = p;
+  t.interpolation = interpolation;
+  t.fill = fill;
+  return t;
+}
+
 Transform Transform::Callback(SampleCallback fn, std::string name) {
   Transform t;
   t.kind = Kind::kCallback;
@@ -417,6 +499,9 @@ bool Transform::photometric() const {
     case Kind::kRandAugment:
     case Kind::kAutoAugment:
     case Kind::kGaussianBlur:
+    case Kind::kRandomRotation:
+    case Kind::kRandomAffine:
+    case Kind::kRandomPerspective:
       return true;
     default:
       return false;
@@ -450,7 +535,13 @@ std::string Transform::ToString() const {
       return "RandomCrop(size=" + size() + ", padding=(" + std::to_string(padding[0]) + ", " +
              std::to_string(padding[1]) + ", " + std::to_string(padding[2]) + ", " +
              std::to_string(padding[3]) + "), pad_if_needed=" +
-             (pad_if_needed ? "True" : "False") + ")";
+             (pad_if_needed ? "True" : "False") + ", fill=[" + std::to_string(fill[0]) + ", " +
+             std::to_string(fill[1]) + ", " + std::to_string(fill[2]) + "], padding_mode=" +
+             (padding_mode == 1   ? "edge"
+              : padding_mode == 2 ? "reflect"
+              : padding_mode == 3 ? "symmetric"
+                                  : "constant") +
+             ")";
     case Kind::kGaussianBlur:
       return "GaussianBlur(kernel_size=(" + std::to_string(kernel_size[0]) + ", " +
              std::to_string(kernel_size[1]) + "), sigma=(" + num(sigma[0]) + ", " +
@@ -466,6 +557,33 @@ std::string Transform::ToString() const {
              ", saturation=" + range(saturation) + ", hue=" + range(hue) + ")";
     }
     case Kind::kCallback: return "Lambda(" + name + ")";
+    case Kind::kRandomRotation:
+    case Kind::kRandomAffine:
+    case Kind::kRandomPerspective: {
+      auto pair = [&](const std::array<double, 2>& r) {
+        return "(" + num(r[0]) + ", " + num(r[1]) + ")";
+      };
+      std::string s;
+      const std::string interp =
+          std::string("interpolation=") +
+          (interpolation == 2 ? "BILINEAR" : interpolation == 3 ? "BICUBIC" : "NEAREST");
+      const std::string f = "fill=[" + std::to_string(fill[0]) + ", " + std::to_string(fill[1]) +
+                            ", " + std::to_string(fill[2]) + "]";
+      if (kind == Kind::kRandomPerspective) {
+        return "RandomPerspective(distortion_scale=" + num(distortion_scale) + ", p=" + num(p) +
+               ", " + interp + ", " + f + ")";
+      }
+      s = (kind == Kind::kRandomRotation ? "RandomRotation(degrees=" : "RandomAffine(degrees=") +
+          pair(degrees);
+      if (kind == Kind::kRandomAffine) {
+        s += ", translate=" + pair(translate) + ", scale=" + pair(affine_scale) + ", shear=(" +
+             num(shear[0]) + ", " + num(shear[1]) + ", " + num(shear[2]) + ", " +
+             num(shear[3]) + ")";
+      }
+      s += ", " + interp;
+      if (has_center) s += ", center=" + pair(center);
+      return s + ", " + f + ")";
+    }
     case Kind::kRandomGrayscale: return "RandomGrayscale(p=" + num(p) + ")";
     case Kind::kRandomAutocontrast: return "RandomAutocontrast(p=" + num(p) + ")";
     case Kind::kRandomEqualize: return "RandomEqualize(p=" + num(p) + ")";

@@ -11,6 +11,7 @@
 #ifndef STOKER_OPS_GEOMETRY_H_
 #define STOKER_OPS_GEOMETRY_H_
 
+#include <array>
 #include <vector>
 
 #include "base/rng.h"
@@ -24,12 +25,26 @@ namespace stoker {
 // zero: torchvision's padding), resample the crop to out_width x out_height
 // with Pillow's bilinear filter, then keep `window` of the result (again
 // zero outside).
+//
+// A RandomCrop with fill != 0 or padding_mode != "constant" gets a stage of
+// its own (its crop on the stage's input grid): the crop's out-of-image part
+// is then `pad_fill` (kPadConstant) or the input folded as np.pad folds it,
+// through torchvision's two pads: `pad1` (padding: left, top, right, bottom,
+// in the unflipped grid), then pad_if_needed's (whatever lies beyond).
+enum PadMode { kPadConstant = 0, kPadEdge = 1, kPadReflect = 2, kPadSymmetric = 3 };
 struct GeometryStage {
   Rect crop;
   int out_width = 0;
   int out_height = 0;
   Rect window;
+  int pad_mode = kPadConstant;
+  std::array<uint8_t, 3> pad_fill{0, 0, 0};
+  std::array<int, 4> pad1{0, 0, 0, 0};
 };
+
+// np.pad's fold of coordinate `v` into [0, n) for `mode` (edge, reflect,
+// symmetric; any distance outside).
+int FoldCoord(int v, int n, int mode);
 
 struct GeometryPlan {
   static constexpr int kMaxStages = 4;

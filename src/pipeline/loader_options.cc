@@ -2,6 +2,7 @@
 #include "pipeline/loader_options.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "ops/geometry.h"
@@ -58,6 +59,47 @@ Status CheckAugmentation(const Transform& t) {
     }
     for (int f : t.fill) {
       if (f < 0 || f > 255) return InvalidArgumentError("fill must be in [0, 255] in " + t.ToString());
+    }
+  }
+  if (t.kind == K::kRandomCrop) {
+    if (t.padding_mode < 0 || t.padding_mode > 3) {
+      return InvalidArgumentError("padding_mode must be 0 (constant), 1 (edge), 2 (reflect) or 3 "
+                                  "(symmetric) in " + t.ToString());
+    }
+    for (int f : t.fill) {
+      if (f < 0 || f > 255) return InvalidArgumentError("fill must be in [0, 255] in " + t.ToString());
+    }
+  }
+  if (t.kind == K::kRandomRotation || t.kind == K::kRandomAffine ||
+      t.kind == K::kRandomPerspective) {
+    if (t.interpolation != 0 && t.interpolation != 2 && t.interpolation != 3) {
+      return InvalidArgumentError("interpolation must be NEAREST, BILINEAR or BICUBIC in " +
+                                  t.ToString());
+    }
+    for (int f : t.fill) {
+      if (f < 0 || f > 255) return InvalidArgumentError("fill must be in [0, 255] in " + t.ToString());
+    }
+    if (!(t.degrees[0] <= t.degrees[1]) || !std::isfinite(t.degrees[0]) ||
+        !std::isfinite(t.degrees[1])) {
+      return InvalidArgumentError("degrees must be finite with min <= max in " + t.ToString());
+    }
+    if (!(t.translate[0] >= 0 && t.translate[0] <= 1 && t.translate[1] >= 0 &&
+          t.translate[1] <= 1)) {
+      return InvalidArgumentError("translate values must be in [0, 1] in " + t.ToString());
+    }
+    if (!(t.affine_scale[0] > 0 && t.affine_scale[0] <= t.affine_scale[1] &&
+          std::isfinite(t.affine_scale[1]))) {
+      return InvalidArgumentError("scale must satisfy 0 < min <= max in " + t.ToString());
+    }
+    if (!(t.shear[0] <= t.shear[1] && t.shear[2] <= t.shear[3] && std::fabs(t.shear[0]) < 90 &&
+          std::fabs(t.shear[1]) < 90 && std::fabs(t.shear[2]) < 90 &&
+          std::fabs(t.shear[3]) < 90)) {
+      return InvalidArgumentError("shear ranges must satisfy -90 < min <= max < 90 in " +
+                                  t.ToString());
+    }
+    if (t.kind == K::kRandomPerspective &&
+        !(t.distortion_scale >= 0 && t.distortion_scale <= 1 && t.p >= 0 && t.p <= 1)) {
+      return InvalidArgumentError("distortion_scale and p must be in [0, 1] in " + t.ToString());
     }
   }
   if (t.kind == K::kGaussianBlur) {
@@ -129,6 +171,23 @@ Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options,
         source.Describe() + " is a stream: cache its shards on disk with cache_dir instead");
   }
   STOKER_RETURN_IF_ERROR(StaticOutputSize(options.transforms, height, width));
+  // The warps run on the output-size image: nothing that sets or moves the
+  // geometry (crops, resizes, flips) may follow them in the list.
+  const Transform* warp = nullptr;
+  for (const Transform& t : options.transforms) {
+    using K = Transform::Kind;
+    if (t.kind == K::kRandomRotation || t.kind == K::kRandomAffine ||
+        t.kind == K::kRandomPerspective) {
+      if (warp == nullptr) warp = &t;
+    } else if (warp != nullptr && !t.photometric() && t.kind != K::kNormalize &&
+               t.kind != K::kRandomErasing) {
+      return InvalidArgumentError(
+          t.ToString() + " follows " + warp->ToString() +
+          ": stoker applies the warps to the output-size image, after every crop, resize and "
+          "flip; place " + warp->ToString().substr(0, warp->ToString().find('(')) +
+          " after the crops, resizes and flips (as torchvision's recipes do)");
+    }
+  }
   int normalizes = 0;
   for (const Transform& t : options.transforms) {
     if (t.kind == Transform::Kind::kNormalize && ++normalizes > 1) {

@@ -53,6 +53,37 @@ void CropWithPadding(const RgbView& src, const Rect& crop, RgbImage* dst) {
   }
 }
 
+// RandomCrop's padding_mode / fill (GeometryStage::pad_mode): the crop of
+// `src` with its outside filled as torchvision's F.pad calls fill it
+// (padding, then pad_if_needed's pad of the padded image).
+void CropWithPaddingMode(const RgbView& src, const GeometryStage& st, RgbImage* dst) {
+  const Rect& crop = st.crop;
+  dst->Resize(crop.width, crop.height);
+  // Source coordinate of u (in the unpadded grid) along an axis of length n
+  // with first pads (lo, hi); -1: outside (constant fill).
+  auto map = [&](int u, int n, int lo, int hi) {
+    if (u >= 0 && u < n) return u;
+    if (st.pad_mode == kPadConstant) return -1;
+    const int n1 = n + lo + hi;
+    const int v = FoldCoord(u + lo, n1, st.pad_mode) - lo;  // pad_if_needed's pad
+    return FoldCoord(v, n, st.pad_mode);                     // padding's pad
+  };
+  std::vector<int> xs(static_cast<size_t>(crop.width));
+  for (int x = 0; x < crop.width; ++x) {
+    xs[x] = map(crop.x + x, src.width, st.pad1[0], st.pad1[2]);
+  }
+  for (int y = 0; y < crop.height; ++y) {
+    uint8_t* out = dst->row(y);
+    const int sy = map(crop.y + y, src.height, st.pad1[1], st.pad1[3]);
+    for (int x = 0; x < crop.width; ++x) {
+      const uint8_t* in = (sy < 0 || xs[x] < 0) ? st.pad_fill.data() : src.row(sy) + 3 * xs[x];
+      out[3 * x] = in[0];
+      out[3 * x + 1] = in[1];
+      out[3 * x + 2] = in[2];
+    }
+  }
+}
+
 }  // namespace
 
 int64_t SampleProcessor::Clock() const { return config_.timing ? NowNs() : 0; }
@@ -254,7 +285,11 @@ Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan
     RgbView cropped = current;
     int lo_x = st.crop.x, lo_y = st.crop.y;
     if (!Inside(st.crop, current.width, current.height)) {
-      CropWithPadding(current, st.crop, bufs[which]);
+      if (st.pad_mode != kPadConstant || st.pad_fill != std::array<uint8_t, 3>{0, 0, 0}) {
+        CropWithPaddingMode(current, st, bufs[which]);
+      } else {
+        CropWithPadding(current, st.crop, bufs[which]);
+      }
       cropped = bufs[which]->view();
       which ^= 1;
       lo_x = lo_y = 0;

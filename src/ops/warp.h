@@ -1,0 +1,77 @@
+// Copyright 2026 The stoker Authors.
+//
+// Geometric warps of an 8-bit RGB image, in place and at the same size, with
+// the arithmetic torchvision uses on a PIL image (torchvision.transforms v1):
+//   - PilAffine / PilPerspective: Pillow's Image.transform(AFFINE /
+//     PERSPECTIVE) with NEAREST (ImagingScaleAffine, the 16.16 fixed-point
+//     affine path, or the float path, chosen as Pillow chooses them) or
+//     BILINEAR (ImagingGenericTransform + bilinear_filter32RGB: doubles,
+//     edge-clamped neighbours, truncation to uint8);
+//   - PilRotate: Image.rotate (angle % 360, its transpose shortcuts, the
+//     matrix rounded to 15 decimals), no expand;
+//   - TorchvisionAffine: F.affine (_get_inverse_affine_matrix);
+//   - PerspectiveCoeffs: F.perspective's _get_perspective_coeffs (an 8x8
+//     solve in double, rounded to float32 as torchvision rounds its lstsq
+//     solution);
+//   - ApplyWarp: RandomRotation / RandomAffine / RandomPerspective, the
+//     parameters drawn as their get_params draw them.
+// Pixels outside the source get `fill`.
+//
+// Thread-safety: pure functions of their arguments. No errors: parameters are
+// checked when the loader is created.
+#ifndef STOKER_OPS_WARP_H_
+#define STOKER_OPS_WARP_H_
+
+#include <array>
+#include <cstdint>
+
+#include "base/rng.h"
+#include "codec/image.h"
+#include "stoker/transforms.h"
+
+namespace stoker {
+
+// Pillow's resampling codes (PIL.Image.NEAREST / BILINEAR / BICUBIC).
+constexpr int kPilNearest = 0;
+constexpr int kPilBilinear = 2;
+constexpr int kPilBicubic = 3;
+
+// `a`: the inverse matrix (output pixel -> input), as Image.transform takes it.
+void PilAffine(const double a[6], int interpolation, const std::array<uint8_t, 3>& fill,
+               RgbImage* img, RgbImage* scratch);
+void PilPerspective(const double a[8], int interpolation, const std::array<uint8_t, 3>& fill,
+                    RgbImage* img, RgbImage* scratch);
+
+// Image.rotate(angle, resample, expand=False, center) (counter-clockwise
+// degrees; the image centre when !has_center).
+void PilRotate(double angle, int interpolation, bool has_center, double cx, double cy,
+               const std::array<uint8_t, 3>& fill, RgbImage* img, RgbImage* scratch);
+
+// F.affine(img, angle, [tx, ty], scale, [shear_x, shear_y], interpolation,
+// fill, center) on a PIL image (center = the image centre when !has_center).
+void TorchvisionAffine(double angle, double tx, double ty, double scale, double shear_x,
+                       double shear_y, bool has_center, double cx, double cy, int interpolation,
+                       const std::array<uint8_t, 3>& fill, RgbImage* img, RgbImage* scratch);
+
+// _get_perspective_coeffs(startpoints, endpoints) (points as x0, y0, ... x3,
+// y3): the 8 coefficients, each rounded to float32.
+void PerspectiveCoeffs(const double start[8], const double end[8], double coeffs[8]);
+
+// One draw of RandomRotation / RandomAffine / RandomPerspective's parameters
+// for a width x height image, in get_params' order:
+//   rotation: {angle};
+//   affine: {angle, tx, ty, scale, shear_x, shear_y};
+//   perspective: {applied (0/1), then the 8 endpoint coordinates x0, y0, ...
+//   (top-left, top-right, bottom-right, bottom-left)} (zeros when not applied).
+// Returns the number of values written (<= 9).
+int DrawWarpParams(const Transform& t, int width, int height, Rng* rng, double* out);
+
+// Draws and applies RandomRotation / RandomAffine / RandomPerspective `t`.
+void ApplyWarp(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch);
+
+// True for the three kinds above.
+bool IsWarp(const Transform& t);
+
+}  // namespace stoker
+
+#endif  // STOKER_OPS_WARP_H_
