@@ -6,7 +6,8 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure build test demo docs clean test-asan test-tsan fuzz
+.PHONY: all deps configure build test demo docs clean test-asan test-tsan fuzz \
+	check-thread-safety
 FUZZ_SECONDS ?= 60
 
 all: build
@@ -55,6 +56,20 @@ test-tsan: deps
 	@build-tsan/src/convert_test
 	@build-tsan/src/shards_test
 
+# clang's thread-safety analysis of the lock annotations (STOKER_GUARDED_BY, ...:
+# include/stoker/thread_annotations.h) as errors: first proves on small snippets
+# that the analysis refuses wrong locking (scripts/check_thread_safety.sh), then
+# builds the engine libraries and the CLI with clang -Wthread-safety
+# -Werror=thread-safety in build-tsa/. The analysis is per translation unit, so
+# the tests, the Python module and the CUDA code (nvcc) are left out.
+check-thread-safety: deps
+	@scripts/check_thread_safety.sh clang++
+	@CC=clang CXX=clang++ cmake -S . -B build-tsa -DCMAKE_BUILD_TYPE=Release \
+	  -DSTOKER_THREAD_SAFETY=ON -DSTOKER_WITH_CUDA=OFF -DSTOKER_BUILD_TESTS=OFF \
+	  -DSTOKER_BUILD_PYTHON=OFF -DSTOKER_BUILD_EXAMPLES=OFF \
+	  -G "$$(command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')" >/dev/null
+	@cmake --build build-tsa -j $(JOBS)
+
 # libFuzzer on the decoders (JPEG incl. region/scaled decode, PNG) and the
 # per-sample path, then on the .npy header parser and the tar shard reader,
 # FUZZ_SECONDS each; new
@@ -82,4 +97,5 @@ fuzz:
 	  build-fuzz/corpus/tar fuzz/regressions/tar
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan build-fuzz build-wheel python/stoker/_C*.so python/stoker/bin
+	rm -rf $(BUILD) build-asan build-tsan build-tsa build-fuzz build-wheel python/stoker/_C*.so \
+	  python/stoker/bin

@@ -2,8 +2,9 @@
 # Installs the Debian packages stoker needs to build and test, when any is
 # missing. Idempotent: prints nothing and touches nothing when all are present.
 # Needs root (or sudo) only when something has to be installed.
-#   scripts/install-deps.sh          what `make` and `make test` need
-#   scripts/install-deps.sh fuzz     plus clang and libFuzzer (`make fuzz`)
+#   scripts/install-deps.sh          what `make`, `make test` and `make check-thread-safety`
+#                                    need (clang: the thread-safety analysis)
+#   scripts/install-deps.sh fuzz     plus clang 14's libFuzzer (`make fuzz`)
 # Also installs s3rver (npm), the S3 server the S3 tests start on loopback,
 # into the git-ignored .npm-deps/ of the checkout (see docs/reliability.md).
 set -euo pipefail
@@ -18,6 +19,7 @@ PACKAGES=(
   python3-dev python3-numpy python3-scipy python3-pytest python3-pil python3-h5py
   python3-torch python3-torchvision python3-matplotlib
   python3-setuptools python3-wheel python3-build python3-venv python3-pip
+  clang
 )
 if [[ "${1:-}" == "fuzz" ]]; then
   PACKAGES+=(clang-14 libclang-rt-14-dev)

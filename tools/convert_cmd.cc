@@ -1,9 +1,11 @@
 // Copyright 2026 The stoker Authors.
-#include "convert_cmd.h"
+//
+// `stoker convert`: a source (image folder, .npy, HDF5) into tar shards.
 
 #include <unistd.h>
 
 #include "cli_checks.h"
+#include "command.h"
 
 #include <chrono>
 #include <cstring>
@@ -16,15 +18,16 @@
 
 namespace stoker {
 
-struct ConvertCommand {
-  CLI::App* sub = nullptr;
+namespace {
+
+struct ConvertCommand : Command {
+  using Command::Command;
+  int Run() override;
   std::string src, dest, labels, layout, images = "images", prefix = "shard", shard_size = "1GB", compress = "none";
   int64_t samples_per_shard = 0;
   int resize = 0, quality = 90, subsampling = 444, threads = 0;
   bool overwrite = false, json = false, progress = true;
 };
-
-namespace {
 
 // "1GB" (10^9), "512MiB" (2^29), "100k", "12345" (bytes).
 StatusOr<int64_t> ParseSize(const std::string& text) {
@@ -75,17 +78,16 @@ std::string JsonString(const std::string& s) {
 
 }  // namespace
 
-std::shared_ptr<ConvertCommand> AddConvertCommand(CLI::App* app) {
-  auto c = std::make_shared<ConvertCommand>();
-  CLI::App* s = app->add_subcommand(
+std::unique_ptr<Command> AddConvertCommand(CLI::App* app) {
+  auto c = std::make_unique<ConvertCommand>(app->add_subcommand(
       "convert",
       "Write a source (an image folder, a .npy array with --labels, or HDF5 datasets) as tar "
       "shards in the "
       "WebDataset layout: per sample KEY.jpg or KEY.png (the original bytes, or re-encoded "
       "JPEG when resized) and KEY.cls (the label). Shards appear under their final names "
       "only when complete; an interrupted run leaves a temporary file, which the next run "
-      "removes. Prints what it wrote.");
-  c->sub = s;
+      "removes. Prints what it wrote."));
+  CLI::App* s = c->sub();
   s->add_option("SRC", c->src, "image folder (SRC/<class>/<image>), images .npy, or .h5/.hdf5")
       ->required();
   s->add_option("DEST", c->dest, "output directory (created if missing)")->required();
@@ -125,13 +127,12 @@ std::shared_ptr<ConvertCommand> AddConvertCommand(CLI::App* app) {
   return c;
 }
 
-bool ConvertCommandParsed(const ConvertCommand& c) { return c.sub->parsed(); }
-
 namespace {
-bool LabelsGiven(const ConvertCommand& c) { return c.sub->count("--labels") > 0; }
+bool LabelsGiven(const ConvertCommand& c) { return c.sub()->count("--labels") > 0; }
 }  // namespace
 
-int RunConvertCommand(const ConvertCommand& c) {
+int ConvertCommand::Run() {
+  const ConvertCommand& c = *this;
   auto fail = [](const Status& s) {
     std::fprintf(stderr, "stoker convert: %s\n", s.ToString().c_str());
     return 1;

@@ -1,5 +1,8 @@
 // Copyright 2026 The stoker Authors.
-#include "stats_cmd.h"
+//
+// `stoker stats DATA [--against OLD]`: what is in a dataset, and whether a
+// new drop drifted from an old one (src/stats/). Exit status: 0, 1 on errors,
+// 3 when --against finds drift.
 
 #include <unistd.h>
 
@@ -11,6 +14,7 @@
 
 #include "cli_checks.h"
 #include "cli_support.h"
+#include "command.h"
 #include "source_path.h"
 #include "stoker/drift.h"
 #include "stoker/json.h"
@@ -21,17 +25,21 @@ namespace stoker {
 // Exit code when --against finds drift (errors are 1).
 constexpr int kDriftExitCode = 3;
 
-struct StatsCommand {
-  CLI::App* sub = nullptr;
+namespace {
+
+struct StatsCommand : Command {
+  using Command::Command;
+  int Run() override;
   std::string data, against, plot, labels, layout, images = "images";
   int resolution = 64, threads = 0;
   bool json = false, progress = true, duplicates = false;
   DriftOptions drift;
 };
 
-std::shared_ptr<StatsCommand> AddStatsCommand(CLI::App* app) {
-  auto c = std::make_shared<StatsCommand>();
-  CLI::App* s = app->add_subcommand(
+}  // namespace
+
+std::unique_ptr<Command> AddStatsCommand(CLI::App* app) {
+  auto c = std::make_unique<StatsCommand>(app->add_subcommand(
       "stats",
       "Describe a dataset: class counts and imbalance, image size and aspect histograms, file "
       "formats and colour modes, the exact per-channel mean and std (for Normalize), "
@@ -39,8 +47,8 @@ std::shared_ptr<StatsCommand> AddStatsCommand(CLI::App* app) {
       "OLD, compare with an older dataset or its saved --json report: one verdict per item "
       "(class balance by chi-square; width, height and aspect by Kolmogorov-Smirnov; colour "
       "mean and std; format mix) and exit status 3 when any item shifted beyond its "
-      "threshold.");
-  c->sub = s;
+      "threshold."));
+  CLI::App* s = c->sub();
   s->add_option("DATA", c->data, kSourcePathHelp)->required();
   s->add_option("--against", c->against,
                 "OLD: a dataset (any DATA kind, read with the same options) or a report saved "
@@ -90,8 +98,6 @@ std::shared_ptr<StatsCommand> AddStatsCommand(CLI::App* app) {
   return c;
 }
 
-bool StatsCommandParsed(const StatsCommand& c) { return c.sub->parsed(); }
-
 namespace {
 
 bool EndsWith(const std::string& s, const std::string& sfx) {
@@ -101,7 +107,7 @@ bool EndsWith(const std::string& s, const std::string& sfx) {
 StatusOr<DatasetStats> StatsOf(const StatsCommand& c, const std::string& path) {
   SourcePathOptions so;
   so.labels = c.labels;
-  so.labels_given = c.sub->count("--labels") > 0;
+  so.labels_given = c.sub()->count("--labels") > 0;
   so.images = c.images;
   so.layout = c.layout;
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<Source> source, OpenSourceFromPath(path, so));
@@ -167,7 +173,8 @@ bool Plot(const std::string& report_json, const std::string& old_json, const std
 
 }  // namespace
 
-int RunStatsCommand(const StatsCommand& c) {
+int StatsCommand::Run() {
+  const StatsCommand& c = *this;
   auto fail = [](const Status& s) {
     std::fprintf(stderr, "stoker stats: %s\n", s.ToString().c_str());
     return 1;

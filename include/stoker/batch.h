@@ -20,11 +20,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "stoker/mutex.h"
 #include "stoker/status.h"
+#include "stoker/thread_annotations.h"
 #include "stoker/types.h"
 
 namespace stoker {
@@ -114,10 +115,10 @@ class BatchPool : public std::enable_shared_from_this<BatchPool> {
   const BatchShape shape_;
   const std::shared_ptr<BatchAllocator> allocator_;
   const int max_idle_;
-  mutable std::mutex mu_;
-  std::vector<BatchBuffer*> idle_;  // guarded by mu_
-  int allocated_ = 0;               // guarded by mu_
-  int64_t total_allocations_ = 0;   // guarded by mu_
+  mutable Mutex mu_;
+  std::vector<BatchBuffer*> idle_ STOKER_GUARDED_BY(mu_);
+  int allocated_ STOKER_GUARDED_BY(mu_) = 0;
+  int64_t total_allocations_ STOKER_GUARDED_BY(mu_) = 0;
 };
 
 // A complete batch as the consumer sees it. Releasing the last BatchPtr

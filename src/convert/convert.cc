@@ -4,11 +4,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
-#include <mutex>
 #include <thread>
 #include <unordered_set>
 
@@ -18,6 +16,8 @@
 #include "ops/geometry.h"
 #include "ops/resample.h"
 #include "source/image_folder.h"
+#include "stoker/mutex.h"
+#include "stoker/thread_annotations.h"
 
 namespace stoker {
 namespace {
@@ -25,6 +25,8 @@ namespace {
 // One sample in flight: filled by a worker, written and released by the
 // writing thread.
 struct Slot {
+  // ready and status: guarded by ConvertToShards' `sync.mu` (a local, which
+  // an annotation here cannot name); the rest belongs to whoever owns the slot.
   bool ready = false;
   Status status;
   SampleScratch scratch;
@@ -146,10 +148,12 @@ StatusOr<ConvertResult> ConvertToShards(Source* source, const ConvertOptions& op
   threads = std::max(1, threads);
   const int64_t window = 4 * static_cast<int64_t>(threads);
   std::vector<Slot> slots(static_cast<size_t>(window));
-  std::mutex mu;
-  std::condition_variable cv;
-  int64_t written = 0;  // guarded by mu
-  bool cancel = false;  // guarded by mu
+  struct Sync {
+    Mutex mu;
+    CondVar cv;  // a slot became ready, the writer took one, or cancel
+    int64_t written STOKER_GUARDED_BY(mu) = 0;  // samples handed to the writer
+    bool cancel STOKER_GUARDED_BY(mu) = false;
+  } sync;
   std::atomic<int64_t> next{0};
 
   auto work = [&] {
@@ -159,9 +163,9 @@ StatusOr<ConvertResult> ConvertToShards(Source* source, const ConvertOptions& op
       if (i >= n) return;
       Slot& slot = slots[static_cast<size_t>(i % window)];
       {
-        std::unique_lock<std::mutex> lock(mu);
-        cv.wait(lock, [&] { return cancel || i < written + window; });
-        if (cancel) return;
+        MutexLock lock(&sync.mu);
+        while (!sync.cancel && i >= sync.written + window) sync.cv.Wait(&sync.mu);
+        if (sync.cancel) return;
       }
       // The slot is ours until we mark it ready.
       bool end = false;
@@ -170,21 +174,21 @@ StatusOr<ConvertResult> ConvertToShards(Source* source, const ConvertOptions& op
       if (s.ok()) s = Prepare(options, &w, &slot);
       if (!s.ok()) s = Status(s.code(), reader->Name(i) + ": " + s.message());
       {
-        std::lock_guard<std::mutex> lock(mu);
+        MutexLock lock(&sync.mu);
         slot.status = std::move(s);
         slot.ready = true;
       }
-      cv.notify_all();
+      sync.cv.SignalAll();
     }
   };
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) pool.emplace_back(work);
   auto stop = [&] {
     {
-      std::lock_guard<std::mutex> lock(mu);
-      cancel = true;
+      MutexLock lock(&sync.mu);
+      sync.cancel = true;
     }
-    cv.notify_all();
+    sync.cv.SignalAll();
     for (auto& t : pool) t.join();
   };
 
@@ -196,8 +200,8 @@ StatusOr<ConvertResult> ConvertToShards(Source* source, const ConvertOptions& op
   for (int64_t i = 0; i < n; ++i) {
     Slot& slot = slots[static_cast<size_t>(i % window)];
     {
-      std::unique_lock<std::mutex> lock(mu);
-      cv.wait(lock, [&] { return slot.ready; });
+      MutexLock lock(&sync.mu);
+      while (!slot.ready) sync.cv.Wait(&sync.mu);
     }
     if (!slot.status.ok()) {
       status = slot.status;
@@ -224,11 +228,11 @@ StatusOr<ConvertResult> ConvertToShards(Source* source, const ConvertOptions& op
     for (const ShardMember& m : members) tar_bytes += 512 + (m.size + 511) / 512 * 512;
     ++result.samples;
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(&sync.mu);
       slot.ready = false;
-      written = i + 1;
+      sync.written = i + 1;
     }
-    cv.notify_all();
+    sync.cv.SignalAll();
     if (options.progress) options.progress(i + 1, n, tar_bytes);
   }
   stop();

@@ -11,7 +11,7 @@ EventPool::~EventPool() {
 
 StatusOr<cudaEvent_t> EventPool::Get() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!idle_.empty()) {
       cudaEvent_t e = idle_.back();
       idle_.pop_back();
@@ -21,18 +21,18 @@ StatusOr<cudaEvent_t> EventPool::Get() {
   STOKER_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
   cudaEvent_t e = nullptr;
   STOKER_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   ++created_;
   return e;
 }
 
 void EventPool::Put(cudaEvent_t event) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   idle_.push_back(event);
 }
 
 int EventPool::created() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return created_;
 }
 

@@ -15,10 +15,11 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include "stoker/mutex.h"
 #include "stoker/status.h"
+#include "stoker/thread_annotations.h"
 
 namespace stoker::cuda {
 
@@ -37,9 +38,9 @@ class EventPool {
 
  private:
   const int device_;
-  mutable std::mutex mu_;
-  std::vector<cudaEvent_t> idle_;  // guarded by mu_
-  int created_ = 0;                // guarded by mu_
+  mutable Mutex mu_;
+  std::vector<cudaEvent_t> idle_ STOKER_GUARDED_BY(mu_);
+  int created_ STOKER_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace stoker::cuda

@@ -57,7 +57,7 @@ void BatchPool::Free(BatchBuffer* b) {
 StatusOr<BatchBuffer*> BatchPool::Acquire() {
   BatchBuffer* b = nullptr;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!idle_.empty()) {
       b = idle_.back();
       idle_.pop_back();
@@ -82,7 +82,7 @@ StatusOr<BatchBuffer*> BatchPool::Acquire() {
   nb->labels_.assign(shape_.batch_size, 0);
   nb->ids_.assign(shape_.batch_size, -1);
   nb->errors_.assign(shape_.batch_size, Status::OK());
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   ++allocated_;
   ++total_allocations_;
   return nb;
@@ -90,7 +90,7 @@ StatusOr<BatchBuffer*> BatchPool::Acquire() {
 
 void BatchPool::Release(BatchBuffer* b) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (static_cast<int>(idle_.size()) < max_idle_) {
       idle_.push_back(b);
       return;
@@ -101,17 +101,17 @@ void BatchPool::Release(BatchBuffer* b) {
 }
 
 int BatchPool::allocated() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return allocated_;
 }
 
 size_t BatchPool::allocated_bytes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return static_cast<size_t>(allocated_) * shape_.batch_size * shape_.sample_bytes();
 }
 
 int64_t BatchPool::total_allocations() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return total_allocations_;
 }
 

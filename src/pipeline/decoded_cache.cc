@@ -22,7 +22,7 @@ DecodedCache::Shard& DecodedCache::ShardOf(int64_t key) {
 
 std::shared_ptr<const CachedImage> DecodedCache::Lookup(int64_t key) {
   Shard& s = ShardOf(key);
-  std::lock_guard<std::mutex> lock(s.mu);
+  MutexLock lock(&s.mu);
   auto it = s.map.find(key);
   if (it == s.map.end()) {
     misses_.fetch_add(1, std::memory_order_relaxed);
@@ -40,7 +40,7 @@ bool DecodedCache::Insert(int64_t key, std::shared_ptr<const CachedImage> image)
     return false;
   }
   Shard& s = ShardOf(key);
-  std::lock_guard<std::mutex> lock(s.mu);
+  MutexLock lock(&s.mu);
   auto it = s.map.find(key);
   if (it != s.map.end()) {  // another worker got there first: keep the older copy
     s.lru.splice(s.lru.begin(), s.lru, it->second.pos);

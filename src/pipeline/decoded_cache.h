@@ -19,10 +19,12 @@
 #include <cstdint>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include "stoker/mutex.h"
+#include "stoker/thread_annotations.h"
 
 namespace stoker {
 
@@ -71,14 +73,14 @@ class DecodedCache {
 
  private:
   struct Shard {
-    std::mutex mu;
-    std::list<int64_t> lru;  // front: most recent
     struct Entry {
       std::shared_ptr<const CachedImage> image;
       std::list<int64_t>::iterator pos;
     };
-    std::unordered_map<int64_t, Entry> map;
-    size_t bytes = 0;
+    Mutex mu;
+    std::list<int64_t> lru STOKER_GUARDED_BY(mu);  // front: most recent
+    std::unordered_map<int64_t, Entry> map STOKER_GUARDED_BY(mu);
+    size_t bytes STOKER_GUARDED_BY(mu) = 0;
   };
   Shard& ShardOf(int64_t key);
 

@@ -7,21 +7,21 @@
 
 #include <cmath>
 #include <cstring>
-#include <mutex>
 
 namespace stoker {
+
+// The serial HDF5 library is not thread-safe: every call goes through here.
+Mutex& Hdf5Mutex() {
+  static Mutex mu;
+  return mu;
+}
+
 namespace {
 
 static_assert(sizeof(hid_t) == sizeof(int64_t), "hid_t is stored as int64_t");
 
-// The serial HDF5 library is not thread-safe: every call goes through here.
-std::mutex& Hdf5Mutex() {
-  static std::mutex mu;
-  return mu;
-}
-
 // Silences HDF5's error-stack printing once (errors become Status values).
-void QuietLocked() {
+void QuietLocked() STOKER_EXCLUSIVE_LOCKS_REQUIRED(Hdf5Mutex()) {
   static bool done = false;
   if (!done) {
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
@@ -71,7 +71,7 @@ std::vector<hsize_t> Dims(hid_t dataset) {
 }
 
 Status ReadLabelsLocked(hid_t file, const std::string& path, const std::string& name,
-                        std::vector<int64_t>* out) {
+                        std::vector<int64_t>* out) STOKER_EXCLUSIVE_LOCKS_REQUIRED(Hdf5Mutex()) {
   const std::string where = path + ":" + name;
   Id ds(H5Dopen2(file, name.c_str(), H5P_DEFAULT));
   if (!ds.ok()) return InvalidArgumentError(where + ": no such dataset");
@@ -117,7 +117,7 @@ StatusOr<std::shared_ptr<Hdf5Source>> Hdf5Source::Open(const std::string& path,
   src->path_ = path;
   src->images_name_ = images;
   src->labels_name_ = labels;
-  std::lock_guard<std::mutex> lock(Hdf5Mutex());
+  MutexLock lock(&Hdf5Mutex());
   QuietLocked();
   if (H5Fis_hdf5(path.c_str()) <= 0) return InvalidArgumentError(path + ": not an HDF5 file");
   // Metadata pass: opened and closed here; reads open the file again lazily.
@@ -165,7 +165,7 @@ StatusOr<std::shared_ptr<Hdf5Source>> Hdf5Source::Open(const std::string& path,
 }
 
 Hdf5SourceImpl::~Hdf5SourceImpl() {
-  std::lock_guard<std::mutex> lock(Hdf5Mutex());
+  MutexLock lock(&Hdf5Mutex());
   CloseLocked();
 }
 
@@ -177,7 +177,7 @@ void Hdf5SourceImpl::CloseLocked() const {
 }
 
 bool Hdf5SourceImpl::is_open() const {
-  std::lock_guard<std::mutex> lock(Hdf5Mutex());
+  MutexLock lock(&Hdf5Mutex());
   return file_ >= 0 && opened_by_ == ::getpid();
 }
 
@@ -217,7 +217,7 @@ Status Hdf5SourceImpl::ReadIndex(int64_t index, SampleScratch* scratch, SampleDa
   }
   out->id = index;
   out->label = labels_.empty() ? -1 : labels_[static_cast<size_t>(index)];
-  std::lock_guard<std::mutex> lock(Hdf5Mutex());
+  MutexLock lock(&Hdf5Mutex());
   STOKER_RETURN_IF_ERROR(EnsureOpenLocked());
   Id space(H5Dget_space(dataset_));
   if (!space.ok()) return IoError("HDF5: cannot get the dataspace");

@@ -40,9 +40,15 @@
 #include <sys/types.h>
 #include <vector>
 
+#include "stoker/mutex.h"
 #include "stoker/sources.h"
+#include "stoker/thread_annotations.h"
 
 namespace stoker {
+
+// The one process-wide lock every HDF5 call of stoker holds (the serial
+// library is not thread-safe).
+Mutex& Hdf5Mutex();
 
 // The implementation behind Hdf5Source::Open (include/stoker/sources.h).
 class Hdf5SourceImpl final : public Hdf5Source {
@@ -63,8 +69,8 @@ class Hdf5SourceImpl final : public Hdf5Source {
  private:
   friend class Hdf5Source;
   Hdf5SourceImpl() = default;
-  Status EnsureOpenLocked() const;
-  void CloseLocked() const;
+  Status EnsureOpenLocked() const STOKER_EXCLUSIVE_LOCKS_REQUIRED(Hdf5Mutex());
+  void CloseLocked() const STOKER_EXCLUSIVE_LOCKS_REQUIRED(Hdf5Mutex());
 
   std::string path_, images_name_, labels_name_;
   std::vector<int64_t> labels_;
@@ -72,10 +78,10 @@ class Hdf5SourceImpl final : public Hdf5Source {
   bool raw_ = false;
   int height_ = 0, width_ = 0;
   // Opened lazily under the HDF5 mutex (hid_t is int64_t).
-  mutable int64_t file_ = -1;
-  mutable int64_t dataset_ = -1;
-  mutable int64_t vlen_type_ = -1;
-  mutable pid_t opened_by_ = 0;
+  mutable int64_t file_ STOKER_GUARDED_BY(Hdf5Mutex()) = -1;
+  mutable int64_t dataset_ STOKER_GUARDED_BY(Hdf5Mutex()) = -1;
+  mutable int64_t vlen_type_ STOKER_GUARDED_BY(Hdf5Mutex()) = -1;
+  mutable pid_t opened_by_ STOKER_GUARDED_BY(Hdf5Mutex()) = 0;
 };
 
 }  // namespace stoker

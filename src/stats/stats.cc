@@ -8,11 +8,9 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
 #include <limits>
-#include <mutex>
 #include <thread>
 #include <tuple>
 
@@ -22,6 +20,8 @@
 #include "codec/decoder.h"
 #include "ops/geometry.h"
 #include "ops/resample.h"
+#include "stoker/mutex.h"
+#include "stoker/thread_annotations.h"
 
 namespace stoker {
 namespace {
@@ -309,9 +309,12 @@ StatusOr<DatasetStats> ComputeStats(Source* source, const StatsOptions& options)
   std::vector<Partial> partials(static_cast<size_t>(threads));
   std::atomic<int64_t> next{0}, done{0};
   std::atomic<bool> ended{false};
-  std::mutex mu;
-  std::condition_variable cv;
-  int running = threads;  // guarded by mu
+  struct Running {
+    explicit Running(int n) : threads(n) {}
+    Mutex mu;
+    CondVar cv;  // a worker finished
+    int threads STOKER_GUARDED_BY(mu);  // still working
+  } running(threads);
 
   auto work = [&](Partial* p) {
     Worker w(dopt);
@@ -335,20 +338,20 @@ StatusOr<DatasetStats> ComputeStats(Source* source, const StatsOptions& options)
       }
       done.fetch_add(1, std::memory_order_relaxed);
     }
-    std::lock_guard<std::mutex> lock(mu);
-    --running;
-    cv.notify_all();
+    MutexLock lock(&running.mu);
+    --running.threads;
+    running.cv.SignalAll();
   };
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) pool.emplace_back(work, &partials[static_cast<size_t>(t)]);
   {
-    std::unique_lock<std::mutex> lock(mu);
-    while (running > 0) {
-      cv.wait_for(lock, std::chrono::milliseconds(100));
+    MutexLock lock(&running.mu);
+    while (running.threads > 0) {
+      running.cv.WaitFor(&running.mu, std::chrono::milliseconds(100));
       if (options.progress) {
-        lock.unlock();
+        lock.Unlock();
         options.progress(done.load(std::memory_order_relaxed), n);
-        lock.lock();
+        lock.Lock();
       }
     }
   }

@@ -1,0 +1,63 @@
+// Copyright 2026 The stoker Authors.
+#include "loader_flags.h"
+
+#include <array>
+#include <chrono>
+
+#include "cli_checks.h"
+
+namespace stoker {
+namespace {
+
+const std::array<float, 3> kMean = {0.485f, 0.456f, 0.406f};
+const std::array<float, 3> kStd = {0.229f, 0.224f, 0.225f};
+
+std::vector<Transform> PipelineTransforms(const std::string& pipeline, DType dtype) {
+  std::vector<Transform> t;
+  if (pipeline == "train") {
+    t = {Transform::RandomResizedCrop(224, 224), Transform::RandomHorizontalFlip()};
+  } else {
+    t = {Transform::Resize(256), Transform::CenterCrop(224, 224)};
+  }
+  if (dtype != DType::kUint8) t.push_back(Transform::Normalize(kMean, kStd));
+  return t;
+}
+
+}  // namespace
+
+void AddLoaderFlags(CLI::App* sub, LoaderFlags* f, LoaderFlagSet set) {
+  sub->add_option("--pipeline", f->pipeline,
+                  "train = RandomResizedCrop(224) + flip + normalise; "
+                  "val = Resize(256) + CenterCrop(224) + normalise")
+      ->check(CLI::IsMember({"train", "val"}))->capture_default_str();
+  if (set.sizes) {
+    sub->add_option("--batch-size", f->options.batch_size, "samples per batch")
+        ->capture_default_str()->check(kPositive);
+    sub->add_option("--threads", f->options.threads, "worker threads (0: one per core)")
+        ->capture_default_str()->check(kNonNegative);
+    sub->add_option("--prefetch", f->options.prefetch, "batches in flight")
+        ->capture_default_str()->check(kPositive);
+  }
+  sub->add_option("--dtype", f->dtype, "uint8 (no normalise), float32, float16 or bfloat16")
+      ->check(CLI::IsMember({"uint8", "float32", "float16", "bfloat16"}))->capture_default_str();
+  if (set.layout) {
+    sub->add_option("--layout", f->layout, "NCHW or NHWC")
+        ->check(CLI::IsMember({"NCHW", "NHWC"}))->capture_default_str();
+  }
+}
+
+LoaderOptions ToLoaderOptions(const LoaderFlags& f) {
+  LoaderOptions o = f.options;
+  o.shuffle = true;
+  o.dtype = ParseDType(f.dtype).value();  // the flags' checks admit valid names only
+  o.layout = ParseLayout(f.layout).value();
+  o.transforms = PipelineTransforms(f.pipeline, o.dtype);
+  return o;
+}
+
+double NowSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace stoker

@@ -1,0 +1,45 @@
+// Copyright 2026 The stoker Authors.
+//
+// The loader options that `bench`, `diagnose` and `tune` share, registered
+// once: the pipeline (train or val transforms, as the benchmarks define them),
+// the output dtype and layout, and batch size, threads and prefetch.
+// Thread-safety: plain functions on the caller's objects.
+#ifndef STOKER_TOOLS_LOADER_FLAGS_H_
+#define STOKER_TOOLS_LOADER_FLAGS_H_
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "stoker/loader.h"
+#include "stoker/transforms.h"
+
+namespace stoker {
+
+struct LoaderFlags {
+  std::string pipeline = "train";
+  std::string dtype = "float32";
+  std::string layout = "NCHW";
+  LoaderOptions options;  // batch_size, threads, prefetch as given (or their defaults)
+};
+
+// Which options AddLoaderFlags registers besides --pipeline and --dtype.
+struct LoaderFlagSet {
+  bool sizes = true;    // --batch-size, --threads, --prefetch (tune sweeps lists instead)
+  bool layout = false;  // --layout
+};
+
+void AddLoaderFlags(CLI::App* sub, LoaderFlags* flags, LoaderFlagSet set);
+
+// The options the flags describe: shuffled, dtype and layout parsed, and the
+// pipeline's transforms (train: RandomResizedCrop(224) + flip; val:
+// Resize(256) + CenterCrop(224); Normalize with ImageNet's mean/std unless uint8).
+LoaderOptions ToLoaderOptions(const LoaderFlags& flags);
+
+// Seconds on the steady clock, for the verbs' timings.
+double NowSeconds();
+
+}  // namespace stoker
+
+#endif  // STOKER_TOOLS_LOADER_FLAGS_H_

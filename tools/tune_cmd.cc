@@ -1,0 +1,133 @@
+// Copyright 2026 The stoker Authors.
+//
+// `stoker tune DATA [--threads 1,2,4] [--prefetch 1,2,4,8] [--batch-size 64,...]
+// [--step-ms X] [--plot tune.png] [--json]`: sweeps threads x prefetch x batch size
+// and recommends the smallest configuration that does the job.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "cli_checks.h"
+#include "cli_support.h"
+#include "command.h"
+#include "loader_flags.h"
+#include "stoker/diagnose.h"
+#include "stoker/loader.h"
+#include "stoker/sources.h"
+
+namespace stoker {
+namespace {
+
+// Sweeps threads x prefetch x batch size on DATA and recommends the
+// smallest configuration that does the job (see src/diagnose/tune.h).
+int CmdTune(const std::string& data, const std::string& pipeline, LoaderOptions o,
+            TuneOptions t, const std::string& plot, bool json) {
+  auto folder = ImageFolder::Open(data);
+  if (!folder.ok()) {
+    std::fprintf(stderr, "stoker tune: %s\n", folder.status().ToString().c_str());
+    return 1;
+  }
+  const bool tty = isatty(2);
+  if (tty) {
+    const double t0 = NowSeconds();
+    t.progress = [t0](int i, int total, const std::string& what) {
+      std::fprintf(stderr, "\r\033[K[%d/%d] %s  (%.0f s)", i + 1, total, what.c_str(),
+                   NowSeconds() - t0);
+      std::fflush(stderr);
+    };
+  }
+  auto results = Tune(folder.value(), o, t);
+  if (tty) std::fprintf(stderr, "\r\033[K");
+  if (!results.ok()) {
+    std::fprintf(stderr, "stoker tune: %s\n", results.status().ToString().c_str());
+    return 1;
+  }
+  const TuneRecommendation rec = Recommend(results.value(), t.step_ms);
+  const std::string j = TuneJson(results.value(), rec, t.step_ms);
+  if (!plot.empty()) {
+    // matplotlib draws it: tools/plot_tune.py reads the JSON from stdin.
+    const std::string script = DataFile("tools/plot_tune.py");
+    if (script.empty()) return 1;
+    const std::string cmd = "'" + PythonInterpreter() + "' '" + script + "' '" + plot + "'";
+    FILE* p = popen(cmd.c_str(), "w");
+    if (p == nullptr || std::fwrite(j.data(), 1, j.size(), p) != j.size() || pclose(p) != 0) {
+      std::fprintf(stderr, "stoker tune: --plot failed (it needs %s with "
+                           "matplotlib: Debian package python3-matplotlib)\n",
+                   PythonInterpreter().c_str());
+      return 1;
+    }
+  }
+  if (json) {
+    std::printf("%s\n", j.c_str());
+    return 0;
+  }
+  std::printf("stoker tune  %s  pipeline=%s dtype=%s step=%.1f ms, %.1f s per configuration\n",
+              data.c_str(), pipeline.c_str(), DTypeName(o.dtype), t.step_ms, t.seconds);
+  std::printf("%s", FormatTune(results.value(), rec).c_str());
+  if (!plot.empty()) std::printf("plot: %s\n", plot.c_str());
+  return 0;
+}
+
+class TuneCommand : public Command {
+ public:
+  explicit TuneCommand(CLI::App* app)
+      : Command(app->add_subcommand(
+            "tune",
+            "Sweep threads x prefetch x batch size on an image folder; print images/s, "
+            "CPU-seconds per 1,000 images, peak RSS and consumer wait for each, and "
+            "recommend the smallest configuration (fewest threads, then least memory) "
+            "within 5% of the best throughput -- or, with --step-ms, the smallest that "
+            "keeps the step waiting less than 2% of the time. Also runs threads=\"auto\", "
+            "prefetch=\"auto\" for comparison.")) {
+    const int cores = static_cast<int>(std::thread::hardware_concurrency());
+    t_.threads.clear();
+    for (int t = 1; t < cores; t *= 2) t_.threads.push_back(t);
+    t_.threads.push_back(std::max(1, cores));
+    CLI::App* s = sub();
+    s->add_option("DATA", data_, "ImageFolder root")->required()->check(CLI::ExistingDirectory);
+    AddLoaderFlags(s, &flags_, LoaderFlagSet{.sizes = false, .layout = false});
+    s->add_option("--threads", t_.threads, "thread counts to try (comma-separated)")
+        ->delimiter(',')->capture_default_str()->check(CLI::Range(1, 1024));
+    s->add_option("--prefetch", t_.prefetch, "prefetch depths to try")
+        ->delimiter(',')->capture_default_str()->check(CLI::Range(1, 1024));
+    s->add_option("--batch-size", t_.batch_sizes, "batch sizes to try")
+        ->delimiter(',')->capture_default_str()->check(kPositive);
+    s->add_option("--step-ms", t_.step_ms,
+                  "simulated training step per batch, in ms (0: as fast as possible)")
+        ->capture_default_str()->check(kNonNegativeNumber);
+    s->add_option("--seconds", t_.seconds, "measured seconds per configuration")
+        ->capture_default_str()->check(kPositiveNumber);
+    s->add_option("--auto-batches", t_.auto_batches,
+                  "batches the auto-tuned run takes (measured over the last third)")
+        ->capture_default_str()->check(CLI::Range(3, 1000000));
+    s->add_flag("--no-auto", no_auto_, "skip the threads=auto, prefetch=auto run");
+    s->add_option("--plot", plot_,
+                  "write a PNG of images/s against threads, one line per prefetch "
+                  "(needs matplotlib)");
+    s->add_flag("--json", json_, "print one JSON object instead of the table");
+  }
+
+  int Run() override {
+    TuneOptions t = t_;
+    t.include_auto = !no_auto_;
+    return CmdTune(data_, flags_.pipeline, ToLoaderOptions(flags_), t, plot_, json_);
+  }
+
+ private:
+  std::string data_, plot_;
+  LoaderFlags flags_;
+  TuneOptions t_;
+  bool json_ = false, no_auto_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> AddTuneCommand(CLI::App* app) {
+  return std::make_unique<TuneCommand>(app);
+}
+
+}  // namespace stoker
