@@ -1,0 +1,304 @@
+#!/usr/bin/python3
+"""A long soak of one process: many loaders over data with bad files, on_error
+"skip" and "raise", early breaks, close() mid-epoch, nested iterators, and
+SIGINT sent to child processes mid-epoch. Every --sample-s seconds it records
+the parent's resident memory, native threads and open descriptors; at the end
+it says whether they stayed flat after the warm-up.
+
+    /usr/bin/python3 bench/soak.py --minutes 30 --json soak.json
+
+The data is made in a temporary folder: photo-like JPEGs and PNGs of several
+sizes, plus truncated JPEGs, random bytes named .jpg, an empty file and a FIFO
+named .jpg (the last must be refused, not block). Exit status 0 when RSS stayed
+within --rss-slack-mib of its level after the warm-up and the thread and fd
+counts came back to their baseline, and every SIGINT child exited within 10 s;
+1 otherwise (a child that did not is reported with its Python and native stacks,
+and the soak goes on).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+import numpy as np
+from PIL import Image
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import stoker  # noqa: E402
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+MiB = 1 << 20
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * PAGE
+
+
+def threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+def fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def image(w: int, h: int, rng: np.random.Generator) -> np.ndarray:
+    coarse = rng.integers(0, 256, size=(max(2, h // 40), max(2, w // 40), 3), dtype=np.uint8)
+    field = np.asarray(Image.fromarray(coarse).resize((w, h), Image.BICUBIC), dtype=np.float32)
+    field += rng.normal(0.0, 6.0, size=field.shape)
+    return np.clip(field, 0, 255).astype(np.uint8)
+
+
+def make_data(root: str, good: int, seed: int) -> dict:
+    """An ImageFolder tree with `good` decodable images in 4 classes and bad files beside
+    them. Returns counts."""
+    rng = np.random.default_rng(seed)
+    bad = 0
+    for i in range(good):
+        d = os.path.join(root, f"class{i % 4}")
+        os.makedirs(d, exist_ok=True)
+        w, h = int(rng.integers(64, 400)), int(rng.integers(64, 400))
+        arr = image(w, h, rng)
+        if i % 5 == 0:
+            Image.fromarray(arr).save(os.path.join(d, f"{i:05d}.png"))
+        else:
+            Image.fromarray(arr).save(os.path.join(d, f"{i:05d}.jpg"), quality=88)
+    d = os.path.join(root, "class0")
+    sample = open(os.path.join(root, "class1", "00001.jpg"), "rb").read()
+    for j in range(6):  # truncated JPEGs
+        with open(os.path.join(d, f"bad_trunc{j}.jpg"), "wb") as f:
+            f.write(sample[: len(sample) * (j + 1) // 8])
+        bad += 1
+    for j in range(4):  # random bytes named .jpg / .png
+        with open(os.path.join(d, f"bad_noise{j}.{'jpg' if j % 2 else 'png'}"), "wb") as f:
+            f.write(rng.integers(0, 256, size=4096, dtype=np.uint8).tobytes())
+        bad += 1
+    open(os.path.join(d, "bad_empty.jpg"), "wb").close()
+    bad += 1
+    os.mkfifo(os.path.join(d, "bad_fifo.jpg"))
+    bad += 1
+    return {"good": good, "bad": bad}
+
+
+TRAIN = [stoker.RandomResizedCrop(64), stoker.RandomHorizontalFlip(),
+         stoker.ColorJitter(0.3, 0.3, 0.3), stoker.Normalize((0.5, 0.5, 0.5), (0.25, 0.25, 0.25))]
+VAL = [stoker.Resize(72), stoker.CenterCrop(64)]
+
+CHILD = textwrap.dedent("""
+    import faulthandler, signal, sys
+    faulthandler.register(signal.SIGUSR1)  # the parent asks for the Python stacks on a hang
+    sys.path.insert(0, {python!r})
+    import stoker
+    loader = stoker.Loader(stoker.ImageFolder({root!r}), batch_size=16, shuffle=True,
+                           threads={threads}, on_error="skip",
+                           transforms=[stoker.RandomResizedCrop(64)])
+    print("ready", flush=True)
+    while True:
+        for _ in loader:
+            pass
+""")
+
+
+def _has_gdb() -> bool:
+    return any(os.access(os.path.join(d, "gdb"), os.X_OK)
+               for d in os.environ.get("PATH", "").split(os.pathsep))
+
+
+class ChildHung(RuntimeError):
+    """A SIGINT child that did not exit in time (recorded; the soak goes on)."""
+
+
+def sigint_child(root: str, rng: random.Random) -> float:
+    """Starts a child iterating a loader, sends SIGINT after a random delay, and returns
+    the seconds it took to exit; raises if it did not exit within 10 s or exited 0."""
+    python_dir = os.path.dirname(os.path.dirname(stoker.__file__))
+    code = CHILD.format(python=python_dir, root=root, threads=rng.choice([1, 2, 4]))
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    assert child.stdout.readline().strip() == b"ready"
+    time.sleep(rng.uniform(0.05, 0.6))
+    t0 = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    try:
+        _, err = child.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        # Where it is stuck, for the report: the Python stacks (faulthandler), the native
+        # ones (gdb, when installed), and whether a second SIGINT is heard (if it is, the
+        # first one was lost, not blocked on).
+        child.send_signal(signal.SIGUSR1)
+        time.sleep(0.5)
+        stacks = subprocess.run(
+            ["gdb", "-p", str(child.pid), "-batch", "-ex", "thread apply all bt"],
+            capture_output=True, text=True, timeout=120).stdout if _has_gdb() else ""
+        child.send_signal(signal.SIGINT)
+        try:
+            _, err = child.communicate(timeout=10)
+            second = f"exited {child.returncode} after a second SIGINT"
+        except subprocess.TimeoutExpired:
+            child.kill()
+            _, err = child.communicate()
+            second = "ignored a second SIGINT too (killed)"
+        raise ChildHung(f"a child did not exit within 10 s of SIGINT; it {second}\n"
+                        f"--- child stderr ---\n{err.decode(errors='replace')[-6000:]}\n"
+                        f"--- native stacks ---\n{stacks[-12000:]}")
+    took = time.monotonic() - t0
+    if child.returncode == 0 or b"KeyboardInterrupt" not in err:
+        raise RuntimeError(f"child exited {child.returncode} without KeyboardInterrupt: "
+                           f"{err.decode(errors='replace')[-400:]}")
+    return took
+
+
+def one_round(root: str, counts: dict, rng: random.Random, tally: dict) -> None:
+    kind = rng.choice(["skip_epoch", "skip_epoch", "early_break", "raise", "close_mid",
+                       "nested", "sigint", "val"])
+    t = rng.choice([1, 2, 3, 4])
+    bs = rng.choice([8, 16, 32])
+    src = stoker.ImageFolder(root)
+    if kind == "sigint":
+        try:
+            tally["sigint_exit_s"].append(sigint_child(root, rng))
+        except ChildHung as e:
+            print(e, flush=True)
+            tally["sigint_hangs"].append(str(e)[:20000])
+    elif kind in ("skip_epoch", "val"):
+        loader = stoker.Loader(src, batch_size=bs, shuffle=kind != "val", threads=t,
+                               seed=rng.randrange(1 << 30), on_error="skip",
+                               transforms=TRAIN if kind != "val" else VAL)
+        loader.set_epoch(rng.randrange(1000))
+        n = sum(len(labels) for _, labels in loader)
+        st = loader.stats()
+        # An engine with skipped_files delivers each good image once; an older one refilled
+        # a bad sample's slot, so its epochs were as long as the folder.
+        want = counts["good"] if "skipped_files" in st else counts["good"] + counts["bad"]
+        if n != want:
+            raise RuntimeError(f"a skip epoch delivered {n} images, expected {want}")
+        tally["images"] += n
+        tally["skipped"] += int(st.get("skipped", 0))
+        loader.close()
+    elif kind == "early_break":
+        loader = stoker.Loader(src, batch_size=bs, shuffle=True, threads=t, on_error="skip",
+                               transforms=TRAIN, prefetch=rng.choice([1, 2, 4]))
+        stop = rng.randrange(0, 6)
+        for k, _ in enumerate(loader):
+            if k >= stop:
+                break
+        del loader
+    elif kind == "raise":
+        loader = stoker.Loader(src, batch_size=bs, shuffle=True, threads=t, transforms=TRAIN)
+        try:
+            for _ in loader:
+                pass
+            raise RuntimeError("on_error='raise' finished an epoch with bad files in it")
+        except stoker.StokerError:
+            tally["raised"] += 1
+        loader.close()
+    elif kind == "close_mid":
+        loader = stoker.Loader(src, batch_size=bs, shuffle=True, threads=t, on_error="skip",
+                               transforms=TRAIN)
+        it = iter(loader)
+        for _ in range(rng.randrange(1, 4)):
+            next(it)
+        loader.close()
+        try:
+            next(it)
+            raise RuntimeError("an iterator went on after close()")
+        except (RuntimeError, StopIteration, stoker.StokerError) as e:
+            if "went on" in str(e):
+                raise
+    elif kind == "nested":
+        loader = stoker.Loader(src, batch_size=bs, shuffle=True, threads=t, on_error="skip",
+                               transforms=TRAIN)
+        first = iter(loader)
+        next(first)
+        second = iter(loader)
+        next(second)
+        try:
+            next(first)
+            raise RuntimeError("a superseded iterator went on")
+        except (RuntimeError, stoker.StokerError) as e:
+            if "went on" in str(e):
+                raise
+        del first, second, loader
+    tally["rounds"][kind] = tally["rounds"].get(kind, 0) + 1
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--minutes", type=float, default=30.0, help="how long to run (default 30)")
+    ap.add_argument("--warmup-minutes", type=float, default=2.0,
+                    help="RSS is compared with its level at the end of this (default 2)")
+    ap.add_argument("--sample-s", type=float, default=30.0, help="seconds between samples")
+    ap.add_argument("--images", type=int, default=400, help="good images in the folder")
+    ap.add_argument("--rss-slack-mib", type=float, default=32.0,
+                    help="allowed RSS growth after the warm-up, MiB (default 32)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", help="write the samples and the verdict here")
+    args = ap.parse_args()
+
+    rng = random.Random(args.seed)
+    tmp = tempfile.TemporaryDirectory(prefix="stoker-soak-")
+    counts = make_data(tmp.name, args.images, args.seed)
+    print(f"data: {counts['good']} images, {counts['bad']} bad files in {tmp.name}", flush=True)
+    gc.collect()
+    base = {"threads": threads(), "fds": fds(), "rss_mib": rss_bytes() / MiB}
+    tally = {"images": 0, "skipped": 0, "raised": 0, "rounds": {}, "sigint_exit_s": [],
+             "sigint_hangs": []}
+    samples = []
+    t0 = time.monotonic()
+    end = t0 + args.minutes * 60
+    next_sample = t0
+    while True:
+        now = time.monotonic()
+        if now >= next_sample or now >= end:
+            gc.collect()
+            s = {"t_s": round(now - t0, 1), "rss_mib": round(rss_bytes() / MiB, 1),
+                 "threads": threads(), "fds": fds(), "rounds": sum(tally["rounds"].values())}
+            samples.append(s)
+            print(f"{s['t_s']:8.1f} s  rss {s['rss_mib']:7.1f} MiB  threads {s['threads']:3d}"
+                  f"  fds {s['fds']:3d}  rounds {s['rounds']}", flush=True)
+            next_sample += args.sample_s
+            if now >= end:
+                break
+        one_round(tmp.name, counts, rng, tally)
+
+    after_warmup = [s for s in samples if s["t_s"] >= args.warmup_minutes * 60]
+    ref = after_warmup[0]["rss_mib"] if after_warmup else samples[0]["rss_mib"]
+    peak = max(s["rss_mib"] for s in after_warmup or samples)
+    final = samples[-1]
+    ok_rss = peak - ref <= args.rss_slack_mib and final["rss_mib"] - ref <= args.rss_slack_mib
+    ok_threads = final["threads"] == base["threads"]
+    ok_fds = final["fds"] == base["fds"]
+    exits = sorted(tally["sigint_exit_s"])
+    verdict = {
+        "baseline": base, "rss_after_warmup_mib": ref, "rss_peak_after_warmup_mib": peak,
+        "final": final, "rss_flat": ok_rss, "threads_back": ok_threads, "fds_back": ok_fds,
+        "rounds": tally["rounds"], "images": tally["images"], "skipped": tally["skipped"],
+        "raise_rounds_that_raised": tally["raised"],
+        "sigint_children": len(exits),
+        "sigint_exit_s_median": exits[len(exits) // 2] if exits else None,
+        "sigint_exit_s_max": exits[-1] if exits else None,
+        "sigint_hangs": len(tally["sigint_hangs"]),
+    }
+    print(json.dumps(verdict, indent=1))
+    tmp.cleanup()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"samples": samples, "verdict": verdict,
+                       "sigint_hang_reports": tally["sigint_hangs"]}, f, indent=1)
+    return 0 if ok_rss and ok_threads and ok_fds and not tally["sigint_hangs"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
