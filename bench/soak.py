@@ -98,6 +98,9 @@ VAL = [stoker.Resize(72), stoker.CenterCrop(64)]
 CHILD = textwrap.dedent("""
     import faulthandler, signal, sys
     faulthandler.register(signal.SIGUSR1)  # the parent asks for the Python stacks on a hang
+    # SIGINT may come ignored from a parent (a background job of a script):
+    # Python then installs no Ctrl-C handler, so install its own here.
+    import signal; signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.path.insert(0, {python!r})
     import stoker
     loader = stoker.Loader(stoker.ImageFolder({root!r}), batch_size=16, shuffle=True,

@@ -445,6 +445,9 @@ def test_sigint_cancels_a_stalled_remote_transfer(tmp_path):
                                               for i in range(8) for e in ("jpg", "cls")])
     r = run_python(f"""
         import os, signal, socket, threading, time, gc
+        # SIGINT may come ignored from a parent (a background job of a script):
+        # Python then installs no Ctrl-C handler, so install its own here.
+        import signal; signal.signal(signal.SIGINT, signal.default_int_handler)
         import stoker
         body = open({str(shard)!r}, "rb").read()
         srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(8)

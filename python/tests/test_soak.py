@@ -142,6 +142,9 @@ def test_100_random_early_breaks_then_full_epoch(tmp_path):
 
 CHILD = textwrap.dedent("""
     import gc, os, sys, time
+    # SIGINT may come ignored from a parent (a background job of a script):
+    # Python then installs no Ctrl-C handler, so install its own here.
+    import signal; signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.modules["torch"] = None  # numpy batches; keeps start-up fast and thread-free
     import stoker
     catch = sys.argv[2] == "catch"
@@ -220,6 +223,9 @@ def test_sigint_uncaught_kills_the_process(slow_root):
 
 
 SLOW_BATCH_CHILD = textwrap.dedent("""
+    # SIGINT may come ignored from a parent (a background job of a script):
+    # Python then installs no Ctrl-C handler, so install its own here.
+    import signal; signal.signal(signal.SIGINT, signal.default_int_handler)
     import sys
     import stoker
     root, n = sys.argv[1], int(sys.argv[2])
