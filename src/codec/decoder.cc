@@ -166,7 +166,15 @@ class ImageDecoder::Jpeg {
       }
       y += static_cast<int>(got);
     }
-    // Stop early: rows below the region are never entropy-decoded.
+    // Stop early: rows below the region are never entropy-decoded. A
+    // sequential file cut below the region would then pass unnoticed (a
+    // progressive one is read whole by jpeg_start_decompress); refuse it as a
+    // full decode does, so whether a file is bad does not depend on the crop.
+    if (y1 < sh && !cinfo_.progressive_mode && !EndMarkerFollows()) {
+      jpeg_abort_decompress(&cinfo_);
+      return DataLossError("JPEG: Premature end of JPEG file (no end marker after the "
+                           "region's rows)");
+    }
     jpeg_abort_decompress(&cinfo_);
 
     uint8_t* base = pixels_.data();
@@ -198,6 +206,24 @@ class ImageDecoder::Jpeg {
   void ReleaseScratch() { std::vector<uint8_t>().swap(pixels_); }
 
  private:
+  // Whether the end-of-image marker (FF D9) comes after what libjpeg has read
+  // so far (or libjpeg already met it). Inside entropy-coded data an FF byte
+  // is followed by 00 or a restart marker, never D9, so an FF D9 found there
+  // is the end of the image; a file cut short has none. One memchr pass over
+  // the unread bytes.
+  bool EndMarkerFollows() const {
+    if (cinfo_.unread_marker == 0xD9) return true;
+    const uint8_t* p = cinfo_.src->next_input_byte;
+    const uint8_t* end = p + cinfo_.src->bytes_in_buffer;
+    while (p < end) {
+      p = static_cast<const uint8_t*>(std::memchr(p, 0xFF, static_cast<size_t>(end - p)));
+      if (p == nullptr || p + 1 >= end) return false;
+      if (p[1] == 0xD9) return true;
+      ++p;
+    }
+    return false;
+  }
+
   struct ErrorMgr {
     jpeg_error_mgr pub;
     jmp_buf jump;

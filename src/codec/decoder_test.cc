@@ -703,6 +703,37 @@ TEST(DecoderErrorTest, TruncatedJpegIsDataLoss) {
   }
 }
 
+// A region above the cut of a truncated (sequential) JPEG decodes without
+// libjpeg ever reaching the missing bytes. The file is still refused, as a
+// full decode refuses it, so whether a file is bad does not depend on the
+// crop drawn for it; a complete file with bytes after its end still decodes.
+TEST(DecoderErrorTest, TruncatedJpegIsDataLossForARegionAboveTheCut) {
+  const int w = 160, h = 480;
+  const Bytes px = MakePixels(w, h, 23);
+  for (int sub : {444, 420}) {
+    JpegSpec spec;
+    spec.subsampling = sub;
+    const Bytes jpeg = EncodeJpeg(px, w, h, spec);
+    ImageDecoder dec;
+    for (int pct : {50, 75, 95}) {
+      const Bytes t(jpeg.begin(), jpeg.begin() + jpeg.size() * pct / 100);
+      for (int d : {1, 2}) {
+        const Status st = OpenAndDecode(&dec, t, DecodeRequest{Rect{10, 0, 100, 40}, d});
+        EXPECT_EQ(st.code(), StatusCode::kDataLoss)
+            << sub << " cut at " << pct << "%, scale 1/" << d << ": " << st.ToString();
+      }
+      EXPECT_EQ(OpenAndDecode(&dec, t).code(), StatusCode::kDataLoss);
+    }
+    Bytes padded = jpeg;
+    padded.insert(padded.end(), 300, 0);  // zeros after the end marker, as some cameras write
+    DecodedRegion r;
+    ASSERT_TRUE(OpenAndDecode(&dec, padded, DecodeRequest{Rect{10, 0, 100, 40}, 1}, &r).ok());
+    EXPECT_EQ(r.region.height, 40);
+    ASSERT_TRUE(OpenAndDecode(&dec, jpeg, DecodeRequest{Rect{0, 440, 160, 40}, 1}, &r).ok());
+    EXPECT_EQ(r.region.y, 440);
+  }
+}
+
 TEST(DecoderErrorTest, CorruptJpegScanDataNeverCrashes) {
   const int w = 160, h = 120;
   const Bytes px = MakePixels(w, h, 22);
