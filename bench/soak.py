@@ -11,9 +11,9 @@ The data is made in a temporary folder: photo-like JPEGs and PNGs of several
 sizes, plus truncated JPEGs, random bytes named .jpg, an empty file and a FIFO
 named .jpg (the last must be refused, not block). Exit status 0 when RSS stayed
 within --rss-slack-mib of its level after the warm-up and the thread and fd
-counts came back to their baseline, and every SIGINT child exited within 10 s;
-1 otherwise (a child that did not is reported with its Python and native stacks,
-and the soak goes on).
+counts came back to their baseline, and every SIGINT child exited within 60 s;
+1 otherwise. A child still running 10 s after SIGINT is reported with its Python and
+native stacks (a slow exit: e.g. a machine too loaded to run it); the soak goes on.
 """
 
 from __future__ import annotations
@@ -122,9 +122,16 @@ class ChildHung(RuntimeError):
     """A SIGINT child that did not exit in time (recorded; the soak goes on)."""
 
 
-def sigint_child(root: str, rng: random.Random) -> float:
+SLOW_EXIT_S = 10.0  # a child still running this long after SIGINT is looked at (stacks)
+HANG_S = 60.0       # and one still running this long is a hang
+
+
+def sigint_child(root: str, rng: random.Random, slow: list) -> float:
     """Starts a child iterating a loader, sends SIGINT after a random delay, and returns
-    the seconds it took to exit; raises if it did not exit within 10 s or exited 0."""
+    the seconds it took to exit. A child still running SLOW_EXIT_S after the signal has its
+    Python (faulthandler) and native (gdb) stacks appended to `slow`; one still running
+    HANG_S after it is killed and raises ChildHung. Raises RuntimeError if it exited
+    without a KeyboardInterrupt."""
     python_dir = os.path.dirname(os.path.dirname(stoker.__file__))
     code = CHILD.format(python=python_dir, root=root, threads=rng.choice([1, 2, 4]))
     child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
@@ -133,29 +140,29 @@ def sigint_child(root: str, rng: random.Random) -> float:
     time.sleep(rng.uniform(0.05, 0.6))
     t0 = time.monotonic()
     child.send_signal(signal.SIGINT)
+    stacks = None
     try:
-        _, err = child.communicate(timeout=10)
+        _, err = child.communicate(timeout=SLOW_EXIT_S)
     except subprocess.TimeoutExpired:
-        # Where it is stuck, for the report: the Python stacks (faulthandler), the native
-        # ones (gdb, when installed), and whether a second SIGINT is heard (if it is, the
-        # first one was lost, not blocked on).
+        # Where it is, for the report: the Python stacks go to its stderr.
         child.send_signal(signal.SIGUSR1)
-        time.sleep(0.5)
         stacks = subprocess.run(
             ["gdb", "-p", str(child.pid), "-batch", "-ex", "thread apply all bt"],
             capture_output=True, text=True, timeout=120).stdout if _has_gdb() else ""
-        child.send_signal(signal.SIGINT)
         try:
-            _, err = child.communicate(timeout=10)
-            second = f"exited {child.returncode} after a second SIGINT"
+            _, err = child.communicate(timeout=max(1.0, HANG_S - (time.monotonic() - t0)))
         except subprocess.TimeoutExpired:
             child.kill()
             _, err = child.communicate()
-            second = "ignored a second SIGINT too (killed)"
-        raise ChildHung(f"a child did not exit within 10 s of SIGINT; it {second}\n"
-                        f"--- child stderr ---\n{err.decode(errors='replace')[-6000:]}\n"
-                        f"--- native stacks ---\n{stacks[-12000:]}")
+            raise ChildHung(f"a child did not exit within {HANG_S:.0f} s of SIGINT (killed)\n"
+                            f"--- child stderr ---\n{err.decode(errors='replace')[-6000:]}\n"
+                            f"--- native stacks at {SLOW_EXIT_S:.0f} s ---\n{stacks[-12000:]}")
     took = time.monotonic() - t0
+    if stacks is not None:
+        slow.append(f"a child took {took:.1f} s to exit after SIGINT\n"
+                    f"--- child stderr ---\n{err.decode(errors='replace')[-6000:]}\n"
+                    f"--- native stacks at {SLOW_EXIT_S:.0f} s ---\n{stacks[-12000:]}")
+        print(slow[-1], flush=True)
     if child.returncode == 0 or b"KeyboardInterrupt" not in err:
         raise RuntimeError(f"child exited {child.returncode} without KeyboardInterrupt: "
                            f"{err.decode(errors='replace')[-400:]}")
@@ -170,7 +177,7 @@ def one_round(root: str, counts: dict, rng: random.Random, tally: dict) -> None:
     src = stoker.ImageFolder(root)
     if kind == "sigint":
         try:
-            tally["sigint_exit_s"].append(sigint_child(root, rng))
+            tally["sigint_exit_s"].append(sigint_child(root, rng, tally["sigint_slow"]))
         except ChildHung as e:
             print(e, flush=True)
             tally["sigint_hangs"].append(str(e)[:20000])
@@ -257,7 +264,7 @@ def main() -> int:
     gc.collect()
     base = {"threads": threads(), "fds": fds(), "rss_mib": rss_bytes() / MiB}
     tally = {"images": 0, "skipped": 0, "raised": 0, "rounds": {}, "sigint_exit_s": [],
-             "sigint_hangs": []}
+             "sigint_hangs": [], "sigint_slow": []}
     samples = []
     t0 = time.monotonic()
     end = t0 + args.minutes * 60
@@ -293,13 +300,15 @@ def main() -> int:
         "sigint_exit_s_median": exits[len(exits) // 2] if exits else None,
         "sigint_exit_s_max": exits[-1] if exits else None,
         "sigint_hangs": len(tally["sigint_hangs"]),
+        "sigint_slow_exits": len(tally["sigint_slow"]),
     }
     print(json.dumps(verdict, indent=1))
     tmp.cleanup()
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"samples": samples, "verdict": verdict,
-                       "sigint_hang_reports": tally["sigint_hangs"]}, f, indent=1)
+                       "sigint_hang_reports": tally["sigint_hangs"],
+                       "sigint_slow_reports": tally["sigint_slow"]}, f, indent=1)
     return 0 if ok_rss and ok_threads and ok_fds and not tally["sigint_hangs"] else 1
 
 
