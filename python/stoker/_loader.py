@@ -118,9 +118,8 @@ class Loader:
       drop_last: drop the last batch when it would be short.
       transforms: stoker transforms (torchvision names): one, a list, ``stoker.Compose([...])``
         or ``torchvision.transforms.Compose([...])`` of them; must end in a fixed size unless
-        ``collate="list"``. A
-        Python callable (or ``stoker.Lambda(fn)``) runs per sample on the uint8 [H, W, 3]
-        output-size image, under the GIL (see ``stoker.Lambda``). Anything else (a torchvision
+        ``collate="list"``. A Python callable (or ``stoker.Lambda(fn)``) runs per sample on
+        the uint8 [H, W, 3] output-size image, under the GIL (see ``stoker.Lambda``). Anything else (a torchvision
         transform object) raises a TypeError that names it and says what to use instead. At
         most one Normalize.
       target_transform: a Python callable applied to each label (an int) of every batch, in
