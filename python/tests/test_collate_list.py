@@ -125,22 +125,18 @@ def test_buffers_recycle_across_epochs(transposed_root):
     loader = stoker.Loader(stoker.ImageFolder(transposed_root), batch_size=4, prefetch=2,
                            collate="list", transforms=[stoker.Resize(12)], threads=2)
     seen = set()
-    for _ in range(6):
+    for _ in range(10):
         for images, _ in loader:
             seen.update(tuple(x.shape) for x in images)
     s = loader.stats()
     assert seen == {(3, 12, 16), (3, 16, 12)}
-    assert s["batches"] == 6 * 6
-    # Buffers: the in-flight ones, the next epoch's and the one held; regions: each
-    # slot of a buffer once -- not per batch (36 batches would be 144 regions).
-    assert s["batch_buffers"] <= 2 * 2 + 2
-    assert 0 < s["batch_region_allocations"] <= s["batch_buffers"] * 4
-    for _ in range(4):  # still bounded by the buffers, however many batches go through
-        for _ in loader:
-            pass
-    s = loader.stats()
-    assert s["batch_buffers"] <= 2 * 2 + 2
-    assert s["batch_region_allocations"] <= s["batch_buffers"] * 4
+    assert s["batches"] == 10 * 6
+    # Buffers: about the in-flight ones, the next epoch's and the ones the loop holds
+    # (timing decides the exact peak); regions: each slot of those buffers once, not per
+    # batch (60 batches would be 240 regions).
+    max_buffers = 2 * 2 + 3
+    assert s["batch_buffers"] <= max_buffers
+    assert 0 < s["batch_region_allocations"] <= max_buffers * 4
 
 
 def test_views_keep_their_batch_alive_without_copies(transposed_root):
@@ -240,3 +236,20 @@ def test_errors_name_the_argument_and_the_alternative(small_root):
     loader = stoker.Loader(folder, batch_size=2, collate="list", transforms=[stoker.Resize(16)])
     with pytest.raises(ValueError, match="diagnose needs collate='batch'"):
         stoker.diagnose(loader)
+
+
+def test_decoded_cache_gives_the_uncached_pixels(small_root):
+    # The decoded cache hands the processor raw pixels (no decoder): the sizes and pixels
+    # must not change, in the epoch that fills it and the one that hits it.
+    folder = stoker.ImageFolder(small_root)
+    kw = dict(batch_size=4, shuffle=True, collate="list", return_indices=True, dtype="uint8",
+              transforms=[stoker.Resize(21), stoker.RandomHorizontalFlip()])
+    plain = stoker.Loader(folder, dct_scaling=False, **kw)
+    cached = stoker.Loader(folder, cache="decoded", cache_bytes=64 << 20, **kw)
+    for _ in range(2):
+        a, _ = epoch_samples(plain)
+        b, _ = epoch_samples(cached)
+        assert [i for i, _, _ in a] == [i for i, _, _ in b]
+        for (_, _, x), (_, _, y) in zip(a, b):
+            assert x.shape == y.shape and torch.equal(x, y)
+    assert cached.stats()["cache"]["hits"] >= len(folder)
