@@ -91,9 +91,13 @@ def main() -> None:
         for name, r in rates.items():
             m = statistics.median(r)
             print(f"  {name:12s} {m:9.1f} images/s  ratio {m / base:5.3f}")
-        for name in ("list_fixed", "list_resize"):
+        # Busy time per image (summed over threads, all epochs): independent of the
+        # machine's other load, unlike images/s.
+        for name in ("batch", "list_fixed", "list_resize"):
             s = runs[name].stats()
-            print(f"  {name}: batches {s['batches']}, batch_buffers {s['batch_buffers']}, "
+            print(f"  {name:12s} decode {s['decode_s'] / s['images'] * 1e3:6.3f} ms/image, "
+                  f"augment {s['augment_s'] / s['images'] * 1e3:6.3f} ms/image, "
+                  f"batch_buffers {s['batch_buffers']}, "
                   f"region allocations {s['batch_region_allocations']}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
