@@ -8,6 +8,12 @@
 // waited on -- the hook a GPU stage uses to keep pinned memory until the
 // copy that reads it has completed (a CUDA event).
 //
+// Variable-size batches (BatchShape::variable, collate="list"): each slot has
+// its own region of memory, from the same allocator, sized for its sample
+// (ReserveSlot). A region only grows, and stays with its buffer through the
+// pool, so in steady state no batch memory is allocated; samples move between
+// slots (and buffers) by swapping regions, not by copying.
+//
 // Ownership: BatchPool owns idle buffers; a BatchPtr owns a buffer while the
 // user holds it and returns it to the pool when the last copy dies (the pool
 // is kept alive by the BatchPtr). Thread-safety: BatchPool is thread-safe; a
@@ -16,6 +22,7 @@
 #define STOKER_BATCH_H_
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -45,10 +52,13 @@ std::shared_ptr<BatchAllocator> HostAllocator();
 
 struct BatchShape {
   int batch_size = 0;  // capacity in samples
-  int height = 0;
+  int height = 0;      // 0 when `variable`
   int width = 0;
   DType dtype = DType::kFloat32;
   Layout layout = Layout::kNCHW;
+  // Each sample has its own height x width (collate="list"): no contiguous
+  // image block; slot i is a region of its own (BatchBuffer::ReserveSlot).
+  bool variable = false;
   size_t sample_bytes() const { return static_cast<size_t>(height) * width * 3 * DTypeSize(dtype); }
 };
 
@@ -59,9 +69,31 @@ class BatchPool;
 // batch is complete.
 class BatchBuffer {
  public:
+  // The contiguous image block (fixed-size batches; null when variable).
   uint8_t* images() { return images_; }
   const uint8_t* images() const { return images_; }
-  uint8_t* slot(int i) { return images_ + static_cast<size_t>(i) * shape_.sample_bytes(); }
+  uint8_t* slot(int i) {
+    return shape_.variable ? regions_[i].data
+                           : images_ + static_cast<size_t>(i) * shape_.sample_bytes();
+  }
+  const uint8_t* slot(int i) const { return const_cast<BatchBuffer*>(this)->slot(i); }
+  // Size of the sample in slot i (the batch's, unless variable).
+  int slot_height(int i) const { return shape_.variable ? regions_[i].height : shape_.height; }
+  int slot_width(int i) const { return shape_.variable ? regions_[i].width : shape_.width; }
+  size_t slot_bytes(int i) const {
+    return static_cast<size_t>(slot_height(i)) * slot_width(i) * 3 * DTypeSize(shape_.dtype);
+  }
+  // Variable-size batches: makes slot i hold a height x width sample and
+  // returns its memory, growing the slot's region (from the pool's allocator)
+  // only when it is too small. Called by the one thread writing slot i.
+  // Errors: ResourceExhausted when the allocator fails (the slot keeps its
+  // old region); Internal on a fixed-size batch.
+  StatusOr<uint8_t*> ReserveSlot(int i, int height, int width);
+  // Variable-size batches: exchanges slot i's region (memory and size) with
+  // slot j of `other` (which may be this buffer): a sample moves, no copy.
+  void SwapSlots(int i, BatchBuffer* other, int j);
+  // Bytes of slot memory held (variable-size batches).
+  size_t region_bytes() const;
   int64_t* labels() { return labels_.data(); }
   const int64_t* labels() const { return labels_.data(); }
   int64_t* ids() { return ids_.data(); }
@@ -81,9 +113,17 @@ class BatchBuffer {
 
  private:
   friend class BatchPool;
+  struct Region {
+    uint8_t* data = nullptr;
+    size_t capacity = 0;
+    int height = 0;
+    int width = 0;
+  };
   BatchBuffer() = default;
   BatchShape shape_;
+  BatchPool* pool_ = nullptr;  // the pool that made it (outlives it)
   uint8_t* images_ = nullptr;
+  std::vector<Region> regions_;  // variable-size batches: one per slot
   std::vector<int64_t> labels_;
   std::vector<int64_t> ids_;
   std::vector<Status> errors_;
@@ -103,12 +143,18 @@ class BatchPool : public std::enable_shared_from_this<BatchPool> {
   void Release(BatchBuffer* buffer);
 
   const BatchShape& shape() const { return shape_; }
-  // Buffers currently allocated (idle + in use) and their bytes.
+  // Buffers currently allocated (idle + in use) and their bytes (slot
+  // regions of variable-size batches included).
   int allocated() const;
   size_t allocated_bytes() const;
   int64_t total_allocations() const;
+  // Variable-size batches: slot regions allocated or grown, ever.
+  int64_t total_region_allocations() const {
+    return region_allocations_.load(std::memory_order_relaxed);
+  }
 
  private:
+  friend class BatchBuffer;
   BatchPool(const BatchShape& shape, std::shared_ptr<BatchAllocator> allocator, int max_idle);
   void Free(BatchBuffer* b);
 
@@ -119,6 +165,8 @@ class BatchPool : public std::enable_shared_from_this<BatchPool> {
   std::vector<BatchBuffer*> idle_ STOKER_GUARDED_BY(mu_);
   int allocated_ STOKER_GUARDED_BY(mu_) = 0;
   int64_t total_allocations_ STOKER_GUARDED_BY(mu_) = 0;
+  std::atomic<int64_t> region_allocations_{0};
+  std::atomic<size_t> region_bytes_{0};  // held by the regions of live buffers
 };
 
 // A complete batch as the consumer sees it. Releasing the last BatchPtr
@@ -135,10 +183,18 @@ class Batch {
   int64_t epoch() const { return buffer_->epoch; }
   int64_t index() const { return buffer_->index; }
   const BatchShape& shape() const { return buffer_->shape(); }
-  // [size, 3, H, W] (NCHW) or [size, H, W, 3] (NHWC).
+  // [size, 3, H, W] (NCHW) or [size, H, W, 3] (NHWC). Fixed-size batches.
   std::array<int64_t, 4> image_dims() const;
   const uint8_t* images() const { return buffer_->images(); }
   size_t image_bytes() const { return static_cast<size_t>(size()) * shape().sample_bytes(); }
+  // Whether each sample has its own size (collate="list"); then images() is
+  // null and the samples are read one by one:
+  bool variable() const { return shape().variable; }
+  // Sample i's pixels, [3, H, W] (NCHW) or [H, W, 3] (NHWC), and its bytes
+  // (any batch).
+  const uint8_t* sample(int i) const { return buffer_->slot(i); }
+  std::array<int64_t, 3> sample_dims(int i) const;
+  size_t sample_bytes(int i) const { return buffer_->slot_bytes(i); }
   const int64_t* labels() const { return buffer_->labels(); }
   // Dataset index of each sample (after on_error="skip" replacement: the
   // replacement's index).

@@ -80,6 +80,14 @@ struct LoaderOptions {
   bool prefetch_next_epoch = true;
   DType dtype = DType::kFloat32;
   Layout layout = Layout::kNCHW;
+  // kBatch: every sample has the size the transforms end in, and a batch is
+  // one [B, 3, H, W] block (the transforms must end in a fixed size).
+  // kList: each sample keeps the size its own geometry gives (e.g. Resize(256)
+  // keeps the aspect ratio, or no resize at all): a batch is B separately
+  // sized samples (Batch::variable(), Batch::sample(i), sample_dims(i)), each
+  // in its own pooled region, reused from batch to batch (stoker/batch.h).
+  enum class Collate { kBatch, kList };
+  Collate collate = Collate::kBatch;
   OnError on_error = OnError::kRaise;
   // Let JPEG decode at 1/2, 1/4 or 1/8 scale in the DCT domain when a crop
   // is downscaled by 2x or more anyway: much faster on large images, pixels
@@ -172,6 +180,9 @@ struct LoaderStats {
   int64_t tuning_changes = 0;   // settings changes made by the tuner
   int batch_buffers = 0;        // allocated batch buffers
   size_t batch_buffer_bytes = 0;
+  // Collate::kList: per-sample regions allocated or grown (stoker/batch.h),
+  // ever; flat in steady state.
+  int64_t batch_region_allocations = 0;
   size_t scratch_bytes = 0;     // per-thread decode/resample scratch, summed
   size_t scratch_budget = 0;    // options().scratch_budget (per thread)
   int64_t scratch_releases = 0;  // times a worker freed scratch above the budget
@@ -202,6 +213,8 @@ class Loader {
   virtual int64_t num_batches() const = 0;
   // Samples per epoch (before drop_last).
   virtual int64_t num_samples() const = 0;
+  // The fixed output size; 0 under Collate::kList when the transforms do not
+  // end in one.
   virtual int height() const = 0;
   virtual int width() const = 0;
   virtual const LoaderOptions& options() const = 0;

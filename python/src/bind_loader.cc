@@ -141,19 +141,36 @@ py::dtype NumpyDType(DType d) {
   return py::dtype::of<uint8_t>();
 }
 
-// (images, labels, ids) as numpy arrays sharing the batch's memory.
+// (images, labels, ids) as numpy arrays sharing the batch's memory. A
+// variable-size batch (collate="list") gives a list of per-sample arrays as
+// images, each [3, H, W] or [H, W, 3]; all share the one capsule, so the
+// buffer returns to the pool when the last of them (and labels, ids) dies.
 py::tuple BatchArrays(BatchPtr batch) {
   auto* holder = new BatchPtr(std::move(batch));
   py::capsule owner(holder, [](void* p) { delete static_cast<BatchPtr*>(p); });
   const Batch& b = **holder;
-  const auto dims = b.image_dims();
   const py::dtype dt = NumpyDType(b.shape().dtype);
   const py::ssize_t item = static_cast<py::ssize_t>(DTypeSize(b.shape().dtype));
-  std::vector<py::ssize_t> shape(dims.begin(), dims.end());
-  std::vector<py::ssize_t> strides(4);
-  strides[3] = item;
-  for (int i = 2; i >= 0; --i) strides[i] = strides[i + 1] * shape[i + 1];
-  py::array images(dt, shape, strides, b.images(), owner);
+  py::object images;
+  if (b.variable()) {
+    py::list list(static_cast<size_t>(b.size()));
+    for (int i = 0; i < b.size(); ++i) {
+      const auto dims = b.sample_dims(i);
+      std::vector<py::ssize_t> shape(dims.begin(), dims.end());
+      std::vector<py::ssize_t> strides(3);
+      strides[2] = item;
+      for (int k = 1; k >= 0; --k) strides[k] = strides[k + 1] * shape[k + 1];
+      list[static_cast<size_t>(i)] = py::array(dt, shape, strides, b.sample(i), owner);
+    }
+    images = std::move(list);
+  } else {
+    const auto dims = b.image_dims();
+    std::vector<py::ssize_t> shape(dims.begin(), dims.end());
+    std::vector<py::ssize_t> strides(4);
+    strides[3] = item;
+    for (int i = 2; i >= 0; --i) strides[i] = strides[i + 1] * shape[i + 1];
+    images = py::array(dt, shape, strides, b.images(), owner);
+  }
   py::array labels(py::dtype::of<int64_t>(), {static_cast<py::ssize_t>(b.size())},
                    {static_cast<py::ssize_t>(8)}, b.labels(), owner);
   py::array ids(py::dtype::of<int64_t>(), {static_cast<py::ssize_t>(b.size())},
@@ -572,8 +589,12 @@ void RegisterLoader(py::module_& m) {
                        int64_t max_pixels, bool auto_threads, bool auto_prefetch, int max_threads,
                        int max_prefetch, std::shared_ptr<BatchAllocator> allocator,
                        const SamplerSpec& sampler, const std::string& cache,
-                       size_t cache_bytes, int rank, int world_size, int local_world_size) {
+                       size_t cache_bytes, int rank, int world_size, int local_world_size,
+                       const std::string& collate) {
              LoaderOptions o;
+             if (collate == "batch") o.collate = LoaderOptions::Collate::kBatch;
+             else if (collate == "list") o.collate = LoaderOptions::Collate::kList;
+             else throw py::value_error("collate must be 'batch' or 'list', got '" + collate + "'");
              o.sampler = sampler;
              if (cache == "decoded") o.cache_kind = LoaderOptions::CacheKind::kDecoded;
              else if (cache == "output") o.cache_kind = LoaderOptions::CacheKind::kOutput;
@@ -613,7 +634,8 @@ void RegisterLoader(py::module_& m) {
            py::arg("auto_prefetch") = false, py::arg("max_threads") = 0,
            py::arg("max_prefetch") = 8, py::arg("allocator") = nullptr,
            py::arg("sampler") = SamplerSpec(), py::arg("cache") = "", py::arg("cache_bytes") = 0,
-           py::arg("rank") = 0, py::arg("world_size") = 1, py::arg("local_world_size") = 1)
+           py::arg("rank") = 0, py::arg("world_size") = 1, py::arg("local_world_size") = 1,
+           py::arg("collate") = "batch")
       .def("__len__", &Loader::num_batches)
       .def_property_readonly("num_samples", &Loader::num_samples)
       .def_property_readonly("height", &Loader::height)
@@ -654,7 +676,8 @@ void RegisterLoader(py::module_& m) {
              if (end) return py::none();
              return BatchArrays(std::move(batch));
            },
-           "The next batch as (images, labels, ids) numpy arrays, or None at the end.")
+           "The next batch as (images, labels, ids) numpy arrays, or None at the end; with "
+           "collate='list', images is a list of per-sample arrays.")
       .def("stop", &Loader::Stop, py::call_guard<py::gil_scoped_release>())
       .def("state",
            [](const Loader& l) {
@@ -693,6 +716,7 @@ void RegisterLoader(py::module_& m) {
         d["tuning_changes"] = s.tuning_changes;
         d["batch_buffers"] = s.batch_buffers;
         d["batch_buffer_bytes"] = s.batch_buffer_bytes;
+        d["batch_region_allocations"] = s.batch_region_allocations;
         d["scratch_bytes"] = s.scratch_bytes;
         d["scratch_budget"] = s.scratch_budget;
         d["scratch_releases"] = s.scratch_releases;

@@ -117,9 +117,9 @@ class Loader:
       seed: the seed for the order and for every sample's augmentation.
       drop_last: drop the last batch when it would be short.
       transforms: stoker transforms (torchvision names): one, a list, ``stoker.Compose([...])``
-        or ``torchvision.transforms.Compose([...])`` of them; must end in a fixed size. A
-        Python callable (or ``stoker.Lambda(fn)``) runs per sample on the uint8 [H, W, 3]
-        output-size image, under the GIL (see ``stoker.Lambda``). Anything else (a torchvision
+        or ``torchvision.transforms.Compose([...])`` of them; must end in a fixed size unless
+        ``collate="list"``. A Python callable (or ``stoker.Lambda(fn)``) runs per sample on
+        the uint8 [H, W, 3] output-size image, under the GIL (see ``stoker.Lambda``). Anything else (a torchvision
         transform object) raises a TypeError that names it and says what to use instead. At
         most one Normalize.
       target_transform: a Python callable applied to each label (an int) of every batch, in
@@ -135,6 +135,15 @@ class Loader:
       max_prefetch: the ceiling for ``prefetch="auto"``.
       dtype: "uint8" (raw pixels, no Normalize), "float32", "float16" or "bfloat16".
       layout: "NCHW" (default, ``[B, 3, H, W]``) or "NHWC".
+      collate: "batch" (default): each batch is one ``[B, 3, H, W]`` tensor, so the
+        transforms must end in a fixed size. "list": each batch's images are a list of B
+        tensors, each ``[3, H, W]`` (``[H, W, 3]`` for NHWC) of the sample's own size, as
+        its transforms give it (``Resize(256)`` keeps the aspect ratio; no resize keeps the
+        image's size): for detection and segmentation inputs. No padding, no copy: each
+        tensor views its own region of a pooled batch buffer, reused once the whole batch
+        is released (``stats()["batch_region_allocations"]`` stays flat in steady state).
+        Not with ``device="cuda"`` (move each tensor with ``.to("cuda")``) or
+        ``stoker.diagnose``.
       on_error: "raise" (an exception naming the file) or "skip" (leave the sample out:
         every good sample is delivered once, in full batches but the epoch's last, the same
         for any thread count; counted in ``stats()["skipped"]`` (samples) and
@@ -186,7 +195,7 @@ class Loader:
                  max_threads: Optional[int] = None, max_prefetch: int = 8, device: str = "cpu",
                  device_augment=None, sampler=None, cache: Optional[str] = None,
                  cache_bytes: Optional[int] = None, rank: Optional[int] = None,
-                 world_size: Optional[int] = None):
+                 world_size: Optional[int] = None, collate: str = "batch"):
         # Every argument is checked here, in one place (issue 17 items 18-19).
         if not isinstance(source, _C.Source):
             hint = (f": did you mean stoker.ImageFolder({source!r})?"
@@ -204,6 +213,7 @@ class Loader:
         return_indices = _bool_arg("return_indices", return_indices)
         on_error = _choice_arg("on_error", on_error, ("raise", "skip"))
         layout = _choice_arg("layout", layout, ("NCHW", "NHWC"))
+        collate = _choice_arg("collate", collate, ("batch", "list"))
         max_pixels = _int_arg("max_pixels", max_pixels, 0, 2**63 - 1)
         max_threads = _int_arg("max_threads", 0 if max_threads is None else max_threads, 0,
                                _INT_MAX)
@@ -259,7 +269,14 @@ class Loader:
         self._iterator = None
         self._feeder = None
         allocator = None
+        self._collate = collate
         if device != "cpu" or device_augment is not None:
+            if collate == "list":
+                raise ValueError(
+                    f"collate='list' is not supported with device={device!r}: the GPU stage "
+                    "works on fixed-size batches; use device='cpu' and move each image with "
+                    ".to('cuda', non_blocking=True), or end the transforms in a fixed size "
+                    "with collate='batch'")
             if device == "cpu":
                 raise ValueError("device_augment needs device='cuda' or 'cuda:N'")
             self._feeder = _device._DeviceFeeder(device, transforms, dtype, layout,
@@ -271,7 +288,8 @@ class Loader:
                                dtype, layout, on_error, bool(dct_scaling), int(max_pixels),
                                auto_threads, auto_prefetch, int(max_threads or 0),
                                int(max_prefetch), allocator, sampler_spec, cache or "",
-                               int(cache_bytes or 0), rank, world_size, local_world_size)
+                               int(cache_bytes or 0), rank, world_size, local_world_size,
+                               collate)
         if self._feeder is not None:
             self._feeder.bind(self._impl.height, self._impl.width)
         if any(t.name == "Lambda" for t in transforms):
@@ -395,15 +413,22 @@ class Loader:
         """Whether JPEG DCT-domain downscaling is on (``"auto"`` resolved)."""
         return self._dct_scaling
 
+    @property
+    def collate(self) -> str:
+        """"batch" or "list" (see the class docstring)."""
+        return self._collate
+
     def _convert(self, arrays):
         images, labels, ids = arrays
         if self._target_transform is not None:
             labels = _apply_target_transform(self._target_transform, labels)
         if torch is not None:
             if self._dtype == "bfloat16":  # numpy has no bfloat16: the bits travel as int16
-                images = torch.from_numpy(images.view(np.int16)).view(torch.bfloat16)
+                def tensor(a):
+                    return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
             else:
-                images = torch.from_numpy(images)
+                tensor = torch.from_numpy
+            images = [tensor(a) for a in images] if isinstance(images, list) else tensor(images)
             if isinstance(labels, np.ndarray):
                 labels = torch.from_numpy(labels)
             ids = torch.from_numpy(ids)
@@ -497,6 +522,9 @@ def diagnose(loader: Loader, step_fn=None, batches: int = 30) -> dict:
     """
     if loader._impl is None:
         raise RuntimeError("the loader is closed")
+    if loader.collate == "list":
+        raise ValueError("diagnose needs collate='batch' (fixed-size batches): diagnose a loader "
+                         "with the same source and a pipeline that ends in a fixed size")
     loader._finish_current()
     step = None
     if step_fn is not None:

@@ -95,6 +95,11 @@ StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const Batc
   STOKER_RETURN_IF_ERROR(loader->Next(&batch, &end));
   loader->Stop();
   if (end || batch == nullptr) return InvalidArgumentError("diagnose: the loader yields no batch");
+  if (batch->variable()) {
+    return InvalidArgumentError("diagnose: the loader's batches are lists of separately sized "
+                                "samples (collate=\"list\"); diagnose a collate=\"batch\" "
+                                "loader with the same source and a fixed-size pipeline");
+  }
   const size_t bytes = batch->image_bytes();
   const size_t sample = batch->shape().sample_bytes();
   const int bsz = batch->size();

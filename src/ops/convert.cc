@@ -248,14 +248,15 @@ __attribute__((target("avx2,f16c"))) int WritePlanarFloatAvx2(const uint8_t* rgb
   return x;
 }
 
-void PixelWriter::WriteRow(const uint8_t* rgb, int y, uint8_t* slot) const {
-  const size_t plane = static_cast<size_t>(height_) * width_;
+void PixelWriter::WriteRow(const uint8_t* rgb, int y, int height, int width,
+                           uint8_t* slot) const {
+  const size_t plane = static_cast<size_t>(height) * width;
   if (layout_ == Layout::kNCHW && dtype_ != DType::kUint8 && avx2_) {
     const size_t esize = DTypeSize(dtype_);
-    uint8_t* row = slot + static_cast<size_t>(y) * width_ * esize;
-    const int done = WritePlanarFloatAvx2(rgb, width_, plane, dtype_, normalize_, mean_.data(),
+    uint8_t* row = slot + static_cast<size_t>(y) * width * esize;
+    const int done = WritePlanarFloatAvx2(rgb, width, plane, dtype_, normalize_, mean_.data(),
                                           std_.data(), row);
-    for (int x = done; x < width_; ++x) {
+    for (int x = done; x < width; ++x) {
       for (int c = 0; c < 3; ++c) {
         const uint8_t v = rgb[3 * x + c];
         const size_t at = c * plane + x;
@@ -266,35 +267,35 @@ void PixelWriter::WriteRow(const uint8_t* rgb, int y, uint8_t* slot) const {
     return;
   }
   if (layout_ == Layout::kNCHW && dtype_ == DType::kUint8 && avx2_) {
-    uint8_t* row = slot + static_cast<size_t>(y) * width_;
-    const int done = WritePlanarU8Avx2(rgb, width_, plane, row);
-    for (int x = done; x < width_; ++x) {
+    uint8_t* row = slot + static_cast<size_t>(y) * width;
+    const int done = WritePlanarU8Avx2(rgb, width, plane, row);
+    for (int x = done; x < width; ++x) {
       for (int c = 0; c < 3; ++c) row[c * plane + x] = rgb[3 * x + c];
     }
     return;
   }
   if (layout_ == Layout::kNHWC) {
-    const size_t offset = static_cast<size_t>(y) * width_ * 3;
+    const size_t offset = static_cast<size_t>(y) * width * 3;
     switch (dtype_) {
       case DType::kUint8:
-        std::memcpy(slot + offset, rgb, static_cast<size_t>(width_) * 3);
+        std::memcpy(slot + offset, rgb, static_cast<size_t>(width) * 3);
         return;
       case DType::kFloat32:
-        WriteInterleaved(rgb, width_, reinterpret_cast<float*>(slot) + offset, f32_);
+        WriteInterleaved(rgb, width, reinterpret_cast<float*>(slot) + offset, f32_);
         return;
       case DType::kFloat16:
       case DType::kBFloat16:
-        WriteInterleaved(rgb, width_, reinterpret_cast<uint16_t*>(slot) + offset, u16_);
+        WriteInterleaved(rgb, width, reinterpret_cast<uint16_t*>(slot) + offset, u16_);
         return;
     }
   }
-  const size_t offset = static_cast<size_t>(y) * width_;
+  const size_t offset = static_cast<size_t>(y) * width;
   switch (dtype_) {
     case DType::kUint8: {
       uint8_t* r = slot + offset;
       uint8_t* g = r + plane;
       uint8_t* b = g + plane;
-      for (int x = 0; x < width_; ++x) {
+      for (int x = 0; x < width; ++x) {
         r[x] = rgb[3 * x];
         g[x] = rgb[3 * x + 1];
         b[x] = rgb[3 * x + 2];
@@ -302,11 +303,11 @@ void PixelWriter::WriteRow(const uint8_t* rgb, int y, uint8_t* slot) const {
       return;
     }
     case DType::kFloat32:
-      WritePlanar(rgb, width_, plane, reinterpret_cast<float*>(slot) + offset, f32_);
+      WritePlanar(rgb, width, plane, reinterpret_cast<float*>(slot) + offset, f32_);
       return;
     case DType::kFloat16:
     case DType::kBFloat16:
-      WritePlanar(rgb, width_, plane, reinterpret_cast<uint16_t*>(slot) + offset, u16_);
+      WritePlanar(rgb, width, plane, reinterpret_cast<uint16_t*>(slot) + offset, u16_);
       return;
   }
 }

@@ -33,7 +33,12 @@ class PixelWriter {
   // NCHW rows use AVX2 where the CPU has it: byte shuffles for uint8, and for
   // the float types the tables' own float32 operations on 8 lanes at once
   // (bit-identical to the tables, which the tests check).
-  void WriteRow(const uint8_t* rgb, int y, uint8_t* slot) const;
+  void WriteRow(const uint8_t* rgb, int y, uint8_t* slot) const {
+    WriteRow(rgb, y, height_, width_, slot);
+  }
+  // The same for a sample of its own size (variable-size batches): `width`
+  // pixels as row `y` of a height x width sample at `slot`.
+  void WriteRow(const uint8_t* rgb, int y, int height, int width, uint8_t* slot) const;
   // Bytes per sample.
   size_t sample_bytes() const { return sample_bytes_; }
   DType dtype() const { return dtype_; }

@@ -10,6 +10,7 @@
 #include <limits>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/rng.h"
@@ -364,6 +365,32 @@ TEST_P(PixelWriterTest, PlacesAndConvertsEveryValue) {
           }
         }
       }
+    }
+  }
+}
+
+// Variable-size batches (collate="list"): one writer, any sample size. Rows
+// written with the size given per call equal those of a writer made for that
+// size (0x0 here, as the loader builds it when there is no fixed size), with
+// nothing written outside the sample.
+TEST_P(PixelWriterTest, SizePerCallEqualsAWriterOfThatSize) {
+  const WriterCase p = GetParam();
+  PixelWriter any(p.dtype, p.layout, 0, 0, p.normalize, kMean, kStd);
+  for (const auto& [H, W] : {std::pair{5, 17}, std::pair{9, 3}, std::pair{1, 40}}) {
+    PixelWriter fixed(p.dtype, p.layout, H, W, p.normalize, kMean, kStd);
+    std::vector<uint8_t> rgb(static_cast<size_t>(H) * W * 3);
+    for (size_t i = 0; i < rgb.size(); ++i) rgb[i] = static_cast<uint8_t>((i * 53 + H) % 256);
+    const size_t guard = 64, bytes = fixed.sample_bytes();
+    std::vector<uint8_t> a(bytes + 2 * guard, 0x5A), b(bytes, 0);
+    for (int y = 0; y < H; ++y) {
+      any.WriteRow(&rgb[static_cast<size_t>(y) * W * 3], y, H, W, a.data() + guard);
+      fixed.WriteRow(&rgb[static_cast<size_t>(y) * W * 3], y, b.data());
+    }
+    EXPECT_EQ(std::vector<uint8_t>(a.begin() + guard, a.begin() + guard + bytes), b)
+        << H << "x" << W;
+    for (size_t i = 0; i < guard; ++i) {
+      ASSERT_EQ(a[i], 0x5A);
+      ASSERT_EQ(a[guard + bytes + i], 0x5A);
     }
   }
 }

@@ -94,6 +94,7 @@ class LoaderImpl : public Loader {
     shape.width = width;
     shape.dtype = options_.dtype;
     shape.layout = options_.layout;
+    shape.variable = options_.collate == LoaderOptions::Collate::kList;
     if (options_.cache_bytes > 0) cache_ = std::make_unique<DecodedCache>(options_.cache_bytes);
     output_cache_ = cache_ != nullptr && options_.cache_kind == LoaderOptions::CacheKind::kOutput;
     // Kept idle: the ring's, the next epoch's prefetch (up to `ring` more at
@@ -380,7 +381,7 @@ class LoaderImpl : public Loader {
         }
       } else {
         const int take = std::min(bsz - carry->size, kept);
-        for (int i = 0; i < take; ++i) CopySample(buf, i, carry, carry->size + i);
+        for (int i = 0; i < take; ++i) MoveSample(buf, i, carry, carry->size + i);
         carry->size += take;
         carry_pos.insert(carry_pos.end(), kept_pos.begin(), kept_pos.begin() + take);
         if (carry->size == bsz) {
@@ -388,7 +389,7 @@ class LoaderImpl : public Loader {
           carry = nullptr;
           carry_pos.clear();
           if (kept > take) {  // the rest of this batch starts the next one
-            for (int i = take; i < kept; ++i) CopySample(buf, i, buf, i - take);
+            for (int i = take; i < kept; ++i) MoveSample(buf, i, buf, i - take);
             buf->size = kept - take;
             carry = buf;
             carry_pos.assign(kept_pos.begin() + take, kept_pos.end());
@@ -456,6 +457,7 @@ class LoaderImpl : public Loader {
     }
     s.batch_buffers = pool_->allocated();
     s.batch_buffer_bytes = pool_->allocated_bytes();
+    s.batch_region_allocations = pool_->total_region_allocations();
     for (const auto& b : scratch_bytes_) s.scratch_bytes += b.load(std::memory_order_relaxed);
     s.scratch_budget = options_.scratch_budget;
     s.scratch_releases = scratch_releases_.load(std::memory_order_relaxed);
@@ -596,8 +598,13 @@ class LoaderImpl : public Loader {
     batch->epoch = epoch_;
     good_delivered_ += batch->size;
     while (batch->size < options_.batch_size && pad_left_ > 0) {
-      CopySample(pad_source_, static_cast<int>(pad_next_ % pad_source_->size), batch,
-                 batch->size);
+      Status copied = CopySample(pad_source_, static_cast<int>(pad_next_ % pad_source_->size),
+                                 batch, batch->size);
+      if (!copied.ok()) {  // no memory for a variable-size sample
+        pad_left_ = 0;
+        pool_->Release(batch);
+        return copied;
+      }
       ++batch->size;
       ++pad_next_;
       --pad_left_;
@@ -625,7 +632,9 @@ class LoaderImpl : public Loader {
       pad_source_->size = 0;
     }
     for (int i = 0; i < buf->size && pad_source_->size < options_.batch_size; ++i) {
-      CopySample(buf, i, pad_source_, pad_source_->size++);
+      // Out of memory (variable size): no more kept; the rank's epoch is shorter.
+      if (!CopySample(buf, i, pad_source_, pad_source_->size).ok()) return;
+      ++pad_source_->size;
     }
   }
 
@@ -730,7 +739,7 @@ class LoaderImpl : public Loader {
     int kept = 0;
     for (int i = 0; i < buf->size; ++i) {
       if (buf->ids()[i] == kSkippedId) continue;
-      if (kept != i) CopySample(buf, i, buf, kept);
+      if (kept != i) MoveSample(buf, i, buf, kept);
       positions->push_back(b * bsz + i);
       ++kept;
     }
@@ -739,9 +748,29 @@ class LoaderImpl : public Loader {
   }
 
   // Copies sample `from` of `src` into slot `to` of `dst` (pixels, label, id).
-  static void CopySample(BatchBuffer* src, int from, BatchBuffer* dst, int to) {
-    const size_t bytes = src->shape().sample_bytes();
-    std::memcpy(dst->slot(to), src->slot(from), bytes);
+  // Variable-size batches: the slot is reserved for the sample's size first
+  // (ResourceExhausted when that fails).
+  static Status CopySample(BatchBuffer* src, int from, BatchBuffer* dst, int to) {
+    uint8_t* target = dst->slot(to);
+    if (src->shape().variable) {
+      STOKER_ASSIGN_OR_RETURN(
+          target, dst->ReserveSlot(to, src->slot_height(from), src->slot_width(from)));
+    }
+    std::memcpy(target, src->slot(from), src->slot_bytes(from));
+    dst->labels()[to] = src->labels()[from];
+    dst->ids()[to] = src->ids()[from];
+    dst->errors()[to] = Status::OK();
+    return Status::OK();
+  }
+
+  // The same when `src`'s slot `from` is not read again (batch assembly):
+  // variable-size samples move by swapping regions, without a copy.
+  static void MoveSample(BatchBuffer* src, int from, BatchBuffer* dst, int to) {
+    if (!src->shape().variable) {
+      (void)CopySample(src, from, dst, to);  // fixed size: cannot fail
+      return;
+    }
+    src->SwapSlots(from, dst, to);
     dst->labels()[to] = src->labels()[from];
     dst->ids()[to] = src->ids()[from];
     dst->errors()[to] = Status::OK();
@@ -1091,7 +1120,13 @@ class LoaderImpl : public Loader {
     if (key < 0) return false;
     const std::shared_ptr<const CachedImage> hit = cache_->Lookup(key);
     if (hit == nullptr) return false;
-    std::memcpy(buf->slot(s), hit->pixels.data(), buf->shape().sample_bytes());
+    uint8_t* slot = buf->slot(s);
+    if (buf->shape().variable) {  // the cached sample's own size
+      auto reserved = buf->ReserveSlot(s, hit->height, hit->width);
+      if (!reserved.ok()) return false;  // made again (and failing there, named)
+      slot = reserved.value();
+    }
+    std::memcpy(slot, hit->pixels.data(), buf->slot_bytes(s));
     buf->labels()[s] = hit->label;
     buf->ids()[s] = hit->id;
     buf->errors()[s] = Status::OK();
@@ -1103,10 +1138,10 @@ class LoaderImpl : public Loader {
     const int64_t key = reader_->KeyAt(pos);
     if (key < 0) return;
     auto image = std::make_shared<CachedImage>();
-    const size_t bytes = buf->shape().sample_bytes();
+    const size_t bytes = buf->slot_bytes(s);
     image->pixels.assign(buf->slot(s), buf->slot(s) + bytes);
-    image->width = width_;
-    image->height = height_;
+    image->width = buf->slot_width(s);
+    image->height = buf->slot_height(s);
     image->id = buf->ids()[s];
     image->label = buf->labels()[s];
     (void)cache_->Insert(key, std::move(image));
@@ -1153,7 +1188,14 @@ class LoaderImpl : public Loader {
         bool threw = true;
         st = NoThrow(
             [&] {
-              Status r = processor->Process(sample, &rng, buf->slot(s), &times);
+              SampleOutput out;
+              if (buf->shape().variable) {
+                out.buffer = buf;
+                out.index = s;
+              } else {
+                out.slot = buf->slot(s);
+              }
+              Status r = processor->Process(sample, &rng, out, &times);
               threw = false;
               return r;
             },

@@ -170,7 +170,17 @@ Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options,
         "cache_bytes needs a random-access source (folder, npy, hdf5, indexed shards); " +
         source.Describe() + " is a stream: cache its shards on disk with cache_dir instead");
   }
-  STOKER_RETURN_IF_ERROR(StaticOutputSize(options.transforms, height, width));
+  if (options.collate == LoaderOptions::Collate::kList) {
+    // Each sample keeps its own size; a fixed one is reported when there is.
+    if (!StaticOutputSize(options.transforms, height, width).ok()) *height = *width = 0;
+  } else {
+    Status fixed = StaticOutputSize(options.transforms, height, width);
+    if (!fixed.ok() && fixed.message().find("fixed image size") != std::string::npos) {
+      return InvalidArgumentError(fixed.message() +
+                                  ", or use collate=\"list\" for per-sample sizes");
+    }
+    STOKER_RETURN_IF_ERROR(fixed);
+  }
   // The warps run on the output-size image: nothing that sets or moves the
   // geometry (crops, resizes, flips) may follow them in the list.
   const Transform* warp = nullptr;

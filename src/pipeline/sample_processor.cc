@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <string>
 
 namespace stoker {
 namespace {
@@ -15,11 +16,12 @@ namespace {
 struct SinkCtx {
   const PixelWriter* writer;
   uint8_t* slot;
+  int height;
 };
 
-void SinkToSlot(void* ctx, int y, const uint8_t* rgb, int /*width*/) {
+void SinkToSlot(void* ctx, int y, const uint8_t* rgb, int width) {
   auto* c = static_cast<SinkCtx*>(ctx);
-  c->writer->WriteRow(rgb, y, c->slot);
+  c->writer->WriteRow(rgb, y, c->height, width, c->slot);
 }
 
 void SinkToImage(void* ctx, int y, const uint8_t* rgb, int width) {
@@ -115,7 +117,7 @@ bool SampleProcessor::TrimScratch() {
 Status SampleProcessor::Resample(const RgbView& src, int origin_x, int origin_y, Rng* rng,
                                  uint8_t* slot, bool tail_padding, StageTimes* times) {
   if (photometric_.empty()) {  // fast path: rows go straight into the slot
-    SinkCtx ctx{writer_, slot};
+    SinkCtx ctx{writer_, slot, out_h_};
     resampler_.Run(src, origin_x, origin_y, h_, v_, &SinkToSlot, &ctx, tail_padding);
     for (const Transform* t : erasing_) Erase(*t, rng, slot);
     return Status::OK();
@@ -131,7 +133,9 @@ Status SampleProcessor::Resample(const RgbView& src, int origin_x, int origin_y,
       ApplyPhotometric(*t, rng, &out_, &aux_);
     }
   }
-  for (int y = 0; y < out_.height(); ++y) writer_->WriteRow(out_.row(y), y, slot);
+  for (int y = 0; y < out_.height(); ++y) {
+    writer_->WriteRow(out_.row(y), y, out_.height(), out_.width(), slot);
+  }
   for (const Transform* t : erasing_) Erase(*t, rng, slot);
   return Status::OK();
 }
@@ -149,7 +153,7 @@ Status SampleProcessor::RunCallback(const Transform& t, Rng* rng, StageTimes* ti
 void SampleProcessor::Erase(const Transform& t, Rng* rng, uint8_t* slot) const {
   // torchvision.transforms.RandomErasing.forward / get_params.
   if (!(rng->Uniform() < t.p)) return;
-  const int img_h = writer_->height(), img_w = writer_->width();
+  const int img_h = out_h_, img_w = out_w_;
   const double area = static_cast<double>(img_h) * img_w;
   const double lr0 = std::log(t.ratio_min), lr1 = std::log(t.ratio_max);
   for (int attempt = 0; attempt < 10; ++attempt) {
@@ -161,7 +165,7 @@ void SampleProcessor::Erase(const Transform& t, Rng* rng, uint8_t* slot) const {
     const int i = static_cast<int>(rng->Below(static_cast<uint64_t>(img_h - h + 1)));
     const int j = static_cast<int>(rng->Below(static_cast<uint64_t>(img_w - w + 1)));
     // All-zero bytes are 0 in uint8, float32, float16 and bfloat16.
-    const size_t elem = writer_->sample_bytes() / (static_cast<size_t>(img_h) * img_w * 3);
+    const size_t elem = DTypeSize(writer_->dtype());
     if (writer_->layout() == Layout::kNCHW) {
       for (int c = 0; c < 3; ++c) {
         for (int y = i; y < i + h; ++y) {
@@ -179,7 +183,7 @@ void SampleProcessor::Erase(const Transform& t, Rng* rng, uint8_t* slot) const {
   }
 }
 
-Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slot,
+Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const SampleOutput& out,
                                 StageTimes* times) {
 
   const int64_t t0 = Clock();
@@ -193,9 +197,20 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slo
   }
   GeometryPlan plan;
   STOKER_RETURN_IF_ERROR(PlanGeometry(config_.transforms, header.width, header.height, rng, &plan));
-  if (plan.width() != writer_->width() || plan.height() != writer_->height()) {
+  uint8_t* slot = out.slot;
+  if (out.buffer != nullptr) {  // variable size: this sample's own
+    if (plan.width() <= 0 || plan.height() <= 0) {
+      return InvalidArgumentError("the transforms give an empty image (" +
+                                  std::to_string(plan.height()) + "x" +
+                                  std::to_string(plan.width()) + ")");
+    }
+    STOKER_ASSIGN_OR_RETURN(slot, out.buffer->ReserveSlot(out.index, plan.height(),
+                                                          plan.width()));
+  } else if (plan.width() != writer_->width() || plan.height() != writer_->height()) {
     return InternalError("planned output size does not match the batch");
   }
+  out_h_ = plan.height();
+  out_w_ = plan.width();
   const GeometryStage& st = plan.stages[0];
   if (plan.num_stages != 1 || !Inside(st.crop, header.width, header.height)) {
     return ProcessSlow(sample, plan, rng, slot, t0, times);

@@ -18,6 +18,10 @@
 // transforms (stoker.Lambda) run in that list too; their errors fail the
 // sample and their time is counted apart (StageTimes::callback_ns).
 //
+// Variable-size output (collate="list"): the sample's size comes from its own
+// geometry plan; the slot is then reserved for that size in the batch buffer
+// (SampleOutput::buffer) and written exactly as a fixed-size slot is.
+//
 // Thread-safety: NOT thread-safe; one per worker thread. Owns scratch that
 // is reused (no per-sample allocation in steady state).
 #ifndef STOKER_PIPELINE_SAMPLE_PROCESSOR_H_
@@ -33,6 +37,7 @@
 #include "ops/convert.h"
 #include "ops/geometry.h"
 #include "ops/resample.h"
+#include "stoker/batch.h"
 #include "stoker/source.h"
 #include "stoker/transforms.h"
 
@@ -57,13 +62,25 @@ struct StageTimes {
   int64_t callback_ns = 0;  // in Callback transforms; part of augment_ns
 };
 
+// Where Process() writes a sample: `slot`, of the writer's fixed size; or,
+// with `buffer` set (a variable-size batch), slot `index` of it, reserved for
+// the size the sample's plan gives.
+struct SampleOutput {
+  uint8_t* slot = nullptr;
+  BatchBuffer* buffer = nullptr;
+  int index = 0;
+};
+
 class SampleProcessor {
  public:
   SampleProcessor(const ProcessorConfig& config, const PixelWriter* writer);
 
-  // Turns `sample` into the final pixels at `slot`, drawing random
+  // Turns `sample` into the final pixels at `out`, drawing random
   // parameters from `rng`. Errors name no file: the caller adds it.
-  Status Process(const SampleData& sample, Rng* rng, uint8_t* slot, StageTimes* times);
+  Status Process(const SampleData& sample, Rng* rng, const SampleOutput& out, StageTimes* times);
+  Status Process(const SampleData& sample, Rng* rng, uint8_t* slot, StageTimes* times) {
+    return Process(sample, rng, SampleOutput{slot, nullptr, 0}, times);
+  }
 
   // Decodes all of `sample`'s encoded bytes at full resolution into `out`
   // (for the decoded-sample cache). Errors name no file.
@@ -103,6 +120,7 @@ class SampleProcessor {
   std::vector<const Transform*> erasing_;      // RandomErasing, applied to the slot last
   RgbImage out_, aux_;  // the output-size image and a second buffer for the photometric ops
   int last_scale_denom_ = 1;
+  int out_h_ = 0, out_w_ = 0;  // the size of the sample being written
 };
 
 }  // namespace stoker
