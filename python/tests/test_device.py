@@ -249,3 +249,39 @@ def test_gpu_bench_fails_clearly_without_gpu():
     assert r.returncode == 2
     assert "gpu_bench: no CUDA device:" in r.stderr
     assert r.stdout == ""
+
+
+def _run_bench(root, *args):
+    import json
+    import os
+    import subprocess
+    from pathlib import Path
+    cli = os.environ.get("STOKER_CLI") or str(Path(__file__).resolve().parents[2] / "build" / "stoker")
+    if not os.access(cli, os.X_OK):
+        pytest.skip("the stoker CLI is not built (set STOKER_CLI)")
+    r = subprocess.run([cli, "bench", str(root), "--batch-size", "4", "--epochs", "1",
+                        "--threads", "1", "--pipeline", "val", "--json", *args],
+                       capture_output=True, text=True, timeout=120)
+    return r, (json.loads(r.stdout) if r.stdout.strip() else None)
+
+
+@pytest.mark.skipif(NO_GPU is None, reason="a CUDA device is present")
+def test_cli_bench_cuda_without_gpu_is_a_clear_error(small_root):
+    r, out = _run_bench(small_root, "--device", "cuda:0")
+    assert r.returncode == 1
+    assert "device='cuda:0' requested but" in out["error"], out
+    assert out["code"] == "Unimplemented"
+    r, out = _run_bench(small_root, "--device", "gpu")
+    assert r.returncode == 1 and "--device must be cpu, cuda, cuda:N or host" in out["error"]
+
+
+def test_cli_bench_through_the_device_loader_host_fallback(small_root):
+    """`stoker bench --device host`: the CLI feeds batches through DeviceLoader (its host
+    fallback here); every image of the epoch arrives."""
+    r, out = _run_bench(small_root, "--device", "host")
+    assert r.returncode == 0, r.stderr
+    assert out["device"] == "host"
+    assert out["images"] == len(stoker.ImageFolder(small_root))
+    assert out["images_per_sec"] > 0
+    r, out = _run_bench(small_root, "--device", "host", "--dtype", "uint8")
+    assert r.returncode == 1 and "dtype must be float32, float16 or bfloat16" in out["error"]
