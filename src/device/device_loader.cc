@@ -251,6 +251,17 @@ Status SplitOptions(const LoaderOptions& options, const DeviceLoaderOptions& dev
     stage->mean = t.mean;
     stage->std = t.std;
   }
+  // RandomErasing zeroes a rectangle of the output tensor, after Normalize; the host
+  // would zero uint8 pixels, which the device then normalises.
+  if (stage->normalize) {
+    for (const Transform& t : host->transforms) {
+      if (t.kind == Transform::Kind::kRandomErasing) {
+        return InvalidArgumentError(
+            "RandomErasing with Normalize is not supported with a device (it erases the "
+            "normalised output; the device normalises after the host's uint8)");
+      }
+    }
+  }
   host->dtype = DType::kUint8;
   host->layout = Layout::kNHWC;
   return Status::OK();
