@@ -87,9 +87,11 @@ DeviceOptions OptionsFrom(const std::string& dtype, const std::string& layout, b
   return o;
 }
 
-// A shared Python object that may be dropped without the GIL.
+// A shared Python object that may be dropped without the GIL (after the
+// interpreter is gone it is leaked, not touched).
 std::shared_ptr<py::object> Shared(py::object o) {
   return std::shared_ptr<py::object>(new py::object(std::move(o)), [](py::object* p) {
+    if (!Py_IsInitialized()) return;
     py::gil_scoped_acquire gil;
     delete p;
   });
