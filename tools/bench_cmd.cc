@@ -1,9 +1,12 @@
 // Copyright 2026 The stoker Authors.
 //
 // `stoker bench DATA [--pipeline train|val] [--batch-size N] [--threads N] [--prefetch N]
-//                   [--epochs N] [--dtype D] [--layout L] [--json] [--compare torch|full]`:
+//                   [--epochs N] [--dtype D] [--layout L] [--json] [--compare torch|full]
+//                   [--device cpu|cuda|cuda:N|host]`:
 // images/s, CPU-seconds per 1,000 images, peak RSS and time to first batch on an
-// image folder, optionally side by side with torch's DataLoader.
+// image folder, optionally side by side with torch's DataLoader. With --device, the
+// batches go through a DeviceLoader (stoker/device_loader.h) to that GPU (or its host
+// fallback), each epoch timed until its last batch is on the device.
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +21,8 @@
 #include "cli_support.h"
 #include "command.h"
 #include "loader_flags.h"
+#include "stoker/device.h"
+#include "stoker/device_loader.h"
 #include "stoker/json.h"
 #include "stoker/loader.h"
 #include "stoker/process.h"
@@ -25,6 +30,16 @@
 
 namespace stoker {
 namespace {
+
+// --device: the plain Loader, a CUDA device index, or the host fallback.
+constexpr int kCpuLoader = -2;
+
+StatusOr<int> ParseBenchDevice(const std::string& device) {
+  if (device == "cpu") return kCpuLoader;
+  if (device == "host") return kHostDevice;
+  if (StatusOr<int> cuda = ParseDevice(device); cuda.ok() && cuda.value() >= 0) return cuda;
+  return InvalidArgumentError("--device must be cpu, cuda, cuda:N or host, got '" + device + "'");
+}
 
 struct BenchResult {
   double images_per_sec = 0;
@@ -38,12 +53,13 @@ struct BenchResult {
 };
 
 std::string FormatJson(const std::string& data, const std::string& pipeline,
-                       const LoaderOptions& o, const BenchResult& r) {
+                       const std::string& device, const LoaderOptions& o,
+                       const BenchResult& r) {
   std::ostringstream j;
   j.precision(6);
   const StageStats& s = r.stats.total;
   j << "{\"tool\": \"stoker\", \"data\": " << JsonQuote(data) << ", \"pipeline\": \"" << pipeline
-    << "\", \"batch_size\": " << o.batch_size << ", \"threads\": " << r.stats.threads
+    << "\", \"device\": " << JsonQuote(device) << ", \"batch_size\": " << o.batch_size << ", \"threads\": " << r.stats.threads
     << ", \"prefetch\": " << o.prefetch << ", \"dtype\": \"" << DTypeName(o.dtype)
     << "\", \"layout\": \"" << LayoutName(o.layout) << "\", \"images\": " << r.images_per_epoch
     << ", \"images_per_sec\": " << r.images_per_sec
@@ -60,28 +76,52 @@ std::string FormatJson(const std::string& data, const std::string& pipeline,
   return j.str();
 }
 
-// Runs the loader for one warm-up epoch plus `epochs` timed epochs.
-Status RunBench(const std::string& data, const LoaderOptions& options, int epochs,
+// Runs the loader for one warm-up epoch plus `epochs` timed epochs: a Loader, or
+// with a device (kHostDevice or a CUDA index) a DeviceLoader whose batches are
+// handed to the legacy default stream; its epoch ends when the copy stream is idle.
+Status RunBench(const std::string& data, const LoaderOptions& options, int device, int epochs,
                 BenchResult* r) {
   const double rss_before = CurrentRssMiB();
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<ImageFolder> folder, ImageFolder::Open(data));
   const double t_create = NowSeconds();
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Loader> loader, Loader::Create(folder, options));
+  std::unique_ptr<Loader> loader;
+  std::unique_ptr<DeviceLoader> feeder;
+  if (device == kCpuLoader) {
+    STOKER_ASSIGN_OR_RETURN(loader, Loader::Create(folder, options));
+  } else {
+    DeviceLoaderOptions d;
+    d.device = device;
+    STOKER_ASSIGN_OR_RETURN(feeder, DeviceLoader::Create(folder, options, d));
+  }
+  // One batch: its size, or *end.
+  auto next = [&](int* size, bool* end) -> Status {
+    if (feeder != nullptr) {
+      DeviceBatch b;
+      STOKER_RETURN_IF_ERROR(feeder->Next(&b, end, 0));
+      *size = b.size;
+      return Status::OK();
+    }
+    BatchPtr b;
+    STOKER_RETURN_IF_ERROR(loader->Next(&b, end));
+    *size = *end ? 0 : b->size();
+    return Status::OK();
+  };
   double cpu0 = 0, t_epoch = 0;
   int64_t images = 0;
   for (int e = 0; e <= epochs; ++e) {
     if (e == 1) cpu0 = CpuSeconds();
     t_epoch = NowSeconds();
-    STOKER_RETURN_IF_ERROR(loader->Start());
+    STOKER_RETURN_IF_ERROR(feeder != nullptr ? feeder->Start() : loader->Start());
     int64_t n = 0;
     for (;;) {
-      BatchPtr b;
+      int size = 0;
       bool end = false;
-      STOKER_RETURN_IF_ERROR(loader->Next(&b, &end));
+      STOKER_RETURN_IF_ERROR(next(&size, &end));
       if (end) break;
       if (e == 0 && n == 0) r->first_batch_ms = (NowSeconds() - t_create) * 1e3;
-      n += b->size();
+      n += size;
     }
+    if (feeder != nullptr) STOKER_RETURN_IF_ERROR(feeder->stage().Synchronize());
     const double dt = NowSeconds() - t_epoch;
     if (e > 0) {
       r->epoch_rates.push_back(n / dt);
@@ -94,7 +134,7 @@ Status RunBench(const std::string& data, const LoaderOptions& options, int epoch
   std::sort(rates.begin(), rates.end());
   r->images_per_sec = rates.empty() ? 0 : rates[rates.size() / 2];
   r->cpu_s_per_1000 = images > 0 ? cpu / images * 1000 : 0;
-  r->stats = loader->stats();
+  r->stats = feeder != nullptr ? feeder->stats() : loader->stats();
   r->peak_rss_mib = PeakRssMiB();
   r->engine_mib = std::max(0.0, r->peak_rss_mib - rss_before -
                                     r->stats.batch_buffer_bytes / 1048576.0);
@@ -110,8 +150,8 @@ double JsonNumber(const std::string& text, const std::string& key, size_t from =
 }
 
 int CmdBench(const std::string& data, const std::string& pipeline, LoaderOptions o, int epochs,
-             bool json, const std::string& compare) {
-  if (compare == "full") {
+             bool json, const std::string& compare, const std::string& device_name) {
+  if (compare == "full" && device_name == "cpu") {
     // The whole side-by-side benchmark (bench/run_bench.py) replaces this process.
     const std::string script = DataFile("bench/run_bench.py");
     if (script.empty()) return 1;
@@ -127,7 +167,12 @@ int CmdBench(const std::string& data, const std::string& pipeline, LoaderOptions
     return 1;
   }
   BenchResult r;
-  Status st = RunBench(data, o, epochs, &r);
+  StatusOr<int> device = ParseBenchDevice(device_name);
+  Status st = device.status();
+  if (st.ok() && device.value() != kCpuLoader && !compare.empty()) {
+    st = InvalidArgumentError("--compare runs on the CPU path only (leave out --device)");
+  }
+  if (st.ok()) st = RunBench(data, o, device.value(), epochs, &r);
   if (!st.ok()) {
     if (json) {  // still one JSON object on stdout
       std::printf("{\"tool\": \"bench\", \"error\": %s, \"code\": %s}\n",
@@ -163,7 +208,7 @@ int CmdBench(const std::string& data, const std::string& pipeline, LoaderOptions
   const double peer_rate =
       best == std::string::npos ? -1 : JsonNumber(peer_json, "images_per_sec", best);
   if (json) {
-    std::string out = FormatJson(data, pipeline, o, r);
+    std::string out = FormatJson(data, pipeline, device_name, o, r);
     if (!peer_json.empty()) {
       while (!peer_json.empty() && (peer_json.back() == '\n' || peer_json.back() == ' ')) {
         peer_json.pop_back();
@@ -176,9 +221,10 @@ int CmdBench(const std::string& data, const std::string& pipeline, LoaderOptions
     return 0;
   }
   const StageStats& s = r.stats.total;
-  std::printf("stoker bench  %s  pipeline=%s batch=%d threads=%d prefetch=%d dtype=%s\n",
+  std::printf("stoker bench  %s  pipeline=%s batch=%d threads=%d prefetch=%d dtype=%s%s%s\n",
               data.c_str(), pipeline.c_str(), o.batch_size, r.stats.threads, o.prefetch,
-              DTypeName(o.dtype));
+              DTypeName(o.dtype), device_name == "cpu" ? "" : " device=",
+              device_name == "cpu" ? "" : device_name.c_str());
   std::printf("  images/s (median of %d epochs)   %10.1f\n", epochs, r.images_per_sec);
   std::printf("  CPU-seconds per 1,000 images     %10.3f\n", r.cpu_s_per_1000);
   std::printf("  peak RSS                         %10.1f MiB (batch buffers %.1f MiB)\n",
@@ -224,6 +270,12 @@ class BenchCommand : public Command {
     s->add_option("--on-error", on_error_,
                   "raise: stop at the first bad image; skip: replace it and count it")
         ->check(CLI::IsMember({"raise", "skip"}))->capture_default_str();
+    s->add_option("--device", device_,
+                  "cpu: the host Loader; cuda or cuda:N: batches fed to that GPU by a "
+                  "DeviceLoader (uint8 over the bus, Normalize and the dtype on the device; "
+                  "an error naming the reason where CUDA cannot be used); host: the "
+                  "DeviceLoader's host fallback (the device stage's work on a host thread)")
+        ->capture_default_str();
     s->add_flag("--no-stage-timing", no_stage_timing_,
                 "turn off the per-stage clock reads (only to measure what they cost)");
   }
@@ -232,11 +284,11 @@ class BenchCommand : public Command {
     LoaderOptions o = ToLoaderOptions(flags_);
     o.stage_timing = !no_stage_timing_;
     o.on_error = on_error_ == "skip" ? OnError::kSkip : OnError::kRaise;
-    return CmdBench(data_, flags_.pipeline, o, epochs_, json_, compare_);
+    return CmdBench(data_, flags_.pipeline, o, epochs_, json_, compare_, device_);
   }
 
  private:
-  std::string data_, compare_, on_error_ = "raise";
+  std::string data_, compare_, on_error_ = "raise", device_ = "cpu";
   LoaderFlags flags_;
   int epochs_ = 3;
   bool json_ = false, no_stage_timing_ = false;

@@ -131,6 +131,9 @@ class DeviceStage {
   // Makes `consumer_stream` (0: the legacy default stream) wait for the
   // ticket's batch; the ticket is spent.
   virtual Status Handoff(DeviceTicket ticket, uintptr_t consumer_stream) = 0;
+  // Gives back a ticket that will not be handed off (e.g. a batch launched
+  // ahead and dropped); call it after Synchronize(). The ticket is spent.
+  virtual void Release(DeviceTicket ticket) = 0;
   // Blocks until all work on the copy stream is done.
   virtual Status Synchronize() = 0;
   // The copy stream (cudaStream_t), e.g. for a benchmark.

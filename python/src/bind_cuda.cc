@@ -1,9 +1,10 @@
 // Copyright 2026 The stoker Authors.
 //
-// Bindings for the GPU stage (include/stoker/device.h). The Python side
-// (stoker/_device.py) allocates every device tensor with torch, so device
-// memory comes from PyTorch's caching allocator and returns to it when the
-// tensor dies; it passes raw pointers and torch's stream handles here.
+// Bindings for the GPU feeder (include/stoker/device_loader.h) and its
+// stage (include/stoker/device.h). DeviceLoader does the feeding in C++;
+// the Python side (stoker/_device.py) only passes torch's current stream and
+// an allocator callback that makes torch tensors, so device memory comes
+// from PyTorch's caching allocator and returns to it when the tensor dies.
 // Without CUDA (build, driver or device) the constructors raise
 // stoker.StokerError with the reason; nothing here runs for device="cpu".
 #include <pybind11/numpy.h>
@@ -16,7 +17,10 @@
 
 #include "stoker/batch.h"
 #include "stoker/device.h"
+#include "errors.h"
 #include "stoker/device_host.h"
+#include "stoker/device_loader.h"
+#include "stoker/loader.h"
 #include "stoker/transforms.h"
 
 namespace py = pybind11;
@@ -82,6 +86,49 @@ DeviceOptions OptionsFrom(const std::string& dtype, const std::string& layout, b
   o.augment = AugmentFrom(augment);
   return o;
 }
+
+// A shared Python object that may be dropped without the GIL (after the
+// interpreter is gone it is leaked, not touched).
+std::shared_ptr<py::object> Shared(py::object o) {
+  return std::shared_ptr<py::object>(new py::object(std::move(o)), [](py::object* p) {
+    if (!Py_IsInitialized()) return;
+    py::gil_scoped_acquire gil;
+    delete p;
+  });
+}
+
+// DeviceLoader's allocator from a Python callable (bytes, stream) -> an
+// object with data_ptr() (a torch tensor); the allocation's owner keeps it
+// alive. A Python exception becomes the Status's message and the
+// StokerError's __cause__.
+DeviceAllocator PythonAllocator(py::object fn) {
+  return [fn = Shared(std::move(fn))](size_t bytes, uintptr_t stream)
+             -> StatusOr<DeviceAllocation> {
+    py::gil_scoped_acquire gil;
+    try {
+      py::object t = (*fn)(bytes, stream);
+      void* ptr = reinterpret_cast<void*>(t.attr("data_ptr")().cast<uintptr_t>());
+      return DeviceAllocation{ptr, Shared(std::move(t))};
+    } catch (py::error_already_set& e) {
+      std::string message = "the device allocator raised " + std::string(e.what());
+      RememberPythonError(message, std::move(e));
+      return InternalError(std::move(message));
+    }
+  };
+}
+
+// DeviceLoader's holder: its destructor stops the Loader (joining workers
+// that may wait for the GIL in a Lambda) and drops tensors (which take it).
+struct DeviceLoaderDeleter {
+  void operator()(DeviceLoader* loader) const {
+    if (Py_IsInitialized() && PyGILState_Check()) {
+      py::gil_scoped_release release;
+      delete loader;
+    } else {
+      delete loader;
+    }
+  }
+};
 
 }  // namespace
 
@@ -188,18 +235,101 @@ void RegisterDevice(py::module_& m) {
         py::arg("normalize"), py::arg("mean"), py::arg("std"), py::arg("augment"),
         py::arg("seed"));
 
-  m.def("_normalize_params",
-        [](const Transform& t) -> py::object {
-          if (t.kind != Transform::Kind::kNormalize) return py::none();
-          return py::make_tuple(t.mean, t.std);
-        },
-        py::arg("transform"), "(mean, std) of a Normalize transform, else None.");
-
   m.def("pinned_allocator", [](int device) -> std::shared_ptr<BatchAllocator> {
     StatusOr<std::shared_ptr<BatchAllocator>> a = PinnedBatchAllocator(device);
     if (!a.ok()) Raise(a.status());
     return std::move(a).value();
   }, py::arg("device"), "Page-locked batch memory for Loader(allocator=...).");
+
+  m.attr("HOST_DEVICE") = kHostDevice;
+  py::class_<DeviceLoader, std::unique_ptr<DeviceLoader, DeviceLoaderDeleter>>(
+      m, "DeviceLoader",
+      "The GPU feeder (stoker/device_loader.h): a Loader whose batches are copied and\n"
+      "converted on the device, one batch ahead, and handed to the consumer's stream.\n"
+      "options: the device output's LoaderOptions (a Normalize runs on the device);\n"
+      "device: CUDA index or HOST_DEVICE (the host fallback); allocate(nbytes, stream):\n"
+      "returns an object with data_ptr() (a torch tensor) of at least nbytes, usable on\n"
+      "that stream.")
+      .def(py::init([](std::shared_ptr<Source> source, const LoaderOptions& options, int device,
+                       py::dict augment, py::object allocate) {
+             DeviceLoaderOptions d;
+             d.device = device;
+             d.augment = AugmentFrom(augment);
+             d.allocate = PythonAllocator(std::move(allocate));
+             StatusOr<std::unique_ptr<DeviceLoader>> l = [&] {
+               py::gil_scoped_release release;
+               return DeviceLoader::Create(std::move(source), options, d);
+             }();
+             if (!l.ok()) Throw(l.status());
+             return std::unique_ptr<DeviceLoader, DeviceLoaderDeleter>(l.value().release());
+           }),
+           py::arg("source"), py::arg("options"), py::arg("device"), py::arg("augment"),
+           py::arg("allocate"))
+      .def("start",
+           [](DeviceLoader& l) {
+             Status s;
+             {
+               py::gil_scoped_release release;
+               s = l.Start();
+             }
+             if (!s.ok()) Throw(s);
+           })
+      .def("next",
+           [](DeviceLoader& l, uintptr_t stream) -> py::object {
+             DeviceBatch b;
+             bool end = false;
+             Status s;
+             bool signalled = false;
+             {
+               py::gil_scoped_release release;
+               // Ctrl-C raises KeyboardInterrupt without waiting for the batch.
+               auto poll = [&signalled]() -> Status {
+                 py::gil_scoped_acquire acquire;
+                 if (PyErr_CheckSignals() != 0) {
+                   signalled = true;
+                   return CancelledError("interrupted by a signal");
+                 }
+                 return Status::OK();
+               };
+               s = l.Next(&b, &end, stream, poll, 50);
+             }
+             if (signalled) throw py::error_already_set();
+             if (!s.ok()) ThrowIterationStatus(s);
+             if (end) return py::none();
+             // The owners are the allocator's objects (PythonAllocator).
+             py::object images = *std::static_pointer_cast<py::object>(b.images_owner);
+             py::object labels = *std::static_pointer_cast<py::object>(b.labels_owner);
+             py::array_t<int64_t> ids(static_cast<py::ssize_t>(b.ids.size()));
+             if (!b.ids.empty()) {
+               std::memcpy(ids.mutable_data(), b.ids.data(), sizeof(int64_t) * b.ids.size());
+             }
+             return py::make_tuple(images, labels, ids,
+                                   py::make_tuple(b.dims[0], b.dims[1], b.dims[2], b.dims[3]));
+           },
+           py::arg("stream"),
+           "The next batch handed off to `stream`, as (images, labels, ids, dims): the\n"
+           "allocator's objects for the images (dims, the options' dtype) and the int64\n"
+           "labels, ids as numpy; None at the end of the epoch.")
+      .def("stop",
+           [](DeviceLoader& l) {
+             Status s;
+             {
+               py::gil_scoped_release release;
+               s = l.Stop();
+             }
+             if (!s.ok()) Throw(s);
+           })
+      .def("state",
+           [](const DeviceLoader& l) {
+             const LoaderState st = l.state();
+             return py::make_tuple(st.epoch, st.consumed, st.world_size);
+           },
+           "(epoch, consumed, world_size): a batch launched ahead is not consumed yet.")
+      .def("output_dims", &DeviceLoader::output_dims, py::arg("n"))
+      .def_property_readonly("loader", &DeviceLoader::loader, py::return_value_policy::reference_internal,
+                             "The host Loader (uint8 NHWC batches).")
+      .def_property_readonly("stage", &DeviceLoader::stage, py::return_value_policy::reference_internal,
+                             "The DeviceStage (copy stream, kernels).");
 }
 
 }  // namespace stoker::python

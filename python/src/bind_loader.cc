@@ -282,6 +282,10 @@ using LoaderHolder = std::unique_ptr<Loader, LoaderDeleter>;
 
 // For the other binding files.
 void ThrowStatus(const Status& s) { Throw(s); }
+void ThrowIterationStatus(const Status& s) { ThrowIterationError(s); }
+void RememberPythonError(const std::string& message, py::error_already_set error) {
+  RememberCallbackError(message, std::move(error));
+}
 
 void RegisterLoader(py::module_& m) {
   static py::exception<std::runtime_error> exc(m, "StokerError", PyExc_RuntimeError);
@@ -581,16 +585,18 @@ void RegisterLoader(py::module_& m) {
                   py::arg("replacement") = true)
       .def_static("subset", &SamplerSpec::Subset, py::arg("indices"));
 
-  py::class_<Loader, LoaderHolder>(m, "Loader")
-      .def(py::init([](std::shared_ptr<Source> source, int batch_size, bool shuffle,
-                       uint64_t seed, bool drop_last, std::vector<Transform> transforms,
-                       int threads, int prefetch, const std::string& dtype,
-                       const std::string& layout, const std::string& on_error, bool dct_scaling,
-                       int64_t max_pixels, bool auto_threads, bool auto_prefetch, int max_threads,
-                       int max_prefetch, std::shared_ptr<BatchAllocator> allocator,
-                       const SamplerSpec& sampler, const std::string& cache,
-                       size_t cache_bytes, int rank, int world_size, int local_world_size,
-                       const std::string& collate) {
+  py::class_<LoaderOptions>(
+      m, "LoaderOptions",
+      "A Loader's options (stoker/loader.h), for Loader(source, options) and\n"
+      "DeviceLoader(source, options, ...).")
+      .def(py::init([](int batch_size, bool shuffle, uint64_t seed, bool drop_last,
+                       std::vector<Transform> transforms, int threads, int prefetch,
+                       const std::string& dtype, const std::string& layout,
+                       const std::string& on_error, bool dct_scaling, int64_t max_pixels,
+                       bool auto_threads, bool auto_prefetch, int max_threads, int max_prefetch,
+                       std::shared_ptr<BatchAllocator> allocator, const SamplerSpec& sampler,
+                       const std::string& cache, size_t cache_bytes, int rank, int world_size,
+                       int local_world_size, const std::string& collate) {
              LoaderOptions o;
              if (collate == "batch") o.collate = LoaderOptions::Collate::kBatch;
              else if (collate == "list") o.collate = LoaderOptions::Collate::kList;
@@ -625,9 +631,9 @@ void RegisterLoader(py::module_& m) {
              o.rank = rank;
              o.world_size = world_size;
              o.local_world_size = local_world_size;
-             return LoaderHolder(Unwrap(Loader::Create(std::move(source), o)).release());
+             return o;
            }),
-           py::arg("source"), py::arg("batch_size"), py::arg("shuffle"), py::arg("seed"),
+           py::arg("batch_size"), py::arg("shuffle"), py::arg("seed"),
            py::arg("drop_last"), py::arg("transforms"), py::arg("threads"), py::arg("prefetch"),
            py::arg("dtype"), py::arg("layout"), py::arg("on_error"), py::arg("dct_scaling"),
            py::arg("max_pixels"), py::arg("auto_threads") = false,
@@ -635,7 +641,13 @@ void RegisterLoader(py::module_& m) {
            py::arg("max_prefetch") = 8, py::arg("allocator") = nullptr,
            py::arg("sampler") = SamplerSpec(), py::arg("cache") = "", py::arg("cache_bytes") = 0,
            py::arg("rank") = 0, py::arg("world_size") = 1, py::arg("local_world_size") = 1,
-           py::arg("collate") = "batch")
+           py::arg("collate") = "batch");
+
+  py::class_<Loader, LoaderHolder>(m, "Loader")
+      .def(py::init([](std::shared_ptr<Source> source, const LoaderOptions& options) {
+             return LoaderHolder(Unwrap(Loader::Create(std::move(source), options)).release());
+           }),
+           py::arg("source"), py::arg("options"))
       .def("__len__", &Loader::num_batches)
       .def_property_readonly("num_samples", &Loader::num_samples)
       .def_property_readonly("height", &Loader::height)

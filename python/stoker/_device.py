@@ -1,17 +1,18 @@
-"""The GPU stage's Python side: device tensors from torch, copies and kernels in C++.
+"""The GPU feeder's Python side: a thin wrapper over ``_C.DeviceLoader``.
 
-With ``Loader(..., device="cuda:N")`` the host stage produces uint8 NHWC batches in
-page-locked memory; ``_DeviceFeeder`` launches each batch's copy and conversion on
-stoker's copy stream one batch ahead (so the copy of batch k+1 overlaps the step on
-batch k) and, when handing a batch over, makes ``torch.cuda.current_stream()`` wait
-for it. Output tensors are allocated with ``torch.empty`` on the device, so their
-memory comes from, and returns to, PyTorch's caching allocator.
+With ``Loader(..., device="cuda:N")`` the C++ ``DeviceLoader`` (stoker/device_loader.h)
+does the feeding: the host stage's uint8 NHWC batches in page-locked memory, copies and
+conversions launched one batch ahead on stoker's copy stream, the hand-off to the
+consumer's stream, the synchronisation of a batch launched ahead on stop, a new epoch or
+an error. This module passes it ``torch.cuda.current_stream()`` and an allocator that
+makes torch tensors, so device memory comes from, and returns to, PyTorch's caching
+allocator; and it views those tensors as the batch's dtype and shape.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Optional, Sequence, Tuple
+from typing import Optional, Tuple
 
 from stoker import _C
 
@@ -50,87 +51,70 @@ class DeviceAugment:
         return d
 
 
+# Tests only: run device loaders through the C++ host fallback (_C.HOST_DEVICE), with
+# outputs in CPU tensors, so the feeding policy runs on machines without a GPU.
+_HOST_FALLBACK = False
+
+
 def _torch_dtype(name: str):
     return {"float32": torch.float32, "float16": torch.float16,
             "bfloat16": torch.bfloat16}[name]
 
 
-class _DeviceFeeder:
-    """Feeds one Loader's batches through a ``_C.DeviceStage``."""
+def _allocator(device):
+    """The DeviceLoader's output memory: torch tensors. Called inside next(), where
+    torch's current stream is the `stream` it is given. (A closure over the device only:
+    a bound method would tie the feeder and the C++ loader in a cycle gc cannot see.)"""
+    def allocate(nbytes: int, stream: int):
+        return torch.empty(nbytes, dtype=torch.uint8, device=device)
+    return allocate
 
-    def __init__(self, device: str, transforms: Sequence, dtype: str, layout: str,
-                 augment: Optional[DeviceAugment], seed: int, batch_size: int):
-        self.index = _C.parse_device(device)
-        _C.check_cuda_device(self.index)  # StokerError naming the reason
-        if torch is None or not torch.cuda.is_available():
+
+class _DeviceFeeder:
+    """A ``_C.DeviceLoader`` with torch tensors for memory and torch's current stream."""
+
+    def __init__(self, source, options, device: str, dtype: str,
+                 augment: Optional[DeviceAugment]):
+        index = _C.parse_device(device)
+        if torch is None:
+            raise _C.StokerError(f"device={device!r} needs torch (the batches are torch tensors)")
+        if _HOST_FALLBACK:
+            index = _C.HOST_DEVICE
+        host = index == _C.HOST_DEVICE
+        self.device = torch.device("cpu") if host else torch.device("cuda", index)
+        aug = (augment or DeviceAugment()).as_dict()
+        self._impl = _C.DeviceLoader(source, options, index, aug, _allocator(self.device))
+        self._dtype = _torch_dtype(dtype)
+        if not host and not torch.cuda.is_available():
             raise _C.StokerError(
                 f"device={device!r} requested but torch has no CUDA "
                 "(torch.cuda.is_available() is False)")
-        if dtype == "uint8":
-            raise ValueError("with a CUDA device, dtype must be float32, float16 or bfloat16")
-        self.device = torch.device("cuda", self.index)
-        self.dtype = dtype
-        self.layout = layout
-        self.augment = augment or DeviceAugment()
-        self.seed = seed
-        self.batch_size = batch_size
-        # Normalize moves to the device; everything else stays on the host.
-        self.mean, self.std, self.normalize = (0.0,) * 3, (1.0,) * 3, False
-        self.host_transforms = []
-        for t in transforms:
-            normalize = _C._normalize_params(t)
-            if normalize is not None:
-                self.mean, self.std = tuple(normalize[0]), tuple(normalize[1])
-                self.normalize = True
-            else:
-                self.host_transforms.append(t)
-        self.allocator = _C.pinned_allocator(self.index)
-        self.stage = None
-        self._pending = None
+        self.loader = self._impl.loader  # the host Loader: len, stats, epochs, checkpoints
+        self.stage = self._impl.stage
 
-    def bind(self, height: int, width: int) -> None:
-        """Creates the stage once the Loader knows its sample size."""
-        self.stage = _C.DeviceStage(self.index, self.dtype, self.layout, self.normalize,
-                                    list(self.mean), list(self.std), self.augment.as_dict(),
-                                    self.seed, self.batch_size, height, width)
+    def _stream(self) -> int:
+        if self.device.type == "cpu":
+            return 0
+        return torch.cuda.current_stream(self.device).cuda_stream
 
-    def start_epoch(self) -> None:
-        self.finish()
+    def start(self) -> None:
+        self._impl.start()
 
-    def _launch(self, arrays):
-        if arrays is None:
+    def next(self):
+        """The next (images, labels, ids), safe on torch's current stream; None at the end."""
+        if self.device.type == "cuda":
+            with torch.cuda.device(self.device):
+                batch = self._impl.next(self._stream())
+        else:
+            batch = self._impl.next(0)
+        if batch is None:
             return None
-        images, labels, ids = arrays
-        n = images.shape[0]
-        stream = torch.cuda.current_stream(self.device)
-        with torch.cuda.device(self.device):
-            out = torch.empty(self.stage.output_dims(n), dtype=_torch_dtype(self.dtype),
-                              device=self.device)
-            labels_d = torch.empty(n, dtype=torch.int64, device=self.device)
-        ticket = self.stage.launch(images, out.data_ptr(), labels_d.data_ptr(), stream.cuda_stream)
-        # The host batch goes back to the pool now; its buffer is reused only
-        # after the copy that reads it (the stage's event fence).
-        return out, labels_d, torch.from_numpy(ids.copy()), ticket
+        images, labels, ids, dims = batch
+        return images.view(self._dtype).view(dims), labels.view(torch.int64), \
+            torch.from_numpy(ids)
 
-    def next(self, impl):
-        """The next (images, labels, ids) on the device, or None at the end of the epoch."""
-        current = self._pending if self._pending is not None else self._launch(impl.next())
-        self._pending = None
-        if current is None:
-            return None
-        try:
-            self._pending = self._launch(impl.next())  # overlaps the consumer's step on `current`
-        except BaseException:
-            self._pending = current  # finish() waits for its copy before its memory is freed
-            raise
-        out, labels, ids, ticket = current
-        self.stage.handoff(ticket, torch.cuda.current_stream(self.device).cuda_stream)
-        return out, labels, ids
+    def stop(self) -> None:
+        self._impl.stop()
 
-    def finish(self) -> None:
-        """Drops a batch launched ahead (after its copy finished: its memory may be reused)."""
-        if self._pending is not None:
-            self.stage.synchronize()
-            out, labels, ids, ticket = self._pending
-            self._pending = None
-            self.stage.handoff(ticket, torch.cuda.current_stream(self.device).cuda_stream)
+    def state(self):
+        return self._impl.state()

@@ -268,8 +268,13 @@ class Loader:
         self._source = source
         self._iterator = None
         self._feeder = None
-        allocator = None
         self._collate = collate
+        options = _C.LoaderOptions(int(batch_size), bool(shuffle), int(seed), bool(drop_last),
+                                   list(transforms), threads, int(prefetch), dtype, layout,
+                                   on_error, bool(dct_scaling), int(max_pixels), auto_threads,
+                                   auto_prefetch, int(max_threads or 0), int(max_prefetch),
+                                   None, sampler_spec, cache or "", int(cache_bytes or 0),
+                                   rank, world_size, local_world_size, collate)
         if device != "cpu" or device_augment is not None:
             if collate == "list":
                 raise ValueError(
@@ -279,19 +284,11 @@ class Loader:
                     "with collate='batch'")
             if device == "cpu":
                 raise ValueError("device_augment needs device='cuda' or 'cuda:N'")
-            self._feeder = _device._DeviceFeeder(device, transforms, dtype, layout,
-                                                 device_augment, int(seed), int(batch_size))
-            transforms, dtype, layout = self._feeder.host_transforms, "uint8", "NHWC"
-            allocator = self._feeder.allocator
-        self._impl = _C.Loader(source, int(batch_size), bool(shuffle), int(seed),
-                               bool(drop_last), list(transforms), threads, int(prefetch),
-                               dtype, layout, on_error, bool(dct_scaling), int(max_pixels),
-                               auto_threads, auto_prefetch, int(max_threads or 0),
-                               int(max_prefetch), allocator, sampler_spec, cache or "",
-                               int(cache_bytes or 0), rank, world_size, local_world_size,
-                               collate)
-        if self._feeder is not None:
-            self._feeder.bind(self._impl.height, self._impl.width)
+            # The C++ DeviceLoader owns the host Loader (self._impl) and feeds the device.
+            self._feeder = _device._DeviceFeeder(source, options, device, dtype, device_augment)
+            self._impl = self._feeder.loader
+        else:
+            self._impl = _C.Loader(source, options)
         if any(t.name == "Lambda" for t in transforms):
             _WITH_CALLABLES.add(self)
 
@@ -321,7 +318,7 @@ class Loader:
         torch.distributed.checkpoint take it as is): the epoch in progress and the number of
         its samples consumed over all ranks (every rank reports the same when they take the
         same number of batches, as DDP does), or the next epoch at 0 after an epoch's end."""
-        epoch, consumed, world_size = self._live().state()
+        epoch, consumed, world_size = (self._feeder or self._live()).state()
         return {"version": STATE_VERSION, "seed": self._seed, "shuffle": self._shuffle,
                 "epoch": int(epoch), "consumed": int(consumed), "world_size": int(world_size),
                 "num_samples": int(self._impl.num_samples),
@@ -377,9 +374,7 @@ class Loader:
         self._live()
         self._finish_current(superseded=True)
         self._generation += 1
-        self._impl.start()
-        if self._feeder is not None:
-            self._feeder.start_epoch()
+        (self._feeder or self._impl).start()
         it = _EpochIterator(self)
         self._iterator = weakref.ref(it)
         return it
@@ -390,6 +385,7 @@ class Loader:
         self._finish_current(closed=True)
         self._iterator = None
         self._impl = None
+        self._feeder = None
 
     def _finish_current(self, superseded=False, closed=False):
         it = self._iterator() if self._iterator is not None else None
@@ -459,6 +455,7 @@ class _EpochIterator:
     def __init__(self, loader: Loader):
         self._loader = loader
         self._impl = loader._impl
+        self._feeder = loader._feeder  # device loaders: the C++ DeviceLoader's wrapper
         self._done = False
         self._why = None  # set when the epoch was stopped from outside: next() raises it
         self._lock = threading.Lock()  # next() from several threads, one at a time
@@ -476,8 +473,8 @@ class _EpochIterator:
         if self._done:
             raise StopIteration
         try:
-            if self._loader._feeder is not None:  # already device tensors
-                arrays = self._loader._feeder.next(self._impl)
+            if self._feeder is not None:  # already device tensors
+                arrays = self._feeder.next()
                 if arrays is not None:
                     return arrays if self._loader._return_indices else arrays[:2]
             else:
@@ -496,9 +493,7 @@ class _EpochIterator:
     def _finish(self):
         if not self._done:
             self._done = True
-            self._impl.stop()
-            if self._loader._feeder is not None:
-                self._loader._feeder.finish()
+            (self._feeder or self._impl).stop()
 
     def __del__(self):
         try:

@@ -154,6 +154,10 @@ class CudaDeviceStage : public DeviceStage {
     return Status::OK();
   }
 
+  void Release(DeviceTicket ticket) override {
+    if (ticket.done != nullptr) events_->Put(static_cast<cudaEvent_t>(ticket.done));
+  }
+
   Status Synchronize() override {
     STOKER_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device));
     STOKER_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));

@@ -15,7 +15,9 @@
 #include "device/device_plan.h"
 #include "source/memory_source.h"
 #include "stoker/device.h"
+#include "stoker/device_loader.h"
 #include "stoker/loader.h"
+#include "testing/test_images.h"
 
 namespace stoker {
 namespace {
@@ -154,6 +156,88 @@ TEST(DeviceStageGpuTest, MatchesHostMathsBitForBit) {
     EXPECT_EQ(pool->total_allocations(), 1);
     pool->Release(again.value());
   }
+}
+
+// One sample source for the DeviceLoader tests: raw pixels, CenterCrop to 16x16.
+std::shared_ptr<Source> RawSamples(int n) {
+  std::vector<MemorySample> samples(n);
+  for (int i = 0; i < n; ++i) {
+    samples[i].raw_width = 20 + i % 3;
+    samples[i].raw_height = 18 + i % 2;
+    samples[i].bytes = testing::MakePixels(samples[i].raw_width, samples[i].raw_height, 50 + i);
+    samples[i].label = i % 4;
+    samples[i].name = "s" + std::to_string(i);
+  }
+  return std::make_shared<MemorySource>(samples);
+}
+
+// The DeviceLoader on the GPU (pinned batches, the copy stream, cudaMallocAsync
+// outputs handed to a stream of ours) against its host fallback, batch by
+// batch and bit for bit, over a shuffled epoch with device augmentations; then
+// an epoch stopped after one batch (the batch ahead synchronised) and a whole
+// one after it.
+TEST(DeviceLoaderGpuTest, MatchesHostFallbackBitForBit) {
+  SKIP_WITHOUT_GPU();
+  auto source = RawSamples(23);
+  LoaderOptions o;
+  o.batch_size = 5;
+  o.shuffle = true;
+  o.seed = 11;
+  o.threads = 2;
+  o.prefetch = 3;
+  o.dtype = DType::kBFloat16;
+  o.transforms = {Transform::CenterCrop(16, 16),
+                  Transform::Normalize({0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f})};
+  DeviceLoaderOptions gpu_options;
+  gpu_options.device = 0;
+  gpu_options.augment.flip_p = 0.5;
+  gpu_options.augment.brightness = gpu_options.augment.contrast = 0.3f;
+  gpu_options.augment.degrees = 10.f;
+  DeviceLoaderOptions host_options = gpu_options;
+  host_options.device = kHostDevice;
+  auto gpu = DeviceLoader::Create(source, o, gpu_options);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().message();
+  auto host = DeviceLoader::Create(source, o, host_options).value();
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  const auto s = reinterpret_cast<uintptr_t>(stream);
+  for (int64_t epoch : {0, 1, 2}) {
+    gpu.value()->SetEpoch(epoch);
+    host->SetEpoch(epoch);
+    ASSERT_TRUE(gpu.value()->Start().ok());
+    ASSERT_TRUE(host->Start().ok());
+    int batches = 0;
+    for (;;) {
+      DeviceBatch g, h;
+      bool g_end = false, h_end = false;
+      const Status gs = gpu.value()->Next(&g, &g_end, s);
+      ASSERT_TRUE(gs.ok()) << gs.message();
+      ASSERT_TRUE(host->Next(&h, &h_end, 0).ok());
+      ASSERT_EQ(g_end, h_end);
+      if (g_end) break;
+      ++batches;
+      const size_t bytes = gpu.value()->stage().output_bytes(g.size);
+      std::vector<uint8_t> got(bytes);
+      std::vector<int64_t> labels(g.size);
+      ASSERT_EQ(cudaMemcpyAsync(got.data(), g.images, bytes, cudaMemcpyDeviceToHost, stream),
+                cudaSuccess);
+      ASSERT_EQ(cudaMemcpyAsync(labels.data(), g.labels, 8 * g.size, cudaMemcpyDeviceToHost,
+                                stream),
+                cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      EXPECT_EQ(std::memcmp(got.data(), h.images, bytes), 0) << "epoch " << epoch;
+      EXPECT_EQ(std::memcmp(labels.data(), h.labels, 8 * g.size), 0);
+      EXPECT_EQ(g.ids, h.ids);
+      EXPECT_EQ(g.dims, h.dims);
+      if (epoch == 1) break;  // stopped mid-epoch below
+    }
+    EXPECT_EQ(batches, epoch == 1 ? 1 : 5);
+    ASSERT_TRUE(gpu.value()->Stop().ok());
+    ASSERT_TRUE(host->Stop().ok());
+  }
+  gpu.value().reset();  // frees on `stream` (cudaFreeAsync) before it is destroyed
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
 }  // namespace

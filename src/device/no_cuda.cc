@@ -5,6 +5,7 @@
 // CPU path is unaffected.
 #include <string>
 
+#include "device/host_stage.h"
 #include "stoker/device.h"
 
 namespace stoker {
@@ -26,5 +27,13 @@ StatusOr<std::unique_ptr<DeviceStage>> DeviceStage::Create(const DeviceOptions& 
                                                            int) {
   return NoCuda(options.device);
 }
+
+namespace device {
+
+StatusOr<DeviceAllocation> CudaAllocateAsync(int device, size_t, uintptr_t) {
+  return NoCuda(device);
+}
+
+}  // namespace device
 
 }  // namespace stoker
