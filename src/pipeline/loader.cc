@@ -253,6 +253,7 @@ class LoaderImpl : public Loader {
       reader_ = std::move(reader).value();
     }
     const int64_t n = reader_->size();
+    epoch_random_access_ = reader_->random_access();
     const int64_t b = options_.batch_size;
     if (n < 0) {  // a stream: the end is found by reading (stream_end_)
       epoch_batches_ = kUnbounded / b;
@@ -732,7 +733,9 @@ class LoaderImpl : public Loader {
   int CompactBatch(int64_t b, BatchBuffer* buf, std::vector<int64_t>* positions) {
     const int64_t bsz = options_.batch_size;
     positions->clear();
-    if (!reader_->random_access()) {
+    // Not reader_: once this epoch is made, a worker swaps in the next
+    // epoch's reader (cross-epoch prefetch) while the consumer still runs.
+    if (!epoch_random_access_) {
       const int64_t end = stream_end_.load(std::memory_order_acquire);
       if (end < (b + 1) * bsz) buf->size = static_cast<int>(end - b * bsz);
     }
@@ -1311,7 +1314,11 @@ class LoaderImpl : public Loader {
   int64_t next_to_consume_ = 0;       // guarded by mu_
   int64_t epoch_batches_ = 0;         // set by Start before workers run
   int64_t epoch_samples_ = 0;         // set by Start before workers run
-  std::unique_ptr<EpochReader> reader_;  // set by Start before workers run
+  // The workers' reader: set by Start before workers run, and replaced (under
+  // mu_) by the next epoch's when its first batches are prefetched, so code
+  // outside the workers reads it under mu_ only.
+  std::unique_ptr<EpochReader> reader_;
+  bool epoch_random_access_ = true;   // the running epoch's reader's; set by Start
   std::vector<RingSlot> ring_;
   // Cross-epoch prefetch (random-access sources): once every position of the
   // epoch is made, the workers make the next epoch's first batches into
