@@ -330,9 +330,9 @@ class ImageDecoder::Png {
     png_set_PLTE(png_, info_, padded, full);  // copied by libpng
   }
 
-  Status Decode(const DecodeRequest& req, DecodedRegion* out) {
-    if (png_ == nullptr) return InternalError("PNG Decode() without Open()");
-    if (setjmp(png_jmpbuf(png_))) return Fail();
+  // Sets libpng's transforms to 8-bit RGB (Pillow's convert("RGB")) and
+  // checks the row size. Call inside a setjmp scope (libpng may longjmp).
+  Status SetRgbTransforms(int* w, int* h) {
     const int color = png_get_color_type(png_, info_);
     const int depth = png_get_bit_depth(png_, info_);
     if (color == PNG_COLOR_TYPE_PALETTE) {
@@ -351,13 +351,57 @@ class ImageDecoder::Png {
     }
     png_set_interlace_handling(png_);
     png_read_update_info(png_, info_);
-    const int w = static_cast<int>(png_get_image_width(png_, info_));
-    const int h = static_cast<int>(png_get_image_height(png_, info_));
+    *w = static_cast<int>(png_get_image_width(png_, info_));
+    *h = static_cast<int>(png_get_image_height(png_, info_));
     const size_t rowbytes = png_get_rowbytes(png_, info_);
-    if (rowbytes != static_cast<size_t>(w) * 3) {
+    if (rowbytes != static_cast<size_t>(*w) * 3) {
+      Reset();
       return InternalError("PNG transform produced " + std::to_string(rowbytes) +
-                           " bytes per row, expected " + std::to_string(w * 3));
+                           " bytes per row, expected " + std::to_string(*w * 3));
     }
+    return Status::OK();
+  }
+
+  // True when the image last opened can be decoded row by row (DecodeRows):
+  // not interlaced (an Adam7 image's first row needs every pass, i.e. the
+  // whole file, in memory).
+  bool CanDecodeRows() const {
+    return png_ != nullptr && png_get_interlace_type(png_, info_) == PNG_INTERLACE_NONE;
+  }
+
+  // Decodes every row, one at a time into one reused row buffer (w * 3 + 16
+  // bytes), and hands rows [first, end) to `fn`; the others are decoded and
+  // dropped (so damage anywhere in the image data is an error, as in
+  // Decode()). Peak pixel memory: one row.
+  Status DecodeRows(int first, int end, ImageDecoder::RowFn fn, void* ctx) {
+    if (png_ == nullptr) return InternalError("PNG DecodeRows() without Open()");
+    if (!CanDecodeRows()) {
+      Reset();
+      return InternalError("PNG DecodeRows() on an interlaced image");
+    }
+    if (setjmp(png_jmpbuf(png_))) return Fail();
+    int w = 0, h = 0;
+    STOKER_RETURN_IF_ERROR(SetRgbTransforms(&w, &h));
+    if (first < 0 || end > h || first > end) {
+      Reset();
+      return InternalError("PNG DecodeRows(): rows [" + std::to_string(first) + ", " +
+                           std::to_string(end) + ") outside the image's " + std::to_string(h));
+    }
+    const size_t need = static_cast<size_t>(w) * 3 + kTailPadding;
+    if (row_.size() < need) row_.resize(need);
+    for (int y = 0; y < h; ++y) {
+      png_read_row(png_, row_.data(), nullptr);
+      if (y >= first && y < end) fn(ctx, y, row_.data());
+    }
+    Reset();
+    return Status::OK();
+  }
+
+  Status Decode(const DecodeRequest& req, DecodedRegion* out) {
+    if (png_ == nullptr) return InternalError("PNG Decode() without Open()");
+    if (setjmp(png_jmpbuf(png_))) return Fail();
+    int w = 0, h = 0;
+    STOKER_RETURN_IF_ERROR(SetRgbTransforms(&w, &h));
     image_.Resize(w, h);
     rows_.resize(h);
     for (int y = 0; y < h; ++y) rows_[y] = image_.row(y);
@@ -410,11 +454,12 @@ class ImageDecoder::Png {
 
  public:
   size_t scratch_bytes() const {
-    return image_.capacity_bytes() + rows_.capacity() * sizeof(png_bytep);
+    return image_.capacity_bytes() + rows_.capacity() * sizeof(png_bytep) + row_.capacity();
   }
   void ReleaseScratch() {
     image_.Release();
     std::vector<png_bytep>().swap(rows_);
+    std::vector<uint8_t>().swap(row_);
   }
 
  private:
@@ -426,6 +471,7 @@ class ImageDecoder::Png {
   std::string message_;
   RgbImage image_;
   std::vector<png_bytep> rows_;
+  std::vector<uint8_t> row_;  // DecodeRows' one row
 };
 
 // ------------------------------------------------------------- dispatch ----
@@ -466,6 +512,18 @@ Status ImageDecoder::Decode(const DecodeRequest& request, DecodedRegion* out) {
     case ImageFormat::kUnknown: break;
   }
   return InternalError("Decode() without a successful Open()");
+}
+
+bool ImageDecoder::CanDecodeRows() const {
+  return current_ == ImageFormat::kPng && png_->CanDecodeRows();
+}
+
+Status ImageDecoder::DecodeRows(int first_row, int end_row, RowFn fn, void* ctx) {
+  if (current_ != ImageFormat::kPng) {
+    return InternalError("DecodeRows() needs an opened PNG (see CanDecodeRows())");
+  }
+  current_ = ImageFormat::kUnknown;  // one decode per Open()
+  return png_->DecodeRows(first_row, end_row, fn, ctx);
 }
 
 size_t ImageDecoder::scratch_bytes() const {

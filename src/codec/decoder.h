@@ -22,9 +22,12 @@
 // detected by any decoder and decodes to wrong pixels).
 // PNG: every colour type and bit depth, palette with or without tRNS, and
 // interlaced images; 16-bit samples keep their most significant byte and
-// alpha is dropped. PNG has no region decode: the whole image is decoded and
-// the region is a view into it. Every chunk's declared length is checked
-// against the bytes present before libpng allocates for it.
+// alpha is dropped. PNG has no region decode: Decode() decodes the whole
+// image and the region is a view into it; DecodeRows() streams a
+// non-interlaced PNG row by row instead (the sample processor feeds the rows
+// to the resampler, so a large PNG never exists whole in memory). Every
+// chunk's declared length is checked against the bytes present before
+// libpng allocates for it.
 // WebP, TIFF, BMP, PNM (P1-P6): whole-image decode like PNG, with the pixels
 // Pillow's convert("RGB") gives (grey to RGB, alpha dropped, 16-bit samples
 // as Pillow reduces them); the rules per format are in codec/formats.h and
@@ -109,6 +112,23 @@ class ImageDecoder {
 
   // Decodes the region of the image last opened. Call at most once per Open().
   Status Decode(const DecodeRequest& request, DecodedRegion* out);
+
+  // Row-streamed decoding, instead of Decode() (at most one of them per
+  // Open()), for an image too large to hold whole: true when the image last
+  // opened allows it (PNG, not interlaced; an Adam7 image needs every pass,
+  // so it takes Decode()'s whole-image path).
+  bool CanDecodeRows() const;
+  // Called once per row, in order: `rgb` holds the row's full width of
+  // 8-bit RGB pixels (as Decode() gives them), followed by at least 16
+  // readable bytes, and is valid only during the call.
+  using RowFn = void (*)(void* ctx, int y, const uint8_t* rgb);
+  // Decodes every row of the image through one reused row buffer and calls
+  // `fn` for rows [first_row, end_row) (full-size coordinates, inside the
+  // image). Rows outside are decoded too and dropped, so damage anywhere in
+  // the pixel data is an error exactly as in Decode(). Pixel memory held:
+  // one row (w * 3 + 16 bytes, in scratch_bytes()) plus libpng's own row
+  // buffers. Errors as Decode(); `fn` may have been called before an error.
+  Status DecodeRows(int first_row, int end_row, RowFn fn, void* ctx);
 
   // Decodes the whole image at full size (convenience for tests and tools).
   Status DecodeAll(const uint8_t* data, size_t size, DecodedRegion* out);

@@ -663,6 +663,52 @@ TEST_P(PngDecodeTest, DecodesExactlyAndRegionIsAView) {
                            &expected[(static_cast<size_t>(h - 1) * w + w - 1) * 3], 3));
 }
 
+// DecodeRows (issue 17 item 7): the rows of a non-interlaced PNG, one at a
+// time, are those of the whole decode; interlaced images cannot stream.
+TEST_P(PngDecodeTest, RowsMatchTheWholeDecode) {
+  const PngCase c = std::get<0>(GetParam());
+  const bool interlaced = std::get<1>(GetParam());
+  const int w = 67, h = 29;
+  PngSpec spec;
+  spec.color_type = c.color_type;
+  spec.bit_depth = c.bit_depth;
+  spec.interlaced = interlaced;
+  spec.trns = c.trns;
+  Bytes expected;
+  const Bytes png = EncodePng(MakePixels(w, h, 77 + c.bit_depth), w, h, spec, &expected);
+  ImageDecoder dec;
+  ImageHeader hdr;
+  ASSERT_TRUE(dec.Open(png.data(), png.size(), &hdr).ok());
+  ASSERT_EQ(dec.CanDecodeRows(), !interlaced);
+  if (interlaced) return;
+  struct Seen {
+    int w;
+    std::vector<int> ys;
+    Bytes rgb;
+  } seen{w, {}, {}};
+  const ImageDecoder::RowFn collect = [](void* ctx, int y, const uint8_t* rgb) {
+    auto* s = static_cast<Seen*>(ctx);
+    s->ys.push_back(y);
+    s->rgb.insert(s->rgb.end(), rgb, rgb + s->w * 3);
+  };
+  Status st = dec.DecodeRows(5, 21, collect, &seen);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_EQ(seen.ys.size(), 16u);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(seen.ys[i], 5 + i);
+  EXPECT_EQ(seen.rgb, Bytes(expected.begin() + 5 * w * 3, expected.begin() + 21 * w * 3));
+  // One decode per Open(); rows outside the image are refused.
+  EXPECT_FALSE(dec.CanDecodeRows());
+  EXPECT_FALSE(dec.DecodeRows(0, 1, collect, &seen).ok());
+  ASSERT_TRUE(dec.Open(png.data(), png.size(), &hdr).ok());
+  EXPECT_EQ(dec.DecodeRows(0, h + 1, collect, &seen).code(), StatusCode::kInternal);
+  // The decoder's pixel scratch is a row, not the image.
+  seen.rgb.clear();
+  ASSERT_TRUE(dec.Open(png.data(), png.size(), &hdr).ok());
+  ASSERT_TRUE(dec.DecodeRows(0, h, collect, &seen).ok());
+  EXPECT_EQ(seen.rgb, expected);
+  EXPECT_LT(dec.scratch_bytes(), static_cast<size_t>(w) * 3 * 2 + 64);
+}
+
 std::string PngCaseName(const ::testing::TestParamInfo<std::tuple<PngCase, bool>>& info) {
   const PngCase c = std::get<0>(info.param);
   static const char* kNames[] = {"grey", "", "rgb", "palette", "greyalpha", "", "rgba"};

@@ -114,16 +114,26 @@ bool SampleProcessor::TrimScratch() {
 
 Status SampleProcessor::Resample(const RgbView& src, int origin_x, int origin_y, Rng* rng,
                                  uint8_t* slot, bool tail_padding, StageTimes* times) {
+  resampler_.Begin(h_, v_);
+  resampler_.PushRows(src, origin_x, origin_y, tail_padding);
+  return FinishResample(rng, slot, times);
+}
+
+Status SampleProcessor::FinishResample(Rng* rng, uint8_t* slot, StageTimes* times) {
   if (photometric_.empty()) {  // fast path: rows go straight into the slot
     SinkCtx ctx{writer_, slot};
-    resampler_.Run(src, origin_x, origin_y, h_, v_, &SinkToSlot, &ctx, tail_padding);
+    if (!resampler_.Finish(&SinkToSlot, &ctx)) {
+      return InternalError("resampler: input rows missing");
+    }
     for (const Transform* t : erasing_) Erase(*t, rng, slot);
     return Status::OK();
   }
   // Photometric ops: the output-size image in scratch, the ops in place,
   // then the rows into the slot.
   out_.Resize(h_.length, v_.length);
-  resampler_.Run(src, origin_x, origin_y, h_, v_, &SinkToImage, &out_, tail_padding);
+  if (!resampler_.Finish(&SinkToImage, &out_)) {
+    return InternalError("resampler: input rows missing");
+  }
   for (const Transform* t : photometric_) {
     if (t->kind == Transform::Kind::kCallback) {
       STOKER_RETURN_IF_ERROR(RunCallback(*t, rng, times));
@@ -224,6 +234,23 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slo
                     st.window.x, st.window.width, plan.flip, &h_, /*fixed_taps=*/true);
   ComputeAxisCoeffs(st.crop.y * inv, st.crop.bottom() * inv, ylo, yhi, st.out_height,
                     st.window.y, st.window.height, plan.vflip, &v_);
+  if (!raw && config_.stream_png_rows && decoder_.CanDecodeRows()) {
+    // PNG row by row: each decoded row of the taps' span goes straight into
+    // the horizontal pass; decode_ns then includes that pass.
+    resampler_.Begin(h_, v_);
+    STOKER_RETURN_IF_ERROR(decoder_.DecodeRows(
+        v_.min_input, v_.min_input + resampler_.rows_wanted(),
+        [](void* ctx, int /*y*/, const uint8_t* rgb) {
+          // Full-width rows with 16 bytes of slack after them.
+          static_cast<Resampler*>(ctx)->PushRow(rgb, /*origin_x=*/0, /*padded=*/true);
+        },
+        &resampler_));
+    const int64_t t1 = Clock();
+    times->decode_ns += t1 - t0;
+    const Status status = FinishResample(rng, slot, times);
+    times->augment_ns += Clock() - t1;
+    return status;
+  }
   RgbView view;
   int origin_x = 0, origin_y = 0;
   bool tail_padding = false;
