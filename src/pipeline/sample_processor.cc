@@ -234,17 +234,32 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slo
                     st.window.x, st.window.width, plan.flip, &h_, /*fixed_taps=*/true);
   ComputeAxisCoeffs(st.crop.y * inv, st.crop.bottom() * inv, ylo, yhi, st.out_height,
                     st.window.y, st.window.height, plan.vflip, &v_);
-  if (!raw && config_.stream_png_rows && decoder_.CanDecodeRows()) {
-    // PNG row by row: each decoded row of the taps' span goes straight into
-    // the horizontal pass; decode_ns then includes that pass.
+  // The rectangle the taps read (full-resolution coordinates).
+  DecodeRequest req;
+  req.scale_denom = d;
+  req.region = Rect{h_.min_input * d, v_.min_input * d, (h_.max_input - h_.min_input) * d,
+                    (v_.max_input - v_.min_input) * d};
+  if (!raw && config_.stream_rows && decoder_.CanDecodeRows()) {
+    // Row by row (JPEG, non-interlaced PNG): each decoded row of the region
+    // goes straight into the horizontal pass, so the region is never held;
+    // decode_ns then includes that pass.
     resampler_.Begin(h_, v_);
+    struct RowCtx {
+      Resampler* resampler;
+      int origin_x;
+    } ctx{&resampler_, h_.min_input};
+    DecodedRegion region;
     STOKER_RETURN_IF_ERROR(decoder_.DecodeRows(
-        v_.min_input, v_.min_input + resampler_.rows_wanted(),
-        [](void* ctx, int /*y*/, const uint8_t* rgb) {
-          // Full-width rows with 16 bytes of slack after them.
-          static_cast<Resampler*>(ctx)->PushRow(rgb, /*origin_x=*/0, /*padded=*/true);
+        req,
+        [](void* p, int /*y*/, const uint8_t* rgb) {
+          auto* c = static_cast<RowCtx*>(p);
+          c->resampler->PushRow(rgb, c->origin_x, /*padded=*/true);  // 16 bytes of slack
         },
-        &resampler_));
+        &ctx, &region));
+    if (region.scale_denom != d) return InternalError("decoder ignored the DCT scale");
+    if (region.region.x != h_.min_input || region.region.y != v_.min_input) {
+      return InternalError("decoded rows do not start where the taps do");
+    }
     const int64_t t1 = Clock();
     times->decode_ns += t1 - t0;
     const Status status = FinishResample(rng, slot, times);
@@ -257,11 +272,6 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, uint8_t* slo
   if (raw) {
     view = RawView(sample);
   } else {
-    // Decode just the rectangle the taps read (full-resolution coordinates).
-    DecodeRequest req;
-    req.scale_denom = d;
-    req.region = Rect{h_.min_input * d, v_.min_input * d, (h_.max_input - h_.min_input) * d,
-                      (v_.max_input - v_.min_input) * d};
     DecodedRegion region;
     STOKER_RETURN_IF_ERROR(decoder_.Decode(req, &region));
     if (region.scale_denom != d) return InternalError("decoder ignored the DCT scale");

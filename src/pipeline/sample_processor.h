@@ -10,12 +10,13 @@
 // touch is decoded (JPEG region decode, with DCT-domain downscaling when the
 // crop is at least 2x the output in both directions and `dct_scaling` is
 // on), then one resample pass writes rows through the PixelWriter into the
-// slot. A non-interlaced PNG (no region decode) is decoded there row by row,
-// each row going straight into the horizontal pass, and the vertical pass
-// then runs over the horizontally resampled rows (crop rows x output width):
-// the decoded image is never held, so a 16000 x 16000 PNG costs a row and
-// those rows, not 768 MB (issue 17 item 7). Interlaced PNGs, and every image
-// on the slow path, are decoded whole. Slow path (several resizes, or crops
+// slot. The JPEG region, or a whole non-interlaced PNG (no region decode),
+// is decoded there row by row, each row going straight into the horizontal
+// pass, and the vertical pass then runs over the horizontally resampled rows
+// (crop rows x output width): the decoded pixels are never held, so a
+// 16000 x 16000 image costs a row and those rows, not 768 MB (issue 17 item
+// 7). Interlaced PNGs, the other formats and every image on the slow path
+// are decoded whole. Slow path (several resizes, or crops
 // that pad): full decode, then
 // each stage materialised in scratch images. With photometric transforms
 // (ColorJitter, ...), the last resample writes into a per-thread output-size
@@ -54,11 +55,12 @@ struct ProcessorConfig {
   // samples is at most this many bytes: after a sample that needed more,
   // Process() frees it all (0: keep whatever was needed).
   size_t scratch_budget = size_t{64} << 20;
-  // On the fast path, decode a non-interlaced PNG row by row straight into
-  // the resampler's horizontal pass (ImageDecoder::DecodeRows) instead of
-  // whole: the same pixels, with one decoded row in memory instead of the
-  // image. Off only to compare the two paths (tests, benchmarks).
-  bool stream_png_rows = true;
+  // On the fast path, decode a JPEG region or a non-interlaced PNG row by
+  // row straight into the resampler's horizontal pass
+  // (ImageDecoder::DecodeRows) instead of into a buffer: the same pixels,
+  // with one decoded row in memory instead of the region / image. Off only to
+  // compare the two paths (tests, benchmarks).
+  bool stream_rows = true;
 };
 
 // Nanoseconds spent in each part of Process().

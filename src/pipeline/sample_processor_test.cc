@@ -1,8 +1,9 @@
 // Copyright 2026 The stoker Authors.
 //
-// SampleProcessor: a PNG decoded row by row into the resampler (issue 17
-// item 7) gives the bytes of the whole-image path, for every PNG flavour and
-// the usual geometric chains, and never holds the decoded image.
+// SampleProcessor: a PNG or a JPEG region decoded row by row into the
+// resampler (issue 17 item 7) gives the bytes of the buffered path, for every
+// PNG flavour, JPEG colour model and DCT scale and the usual geometric chains,
+// and never holds the decoded image.
 #include "pipeline/sample_processor.h"
 
 #include <gtest/gtest.h>
@@ -17,7 +18,9 @@ namespace stoker {
 namespace {
 
 using Bytes = std::vector<uint8_t>;
+using testing::EncodeJpeg;
 using testing::EncodePng;
+using testing::JpegSpec;
 using testing::MakePixels;
 using testing::PngSpec;
 
@@ -30,10 +33,11 @@ struct Output {
 // Runs one sample through a fresh processor; `seed` feeds the sample's
 // random stream (the same draws on both paths).
 Output ProcessOnce(const Bytes& file, const std::vector<Transform>& transforms, bool stream,
-                   uint64_t seed, size_t budget = size_t{64} << 20) {
+                   uint64_t seed, size_t budget = size_t{64} << 20, bool dct_scaling = true) {
   ProcessorConfig config;
+  config.dct_scaling = dct_scaling;
   config.transforms = transforms;
-  config.stream_png_rows = stream;
+  config.stream_rows = stream;
   config.scratch_budget = budget;
   config.timing = false;
   int h = 0, w = 0;
@@ -121,6 +125,52 @@ TEST(SampleProcessorPngRowsTest, StreamedRowsAreBitIdenticalToTheWholeImagePath)
     }
   }
   EXPECT_GT(streamed_cases, 1000);
+}
+
+TEST(SampleProcessorJpegRowsTest, StreamedRowsAreBitIdenticalToTheRegionPath) {
+  std::vector<JpegSpec> specs(5);
+  specs[1].subsampling = 420;
+  specs[2].subsampling = 422;
+  specs[2].progressive = true;
+  specs[3].color = JpegSpec::kGray;
+  specs[4].color = JpegSpec::kCmyk;
+  const int sizes[][2] = {{97, 61}, {250, 180}, {31, 400}, {640, 480}};
+  const auto chains = Chains();
+  for (size_t k = 0; k < specs.size(); ++k) {
+    for (const auto& wh : sizes) {
+      const int w = wh[0], h = wh[1];
+      const Bytes jpeg = EncodeJpeg(MakePixels(w, h, w + 3 * h), w, h, specs[k]);
+      for (size_t c = 0; c < chains.size(); ++c) {
+        for (bool dct : {false, true}) {
+          for (uint64_t seed = 1; seed <= 3; ++seed) {
+            const Output whole = ProcessOnce(jpeg, chains[c], false, seed, size_t{64} << 20, dct);
+            const Output rows = ProcessOnce(jpeg, chains[c], true, seed, size_t{64} << 20, dct);
+            ASSERT_TRUE(whole.status.ok()) << whole.status.ToString();
+            ASSERT_TRUE(rows.status.ok()) << rows.status.ToString();
+            ASSERT_EQ(whole.slot, rows.slot) << "spec " << k << ", " << w << "x" << h
+                                             << ", chain " << c << ", dct " << dct
+                                             << ", seed " << seed;
+          }
+        }
+      }
+    }
+  }
+}
+
+// A JPEG whose Resize + CenterCrop region (no DCT scaling) is far above a
+// small budget: streamed, the scratch stays within it.
+TEST(SampleProcessorJpegRowsTest, LargeJpegRegionScratchStaysWithinTheBudget) {
+  const int w = 2400, h = 1600;
+  const Bytes jpeg = EncodeJpeg(MakePixels(w, h, 6), w, h, JpegSpec{});
+  const size_t budget = size_t{2} << 20;
+  const std::vector<Transform> chain = {Transform::Resize(40), Transform::CenterCrop(32, 32)};
+  const Output rows = ProcessOnce(jpeg, chain, true, 1, budget, /*dct_scaling=*/false);
+  const Output whole = ProcessOnce(jpeg, chain, false, 1, budget, /*dct_scaling=*/false);
+  ASSERT_TRUE(rows.status.ok()) << rows.status.ToString();
+  ASSERT_TRUE(whole.status.ok()) << whole.status.ToString();
+  EXPECT_EQ(rows.slot, whole.slot);
+  EXPECT_LE(rows.scratch, budget);
+  EXPECT_GE(whole.scratch, static_cast<size_t>(1280) * 1280 * 3);  // the 80% crop's region
 }
 
 // A PNG well above the budget: streamed, the processor's scratch after the
