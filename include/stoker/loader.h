@@ -97,7 +97,10 @@ struct LoaderOptions {
   int64_t max_pixels = int64_t{1} << 28;
   // Per-worker scratch kept between samples (decoded pixels, resampler rows,
   // the file read buffer): after a sample that needed more, the worker frees
-  // it, so an oversized image does not stay resident (0: keep it).
+  // it, so an oversized image does not stay resident (0: keep it). JPEG
+  // regions and non-interlaced PNGs under one crop + resize are decoded row
+  // by row into the resampler, so they need a few MB whatever their size;
+  // the other cases hold the decoded image (docs/reliability.md).
   size_t scratch_budget = size_t{64} << 20;
   // Batch memory; null means HostAllocator().
   std::shared_ptr<BatchAllocator> allocator;

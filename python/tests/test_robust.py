@@ -185,15 +185,21 @@ def zero_png(path: Path, w: int, h: int) -> None:
 
 @pytest.mark.parametrize("policy", ["raise", "skip"])
 def test_bad_alloc_in_a_worker_is_an_error_not_an_abort(tmp_path, policy):
-    root = small_folder(tmp_path / "f", n=2)
-    zero_png(root / "a" / "huge.png", 8000, 8000)  # 192 MB of pixels to decode
+    # The huge file comes last, after 12 small ones: the worker (prefetch 2 batches of 2)
+    # blocks before reaching it, so VmSize is read before its decode starts (with it first,
+    # the worker could decode it before vm() and the limit then had room for it).
+    root = small_folder(tmp_path / "f", n=6)
+    (root / "z").mkdir()
+    zero_png(root / "z" / "huge.png", 8000, 8000)  # 192 MB of pixels to decode
     r = run_python(f"""
         import gc, resource, stoker
         def vm():
             for line in open("/proc/self/status"):
                 if line.startswith("VmSize:"):
                     return int(line.split()[1]) * 1024
-        t = [stoker.Resize(40), stoker.CenterCrop(32)]
+        # Two resizes take the whole-image path (a single crop + resize streams the PNG's
+        # rows and would not need the 192 MB).
+        t = [stoker.Resize(64), stoker.Resize(40), stoker.CenterCrop(32)]
         l = stoker.Loader(stoker.ImageFolder({str(root)!r}), batch_size=2, threads=1,
                           transforms=t, on_error={policy!r})
         it = iter(l)  # the worker thread and its malloc arena exist from here on
@@ -227,12 +233,10 @@ def test_scratch_of_an_oversized_image_is_released_and_in_stats(tmp_path):
     zero_png(root / "a" / "big.png", 6000, 6000)  # 108 MB decoded, above the 64 MiB budget
     r = run_python(f"""
         import stoker
-        def rss():
-            for line in open("/proc/self/status"):
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
+        # Two resizes: the whole-image path (one crop + resize would stream the rows).
         l = stoker.Loader(stoker.ImageFolder({str(root)!r}), batch_size=7, threads=2,
-                          transforms=[stoker.Resize(40), stoker.CenterCrop(32)])
+                          transforms=[stoker.Resize(64), stoker.Resize(40),
+                                      stoker.CenterCrop(32)])
         for epoch in range(2):
             n = sum(len(b[1]) for b in l)
             s = l.stats()
@@ -245,6 +249,33 @@ def test_scratch_of_an_oversized_image_is_released_and_in_stats(tmp_path):
         assert int(n) == 7 and int(budget) == 64 << 20
         assert int(held) <= int(budget), r.stdout  # 108 MB of pixels were not kept
     assert int(lines[0][4]) >= 1 and int(lines[1][4]) >= 2, r.stdout
+
+
+@pytest.mark.parametrize("transforms", ["[stoker.Resize(40), stoker.CenterCrop(32)]",
+                                        "[stoker.RandomResizedCrop(224)]"])
+def test_large_png_is_decoded_by_rows_within_the_scratch_budget(tmp_path, transforms):
+    # One crop + resize streams a PNG's rows into the resampler: scratch never holds the
+    # 108 MB image, so no sample goes over the 64 MiB budget (nothing to release) and
+    # what the workers hold is a few MB. (Before: 108 MB decoded, 1 release per epoch.)
+    # Bit-identity with the whole-image path: SampleProcessorPngRowsTest (C++).
+    root = small_folder(tmp_path / "f", n=3)
+    zero_png(root / "a" / "big.png", 6000, 6000)
+    r = run_python(f"""
+        import stoker
+        l = stoker.Loader(stoker.ImageFolder({str(root)!r}), batch_size=7, threads=2,
+                          transforms={transforms})
+        for epoch in range(2):
+            n = sum(len(b[1]) for b in l)
+            s = l.stats()
+            print("EPOCH", n, s["scratch_bytes"], s["scratch_releases"])
+    """, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = [l.split() for l in r.stdout.splitlines() if l.startswith("EPOCH")]
+    assert len(lines) == 2, r.stdout
+    for _, n, held, releases in lines:
+        assert int(n) == 7, r.stdout
+        assert int(releases) == 0, r.stdout  # no sample needed more than 64 MiB
+        assert int(held) < 16 << 20, r.stdout
 
 
 # ------------------------------------------------------------- item 20: CLI ----

@@ -106,6 +106,33 @@ class ImageDecoder::Jpeg {
   }
 
   Status Decode(const DecodeRequest& req, DecodedRegion* out) {
+    return DecodeImpl(req, nullptr, nullptr, out);
+  }
+
+  // The region's rows one at a time through a one-row buffer, to `fn`
+  // (ImageDecoder::DecodeRows); `out` gets the region, not pixels.
+  Status DecodeRows(const DecodeRequest& req, ImageDecoder::RowFn fn, void* ctx,
+                    DecodedRegion* out) {
+    return DecodeImpl(req, fn, ctx, out);
+  }
+
+ private:
+  // Converts one row of libjpeg's CMYK to RGB in place (writes trail reads).
+  void CmykRowToRgb(uint8_t* row, int width) const {
+    const bool inverted = cinfo_.saw_Adobe_marker;
+    for (int x = 0; x < width; ++x) {
+      int c = row[4 * x], m = row[4 * x + 1], yy = row[4 * x + 2], k = row[4 * x + 3];
+      if (inverted) { c = 255 - c; m = 255 - m; yy = 255 - yy; k = 255 - k; }
+      row[3 * x] = CmykChannel(c, k);
+      row[3 * x + 1] = CmykChannel(m, k);
+      row[3 * x + 2] = CmykChannel(yy, k);
+    }
+  }
+
+  // Decode (fn null: the region's rows into pixels_) or DecodeRows (each row
+  // through one row of pixels_ to fn, converted to RGB first).
+  Status DecodeImpl(const DecodeRequest& req, ImageDecoder::RowFn fn, void* ctx,
+                    DecodedRegion* out) {
     if (setjmp(err_.jump)) return Fail();
     const int d = req.scale_denom;
     if (d != 1 && d != 2 && d != 4 && d != 8) {
@@ -153,16 +180,20 @@ class ImageDecoder::Jpeg {
     const size_t row_bytes = static_cast<size_t>(ow) * comps;
     const int rows = y1 - y0;
     // Slack after the last row: the resampler's vector loads may read past it.
-    const size_t need = row_bytes * rows + kTailPadding;
+    const size_t need = row_bytes * (fn != nullptr ? 1 : rows) + kTailPadding;
     if (pixels_.size() < need) pixels_.resize(need);
 
     if (y0 > 0) jpeg_skip_scanlines(&cinfo_, static_cast<JDIMENSION>(y0));
     for (int y = 0; y < rows;) {
-      JSAMPROW row = pixels_.data() + y * row_bytes;
+      JSAMPROW row = pixels_.data() + (fn != nullptr ? 0 : y * row_bytes);
       const JDIMENSION got = jpeg_read_scanlines(&cinfo_, &row, 1);
       if (got == 0) {
         jpeg_abort_decompress(&cinfo_);
         return DataLossError("JPEG data ended before row " + std::to_string(y0 + y));
+      }
+      if (fn != nullptr) {
+        if (cmyk) CmykRowToRgb(row, ow);
+        fn(ctx, y0 + y, row + static_cast<size_t>(x0 - static_cast<int>(xoff)) * 3);
       }
       y += static_cast<int>(got);
     }
@@ -179,7 +210,9 @@ class ImageDecoder::Jpeg {
 
     uint8_t* base = pixels_.data();
     size_t stride = row_bytes;
-    if (cmyk) {
+    if (fn != nullptr) {
+      base = nullptr;  // no pixels to view
+    } else if (cmyk) {
       const bool inverted = cinfo_.saw_Adobe_marker;
       for (int y = 0; y < rows; ++y) {
         const uint8_t* in = base + y * row_bytes;
@@ -193,8 +226,10 @@ class ImageDecoder::Jpeg {
         }
       }
     }
-    out->pixels = RgbView{base + static_cast<size_t>(x0 - static_cast<int>(xoff)) * 3,
-                          x1 - x0, rows, static_cast<std::ptrdiff_t>(stride)};
+    out->pixels = base == nullptr
+                      ? RgbView{}
+                      : RgbView{base + static_cast<size_t>(x0 - static_cast<int>(xoff)) * 3,
+                                x1 - x0, rows, static_cast<std::ptrdiff_t>(stride)};
     out->region = Rect{x0, y0, x1 - x0, rows};
     out->scale_denom = d;
     out->scaled_width = sw;
@@ -202,6 +237,7 @@ class ImageDecoder::Jpeg {
     return Status::OK();
   }
 
+ public:
   size_t scratch_bytes() const { return pixels_.capacity(); }
   void ReleaseScratch() { std::vector<uint8_t>().swap(pixels_); }
 
@@ -356,9 +392,9 @@ class ImageDecoder::Png {
     png_set_PLTE(png_, info_, padded, full);  // copied by libpng
   }
 
-  Status Decode(const DecodeRequest& req, DecodedRegion* out) {
-    if (png_ == nullptr) return InternalError("PNG Decode() without Open()");
-    if (setjmp(png_jmpbuf(png_))) return Fail();
+  // Sets libpng's transforms to 8-bit RGB (Pillow's convert("RGB")) and
+  // checks the row size. Call inside a setjmp scope (libpng may longjmp).
+  Status SetRgbTransforms(int* w, int* h) {
     const int color = png_get_color_type(png_, info_);
     const int depth = png_get_bit_depth(png_, info_);
     if (color == PNG_COLOR_TYPE_PALETTE) {
@@ -377,13 +413,66 @@ class ImageDecoder::Png {
     }
     png_set_interlace_handling(png_);
     png_read_update_info(png_, info_);
-    const int w = static_cast<int>(png_get_image_width(png_, info_));
-    const int h = static_cast<int>(png_get_image_height(png_, info_));
+    *w = static_cast<int>(png_get_image_width(png_, info_));
+    *h = static_cast<int>(png_get_image_height(png_, info_));
     const size_t rowbytes = png_get_rowbytes(png_, info_);
-    if (rowbytes != static_cast<size_t>(w) * 3) {
+    if (rowbytes != static_cast<size_t>(*w) * 3) {
+      Reset();
       return InternalError("PNG transform produced " + std::to_string(rowbytes) +
-                           " bytes per row, expected " + std::to_string(w * 3));
+                           " bytes per row, expected " + std::to_string(*w * 3));
     }
+    return Status::OK();
+  }
+
+  // True when the image last opened can be decoded row by row (DecodeRows):
+  // not interlaced (an Adam7 image's first row needs every pass, i.e. the
+  // whole file, in memory).
+  bool CanDecodeRows() const {
+    return png_ != nullptr && png_get_interlace_type(png_, info_) == PNG_INTERLACE_NONE;
+  }
+
+  // Decodes every row, one at a time into one reused row buffer (w * 3 + 16
+  // bytes), and hands the rows of req.region to `fn`; the others are decoded
+  // and dropped (so damage anywhere in the image data is an error, as in
+  // Decode()). Peak pixel memory: one row.
+  Status DecodeRows(const DecodeRequest& req, ImageDecoder::RowFn fn, void* ctx,
+                    DecodedRegion* out) {
+    if (png_ == nullptr) return InternalError("PNG DecodeRows() without Open()");
+    if (!CanDecodeRows()) {
+      Reset();
+      return InternalError("PNG DecodeRows() on an interlaced image");
+    }
+    if (setjmp(png_jmpbuf(png_))) return Fail();
+    int w = 0, h = 0;
+    STOKER_RETURN_IF_ERROR(SetRgbTransforms(&w, &h));
+    Rect r = req.region;
+    if (r.width <= 0 || r.height <= 0) r = Rect{0, 0, w, h};
+    const int x0 = std::max(0, r.x), y0 = std::max(0, r.y);
+    const int x1 = std::min(w, r.right()), y1 = std::min(h, r.bottom());
+    if (x1 <= x0 || y1 <= y0) {
+      Reset();
+      return InvalidArgumentError("decode region is empty after clipping to the image");
+    }
+    const size_t need = static_cast<size_t>(w) * 3 + kTailPadding;
+    if (row_.size() < need) row_.resize(need);
+    for (int y = 0; y < h; ++y) {
+      png_read_row(png_, row_.data(), nullptr);
+      if (y >= y0 && y < y1) fn(ctx, y, row_.data() + static_cast<size_t>(x0) * 3);
+    }
+    Reset();
+    out->pixels = RgbView{};
+    out->region = Rect{x0, y0, x1 - x0, y1 - y0};
+    out->scale_denom = 1;
+    out->scaled_width = w;
+    out->scaled_height = h;
+    return Status::OK();
+  }
+
+  Status Decode(const DecodeRequest& req, DecodedRegion* out) {
+    if (png_ == nullptr) return InternalError("PNG Decode() without Open()");
+    if (setjmp(png_jmpbuf(png_))) return Fail();
+    int w = 0, h = 0;
+    STOKER_RETURN_IF_ERROR(SetRgbTransforms(&w, &h));
     image_.Resize(w, h);
     rows_.resize(h);
     for (int y = 0; y < h; ++y) rows_[y] = image_.row(y);
@@ -436,11 +525,12 @@ class ImageDecoder::Png {
 
  public:
   size_t scratch_bytes() const {
-    return image_.capacity_bytes() + rows_.capacity() * sizeof(png_bytep);
+    return image_.capacity_bytes() + rows_.capacity() * sizeof(png_bytep) + row_.capacity();
   }
   void ReleaseScratch() {
     image_.Release();
     std::vector<png_bytep>().swap(rows_);
+    std::vector<uint8_t>().swap(row_);
   }
 
  private:
@@ -452,6 +542,7 @@ class ImageDecoder::Png {
   std::string message_;
   RgbImage image_;
   std::vector<png_bytep> rows_;
+  std::vector<uint8_t> row_;  // DecodeRows' one row
 };
 
 // ------------------------------------------------------------- dispatch ----
@@ -492,6 +583,20 @@ Status ImageDecoder::Decode(const DecodeRequest& request, DecodedRegion* out) {
     case ImageFormat::kUnknown: break;
   }
   return InternalError("Decode() without a successful Open()");
+}
+
+bool ImageDecoder::CanDecodeRows() const {
+  return current_ == ImageFormat::kJpeg ||
+         (current_ == ImageFormat::kPng && png_->CanDecodeRows());
+}
+
+Status ImageDecoder::DecodeRows(const DecodeRequest& request, RowFn fn, void* ctx,
+                                DecodedRegion* out) {
+  const ImageFormat f = current_;
+  current_ = ImageFormat::kUnknown;  // one decode per Open()
+  if (f == ImageFormat::kJpeg) return jpeg_->DecodeRows(request, fn, ctx, out);
+  if (f == ImageFormat::kPng) return png_->DecodeRows(request, fn, ctx, out);
+  return InternalError("DecodeRows() needs an opened JPEG or PNG (see CanDecodeRows())");
 }
 
 size_t ImageDecoder::scratch_bytes() const {

@@ -22,9 +22,12 @@
 // detected by any decoder and decodes to wrong pixels).
 // PNG: every colour type and bit depth, palette with or without tRNS, and
 // interlaced images; 16-bit samples keep their most significant byte and
-// alpha is dropped. PNG has no region decode: the whole image is decoded and
-// the region is a view into it. Every chunk's declared length is checked
-// against the bytes present before libpng allocates for it.
+// alpha is dropped. PNG has no region decode: Decode() decodes the whole
+// image and the region is a view into it. DecodeRows() streams the rows of a
+// JPEG region or of a non-interlaced PNG instead (the sample processor feeds
+// them to the resampler, so a large image never exists whole in memory). Every
+// chunk's declared length is checked against the bytes present before
+// libpng allocates for it.
 // WebP, TIFF, BMP, PNM (P1-P6): whole-image decode like PNG, with the pixels
 // Pillow's convert("RGB") gives (grey to RGB, alpha dropped, 16-bit samples
 // as Pillow reduces them); the rules per format are in codec/formats.h and
@@ -109,6 +112,26 @@ class ImageDecoder {
 
   // Decodes the region of the image last opened. Call at most once per Open().
   Status Decode(const DecodeRequest& request, DecodedRegion* out);
+
+  // Row-streamed decoding, instead of Decode() (at most one of them per
+  // Open()), so that a large image is never held: true when the image last
+  // opened allows it (JPEG; PNG when not interlaced: an Adam7 image needs
+  // every pass, so it takes Decode()'s whole-image path).
+  bool CanDecodeRows() const;
+  // Called once per row of the region, in order, with the row's y in the
+  // scaled image: `rgb` holds 8-bit RGB pixels from column region.x on (as
+  // Decode() gives them), followed by at least 16 readable bytes after the
+  // region's last column, and is valid only during the call.
+  using RowFn = void (*)(void* ctx, int y, const uint8_t* rgb);
+  // Decodes `request` as Decode() does (same region rounding, DCT scale,
+  // pixels, errors), but hands the region's rows to `fn` one at a time
+  // through a one-row buffer; `out` gets the region and scale (its `pixels`
+  // view is empty). JPEG stops after the region's last row, as Decode()
+  // does; PNG decodes every row and drops those outside the region, so
+  // damage anywhere in the pixel data is an error exactly as in Decode().
+  // Pixel memory held: one row (in scratch_bytes()) plus the libraries' own
+  // row buffers. `fn` may have been called before an error.
+  Status DecodeRows(const DecodeRequest& request, RowFn fn, void* ctx, DecodedRegion* out);
 
   // Decodes the whole image at full size (convenience for tests and tools).
   Status DecodeAll(const uint8_t* data, size_t size, DecodedRegion* out);

@@ -663,6 +663,114 @@ TEST_P(PngDecodeTest, DecodesExactlyAndRegionIsAView) {
                            &expected[(static_cast<size_t>(h - 1) * w + w - 1) * 3], 3));
 }
 
+// DecodeRows (issue 17 item 7): the rows of a non-interlaced PNG, one at a
+// time, are those of the whole decode; interlaced images cannot stream.
+TEST_P(PngDecodeTest, RowsMatchTheWholeDecode) {
+  const PngCase c = std::get<0>(GetParam());
+  const bool interlaced = std::get<1>(GetParam());
+  const int w = 67, h = 29;
+  PngSpec spec;
+  spec.color_type = c.color_type;
+  spec.bit_depth = c.bit_depth;
+  spec.interlaced = interlaced;
+  spec.trns = c.trns;
+  Bytes expected;
+  const Bytes png = EncodePng(MakePixels(w, h, 77 + c.bit_depth), w, h, spec, &expected);
+  ImageDecoder dec;
+  ImageHeader hdr;
+  ASSERT_TRUE(dec.Open(png.data(), png.size(), &hdr).ok());
+  ASSERT_EQ(dec.CanDecodeRows(), !interlaced);
+  if (interlaced) return;
+  struct Seen {
+    int w;  // pixels per row handed over
+    std::vector<int> ys;
+    Bytes rgb;
+  } seen{40, {}, {}};
+  const ImageDecoder::RowFn collect = [](void* ctx, int y, const uint8_t* rgb) {
+    auto* s = static_cast<Seen*>(ctx);
+    s->ys.push_back(y);
+    s->rgb.insert(s->rgb.end(), rgb, rgb + s->w * 3);
+  };
+  DecodedRegion info;
+  Status st = dec.DecodeRows(DecodeRequest{Rect{3, 5, 40, 16}, 1}, collect, &seen, &info);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(info.region, (Rect{3, 5, 40, 16}));
+  EXPECT_EQ(info.scaled_width, w);
+  ASSERT_EQ(seen.ys.size(), 16u);
+  Bytes want;
+  for (int i = 0; i < 16; ++i) {
+    EXPECT_EQ(seen.ys[i], 5 + i);
+    const auto row = expected.begin() + ((5 + i) * w + 3) * 3;
+    want.insert(want.end(), row, row + 40 * 3);
+  }
+  EXPECT_EQ(seen.rgb, want);
+  // One decode per Open(); a region outside the image is refused.
+  EXPECT_FALSE(dec.CanDecodeRows());
+  EXPECT_FALSE(dec.DecodeRows({}, collect, &seen, &info).ok());
+  ASSERT_TRUE(dec.Open(png.data(), png.size(), &hdr).ok());
+  EXPECT_EQ(dec.DecodeRows(DecodeRequest{Rect{0, h + 5, 10, 10}, 1}, collect, &seen, &info)
+                .code(),
+            StatusCode::kInvalidArgument);
+  // The whole image; the decoder's pixel scratch is a row, not the image.
+  seen = Seen{w, {}, {}};
+  ASSERT_TRUE(dec.Open(png.data(), png.size(), &hdr).ok());
+  ASSERT_TRUE(dec.DecodeRows({}, collect, &seen, &info).ok());
+  EXPECT_EQ(seen.rgb, expected);
+  EXPECT_LT(dec.scratch_bytes(), static_cast<size_t>(w) * 3 * 2 + 64);
+}
+
+// JPEG DecodeRows: the rows of Decode()'s region, for every colour model,
+// region and DCT scale, through a one-row buffer.
+TEST(JpegDecodeRowsTest, RowsMatchTheRegionDecode) {
+  const int w = 203, h = 157;
+  const Bytes px = MakePixels(w, h, 99);
+  std::vector<JpegSpec> specs(6);
+  specs[1].subsampling = 420;
+  specs[2].subsampling = 422;
+  specs[2].progressive = true;
+  specs[3].color = JpegSpec::kGray;
+  specs[4].color = JpegSpec::kCmyk;
+  specs[5].color = JpegSpec::kCmyk;
+  specs[5].adobe_marker = false;
+  const Rect regions[] = {Rect{}, Rect{17, 9, 120, 77}, Rect{0, 100, 5, 57}, Rect{190, 3, 13, 1}};
+  struct Seen {
+    int w;
+    int rows = 0;
+    Bytes rgb;
+  };
+  const ImageDecoder::RowFn collect = [](void* ctx, int /*y*/, const uint8_t* rgb) {
+    auto* s = static_cast<Seen*>(ctx);
+    ++s->rows;
+    s->rgb.insert(s->rgb.end(), rgb, rgb + s->w * 3);
+  };
+  for (size_t k = 0; k < specs.size(); ++k) {
+    const Bytes jpeg = EncodeJpeg(px, w, h, specs[k]);
+    for (const Rect& r : regions) {
+      for (int d : {1, 2, 4, 8}) {
+        ImageDecoder dec;
+        ImageHeader hdr;
+        DecodedRegion whole;
+        ASSERT_TRUE(OpenAndDecode(&dec, jpeg, DecodeRequest{r, d}, &whole).ok());
+        const Packed want = Pack(whole.pixels);
+        ImageDecoder rows;  // fresh: its scratch is what DecodeRows needed
+        ASSERT_TRUE(rows.Open(jpeg.data(), jpeg.size(), &hdr).ok());
+        ASSERT_TRUE(rows.CanDecodeRows());
+        Seen seen{want.width};
+        DecodedRegion info;
+        const Status st = rows.DecodeRows(DecodeRequest{r, d}, collect, &seen, &info);
+        ASSERT_TRUE(st.ok()) << st.ToString();
+        EXPECT_EQ(info.region, whole.region) << "spec " << k << " d " << d;
+        EXPECT_EQ(info.scale_denom, d);
+        EXPECT_EQ(seen.rows, want.height);
+        EXPECT_EQ(seen.rgb, want.rgb) << "spec " << k << " region " << r.x << "," << r.y
+                                      << " d " << d;
+        // One row held, not the region.
+        EXPECT_LE(rows.scratch_bytes(), static_cast<size_t>(w) * 4 + 64) << k << " " << d;
+      }
+    }
+  }
+}
+
 std::string PngCaseName(const ::testing::TestParamInfo<std::tuple<PngCase, bool>>& info) {
   const PngCase c = std::get<0>(info.param);
   static const char* kNames[] = {"grey", "", "rgb", "palette", "greyalpha", "", "rgba"};

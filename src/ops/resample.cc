@@ -326,25 +326,43 @@ void VerticalRow(const uint8_t* temp, size_t temp_stride, int first, const int32
 
 }  // namespace
 
-void Resampler::Run(const RgbView& src, int origin_x, int origin_y, const AxisCoeffs& h,
-                    const AxisCoeffs& v, RowSink sink, void* ctx, bool tail_padding) {
-  const int out_w = h.length;
-  const int bytes = out_w * 3;
-  const int rows = v.max_input - v.min_input;
-  const size_t need = static_cast<size_t>(std::max(rows, 0)) * bytes + 4;
+void Resampler::Begin(const AxisCoeffs& h, const AxisCoeffs& v) {
+  h_ = &h;
+  v_ = &v;
+  const int bytes = h.length * 3;
+  rows_ = std::max(v.max_input - v.min_input, 0);
+  pushed_ = 0;
+  // 4 bytes of slack: the kernels write one byte past each output pixel.
+  const size_t need = static_cast<size_t>(rows_) * bytes + 4;
   if (temp_.size() < need) temp_.resize(need);
   if (acc_.size() < static_cast<size_t>(bytes)) acc_.resize(bytes);
   if (row_.size() < static_cast<size_t>(bytes)) row_.resize(bytes);
-  // The horizontal pass reads src columns relative to its origin.
+}
+
+void Resampler::PushRow(const uint8_t* row, int origin_x, bool padded) {
+  if (pushed_ >= rows_) return;
+  const AxisCoeffs& h = *h_;
+  // The fast loads read up to 16 bytes from a pixel: fine when more pixels
+  // (a next row) or the owner's padding follow.
   const RowFn fixed = h.fixed_taps ? FixedTapKernel(h.taps) : nullptr;
-  for (int y = 0; y < rows; ++y) {
-    const int sy = v.min_input + y - origin_y;
-    // The fast loads read up to 16 bytes from a pixel: fine inside the view and
-    // in views whose owner promises padding after the last row.
-    RowFn row_fn = &HorizontalRowSafe;
-    if (sy + 1 < src.height || tail_padding) row_fn = fixed ? fixed : &HorizontalRow;
-    row_fn(src.row(sy), origin_x, h, temp_.data() + static_cast<size_t>(y) * bytes);
+  RowFn row_fn = &HorizontalRowSafe;
+  if (padded) row_fn = fixed ? fixed : &HorizontalRow;
+  row_fn(row, origin_x, h, temp_.data() + static_cast<size_t>(pushed_) * h.length * 3);
+  ++pushed_;
+}
+
+void Resampler::PushRows(const RgbView& src, int origin_x, int origin_y, bool tail_padding) {
+  while (pushed_ < rows_) {
+    const int sy = v_->min_input + pushed_ - origin_y;
+    PushRow(src.row(sy), origin_x, sy + 1 < src.height || tail_padding);
   }
+}
+
+bool Resampler::Finish(RowSink sink, void* ctx) {
+  if (pushed_ != rows_) return false;
+  const AxisCoeffs& v = *v_;
+  const int out_w = h_->length;
+  const int bytes = out_w * 3;
   static const bool avx2 = __builtin_cpu_supports("avx2");
   for (int i = 0; i < v.length; ++i) {
     if (avx2 && v.count[i] > 0) {
@@ -358,6 +376,16 @@ void Resampler::Run(const RgbView& src, int origin_x, int origin_y, const AxisCo
                 row_.data());
     sink(ctx, i, row_.data(), out_w);
   }
+  h_ = v_ = nullptr;
+  rows_ = pushed_ = 0;
+  return true;
+}
+
+void Resampler::Run(const RgbView& src, int origin_x, int origin_y, const AxisCoeffs& h,
+                    const AxisCoeffs& v, RowSink sink, void* ctx, bool tail_padding) {
+  Begin(h, v);
+  PushRows(src, origin_x, origin_y, tail_padding);
+  Finish(sink, ctx);
 }
 
 void Resampler::RunToImage(const RgbView& src, int origin_x, int origin_y,

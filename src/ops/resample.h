@@ -66,6 +66,26 @@ class Resampler {
   void Run(const RgbView& src, int origin_x, int origin_y, const AxisCoeffs& horizontal,
            const AxisCoeffs& vertical, RowSink sink, void* ctx, bool tail_padding = false);
 
+  // The same pass for a source that arrives row by row (a PNG being decoded,
+  // so the whole image never exists): Begin(), then PushRow() once for each
+  // input row vertical.min_input .. vertical.max_input - 1, in order, then
+  // Finish(). The coefficients must stay alive and unchanged until Finish().
+  // Run() is exactly Begin + PushRows + Finish, so both give the same pixels.
+  void Begin(const AxisCoeffs& horizontal, const AxisCoeffs& vertical);
+  // Input rows still expected before Finish().
+  int rows_wanted() const { return rows_ - pushed_; }
+  // The horizontal pass of the next input row. `row` holds the pixels of
+  // its columns from origin_x on, covering horizontal's input span;
+  // `padded`: at least 16 readable bytes follow the span's last pixel (lets
+  // the vector kernels read past it). Extra rows are ignored.
+  void PushRow(const uint8_t* row, int origin_x, bool padded);
+  // PushRow for every row Begin() asked for, from a view whose pixel (0, 0)
+  // sits at (origin_x, origin_y) (`tail_padding` as in Run()).
+  void PushRows(const RgbView& src, int origin_x, int origin_y, bool tail_padding);
+  // The vertical pass: `sink` gets the output rows in order. Returns false
+  // (and writes nothing) unless every wanted row was pushed.
+  bool Finish(RowSink sink, void* ctx);
+
   // Convenience: resample into an owned image.
   void RunToImage(const RgbView& src, int origin_x, int origin_y, const AxisCoeffs& horizontal,
                   const AxisCoeffs& vertical, RgbImage* out);
@@ -79,6 +99,10 @@ class Resampler {
   }
 
  private:
+  const AxisCoeffs* h_ = nullptr;  // between Begin() and Finish()
+  const AxisCoeffs* v_ = nullptr;
+  int rows_ = 0;    // input rows the vertical taps read
+  int pushed_ = 0;  // of them, horizontally resampled so far
   std::vector<uint8_t> temp_;   // horizontally resampled rows
   std::vector<int32_t> acc_;
   std::vector<uint8_t> row_;

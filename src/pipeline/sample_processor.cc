@@ -116,16 +116,26 @@ bool SampleProcessor::TrimScratch() {
 
 Status SampleProcessor::Resample(const RgbView& src, int origin_x, int origin_y, Rng* rng,
                                  uint8_t* slot, bool tail_padding, StageTimes* times) {
+  resampler_.Begin(h_, v_);
+  resampler_.PushRows(src, origin_x, origin_y, tail_padding);
+  return FinishResample(rng, slot, times);
+}
+
+Status SampleProcessor::FinishResample(Rng* rng, uint8_t* slot, StageTimes* times) {
   if (photometric_.empty()) {  // fast path: rows go straight into the slot
     SinkCtx ctx{writer_, slot, out_h_};
-    resampler_.Run(src, origin_x, origin_y, h_, v_, &SinkToSlot, &ctx, tail_padding);
+    if (!resampler_.Finish(&SinkToSlot, &ctx)) {
+      return InternalError("resampler: input rows missing");
+    }
     for (const Transform* t : erasing_) Erase(*t, rng, slot);
     return Status::OK();
   }
   // Photometric ops: the output-size image in scratch, the ops in place,
   // then the rows into the slot.
   out_.Resize(h_.length, v_.length);
-  resampler_.Run(src, origin_x, origin_y, h_, v_, &SinkToImage, &out_, tail_padding);
+  if (!resampler_.Finish(&SinkToImage, &out_)) {
+    return InternalError("resampler: input rows missing");
+  }
   for (const Transform* t : photometric_) {
     if (t->kind == Transform::Kind::kCallback) {
       STOKER_RETURN_IF_ERROR(RunCallback(*t, rng, times));
@@ -239,17 +249,44 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const Sample
                     st.window.x, st.window.width, plan.flip, &h_, /*fixed_taps=*/true);
   ComputeAxisCoeffs(st.crop.y * inv, st.crop.bottom() * inv, ylo, yhi, st.out_height,
                     st.window.y, st.window.height, plan.vflip, &v_);
+  // The rectangle the taps read (full-resolution coordinates).
+  DecodeRequest req;
+  req.scale_denom = d;
+  req.region = Rect{h_.min_input * d, v_.min_input * d, (h_.max_input - h_.min_input) * d,
+                    (v_.max_input - v_.min_input) * d};
+  if (!raw && config_.stream_rows && decoder_.CanDecodeRows()) {
+    // Row by row (JPEG, non-interlaced PNG): each decoded row of the region
+    // goes straight into the horizontal pass, so the region is never held;
+    // decode_ns then includes that pass.
+    resampler_.Begin(h_, v_);
+    struct RowCtx {
+      Resampler* resampler;
+      int origin_x;
+    } ctx{&resampler_, h_.min_input};
+    DecodedRegion region;
+    STOKER_RETURN_IF_ERROR(decoder_.DecodeRows(
+        req,
+        [](void* p, int /*y*/, const uint8_t* rgb) {
+          auto* c = static_cast<RowCtx*>(p);
+          c->resampler->PushRow(rgb, c->origin_x, /*padded=*/true);  // 16 bytes of slack
+        },
+        &ctx, &region));
+    if (region.scale_denom != d) return InternalError("decoder ignored the DCT scale");
+    if (region.region.x != h_.min_input || region.region.y != v_.min_input) {
+      return InternalError("decoded rows do not start where the taps do");
+    }
+    const int64_t t1 = Clock();
+    times->decode_ns += t1 - t0;
+    const Status status = FinishResample(rng, slot, times);
+    times->augment_ns += Clock() - t1;
+    return status;
+  }
   RgbView view;
   int origin_x = 0, origin_y = 0;
   bool tail_padding = false;
   if (raw) {
     view = RawView(sample);
   } else {
-    // Decode just the rectangle the taps read (full-resolution coordinates).
-    DecodeRequest req;
-    req.scale_denom = d;
-    req.region = Rect{h_.min_input * d, v_.min_input * d, (h_.max_input - h_.min_input) * d,
-                      (v_.max_input - v_.min_input) * d};
     DecodedRegion region;
     STOKER_RETURN_IF_ERROR(decoder_.Decode(req, &region));
     if (region.scale_denom != d) return InternalError("decoder ignored the DCT scale");

@@ -10,7 +10,14 @@
 // touch is decoded (JPEG region decode, with DCT-domain downscaling when the
 // crop is at least 2x the output in both directions and `dct_scaling` is
 // on), then one resample pass writes rows through the PixelWriter into the
-// slot. Slow path (several resizes, or crops that pad): full decode, then
+// slot. The JPEG region, or a whole non-interlaced PNG (no region decode),
+// is decoded there row by row, each row going straight into the horizontal
+// pass, and the vertical pass then runs over the horizontally resampled rows
+// (crop rows x output width): the decoded pixels are never held, so a
+// 16000 x 16000 image costs a row and those rows, not 768 MB (issue 17 item
+// 7). Interlaced PNGs, the other formats and every image on the slow path
+// are decoded whole. Slow path (several resizes, or crops
+// that pad): full decode, then
 // each stage materialised in scratch images. With photometric transforms
 // (ColorJitter, ...), the last resample writes into a per-thread output-size
 // scratch image, the ops run on it in place (src/ops/color.h), and its rows
@@ -53,6 +60,12 @@ struct ProcessorConfig {
   // samples is at most this many bytes: after a sample that needed more,
   // Process() frees it all (0: keep whatever was needed).
   size_t scratch_budget = size_t{64} << 20;
+  // On the fast path, decode a JPEG region or a non-interlaced PNG row by
+  // row straight into the resampler's horizontal pass
+  // (ImageDecoder::DecodeRows) instead of into a buffer: the same pixels,
+  // with one decoded row in memory instead of the region / image. Off only to
+  // compare the two paths (tests, benchmarks).
+  bool stream_rows = true;
 };
 
 // Nanoseconds spent in each part of Process().
@@ -104,6 +117,10 @@ class SampleProcessor {
   // only when a Callback does.
   Status Resample(const RgbView& src, int origin_x, int origin_y, Rng* rng, uint8_t* slot,
                   bool tail_padding, StageTimes* times);
+  // The rest of Resample() once every input row is in the resampler
+  // (resampler_.Begin(h_, v_) and the rows pushed): vertical pass, ops,
+  // slot.
+  Status FinishResample(Rng* rng, uint8_t* slot, StageTimes* times);
   // Callback `t` on out_; its time into times->callback_ns.
   Status RunCallback(const Transform& t, Rng* rng, StageTimes* times);
   // torchvision's RandomErasing (value 0) on the written sample in `slot`.

@@ -1,0 +1,248 @@
+// Copyright 2026 The stoker Authors.
+//
+// SampleProcessor: a PNG or a JPEG region decoded row by row into the
+// resampler (issue 17 item 7) gives the bytes of the buffered path, for every
+// PNG flavour, JPEG colour model and DCT scale and the usual geometric chains,
+// and never holds the decoded image.
+#include "pipeline/sample_processor.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "testing/test_images.h"
+
+namespace stoker {
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+using testing::EncodeJpeg;
+using testing::EncodePng;
+using testing::JpegSpec;
+using testing::MakePixels;
+using testing::PngSpec;
+
+struct Output {
+  Status status;
+  Bytes slot;
+  size_t scratch = 0;  // processor scratch after the sample (its high-water mark)
+};
+
+// Runs one sample through a fresh processor; `seed` feeds the sample's
+// random stream (the same draws on both paths).
+Output ProcessOnce(const Bytes& file, const std::vector<Transform>& transforms, bool stream,
+                   uint64_t seed, size_t budget = size_t{64} << 20, bool dct_scaling = true) {
+  ProcessorConfig config;
+  config.dct_scaling = dct_scaling;
+  config.transforms = transforms;
+  config.stream_rows = stream;
+  config.scratch_budget = budget;
+  config.timing = false;
+  int h = 0, w = 0;
+  Output out;
+  out.status = StaticOutputSize(transforms, &h, &w);
+  if (!out.status.ok()) return out;
+  PixelWriter writer(DType::kUint8, Layout::kNHWC, h, w, /*normalize=*/false, {0, 0, 0},
+                     {1, 1, 1});
+  SampleProcessor processor(config, &writer);
+  SampleData sample;
+  sample.bytes = file.data();
+  sample.size = file.size();
+  out.slot.assign(writer.sample_bytes(), 0xAB);
+  Rng rng(seed);
+  StageTimes times;
+  out.status = processor.Process(sample, &rng, out.slot.data(), &times);
+  out.scratch = processor.scratch_bytes();
+  return out;
+}
+
+std::vector<std::vector<Transform>> Chains() {
+  return {
+      {Transform::RandomResizedCrop(24, 24)},
+      {Transform::RandomResizedCrop(17, 31), Transform::RandomHorizontalFlip()},
+      {Transform::Resize(40), Transform::CenterCrop(32, 32)},
+      {Transform::Resize(23), Transform::CenterCrop(19, 21), Transform::RandomVerticalFlip()},
+      {Transform::CenterCrop(13, 29)},                // crop only, no resample
+      {Transform::Resize(150, 90)},                   // upscales the small images
+      {Transform::RandomResizedCrop(16, 16),          // photometric: through out_
+       Transform::ColorJitter({0.6, 1.4}, {0.6, 1.4}, {0.6, 1.4}, {-0.1, 0.1})},
+  };
+}
+
+struct Flavour {
+  int color_type, bit_depth;
+  bool trns, interlaced;
+};
+
+std::string Name(const Flavour& f) {
+  return "colour type " + std::to_string(f.color_type) + ", " + std::to_string(f.bit_depth) +
+         " bits" + (f.trns ? ", tRNS" : "") + (f.interlaced ? ", interlaced" : "");
+}
+
+TEST(SampleProcessorPngRowsTest, StreamedRowsAreBitIdenticalToTheWholeImagePath) {
+  std::vector<Flavour> flavours;
+  for (int d : {1, 2, 4, 8, 16}) flavours.push_back({0, d, false, false});
+  for (int d : {8, 16}) flavours.push_back({2, d, false, false});
+  for (int d : {1, 4, 8}) flavours.push_back({3, d, d == 8, false});
+  flavours.push_back({4, 8, false, false});
+  flavours.push_back({4, 16, false, false});
+  flavours.push_back({6, 8, false, false});
+  flavours.push_back({6, 16, false, false});
+  flavours.push_back({2, 8, false, true});  // interlaced: whole-image path on both sides
+  flavours.push_back({3, 4, true, true});
+  const int sizes[][2] = {{97, 61}, {61, 97}, {33, 33}, {250, 180}, {31, 400}};
+  const auto chains = Chains();
+  int streamed_cases = 0;
+  for (const Flavour& f : flavours) {
+    for (const auto& wh : sizes) {
+      const int w = wh[0], h = wh[1];
+      PngSpec spec;
+      spec.color_type = f.color_type;
+      spec.bit_depth = f.bit_depth;
+      spec.trns = f.trns;
+      spec.interlaced = f.interlaced;
+      Bytes expected;
+      const Bytes png = EncodePng(MakePixels(w, h, w * 7 + h), w, h, spec, &expected);
+      {
+        ImageDecoder probe;
+        ImageHeader hdr;
+        ASSERT_TRUE(probe.Open(png.data(), png.size(), &hdr).ok());
+        ASSERT_EQ(probe.CanDecodeRows(), !f.interlaced) << Name(f);
+      }
+      for (size_t c = 0; c < chains.size(); ++c) {
+        for (uint64_t seed = 1; seed <= 4; ++seed) {
+          const Output whole = ProcessOnce(png, chains[c], /*stream=*/false, seed);
+          const Output rows = ProcessOnce(png, chains[c], /*stream=*/true, seed);
+          ASSERT_TRUE(whole.status.ok()) << whole.status.ToString();
+          ASSERT_TRUE(rows.status.ok()) << rows.status.ToString();
+          ASSERT_EQ(whole.slot, rows.slot)
+              << Name(f) << ", " << w << "x" << h << ", chain " << c << ", seed " << seed;
+          if (!f.interlaced) ++streamed_cases;
+        }
+      }
+    }
+  }
+  EXPECT_GT(streamed_cases, 1000);
+}
+
+TEST(SampleProcessorJpegRowsTest, StreamedRowsAreBitIdenticalToTheRegionPath) {
+  std::vector<JpegSpec> specs(5);
+  specs[1].subsampling = 420;
+  specs[2].subsampling = 422;
+  specs[2].progressive = true;
+  specs[3].color = JpegSpec::kGray;
+  specs[4].color = JpegSpec::kCmyk;
+  const int sizes[][2] = {{97, 61}, {250, 180}, {31, 400}, {640, 480}};
+  const auto chains = Chains();
+  for (size_t k = 0; k < specs.size(); ++k) {
+    for (const auto& wh : sizes) {
+      const int w = wh[0], h = wh[1];
+      const Bytes jpeg = EncodeJpeg(MakePixels(w, h, w + 3 * h), w, h, specs[k]);
+      for (size_t c = 0; c < chains.size(); ++c) {
+        for (bool dct : {false, true}) {
+          for (uint64_t seed = 1; seed <= 3; ++seed) {
+            const Output whole = ProcessOnce(jpeg, chains[c], false, seed, size_t{64} << 20, dct);
+            const Output rows = ProcessOnce(jpeg, chains[c], true, seed, size_t{64} << 20, dct);
+            ASSERT_TRUE(whole.status.ok()) << whole.status.ToString();
+            ASSERT_TRUE(rows.status.ok()) << rows.status.ToString();
+            ASSERT_EQ(whole.slot, rows.slot) << "spec " << k << ", " << w << "x" << h
+                                             << ", chain " << c << ", dct " << dct
+                                             << ", seed " << seed;
+          }
+        }
+      }
+    }
+  }
+}
+
+// A JPEG whose Resize + CenterCrop region (no DCT scaling) is far above a
+// small budget: streamed, the scratch stays within it.
+TEST(SampleProcessorJpegRowsTest, LargeJpegRegionScratchStaysWithinTheBudget) {
+  const int w = 2400, h = 1600;
+  const Bytes jpeg = EncodeJpeg(MakePixels(w, h, 6), w, h, JpegSpec{});
+  const size_t budget = size_t{2} << 20;
+  const std::vector<Transform> chain = {Transform::Resize(40), Transform::CenterCrop(32, 32)};
+  const Output rows = ProcessOnce(jpeg, chain, true, 1, budget, /*dct_scaling=*/false);
+  const Output whole = ProcessOnce(jpeg, chain, false, 1, budget, /*dct_scaling=*/false);
+  ASSERT_TRUE(rows.status.ok()) << rows.status.ToString();
+  ASSERT_TRUE(whole.status.ok()) << whole.status.ToString();
+  EXPECT_EQ(rows.slot, whole.slot);
+  EXPECT_LE(rows.scratch, budget);
+  EXPECT_GE(whole.scratch, static_cast<size_t>(1280) * 1280 * 3);  // the 80% crop's region
+}
+
+// A PNG well above the budget: streamed, the processor's scratch after the
+// sample (vectors only grow, so this is its high-water mark) stays within a
+// small budget and is not trimmed; whole, the decoded image alone exceeds it.
+TEST(SampleProcessorPngRowsTest, LargePngScratchStaysWithinTheBudget) {
+  const int w = 2400, h = 1600;  // 11.5 MB of decoded RGB
+  Bytes expected;
+  const Bytes png = EncodePng(MakePixels(w, h, 5), w, h, PngSpec{}, &expected);
+  const size_t budget = size_t{2} << 20;
+  const std::vector<std::vector<Transform>> chains = {
+      {Transform::Resize(40), Transform::CenterCrop(32, 32)},
+      {Transform::RandomResizedCrop(224, 224)},
+      {Transform::CenterCrop(224, 224)},
+  };
+  for (size_t c = 0; c < chains.size(); ++c) {
+    for (uint64_t seed = 1; seed <= 2; ++seed) {
+      const Output rows = ProcessOnce(png, chains[c], /*stream=*/true, seed, budget);
+      const Output whole = ProcessOnce(png, chains[c], /*stream=*/false, seed, budget);
+      ASSERT_TRUE(rows.status.ok()) << rows.status.ToString();
+      ASSERT_TRUE(whole.status.ok()) << whole.status.ToString();
+      EXPECT_EQ(rows.slot, whole.slot) << "chain " << c << " seed " << seed;
+      EXPECT_LE(rows.scratch, budget) << "chain " << c << " seed " << seed;
+      EXPECT_GE(whole.scratch, static_cast<size_t>(w) * h * 3) << "chain " << c;
+    }
+  }
+  // TrimScratch has nothing to free after a streamed sample.
+  ProcessorConfig config;
+  config.transforms = chains[0];
+  config.scratch_budget = budget;
+  PixelWriter writer(DType::kUint8, Layout::kNHWC, 32, 32, false, {0, 0, 0}, {1, 1, 1});
+  SampleProcessor processor(config, &writer);
+  SampleData sample;
+  sample.bytes = png.data();
+  sample.size = png.size();
+  Bytes slot(writer.sample_bytes());
+  Rng rng(9);
+  StageTimes times;
+  ASSERT_TRUE(processor.Process(sample, &rng, slot.data(), &times).ok());
+  EXPECT_FALSE(processor.TrimScratch()) << processor.scratch_bytes();
+}
+
+// Damage below the rows a crop reads is still an error: the streamed decode
+// reads the whole image as the whole-image path does, with the same codes.
+TEST(SampleProcessorPngRowsTest, DamageBelowTheCropIsStillAnError) {
+  const int w = 300, h = 200;
+  Bytes expected;
+  const Bytes png = EncodePng(MakePixels(w, h, 11), w, h, PngSpec{}, &expected);
+  // The IDAT chunks' data (EncodePng splits it into 8 KiB chunks).
+  std::vector<size_t> idat;  // offset of each chunk's middle byte
+  for (size_t pos = 8; pos + 8 <= png.size();) {
+    const size_t n = (size_t{png[pos]} << 24) | (size_t{png[pos + 1]} << 16) |
+                     (size_t{png[pos + 2]} << 8) | png[pos + 3];
+    if (std::string(png.begin() + pos + 4, png.begin() + pos + 8) == "IDAT") {
+      idat.push_back(pos + 8 + n / 2);
+    }
+    pos += 12 + n;
+  }
+  ASSERT_GE(idat.size(), 8u);
+  // The crop reads rows 90..109; the damage lies in the data of later rows.
+  const std::vector<Transform> chain = {Transform::CenterCrop(20, 20)};
+  const Output good = ProcessOnce(png, chain, /*stream=*/true, 1);
+  ASSERT_TRUE(good.status.ok()) << good.status.ToString();
+  for (int pct : {80, 90, 100}) {
+    Bytes bad = png;
+    bad[idat[(idat.size() - 1) * pct / 100]] ^= 0x5A;
+    const Output rows = ProcessOnce(bad, chain, /*stream=*/true, 1);
+    const Output whole = ProcessOnce(bad, chain, /*stream=*/false, 1);
+    EXPECT_EQ(rows.status.code(), StatusCode::kDataLoss) << pct << ": " << rows.status.ToString();
+    EXPECT_EQ(rows.status.ToString(), whole.status.ToString()) << pct;
+  }
+}
+
+}  // namespace
+}  // namespace stoker
