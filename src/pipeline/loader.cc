@@ -231,11 +231,16 @@ class LoaderImpl : public Loader {
     // this is the epoch they were made for, from its start; else discarded.
     const bool use_prefetch = prefetching_ && pre_epoch_ == next_epoch_ && !resume_pending_;
     pre_open_ = false;  // no worker joins it any more
-    if (prefetching_ && !use_prefetch) {
+    if (prefetching_) {
+      // Its workers stop claiming positions and finish the sample in hand, so
+      // Start() does not wait for the whole prefetch (nor, without a poll,
+      // hold off Ctrl-C): a used prefetch's unclaimed positions are the epoch
+      // workers' below.
       pre_cancel_.store(true, std::memory_order_release);
-      reader_->Cancel();  // the prefetch's reader: its reads are not wanted
+      if (!use_prefetch) reader_->Cancel();  // the prefetch's reads are not wanted
     }
     idle_cv_.wait(lock, [&] { return pre_busy_ == 0; });
+    pre_cancel_.store(false, std::memory_order_relaxed);
     if (prefetching_ && !use_prefetch) DiscardPrefetchLocked();
     if (!use_prefetch) FoldPrefetchCountersLocked();  // work done for nothing: the last epoch's
     epoch_ = next_epoch_;
