@@ -8,13 +8,13 @@
 // takes no lock: a position is claimed with one atomic fetch_add, the batch
 // buffer is found with one acquire load, and completion is one atomic
 // decrement; only the last sample of a batch takes `mu_` to wake the
-// consumer.
+// consumer. The locking is annotated for clang's thread-safety analysis
+// (stoker/mutex.h; `make check-thread-safety`): waits are explicit loops, not
+// predicate lambdas, so the analysis sees the lock held where they read state.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
-#include <mutex>
 #include <new>
 #include <string>
 #include <thread>
@@ -35,6 +35,8 @@
 #include "pipeline/tuner.h"
 #include "pipeline/tuning_window.h"
 #include "stoker/loader.h"
+#include "stoker/mutex.h"
+#include "stoker/thread_annotations.h"
 
 namespace stoker {
 namespace {
@@ -57,6 +59,28 @@ Status NoThrow(F&& f, N&& name) {
     return InternalError(name() + ": unexpected exception");
   }
 }
+
+// MutexLock, except in a forked child (`forked`): no other thread exists there,
+// and the mutex may have been inherited locked by a thread of the parent, so
+// it is not taken; the caller has the members to itself all the same. The
+// analysis cannot follow a lock taken on a condition, so this scope tells it
+// the mutex is held either way (the constructor and destructor are not
+// analysed), and the functions that use it stay checked.
+class STOKER_SCOPED_CAPABILITY MutexLockUnlessForked {
+ public:
+  MutexLockUnlessForked(Mutex* mu, bool forked) STOKER_EXCLUSIVE_LOCK_FUNCTION(mu)
+      STOKER_NO_THREAD_SAFETY_ANALYSIS : mu_(forked ? nullptr : mu) {
+    if (mu_ != nullptr) mu_->Lock();
+  }
+  ~MutexLockUnlessForked() STOKER_UNLOCK_FUNCTION() STOKER_NO_THREAD_SAFETY_ANALYSIS {
+    if (mu_ != nullptr) mu_->Unlock();
+  }
+  MutexLockUnlessForked(const MutexLockUnlessForked&) = delete;
+  MutexLockUnlessForked& operator=(const MutexLockUnlessForked&) = delete;
+
+ private:
+  Mutex* const mu_;  // null: not taken (forked child)
+};
 
 class LoaderImpl : public Loader {
  public:
@@ -122,21 +146,21 @@ class LoaderImpl : public Loader {
       // the members fresh primitives to destroy.
       (void)new std::vector<std::thread>(std::move(workers_));
       workers_.clear();
-      new (&mu_) std::mutex();
-      new (&work_cv_) std::condition_variable();
-      new (&ready_cv_) std::condition_variable();
-      new (&idle_cv_) std::condition_variable();
+      new (&mu_) Mutex();
+      new (&work_cv_) CondVar();
+      new (&ready_cv_) CondVar();
+      new (&idle_cv_) CondVar();
       (void)reader_.release();  // may hold a lock taken by a worker of the parent
       return;
     }
     Stop();
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       shutdown_ = true;
       cancelled_.store(true, std::memory_order_release);  // wakes parked workers
       pre_cancel_.store(true, std::memory_order_release);
     }
-    work_cv_.notify_all();
+    work_cv_.SignalAll();
     for (std::thread& t : workers_) t.join();
     for (int i = 0; i < staged_count_; ++i) pool_->Release(staged_[i].buffer);
     if (pad_source_ != nullptr) pool_->Release(pad_source_);
@@ -156,14 +180,14 @@ class LoaderImpl : public Loader {
   std::shared_ptr<Source> source() const override { return source_; }
 
   void SetEpoch(int64_t epoch) override {
-    std::unique_lock<std::mutex> lock = LockUnlessForked();
+    MutexLockUnlessForked lock(&mu_, ForkedChild());
     if (resume_pending_ && epoch != next_epoch_) resume_pending_ = false;
     next_epoch_ = epoch;
     epoch_set_ = true;
   }
 
   LoaderState state() const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     LoaderState st;
     st.world_size = options_.world_size;
     if (resume_pending_) {
@@ -205,7 +229,7 @@ class LoaderImpl : public Loader {
           "mode=\"indexed\" (local .tar) for any world size");
     }
     Stop();
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     const bool whole = n >= 0 && st.consumed >= n;  // the epoch was done: the next one
     next_epoch_ = whole ? st.epoch + 1 : st.epoch;
     resume_offset_ = whole ? 0 : st.consumed;
@@ -214,7 +238,7 @@ class LoaderImpl : public Loader {
     return Status::OK();
   }
   int64_t epoch() const override {
-    std::unique_lock<std::mutex> lock = LockUnlessForked();
+    MutexLockUnlessForked lock(&mu_, ForkedChild());
     return active_ || started_once_ ? epoch_ : next_epoch_;
   }
 
@@ -222,11 +246,11 @@ class LoaderImpl : public Loader {
     STOKER_RETURN_IF_ERROR(CheckNotForked());
     Stop();
     EnsureThreads();
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     // Workers parked by the tuner may still sit in the finished epoch.
     cancelled_.store(true, std::memory_order_release);
-    work_cv_.notify_all();
-    idle_cv_.wait(lock, [&] { return busy_workers_ == 0; });
+    work_cv_.SignalAll();
+    while (busy_workers_ != 0) idle_cv_.Wait(&mu_);
     // The next epoch's first batches, made while the last one ended: used when
     // this is the epoch they were made for, from its start; else discarded.
     const bool use_prefetch = prefetching_ && pre_epoch_ == next_epoch_ && !resume_pending_;
@@ -239,7 +263,7 @@ class LoaderImpl : public Loader {
       pre_cancel_.store(true, std::memory_order_release);
       if (!use_prefetch) reader_->Cancel();  // the prefetch's reads are not wanted
     }
-    idle_cv_.wait(lock, [&] { return pre_busy_ == 0; });
+    while (pre_busy_ != 0) idle_cv_.Wait(&mu_);
     pre_cancel_.store(false, std::memory_order_relaxed);
     if (prefetching_ && !use_prefetch) DiscardPrefetchLocked();
     if (!use_prefetch) FoldPrefetchCountersLocked();  // work done for nothing: the last epoch's
@@ -279,7 +303,7 @@ class LoaderImpl : public Loader {
     skip_padded_ = 0;
     {
       // The prefetch's skips belong to this epoch when its batches are used.
-      std::lock_guard<std::mutex> skip_lock(skip_mu_);
+      MutexLock skip_lock(&skip_mu_);
       skip_epoch_ = use_prefetch ? std::move(skip_prefetch_) : SkipRecord();
       skip_prefetch_ = SkipRecord();
     }
@@ -320,8 +344,8 @@ class LoaderImpl : public Loader {
     epoch_restart_ = true;  // the wait for the new epoch's first batch is not tuned on
     active_ = true;
     ++generation_;
-    lock.unlock();
-    work_cv_.notify_all();
+    lock.Unlock();
+    work_cv_.SignalAll();
     return Status::OK();
   }
 
@@ -343,7 +367,7 @@ class LoaderImpl : public Loader {
     std::vector<int64_t> carry_pos;  // rank-local position of each carried sample
     bool padding = false;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       carry = carry_;
       carry_ = nullptr;
       carry_pos.swap(carry_pos_);
@@ -359,14 +383,16 @@ class LoaderImpl : public Loader {
       Status st = TakeBatch(&buf, &b, &took, poll, poll_ms);
       if (!st.ok() || took == Take::kStopped) {
         if (carry != nullptr) {
-          std::unique_lock<std::mutex> lock(mu_);
-          if (active_ && carry_ == nullptr) {  // a poll's error: the epoch goes on
-            carry_ = carry;
-            carry_pos_.swap(carry_pos);
-          } else {
-            lock.unlock();
-            pool_->Release(carry);
+          bool kept = false;
+          {
+            MutexLock lock(&mu_);
+            kept = active_ && carry_ == nullptr;
+            if (kept) {  // a poll's error: the epoch goes on
+              carry_ = carry;
+              carry_pos_.swap(carry_pos);
+            }
           }
+          if (!kept) pool_->Release(carry);
         }
         if (!st.ok()) return st;
         *end = true;
@@ -407,7 +433,7 @@ class LoaderImpl : public Loader {
       if (ready == nullptr) continue;
       KeepForPadding(ready);
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         // Positions before the first one still carried are delivered or skipped.
         delivered_positions_ = carry != nullptr ? carry_pos.front() : (b + 1) * bsz;
         good_delivered_ += ready->size;
@@ -423,7 +449,7 @@ class LoaderImpl : public Loader {
 
   void Stop() override {
     if (ForkedChild()) return;  // nothing of the epoch runs in this process
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (carry_ != nullptr) pool_->Release(carry_);  // a batch being assembled
     carry_ = nullptr;
     carry_pos_.clear();
@@ -434,9 +460,9 @@ class LoaderImpl : public Loader {
     // A stalled remote read returns soon. Not the next epoch's prefetch: the
     // reader is then its own, and the epoch stopped has no reads left.
     if (reader_ != nullptr && !prefetching_) reader_->Cancel();
-    work_cv_.notify_all();
-    ready_cv_.notify_all();
-    idle_cv_.wait(lock, [&] { return busy_workers_ == 0; });
+    work_cv_.SignalAll();
+    ready_cv_.SignalAll();
+    while (busy_workers_ != 0) idle_cv_.Wait(&mu_);
     for (RingSlot& s : ring_) {
       if (s.buffer != nullptr) pool_->Release(s.buffer);
       s.buffer = nullptr;
@@ -446,7 +472,7 @@ class LoaderImpl : public Loader {
   }
 
   LoaderStats stats() const override {
-    std::unique_lock<std::mutex> lock = LockUnlessForked();
+    MutexLockUnlessForked lock(&mu_, ForkedChild());
     Totals now = SumLocked();
     if (active_ && !epoch_done_) now.wall_ns += NowNs() - epoch_start_ns_;
     LoaderStats s;
@@ -475,7 +501,7 @@ class LoaderImpl : public Loader {
         (prefetching_ ? epoch_padded_ : reader_ != nullptr ? reader_->padded() : 0) + skip_padded_;
     s.prefetch_discarded_batches = prefetch_discarded_batches_;
     {
-      std::lock_guard<std::mutex> skip_lock(skip_mu_);
+      MutexLock skip_lock(&skip_mu_);
       s.total.skipped_files = static_cast<int64_t>(skipped_files_total_.size());
       s.epoch.skipped_files = static_cast<int64_t>(skip_epoch_.files.size());
     }
@@ -529,9 +555,9 @@ class LoaderImpl : public Loader {
            !stream_end_.compare_exchange_weak(cur, position, std::memory_order_acq_rel)) {
     }
     if (position < cur) {
-      std::lock_guard<std::mutex> lock(mu_);
-      work_cv_.notify_all();
-      ready_cv_.notify_all();
+      MutexLock lock(&mu_);
+      work_cv_.SignalAll();
+      ready_cv_.SignalAll();
     }
   }
 
@@ -544,9 +570,11 @@ class LoaderImpl : public Loader {
     if (carry != nullptr) KeepForPadding(carry);
     Status all_bad;
     int64_t skipped_n = 0;
+    int64_t epoch = 0;
     bool pad = false;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
+      epoch = epoch_;
       if (PadsRanks() && pad_source_ != nullptr && pad_source_->size > 0) {
         int64_t total = std::min(epoch_samples_, stream_end_.load(std::memory_order_acquire));
         if (options_.drop_last) total = total / bsz * bsz;
@@ -558,14 +586,14 @@ class LoaderImpl : public Loader {
         }
       }
       if (!pad && carry == nullptr && good_delivered_ == 0 && epoch_offset_ == 0) {
-        std::lock_guard<std::mutex> skip_lock(skip_mu_);
+        MutexLock skip_lock(&skip_mu_);
         all_bad = skip_epoch_.first;  // OK unless a sample was skipped
         skipped_n = SumLocked().skipped - epoch_snapshot_.skipped;
       }
     }
     if (pad) return DeliverPadded(carry, out);
     if (!all_bad.ok()) {
-      return all_bad.WithContext("on_error=skip: no sample of epoch " + std::to_string(epoch_) +
+      return all_bad.WithContext("on_error=skip: no sample of epoch " + std::to_string(epoch) +
                                  " could be read (" + std::to_string(skipped_n) +
                                  " skipped); first failure");
     }
@@ -575,7 +603,7 @@ class LoaderImpl : public Loader {
       return Status::OK();
     }
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       delivered_positions_ = kUnbounded;  // every position accounted (capped in state())
       good_delivered_ += carry->size;
       carry->index = delivered_batches_++;
@@ -593,14 +621,14 @@ class LoaderImpl : public Loader {
     if (batch == nullptr) {
       auto acquired = pool_->Acquire();
       if (!acquired.ok()) {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         pad_left_ = 0;
         return acquired.status();
       }
       batch = acquired.value();
       batch->size = 0;
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     batch->epoch = epoch_;
     good_delivered_ += batch->size;
     while (batch->size < options_.batch_size && pad_left_ > 0) {
@@ -629,7 +657,7 @@ class LoaderImpl : public Loader {
   // (up to one batch) for DeliverPadded.
   void KeepForPadding(BatchBuffer* buf) {
     if (!PadsRanks()) return;
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (pad_source_ != nullptr && pad_source_->size >= options_.batch_size) return;
     if (pad_source_ == nullptr) {
       auto acquired = pool_->Acquire();
@@ -653,7 +681,7 @@ class LoaderImpl : public Loader {
   Status TakeBatch(BatchBuffer** out, int64_t* index, Take* result,
                    const std::function<Status()>& poll, int poll_ms) {
     *out = nullptr;
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!active_) {
       *result = Take::kStopped;
       return Status::OK();
@@ -666,22 +694,16 @@ class LoaderImpl : public Loader {
     }
     const int64_t b = next_to_consume_;
     RingSlot& slot = ring_[b % ring_.size()];
-    // !active_: another thread stopped the epoch while this one waited.
-    auto ready = [&] {
-      return !active_ || !fatal_.ok() || PastStreamEnd(b) ||
-             (slot.batch.load(std::memory_order_acquire) == b &&
-              slot.remaining.load(std::memory_order_acquire) == 0);
-    };
     int64_t waited_ns = 0;
-    if (!ready()) {
+    if (!BatchReadyLocked(b, slot)) {
       const int64_t t0 = NowNs();
       if (!poll) {
-        ready_cv_.wait(lock, ready);
+        while (!BatchReadyLocked(b, slot)) ready_cv_.Wait(&mu_);
       } else {
-        while (!ready_cv_.wait_for(lock, std::chrono::milliseconds(poll_ms), ready)) {
-          lock.unlock();
+        while (!WaitReadyLocked(b, slot, std::chrono::milliseconds(poll_ms))) {
+          lock.Unlock();
           Status polled = poll();
-          lock.lock();
+          lock.Lock();
           if (!polled.ok()) {
             consumer_wait_ns_ += NowNs() - t0;
             return polled;
@@ -697,13 +719,13 @@ class LoaderImpl : public Loader {
     }
     if (!fatal_.ok()) {
       Status fatal = fatal_;
-      lock.unlock();
+      lock.Unlock();
       Stop();
       return fatal;
     }
     if (PastStreamEnd(b)) {  // the stream ended at the previous batch's end
       epoch_finished_ = true;
-      lock.unlock();
+      lock.Unlock();
       Stop();
       *result = Take::kEnd;
       return Status::OK();
@@ -713,8 +735,8 @@ class LoaderImpl : public Loader {
     slot.batch.store(-1, std::memory_order_release);
     ++next_to_consume_;
     if (tuner_ != nullptr) TuneLocked(buf->size, waited_ns);
-    lock.unlock();
-    work_cv_.notify_all();
+    lock.Unlock();
+    work_cv_.SignalAll();
 
     // Under kRaise a bad sample stops the epoch (skipped ones carry no error).
     for (int i = 0; i < buf->size; ++i) {
@@ -729,6 +751,31 @@ class LoaderImpl : public Loader {
     *index = b;
     *result = Take::kBatch;
     return Status::OK();
+  }
+
+  // Whether the consumer may go on with position batch b (in `slot`): it is
+  // complete, or the epoch stopped (!active_: another thread stopped it while
+  // this one waited), failed, or the stream ended before it.
+  bool BatchReadyLocked(int64_t b, const RingSlot& slot) const
+      STOKER_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !active_ || !fatal_.ok() || PastStreamEnd(b) ||
+           (slot.batch.load(std::memory_order_acquire) == b &&
+            slot.remaining.load(std::memory_order_acquire) == 0);
+  }
+
+  // ready_cv_.wait_for(lock, timeout, BatchReadyLocked) as a loop the analysis
+  // follows: waits until batch b is ready or `timeout` from now has passed
+  // (spurious wake-ups do not extend it); returns whether it is ready.
+  bool WaitReadyLocked(int64_t b, const RingSlot& slot, std::chrono::milliseconds timeout)
+      STOKER_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!BatchReadyLocked(b, slot)) {
+      const auto left = deadline - std::chrono::steady_clock::now();
+      if (left <= left.zero() || !ready_cv_.WaitFor(&mu_, left)) {
+        return BatchReadyLocked(b, slot);  // timed out
+      }
+    }
+    return true;
   }
 
   // On the consumer's thread, once position batch b is complete: cuts a
@@ -792,7 +839,7 @@ class LoaderImpl : public Loader {
   void NoteSkipped(int64_t pos, const Status& st, bool prefetch) {
     const int64_t key = reader_->KeyAt(pos);
     std::string file = key >= 0 ? std::to_string(key) : "#" + reader_->Name(pos);
-    std::lock_guard<std::mutex> lock(skip_mu_);
+    MutexLock lock(&skip_mu_);
     skipped_files_total_.insert(file);
     SkipRecord& r = prefetch ? skip_prefetch_ : skip_epoch_;
     r.files.insert(std::move(file));
@@ -816,13 +863,6 @@ class LoaderImpl : public Loader {
         "initialiser or after the fork), or use the 'spawn' or 'forkserver' start method");
   }
 
-  // In a forked child no other thread exists, and mu_ may have been inherited
-  // locked: counters are then read without it.
-  std::unique_lock<std::mutex> LockUnlessForked() const {
-    if (ForkedChild()) return std::unique_lock<std::mutex>();
-    return std::unique_lock<std::mutex>(mu_);
-  }
-
   void EnsureThreads() {
     if (!workers_.empty()) return;
     owner_pid_ = ::getpid();
@@ -838,11 +878,11 @@ class LoaderImpl : public Loader {
     for (;;) {
       bool epoch_work = false;
       {
-        std::unique_lock<std::mutex> lock(mu_);
-        work_cv_.wait(lock, [&] {
-          return shutdown_ || (active_ && generation_ != seen) ||
-                 (pre_open_ && pre_generation_ != seen_prefetch);
-        });
+        MutexLock lock(&mu_);
+        while (!shutdown_ && !(active_ && generation_ != seen) &&
+               !(pre_open_ && pre_generation_ != seen_prefetch)) {
+          work_cv_.Wait(&mu_);
+        }
         if (shutdown_) return;
         epoch_work = active_ && generation_ != seen;
         if (epoch_work) {
@@ -858,12 +898,12 @@ class LoaderImpl : public Loader {
         MaybePrefetchNextEpoch(seen);  // leaves the epoch (busy_workers_)
       } else {
         RunPrefetch(index, &processor, &scratch);
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         --pre_busy_;
       }
       scratch_bytes_[index].store(processor.scratch_bytes() + scratch.bytes.capacity(),
                                   std::memory_order_relaxed);
-      idle_cv_.notify_all();
+      idle_cv_.SignalAll();
     }
   }
 
@@ -871,7 +911,7 @@ class LoaderImpl : public Loader {
   // may be made now: every position of this epoch is made (the last worker
   // leaves), nothing stopped it, and the source reads any position (streams
   // are not prefetched: see docs/architecture.md).
-  bool PrefetchWantedLocked(uint64_t generation) const {
+  bool PrefetchWantedLocked(uint64_t generation) const STOKER_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return options_.prefetch_next_epoch && busy_workers_ == 1 && generation == generation_ && !shutdown_ && !prefetching_ &&
            !cancelled_.load(std::memory_order_acquire) && fatal_.ok() && !resume_pending_ &&
            reader_ != nullptr && reader_->random_access() && reader_->size() >= 0 &&
@@ -883,7 +923,7 @@ class LoaderImpl : public Loader {
   // (made outside mu_; the worker stays busy meanwhile, so Start/Stop wait),
   // and up to in_flight_ batch buffers that the workers then fill.
   void MaybePrefetchNextEpoch(uint64_t generation) {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!PrefetchWantedLocked(generation)) {
       --busy_workers_;
       return;
@@ -891,7 +931,7 @@ class LoaderImpl : public Loader {
     const int64_t epoch = next_epoch_;
     const EpochSpec spec = SpecFor(epoch, 0);
     const int64_t want = std::min<int64_t>(in_flight_, static_cast<int64_t>(staged_.size()));
-    lock.unlock();
+    lock.Unlock();
     // The reader and the buffers are made without mu_ (a permutation, a
     // pinned allocation): the consumer goes on meanwhile.
     auto made = source_->StartEpoch(spec);
@@ -909,7 +949,7 @@ class LoaderImpl : public Loader {
       }
     }
     std::unique_ptr<EpochReader> old;  // dies after the lock is let go
-    lock.lock();
+    lock.Lock();
     --busy_workers_;
     if (bufs.empty() || generation != generation_ || shutdown_ || prefetching_ ||
         cancelled_.load(std::memory_order_acquire) || resume_pending_ || epoch != next_epoch_) {
@@ -938,8 +978,8 @@ class LoaderImpl : public Loader {
     pre_next_.store(0, std::memory_order_relaxed);
     pre_cancel_.store(false, std::memory_order_relaxed);
     ++pre_generation_;
-    lock.unlock();
-    work_cv_.notify_all();
+    lock.Unlock();
+    work_cv_.SignalAll();
   }
 
   // Makes the prefetched positions of the next epoch (staged_), the same way
@@ -962,7 +1002,7 @@ class LoaderImpl : public Loader {
   }
 
   // Adds the prefetch's counters to the workers' (no prefetch worker runs).
-  void FoldPrefetchCountersLocked() {
+  void FoldPrefetchCountersLocked() STOKER_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     for (size_t i = 0; i < counters_.size(); ++i) {
       WorkerCounters& to = counters_[i];
       WorkerCounters& from = pre_counters_[i];
@@ -977,7 +1017,7 @@ class LoaderImpl : public Loader {
 
   // Drops the next epoch's prefetched batches (another epoch starts, or a
   // resume); counted in prefetch_discarded_batches. Prefetch workers are gone.
-  void DiscardPrefetchLocked() {
+  void DiscardPrefetchLocked() STOKER_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     for (int i = 0; i < staged_count_; ++i) {
       pool_->Release(staged_[i].buffer);
       staged_[i].buffer = nullptr;
@@ -998,20 +1038,20 @@ class LoaderImpl : public Loader {
         // Parked by the tuner: holds no position, so nothing waits on it.
         // Leaves when every position is claimed (the epoch's end may then
         // start the next epoch's prefetch, which waits for all workers).
-        std::unique_lock<std::mutex> lock(mu_);
-        work_cv_.wait(lock, [&] {
-          return cancelled_.load(std::memory_order_relaxed) ||
-                 index < active_threads_.load(std::memory_order_relaxed) ||
-                 next_position_.load(std::memory_order_relaxed) >= epoch_samples_;
-        });
+        MutexLock lock(&mu_);
+        while (!cancelled_.load(std::memory_order_relaxed) &&
+               index >= active_threads_.load(std::memory_order_relaxed) &&
+               next_position_.load(std::memory_order_relaxed) < epoch_samples_) {
+          work_cv_.Wait(&mu_);
+        }
         if (next_position_.load(std::memory_order_relaxed) >= epoch_samples_) return;
         continue;
       }
       const int64_t p = next_position_.fetch_add(1, std::memory_order_relaxed);
       if (p >= epoch_samples_) {
         if (p == epoch_samples_) {  // the first to find the end wakes parked workers
-          { std::lock_guard<std::mutex> lock(mu_); }
-          work_cv_.notify_all();
+          { MutexLock lock(&mu_); }
+          work_cv_.SignalAll();
         }
         return;
       }
@@ -1023,11 +1063,11 @@ class LoaderImpl : public Loader {
         if (!InstallBatch(b, &c)) return;
       } else if (slot.batch.load(std::memory_order_acquire) != b) {
         const int64_t t0 = NowNs();
-        std::unique_lock<std::mutex> lock(mu_);
-        work_cv_.wait(lock, [&] {
-          return cancelled_.load(std::memory_order_relaxed) || PastStreamEnd(b) ||
-                 slot.batch.load(std::memory_order_acquire) == b;
-        });
+        MutexLock lock(&mu_);
+        while (!cancelled_.load(std::memory_order_relaxed) && !PastStreamEnd(b) &&
+               slot.batch.load(std::memory_order_acquire) != b) {
+          work_cv_.Wait(&mu_);
+        }
         c.Add(c.wait_ns, NowNs() - t0);
         if (cancelled_.load(std::memory_order_relaxed) ||
             slot.batch.load(std::memory_order_acquire) != b) {
@@ -1037,8 +1077,8 @@ class LoaderImpl : public Loader {
       BatchBuffer* buf = slot.buffer;
       ProduceSample(p, s, buf, processor, scratch, &c, /*prefetch=*/false);
       if (slot.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        std::lock_guard<std::mutex> lock(mu_);
-        ready_cv_.notify_all();
+        MutexLock lock(&mu_);
+        ready_cv_.SignalAll();
       }
     }
   }
@@ -1049,22 +1089,22 @@ class LoaderImpl : public Loader {
     const int64_t k = static_cast<int64_t>(ring_.size());
     const int64_t t0 = NowNs();
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      work_cv_.wait(lock, [&] {
-        return cancelled_.load(std::memory_order_relaxed) || PastStreamEnd(b) ||
-               b < next_to_consume_ + in_flight_;
-      });
+      MutexLock lock(&mu_);
+      while (!cancelled_.load(std::memory_order_relaxed) && !PastStreamEnd(b) &&
+             b >= next_to_consume_ + in_flight_) {
+        work_cv_.Wait(&mu_);
+      }
       if (cancelled_.load(std::memory_order_relaxed) || PastStreamEnd(b)) return false;
     }
     c->Add(c->wait_ns, NowNs() - t0);
     auto acquired = pool_->Acquire();
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!acquired.ok()) {
       // Out of memory for batches: surface it through the consumer.
       fatal_ = acquired.status();
       cancelled_.store(true, std::memory_order_release);
-      ready_cv_.notify_all();
-      work_cv_.notify_all();
+      ready_cv_.SignalAll();
+      work_cv_.SignalAll();
       return false;
     }
     BatchBuffer* buf = acquired.value();
@@ -1081,8 +1121,8 @@ class LoaderImpl : public Loader {
     slot.buffer = buf;
     slot.remaining.store(size, std::memory_order_relaxed);
     slot.batch.store(b, std::memory_order_release);
-    lock.unlock();
-    work_cv_.notify_all();
+    lock.Unlock();
+    work_cv_.SignalAll();
     return true;
   }
 
@@ -1255,7 +1295,7 @@ class LoaderImpl : public Loader {
 
   // Feeds the batch just taken to the tuning window and applies the tuner's
   // settings when a window closes. `waited_ns`: how long the consumer waited.
-  void TuneLocked(int images, int64_t waited_ns) {
+  void TuneLocked(int images, int64_t waited_ns) STOKER_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const bool restart = epoch_restart_;
     epoch_restart_ = false;
     const std::optional<TunerWindow> w =
@@ -1264,10 +1304,10 @@ class LoaderImpl : public Loader {
     const TunerSettings next = tuner_->Observe(*w);
     active_threads_.store(next.threads, std::memory_order_relaxed);
     in_flight_ = next.prefetch;
-    work_cv_.notify_all();  // the caller notifies too; parked workers must see it
+    work_cv_.SignalAll();  // the caller notifies too; parked workers must see it
   }
 
-  Totals SumLocked() const {
+  Totals SumLocked() const STOKER_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     Totals t;
     for (const WorkerCounters& c : counters_) t.AddWorker(c);
     t.consumer_wait_ns = consumer_wait_ns_;
@@ -1276,7 +1316,7 @@ class LoaderImpl : public Loader {
     return t;
   }
 
-  void FinishEpochLocked() {
+  void FinishEpochLocked() STOKER_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (!epoch_done_) {
       wall_ns_ += NowNs() - epoch_start_ns_;
       epoch_done_ = true;
@@ -1296,27 +1336,27 @@ class LoaderImpl : public Loader {
   std::unique_ptr<DecodedCache> cache_;  // null without cache_bytes; thread-safe
   bool output_cache_ = false;            // cache_ holds finished samples (kOutput)
 
-  mutable std::mutex mu_;
-  std::condition_variable work_cv_;   // workers: new epoch, batch installed, room in flight
-  std::condition_variable ready_cv_;  // consumer: a batch completed
-  std::condition_variable idle_cv_;   // Stop/Start: a worker left the epoch
-  bool shutdown_ = false;             // guarded by mu_
-  bool active_ = false;               // guarded by mu_
-  bool started_once_ = false;         // guarded by mu_
-  uint64_t generation_ = 0;           // guarded by mu_
-  int busy_workers_ = 0;              // guarded by mu_
-  int64_t epoch_ = 0;                 // guarded by mu_; read by workers of the epoch
-  int64_t next_epoch_ = 0;            // guarded by mu_
-  bool epoch_finished_ = false;       // guarded by mu_; Next() reported the epoch's end
-  bool epoch_set_ = false;            // guarded by mu_; SetEpoch/Resume since the last Start
-  int64_t epoch_offset_ = 0;          // guarded by mu_; global positions skipped (resume)
-  bool resume_pending_ = false;       // guarded by mu_; Resume() awaits the next Start
-  int64_t resume_offset_ = 0;         // guarded by mu_
-  int64_t prefetch_discarded_batches_ = 0;  // guarded by mu_
+  mutable Mutex mu_;
+  CondVar work_cv_;   // workers: new epoch, batch installed, room in flight
+  CondVar ready_cv_;  // consumer: a batch completed
+  CondVar idle_cv_;   // Stop/Start: a worker left the epoch
+  bool shutdown_ STOKER_GUARDED_BY(mu_) = false;
+  bool active_ STOKER_GUARDED_BY(mu_) = false;
+  bool started_once_ STOKER_GUARDED_BY(mu_) = false;
+  uint64_t generation_ STOKER_GUARDED_BY(mu_) = 0;
+  int busy_workers_ STOKER_GUARDED_BY(mu_) = 0;
+  int64_t epoch_ STOKER_GUARDED_BY(mu_) = 0;  // read by workers of the epoch
+  int64_t next_epoch_ STOKER_GUARDED_BY(mu_) = 0;
+  bool epoch_finished_ STOKER_GUARDED_BY(mu_) = false;  // Next() reported the epoch's end
+  bool epoch_set_ STOKER_GUARDED_BY(mu_) = false;  // SetEpoch/Resume since the last Start
+  int64_t epoch_offset_ STOKER_GUARDED_BY(mu_) = 0;  // global positions skipped (resume)
+  bool resume_pending_ STOKER_GUARDED_BY(mu_) = false;  // Resume() awaits the next Start
+  int64_t resume_offset_ STOKER_GUARDED_BY(mu_) = 0;
+  int64_t prefetch_discarded_batches_ STOKER_GUARDED_BY(mu_) = 0;
   // The epoch the workers make (Rng seeds): epoch_, or the next one while its
   // first batches are prefetched. Set under mu_ before workers run.
   int64_t work_epoch_ = 0;
-  int64_t next_to_consume_ = 0;       // guarded by mu_
+  int64_t next_to_consume_ STOKER_GUARDED_BY(mu_) = 0;
   int64_t epoch_batches_ = 0;         // set by Start before workers run
   int64_t epoch_samples_ = 0;         // set by Start before workers run
   // The workers' reader: set by Start before workers run, and replaced (under
@@ -1334,63 +1374,63 @@ class LoaderImpl : public Loader {
     std::atomic<int> remaining{0};   // samples not yet written
   };
   std::vector<StagedBatch> staged_;  // ring_.size() entries
-  int staged_count_ = 0;             // guarded by mu_; buffers in staged_
-  bool prefetching_ = false;         // guarded by mu_; staged_ holds the next epoch's start
-  bool pre_open_ = false;            // guarded by mu_; workers may join the prefetch
-  int pre_busy_ = 0;                 // guarded by mu_; workers in RunPrefetch
-  uint64_t pre_generation_ = 0;      // guarded by mu_
-  int64_t pre_epoch_ = 0;            // guarded by mu_; the epoch prefetched
+  int staged_count_ STOKER_GUARDED_BY(mu_) = 0;  // buffers in staged_
+  bool prefetching_ STOKER_GUARDED_BY(mu_) = false;  // staged_ holds the next epoch's start
+  bool pre_open_ STOKER_GUARDED_BY(mu_) = false;  // workers may join the prefetch
+  int pre_busy_ STOKER_GUARDED_BY(mu_) = 0;  // workers in RunPrefetch
+  uint64_t pre_generation_ STOKER_GUARDED_BY(mu_) = 0;
+  int64_t pre_epoch_ STOKER_GUARDED_BY(mu_) = 0;  // the epoch prefetched
   int64_t pre_limit_ = 0;            // positions prefetched; set before workers join
-  int64_t epoch_padded_ = 0;         // guarded by mu_; the running epoch's padded() then
+  int64_t epoch_padded_ STOKER_GUARDED_BY(mu_) = 0;  // the running epoch's padded() then
   std::atomic<int64_t> pre_next_{0};
   std::atomic<bool> pre_cancel_{false};
   std::atomic<int64_t> next_position_{0};
   std::atomic<int64_t> stream_end_{kUnbounded};
   std::atomic<bool> cancelled_{false};
-  Status fatal_;                      // guarded by mu_
+  Status fatal_ STOKER_GUARDED_BY(mu_);
   // Tuning: workers with index >= active_threads_ park; at most in_flight_
   // batches are in flight (<= ring_.size()).
   std::atomic<int> active_threads_{1};
-  int in_flight_ = 1;                 // guarded by mu_
-  std::unique_ptr<Tuner> tuner_;      // used under mu_ by the consumer
-  std::unique_ptr<TuningWindow> tuning_window_;  // guarded by mu_; with tuner_
-  bool epoch_restart_ = false;        // guarded by mu_; no batch taken since Start()
+  int in_flight_ STOKER_GUARDED_BY(mu_) = 1;
+  std::unique_ptr<Tuner> tuner_ STOKER_GUARDED_BY(mu_);  // used under mu_ by the consumer
+  std::unique_ptr<TuningWindow> tuning_window_ STOKER_GUARDED_BY(mu_);  // with tuner_
+  bool epoch_restart_ STOKER_GUARDED_BY(mu_) = false;  // no batch taken since Start()
 
   // Counters.
   std::vector<WorkerCounters> counters_;
   std::vector<WorkerCounters> pre_counters_;  // the next epoch's prefetch (RunPrefetch)
   std::vector<std::atomic<size_t>> scratch_bytes_;
   std::atomic<int64_t> scratch_releases_{0};
-  int64_t consumer_wait_ns_ = 0;      // guarded by mu_
-  int64_t batches_ = 0;               // guarded by mu_
-  int64_t wall_ns_ = 0;               // guarded by mu_
-  int64_t epoch_start_ns_ = 0;        // guarded by mu_
-  bool epoch_done_ = true;            // guarded by mu_
-  Totals epoch_snapshot_;             // guarded by mu_
+  int64_t consumer_wait_ns_ STOKER_GUARDED_BY(mu_) = 0;
+  int64_t batches_ STOKER_GUARDED_BY(mu_) = 0;
+  int64_t wall_ns_ STOKER_GUARDED_BY(mu_) = 0;
+  int64_t epoch_start_ns_ STOKER_GUARDED_BY(mu_) = 0;
+  bool epoch_done_ STOKER_GUARDED_BY(mu_) = true;
+  Totals epoch_snapshot_ STOKER_GUARDED_BY(mu_);
 
   // Batch assembly (Next): samples taken but not yet delivered, between
   // calls, and what has been delivered this epoch.
-  BatchBuffer* carry_ = nullptr;      // guarded by mu_; fewer than batch_size samples
-  std::vector<int64_t> carry_pos_;    // guarded by mu_; their rank-local positions
-  int64_t delivered_positions_ = 0;   // guarded by mu_; positions delivered or skipped
-  int64_t delivered_batches_ = 0;     // guarded by mu_
-  int64_t good_delivered_ = 0;        // guarded by mu_; samples delivered this epoch
+  BatchBuffer* carry_ STOKER_GUARDED_BY(mu_) = nullptr;  // fewer than batch_size samples
+  std::vector<int64_t> carry_pos_ STOKER_GUARDED_BY(mu_);  // their rank-local positions
+  int64_t delivered_positions_ STOKER_GUARDED_BY(mu_) = 0;  // positions delivered or skipped
+  int64_t delivered_batches_ STOKER_GUARDED_BY(mu_) = 0;
+  int64_t good_delivered_ STOKER_GUARDED_BY(mu_) = 0;  // samples delivered this epoch
   // Ranks under skip (PadsRanks): the epoch's first samples, and the
   // repeats still to deliver at its end.
-  BatchBuffer* pad_source_ = nullptr;  // guarded by mu_; up to batch_size samples
-  int64_t pad_left_ = 0;              // guarded by mu_
-  int64_t pad_next_ = 0;              // guarded by mu_
-  int64_t skip_padded_ = 0;           // guarded by mu_; repeats delivered this epoch
+  BatchBuffer* pad_source_ STOKER_GUARDED_BY(mu_) = nullptr;  // up to batch_size samples
+  int64_t pad_left_ STOKER_GUARDED_BY(mu_) = 0;
+  int64_t pad_next_ STOKER_GUARDED_BY(mu_) = 0;
+  int64_t skip_padded_ STOKER_GUARDED_BY(mu_) = 0;  // repeats delivered this epoch
   // on_error=skip: files found bad (by key or name), first failure of the epoch.
-  mutable std::mutex skip_mu_;        // taken after mu_ when both are held
-  std::unordered_set<std::string> skipped_files_total_;  // guarded by skip_mu_
+  mutable Mutex skip_mu_ STOKER_ACQUIRED_AFTER(mu_);  // taken after mu_ when both are held
+  std::unordered_set<std::string> skipped_files_total_ STOKER_GUARDED_BY(skip_mu_);
   struct SkipRecord {
     std::unordered_set<std::string> files;
     Status first;                     // at the lowest position
     int64_t first_pos = 0;
   };
-  SkipRecord skip_epoch_;             // guarded by skip_mu_; the running epoch's
-  SkipRecord skip_prefetch_;          // guarded by skip_mu_; the next epoch's prefetch
+  SkipRecord skip_epoch_ STOKER_GUARDED_BY(skip_mu_);  // the running epoch's
+  SkipRecord skip_prefetch_ STOKER_GUARDED_BY(skip_mu_);  // the next epoch's prefetch
 
   pid_t owner_pid_ = 0;               // the process that started workers_ (0: none yet)
 
