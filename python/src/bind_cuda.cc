@@ -18,6 +18,7 @@
 #include "stoker/batch.h"
 #include "stoker/device.h"
 #include "errors.h"
+#include "gil_release_delete.h"
 #include "stoker/device_host.h"
 #include "stoker/device_loader.h"
 #include "stoker/loader.h"
@@ -119,16 +120,7 @@ DeviceAllocator PythonAllocator(py::object fn) {
 
 // DeviceLoader's holder: its destructor stops the Loader (joining workers
 // that may wait for the GIL in a Lambda) and drops tensors (which take it).
-struct DeviceLoaderDeleter {
-  void operator()(DeviceLoader* loader) const {
-    if (Py_IsInitialized() && PyGILState_Check()) {
-      py::gil_scoped_release release;
-      delete loader;
-    } else {
-      delete loader;
-    }
-  }
-};
+using DeviceLoaderHolder = std::unique_ptr<DeviceLoader, GilReleaseDelete<DeviceLoader>>;
 
 }  // namespace
 
@@ -242,7 +234,7 @@ void RegisterDevice(py::module_& m) {
   }, py::arg("device"), "Page-locked batch memory for Loader(allocator=...).");
 
   m.attr("HOST_DEVICE") = kHostDevice;
-  py::class_<DeviceLoader, std::unique_ptr<DeviceLoader, DeviceLoaderDeleter>>(
+  py::class_<DeviceLoader, DeviceLoaderHolder>(
       m, "DeviceLoader",
       "The GPU feeder (stoker/device_loader.h): a Loader whose batches are copied and\n"
       "converted on the device, one batch ahead, and handed to the consumer's stream.\n"
@@ -261,7 +253,7 @@ void RegisterDevice(py::module_& m) {
                return DeviceLoader::Create(std::move(source), options, d);
              }();
              if (!l.ok()) Throw(l.status());
-             return std::unique_ptr<DeviceLoader, DeviceLoaderDeleter>(l.value().release());
+             return DeviceLoaderHolder(l.value().release());
            }),
            py::arg("source"), py::arg("options"), py::arg("device"), py::arg("augment"),
            py::arg("allocate"))

@@ -18,6 +18,7 @@
 
 #include "stoker/augment.h"
 #include "errors.h"
+#include "gil_release_delete.h"
 #include "stoker/decode.h"
 #include "stoker/diagnose.h"
 #include "stoker/loader.h"
@@ -266,17 +267,7 @@ SampleCallback PythonCallback(py::object fn, bool pass_seed) {
 
 // Loader's holder: joins the worker threads with the GIL released, so a
 // worker waiting for the GIL in a Lambda can finish its sample.
-struct LoaderDeleter {
-  void operator()(Loader* loader) const {
-    if (Py_IsInitialized() && PyGILState_Check()) {
-      py::gil_scoped_release release;
-      delete loader;
-    } else {
-      delete loader;
-    }
-  }
-};
-using LoaderHolder = std::unique_ptr<Loader, LoaderDeleter>;
+using LoaderHolder = std::unique_ptr<Loader, GilReleaseDelete<Loader>>;
 
 }  // namespace
 

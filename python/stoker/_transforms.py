@@ -520,6 +520,16 @@ _INSTEAD = {
     "Pad": "not implemented: CenterCrop larger than the image pads with zeros",
     "FiveCrop": "not supported (one image per sample)",
     "TenCrop": "not supported (one image per sample)",
+    "ElasticTransform": "not implemented: apply it to the batch, or in a stoker.Lambda",
+    "RandomApply": "not implemented: a stoker.Lambda(fn, rng=True) can draw whether to apply "
+                   "its step",
+    "RandomChoice": "not implemented: a stoker.Lambda(fn, rng=True) can draw which step to "
+                    "apply",
+    "RandomOrder": "not implemented: list the transforms in one order",
+    "RandomInvert": "not implemented: stoker.Lambda(lambda im: 255 - im) inverts; within "
+                    "RandAugment/AutoAugment, Invert is one of the ops",
+    "LinearTransformation": "not implemented: apply it to the batch (a matrix product on the "
+                            "GPU)",
 }
 
 

@@ -6,6 +6,7 @@ of the random parameters."""
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -44,6 +45,22 @@ def stoker_images(root, transforms, **kw):
 
 
 # ------------------------------------------------------------ surface ----
+
+def test_every_torchvision_transform_is_mapped():
+    # Every transform class of the installed torchvision is either a stoker transform of
+    # the same name or refused with a TypeError that says what to use instead, and the
+    # README's mapping table names it.
+    import inspect
+    import stoker._transforms as st
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")).read()
+    names = [n for n, c in vars(T).items() if inspect.isclass(c) and not n.startswith("_")
+             and c.__module__.startswith("torchvision.transforms.transforms")
+             and n not in ("InterpolationMode",)]
+    assert len(names) >= 30, names
+    for name in names:
+        assert f"`{name}`" in readme, f"README's mapping table does not name {name}"
+        assert hasattr(stoker, name) or name in st._INSTEAD, f"{name}: no stoker form, no advice"
+
 
 def test_interpolation_and_antialias_accepted_where_they_name_what_stoker_does():
     for mode in (T.InterpolationMode.BILINEAR, "bilinear", Image.BILINEAR, None):

@@ -213,18 +213,7 @@ class ImageDecoder::Jpeg {
     if (fn != nullptr) {
       base = nullptr;  // no pixels to view
     } else if (cmyk) {
-      const bool inverted = cinfo_.saw_Adobe_marker;
-      for (int y = 0; y < rows; ++y) {
-        const uint8_t* in = base + y * row_bytes;
-        uint8_t* o = base + y * row_bytes;  // in place: writes trail reads
-        for (int x = 0; x < ow; ++x) {
-          int c = in[4 * x], m = in[4 * x + 1], yy = in[4 * x + 2], k = in[4 * x + 3];
-          if (inverted) { c = 255 - c; m = 255 - m; yy = 255 - yy; k = 255 - k; }
-          o[3 * x] = CmykChannel(c, k);
-          o[3 * x + 1] = CmykChannel(m, k);
-          o[3 * x + 2] = CmykChannel(yy, k);
-        }
-      }
+      for (int y = 0; y < rows; ++y) CmykRowToRgb(base + y * row_bytes, ow);
     }
     out->pixels = base == nullptr
                       ? RgbView{}
