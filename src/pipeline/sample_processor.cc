@@ -254,7 +254,15 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const Sample
   req.scale_denom = d;
   req.region = Rect{h_.min_input * d, v_.min_input * d, (h_.max_input - h_.min_input) * d,
                     (v_.max_input - v_.min_input) * d};
-  if (!raw && config_.stream_rows && decoder_.CanDecodeRows()) {
+  // What the buffered path would hold: PNG decodes the whole image, JPEG the
+  // region (at the DCT scale).
+  const size_t buffered_bytes =
+      header.format == ImageFormat::kPng
+          ? size_t{3} * static_cast<size_t>(header.width) * static_cast<size_t>(header.height)
+          : size_t{3} * static_cast<size_t>(h_.max_input - h_.min_input) *
+                static_cast<size_t>(v_.max_input - v_.min_input);
+  if (!raw && config_.stream_rows && buffered_bytes >= config_.stream_rows_min_bytes &&
+      decoder_.CanDecodeRows()) {
     // Row by row (JPEG, non-interlaced PNG): each decoded row of the region
     // goes straight into the horizontal pass, so the region is never held;
     // decode_ns then includes that pass.

@@ -66,6 +66,11 @@ struct ProcessorConfig {
   // with one decoded row in memory instead of the region / image. Off only to
   // compare the two paths (tests, benchmarks).
   bool stream_rows = true;
+  // ... but only when the buffered path would hold at least this many bytes
+  // of decoded pixels (a PNG's whole image, a JPEG's region): for ordinary
+  // photos the buffered path is faster (measured: ~15% less decode + resample
+  // time per image on 224x224 crops of ImageNet JPEGs), and its memory is small.
+  size_t stream_rows_min_bytes = size_t{16} << 20;
 };
 
 // Nanoseconds spent in each part of Process().

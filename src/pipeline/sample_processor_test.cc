@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "testing/test_images.h"
@@ -38,6 +39,7 @@ Output ProcessOnce(const Bytes& file, const std::vector<Transform>& transforms, 
   config.dct_scaling = dct_scaling;
   config.transforms = transforms;
   config.stream_rows = stream;
+  config.stream_rows_min_bytes = 0;  // the test images are small: stream them too
   config.scratch_budget = budget;
   config.timing = false;
   int h = 0, w = 0;
@@ -201,6 +203,7 @@ TEST(SampleProcessorPngRowsTest, LargePngScratchStaysWithinTheBudget) {
   ProcessorConfig config;
   config.transforms = chains[0];
   config.scratch_budget = budget;
+  config.stream_rows_min_bytes = 0;
   PixelWriter writer(DType::kUint8, Layout::kNHWC, 32, 32, false, {0, 0, 0}, {1, 1, 1});
   SampleProcessor processor(config, &writer);
   SampleData sample;
@@ -211,6 +214,34 @@ TEST(SampleProcessorPngRowsTest, LargePngScratchStaysWithinTheBudget) {
   StageTimes times;
   ASSERT_TRUE(processor.Process(sample, &rng, slot.data(), &times).ok());
   EXPECT_FALSE(processor.TrimScratch()) << processor.scratch_bytes();
+}
+
+// Only images whose buffered decode would hold stream_rows_min_bytes or more
+// are streamed (the buffered path is faster for ordinary photos).
+TEST(SampleProcessorPngRowsTest, OnlyImagesAboveTheThresholdAreStreamed) {
+  const std::vector<Transform> chain = {Transform::Resize(40), Transform::CenterCrop(32, 32)};
+  for (const auto& [w, h] : {std::pair{400, 300}, std::pair{900, 700}}) {
+    Bytes expected;
+    const Bytes png = EncodePng(MakePixels(w, h, 3), w, h, PngSpec{}, &expected);
+    ProcessorConfig config;
+    config.transforms = chain;
+    config.stream_rows_min_bytes = size_t{1} << 20;  // 400x300: 0.36 MB; 900x700: 1.9 MB
+    PixelWriter writer(DType::kUint8, Layout::kNHWC, 32, 32, false, {0, 0, 0}, {1, 1, 1});
+    SampleProcessor processor(config, &writer);
+    SampleData sample;
+    sample.bytes = png.data();
+    sample.size = png.size();
+    Bytes slot(writer.sample_bytes());
+    Rng rng(4);
+    StageTimes times;
+    ASSERT_TRUE(processor.Process(sample, &rng, slot.data(), &times).ok());
+    const size_t image = size_t{3} * w * h;
+    if (image < config.stream_rows_min_bytes) {
+      EXPECT_GE(processor.scratch_bytes(), image) << w << "x" << h << " buffered";
+    } else {
+      EXPECT_LT(processor.scratch_bytes(), image / 4) << w << "x" << h << " streamed";
+    }
+  }
 }
 
 // Damage below the rows a crop reads is still an error: the streamed decode
