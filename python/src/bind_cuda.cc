@@ -271,21 +271,12 @@ void RegisterDevice(py::module_& m) {
              DeviceBatch b;
              bool end = false;
              Status s;
-             bool signalled = false;
+             SignalPoll poll;
              {
                py::gil_scoped_release release;
-               // Ctrl-C raises KeyboardInterrupt without waiting for the batch.
-               auto poll = [&signalled]() -> Status {
-                 py::gil_scoped_acquire acquire;
-                 if (PyErr_CheckSignals() != 0) {
-                   signalled = true;
-                   return CancelledError("interrupted by a signal");
-                 }
-                 return Status::OK();
-               };
-               s = l.Next(&b, &end, stream, poll, 50);
+               s = l.Next(&b, &end, stream, poll.fn(), SignalPoll::kMs);
              }
-             if (signalled) throw py::error_already_set();
+             poll.RaiseIfSignalled();
              if (!s.ok()) ThrowIterationStatus(s);
              if (end) return py::none();
              // The owners are the allocator's objects (PythonAllocator).

@@ -87,7 +87,9 @@ std::deque<CallbackError>& CallbackErrors() {
   return *errors;
 }
 
-void RememberCallbackError(const std::string& message, py::error_already_set error) {
+}  // namespace
+
+void RememberPythonError(const std::string& message, py::error_already_set error) {
   std::deque<CallbackError>& errors = CallbackErrors();
   if (errors.size() >= 32) errors.pop_front();
   errors.push_back(CallbackError{message, std::move(error)});
@@ -96,7 +98,7 @@ void RememberCallbackError(const std::string& message, py::error_already_set err
 // Errors met while iterating concern the data, whatever their code: they
 // all raise stoker.StokerError, whose message names the sample; when a
 // Python callable's exception caused it, that exception is its __cause__.
-[[noreturn]] void ThrowIterationError(const Status& s) {
+[[noreturn]] void ThrowIterationStatus(const Status& s) {
   std::deque<CallbackError>& errors = CallbackErrors();
   for (auto it = errors.begin(); it != errors.end(); ++it) {
     if (s.message().find(it->message) == std::string::npos) continue;
@@ -107,6 +109,8 @@ void RememberCallbackError(const std::string& message, py::error_already_set err
   }
   SetErrorAndThrow(g_stoker_error, s.message());
 }
+
+namespace {
 
 template <typename T>
 T Unwrap(StatusOr<T> v) {
@@ -259,7 +263,7 @@ SampleCallback PythonCallback(py::object fn, bool pass_seed) {
     } catch (py::error_already_set& e) {
       // what(): "Type: message", then the traceback.
       std::string message = "raised " + std::string(e.what());
-      RememberCallbackError(message, std::move(e));
+      RememberPythonError(message, std::move(e));
       return InvalidArgumentError(std::move(message));
     }
   };
@@ -270,13 +274,6 @@ SampleCallback PythonCallback(py::object fn, bool pass_seed) {
 using LoaderHolder = std::unique_ptr<Loader, GilReleaseDelete<Loader>>;
 
 }  // namespace
-
-// For the other binding files.
-void ThrowStatus(const Status& s) { Throw(s); }
-void ThrowIterationStatus(const Status& s) { ThrowIterationError(s); }
-void RememberPythonError(const std::string& message, py::error_already_set error) {
-  RememberCallbackError(message, std::move(error));
-}
 
 void RegisterLoader(py::module_& m) {
   static py::exception<std::runtime_error> exc(m, "StokerError", PyExc_RuntimeError);
@@ -545,7 +542,7 @@ void RegisterLoader(py::module_& m) {
             return Diagnose(&loader, call, options);
           }();
           if (error) throw std::move(*error);
-          if (!result.ok()) ThrowIterationError(result.status());
+          if (!result.ok()) ThrowIterationStatus(result.status());
           const Diagnosis& d = result.value();
           py::list modes;
           for (const ModeResult& mr : d.modes) {
@@ -659,23 +656,13 @@ void RegisterLoader(py::module_& m) {
              BatchPtr batch;
              bool end = false;
              Status s;
-             bool signalled = false;
+             SignalPoll poll;
              {
                py::gil_scoped_release release;
-               // Let Python run its signal handlers while we wait, so Ctrl-C
-               // raises KeyboardInterrupt without waiting for the batch.
-               auto poll = [&signalled]() -> Status {
-                 py::gil_scoped_acquire acquire;
-                 if (PyErr_CheckSignals() != 0) {
-                   signalled = true;
-                   return CancelledError("interrupted by a signal");
-                 }
-                 return Status::OK();
-               };
-               s = l.Next(&batch, &end, poll, 50);
+               s = l.Next(&batch, &end, poll.fn(), SignalPoll::kMs);
              }
-             if (signalled) throw py::error_already_set();
-             if (!s.ok()) ThrowIterationError(s);
+             poll.RaiseIfSignalled();
+             if (!s.ok()) ThrowIterationStatus(s);
              if (end) return py::none();
              return BatchArrays(std::move(batch));
            },

@@ -7,12 +7,11 @@
 #include <pybind11/stl.h>
 
 #include "stoker/sources.h"
+#include "errors.h"
 
 namespace py = pybind11;
 
 namespace stoker::python {
-
-[[noreturn]] void ThrowStatus(const Status& s);
 
 void RegisterShards(py::module_& m) {
   m.def(
@@ -44,7 +43,7 @@ void RegisterShards(py::module_& m) {
           py::gil_scoped_release release;
           return OpenShards(o);
         }();
-        if (!source.ok()) ThrowStatus(source.status());
+        if (!source.ok()) Throw(source.status());
         return std::move(source).value();
       },
       py::arg("patterns"), py::arg("image"), py::arg("label"), py::arg("mode"),

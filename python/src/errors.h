@@ -2,12 +2,14 @@
 //
 // Status -> Python exception, shared by the binding files: InvalidArgument
 // raises ValueError, NotFound FileNotFoundError, anything else
-// stoker.StokerError. Call with the GIL held.
+// stoker.StokerError. Call with the GIL held. Also the Ctrl-C poll of the
+// waits that release the GIL.
 #ifndef STOKER_PYTHON_ERRORS_H_
 #define STOKER_PYTHON_ERRORS_H_
 
 #include <pybind11/pybind11.h>
 
+#include <functional>
 #include <string>
 
 #include "stoker/status.h"
@@ -23,6 +25,32 @@ namespace stoker::python {
 // Remembers `error`, raised by a Python callable called from C++, for the
 // Status whose message contains `message`. Call with the GIL held.
 void RememberPythonError(const std::string& message, pybind11::error_already_set error);
+
+// Ctrl-C while a call waits with the GIL released: fn() is the poll that
+// Loader::Next and DeviceLoader::Next call every kMs milliseconds; it takes
+// the GIL and runs Python's signal handlers, and when one raised
+// (KeyboardInterrupt) returns Cancelled so the wait ends at once. After the
+// call, with the GIL held, RaiseIfSignalled() raises that exception.
+class SignalPoll {
+ public:
+  static constexpr int kMs = 50;
+  std::function<Status()> fn() {
+    return [this]() -> Status {
+      pybind11::gil_scoped_acquire acquire;
+      if (PyErr_CheckSignals() != 0) {
+        signalled_ = true;
+        return CancelledError("interrupted by a signal");
+      }
+      return Status::OK();
+    };
+  }
+  void RaiseIfSignalled() const {
+    if (signalled_) throw pybind11::error_already_set();
+  }
+
+ private:
+  bool signalled_ = false;
+};
 
 }  // namespace stoker::python
 
