@@ -31,20 +31,12 @@ struct Output {
   size_t scratch = 0;  // processor scratch after the sample (its high-water mark)
 };
 
-// Runs one sample through a fresh processor; `seed` feeds the sample's
-// random stream (the same draws on both paths).
-Output ProcessOnce(const Bytes& file, const std::vector<Transform>& transforms, bool stream,
-                   uint64_t seed, size_t budget = size_t{64} << 20, bool dct_scaling = true) {
-  ProcessorConfig config;
-  config.dct_scaling = dct_scaling;
-  config.transforms = transforms;
-  config.stream_rows = stream;
-  config.stream_rows_min_bytes = 0;  // the test images are small: stream them too
-  config.scratch_budget = budget;
-  config.timing = false;
+// Runs one sample through a fresh processor made with `config`; `seed` feeds
+// the sample's random stream (the same draws on both paths).
+Output ProcessOnce(const Bytes& file, const ProcessorConfig& config, uint64_t seed) {
   int h = 0, w = 0;
   Output out;
-  out.status = StaticOutputSize(transforms, &h, &w);
+  out.status = StaticOutputSize(config.transforms, &h, &w);
   if (!out.status.ok()) return out;
   PixelWriter writer(DType::kUint8, Layout::kNHWC, h, w, /*normalize=*/false, {0, 0, 0},
                      {1, 1, 1});
@@ -58,6 +50,18 @@ Output ProcessOnce(const Bytes& file, const std::vector<Transform>& transforms, 
   out.status = processor.Process(sample, &rng, out.slot.data(), &times);
   out.scratch = processor.scratch_bytes();
   return out;
+}
+
+Output ProcessOnce(const Bytes& file, const std::vector<Transform>& transforms, bool stream,
+                   uint64_t seed, size_t budget = size_t{64} << 20, bool dct_scaling = true) {
+  ProcessorConfig config;
+  config.dct_scaling = dct_scaling;
+  config.transforms = transforms;
+  config.stream_rows = stream;
+  config.stream_rows_min_bytes = 0;  // the test images are small: stream them too
+  config.scratch_budget = budget;
+  config.timing = false;
+  return ProcessOnce(file, config, seed);
 }
 
 std::vector<std::vector<Transform>> Chains() {
@@ -226,20 +230,13 @@ TEST(SampleProcessorPngRowsTest, OnlyImagesAboveTheThresholdAreStreamed) {
     ProcessorConfig config;
     config.transforms = chain;
     config.stream_rows_min_bytes = size_t{1} << 20;  // 400x300: 0.36 MB; 900x700: 1.9 MB
-    PixelWriter writer(DType::kUint8, Layout::kNHWC, 32, 32, false, {0, 0, 0}, {1, 1, 1});
-    SampleProcessor processor(config, &writer);
-    SampleData sample;
-    sample.bytes = png.data();
-    sample.size = png.size();
-    Bytes slot(writer.sample_bytes());
-    Rng rng(4);
-    StageTimes times;
-    ASSERT_TRUE(processor.Process(sample, &rng, slot.data(), &times).ok());
+    const Output out = ProcessOnce(png, config, /*seed=*/4);
+    ASSERT_TRUE(out.status.ok()) << out.status.ToString();
     const size_t image = size_t{3} * w * h;
     if (image < config.stream_rows_min_bytes) {
-      EXPECT_GE(processor.scratch_bytes(), image) << w << "x" << h << " buffered";
+      EXPECT_GE(out.scratch, image) << w << "x" << h << " buffered";
     } else {
-      EXPECT_LT(processor.scratch_bytes(), image / 4) << w << "x" << h << " streamed";
+      EXPECT_LT(out.scratch, image / 4) << w << "x" << h << " streamed";
     }
   }
 }
