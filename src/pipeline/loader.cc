@@ -1025,7 +1025,6 @@ class LoaderImpl : public Loader {
     prefetch_discarded_batches_ += staged_count_;
     staged_count_ = 0;
     prefetching_ = false;
-    pre_cancel_.store(false, std::memory_order_relaxed);
   }
 
   // Claims positions until the epoch is exhausted or cancelled.
