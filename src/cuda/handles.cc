@@ -11,7 +11,16 @@
 namespace stoker::cuda {
 namespace {
 
-std::string On(int device) { return " on cuda:" + std::to_string(device); }
+// Makes `device` current, then runs `create(&handle)`; a failure of either is
+// CudaError's Status for `what` on that device.
+template <typename Handle, typename Create>
+StatusOr<Handle> CreateOn(int device, const std::string& what, Create create) {
+  cudaError_t e = cudaSetDevice(device);
+  Handle h{};
+  if (e == cudaSuccess) e = create(&h);
+  if (e != cudaSuccess) return CudaError(what + " on cuda:" + std::to_string(device), e);
+  return h;
+}
 
 }  // namespace
 
@@ -20,10 +29,10 @@ void StreamTraits::Destroy(cudaStream_t stream) noexcept {
 }
 
 StatusOr<CudaStream> CudaStream::Create(int device, unsigned flags) {
-  cudaError_t e = cudaSetDevice(device);
-  cudaStream_t s = nullptr;
-  if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&s, flags);
-  if (e != cudaSuccess) return CudaError("cudaStreamCreateWithFlags" + On(device), e);
+  STOKER_ASSIGN_OR_RETURN(
+      cudaStream_t s, CreateOn<cudaStream_t>(device, "cudaStreamCreateWithFlags", [&](auto* h) {
+        return cudaStreamCreateWithFlags(h, flags);
+      }));
   return CudaStream(s);
 }
 
@@ -37,11 +46,11 @@ void EventTraits::Destroy(cudaEvent_t event) noexcept {
 }
 
 StatusOr<CudaEvent> CudaEvent::Create(int device, unsigned flags) {
-  cudaError_t e = cudaSetDevice(device);
-  cudaEvent_t ev = nullptr;
-  if (e == cudaSuccess) e = cudaEventCreateWithFlags(&ev, flags);
-  if (e != cudaSuccess) return CudaError("cudaEventCreateWithFlags" + On(device), e);
-  return CudaEvent(ev);
+  STOKER_ASSIGN_OR_RETURN(
+      cudaEvent_t e, CreateOn<cudaEvent_t>(device, "cudaEventCreateWithFlags", [&](auto* h) {
+        return cudaEventCreateWithFlags(h, flags);
+      }));
+  return CudaEvent(e);
 }
 
 void DeviceMemoryTraits::Destroy(void* p) noexcept { STOKER_CUDA_DTOR_CALL(cudaFree(p)); }
@@ -49,22 +58,18 @@ void DeviceMemoryTraits::Destroy(void* p) noexcept { STOKER_CUDA_DTOR_CALL(cudaF
 void PinnedMemoryTraits::Destroy(void* p) noexcept { STOKER_CUDA_DTOR_CALL(cudaFreeHost(p)); }
 
 StatusOr<DeviceMemory> AllocateDevice(int device, size_t bytes) {
-  cudaError_t e = cudaSetDevice(device);
-  void* p = nullptr;
-  if (e == cudaSuccess) e = cudaMalloc(&p, bytes == 0 ? 1 : bytes);
-  if (e != cudaSuccess) {
-    return CudaError("cudaMalloc of " + std::to_string(bytes) + " bytes" + On(device), e);
-  }
+  STOKER_ASSIGN_OR_RETURN(
+      void* p, CreateOn<void*>(device, "cudaMalloc of " + std::to_string(bytes) + " bytes",
+                               [&](void** h) { return cudaMalloc(h, bytes == 0 ? 1 : bytes); }));
   return DeviceMemory(p);
 }
 
 StatusOr<PinnedMemory> AllocatePinned(int device, size_t bytes, unsigned flags) {
-  cudaError_t e = cudaSetDevice(device);
-  void* p = nullptr;
-  if (e == cudaSuccess) e = cudaHostAlloc(&p, bytes == 0 ? 1 : bytes, flags);
-  if (e != cudaSuccess) {
-    return CudaError("cudaHostAlloc of " + std::to_string(bytes) + " bytes" + On(device), e);
-  }
+  STOKER_ASSIGN_OR_RETURN(
+      void* p, CreateOn<void*>(device, "cudaHostAlloc of " + std::to_string(bytes) + " bytes",
+                               [&](void** h) {
+                                 return cudaHostAlloc(h, bytes == 0 ? 1 : bytes, flags);
+                               }));
   return PinnedMemory(p);
 }
 
