@@ -151,8 +151,8 @@ class CudaDeviceStage : public DeviceStage {
   Status Handoff(DeviceTicket ticket, uintptr_t consumer_stream) override {
     auto done = static_cast<cudaEvent_t>(ticket.done);
     if (done == nullptr) return InvalidArgumentError("Handoff of an empty ticket");
-    STOKER_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device));
     cuda::CudaEvent owned(done);  // the ticket is spent, whatever happens
+    STOKER_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device));
     STOKER_CUDA_RETURN_IF_ERROR(
         cudaStreamWaitEvent(reinterpret_cast<cudaStream_t>(consumer_stream), done, 0));
     events_->Put(std::move(owned));
