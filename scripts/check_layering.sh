@@ -5,6 +5,10 @@
 # CLI (tools/), the Python binding (python/src/), examples/ -- includes only
 # "stoker/..." headers, or a header next to the including file.
 #
+# And inside src/: the GPU stage's host side (src/device/) never includes the
+# CUDA backend (src/cuda/), which depends on it (device/backend.h), so the
+# two cannot include each other.
+#
 #   scripts/check_layering.sh [ROOT]   # exit 1 and list every violation
 #   scripts/check_layering.sh --self-test
 #
@@ -35,6 +39,13 @@ check() {
     done < <(grep -E '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$file" || true)
   done < <(find "${dirs[@]}" -type f \( -name '*.h' -o -name '*.hh' -o -name '*.hpp' \
                                         -o -name '*.cc' -o -name '*.cpp' -o -name '*.cu' \) | sort)
+  if [[ -d "$root/src/device" ]]; then
+    while IFS=: read -r file _ line; do
+      inc=$(sed -E 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"([^"]+)".*/\1/' <<<"$line")
+      echo "${file#"$root"/}: includes \"$inc\" (src/device/ must not include src/cuda/: see device/backend.h)"
+      bad=1
+    done < <(grep -rEn '^[[:space:]]*#[[:space:]]*include[[:space:]]*"cuda/' "$root/src/device" || true)
+  fi
   return $bad
 }
 
@@ -57,6 +68,14 @@ self_test() {
   if check "$tmp" >/dev/null; then
     echo "self-test: a public header including a non-stoker/ header was not caught" >&2; return 1
   fi
+  rm "$tmp/include/stoker/b.h"
+  mkdir -p "$tmp/src/device" "$tmp/src/cuda"
+  printf '#include "device/backend.h"\n' > "$tmp/src/cuda/stage.cc"
+  check "$tmp" >/dev/null || { echo "self-test: cuda/ including device/ was refused" >&2; return 1; }
+  printf '#include "stoker/device.h"\n#include "cuda/check.h"\n' > "$tmp/src/device/plan.cc"
+  if check "$tmp" >/dev/null; then
+    echo "self-test: src/device/ including cuda/check.h was not caught" >&2; return 1
+  fi
   echo "check_layering self-test: ok"
 }
 
@@ -66,9 +85,10 @@ if [[ "${1:-}" == "--self-test" ]]; then
 fi
 root=$(cd "${1:-$(dirname "$0")/..}" && pwd)
 if check "$root"; then
-  echo "check_layering: ok (include/, tools/, python/src/, examples/ use only the public API)"
+  echo "check_layering: ok (include/, tools/, python/src/, examples/ use only the public API;" \
+       "src/device/ does not include src/cuda/)"
 else
   rc=$?
-  [[ $rc -eq 1 ]] && echo "check_layering: internal includes found outside src/ (see above)" >&2
+  [[ $rc -eq 1 ]] && echo "check_layering: layering violations found (see above)" >&2
   exit $rc
 fi

@@ -27,8 +27,9 @@
 //
 // Errors: Create returns Unimplemented when stoker was built without CUDA, or
 // when there is no driver or no such device (the message quotes
-// cudaGetDeviceCount's error); CUDA failures later return Internal errors
-// naming the CUDA call. A CPU-only Loader never touches CUDA.
+// cudaGetDeviceCount's error); CUDA failures later return errors naming the
+// CUDA call: ResourceExhausted when device or page-locked memory runs out,
+// else Internal. A CPU-only Loader never touches CUDA.
 #ifndef STOKER_DEVICE_H_
 #define STOKER_DEVICE_H_
 

@@ -1,8 +1,8 @@
 // Copyright 2026 The stoker Authors.
 //
 // Checking CUDA runtime calls. Every call goes through one macro that names
-// the call and CUDA's error, and returns it as a Status (an Internal error:
-// the caller asked for something the device could not do).
+// the call and CUDA's error, and returns it as a Status (CudaError: Internal,
+// or ResourceExhausted / Unimplemented for out-of-memory / no device).
 // STOKER_CUDA_DTOR_CALL is for destructors and deleters: it cannot return,
 // so it reports to stderr, and stays quiet when the runtime is already
 // unloading at process exit.
@@ -18,9 +18,25 @@
 
 namespace stoker::cuda {
 
-inline Status CudaError(const char* call, cudaError_t e) {
-  return InternalError(std::string(call) + " failed: " + cudaGetErrorName(e) + " (" +
-                       cudaGetErrorString(e) + ")");
+// `call` failed with `e`: ResourceExhausted when memory ran out, Unimplemented
+// when there is no usable driver or device (as CheckCudaDevice reports it),
+// else Internal. The message names the call and CUDA's error.
+inline Status CudaError(const std::string& call, cudaError_t e) {
+  const std::string what = call + " failed: " + cudaGetErrorName(e) + " (" +
+                           cudaGetErrorString(e) + ")";
+  switch (e) {
+    case cudaErrorMemoryAllocation:
+      return ResourceExhaustedError(what);
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorInitializationError:
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorStubLibrary:
+    case cudaErrorCallRequiresNewerDriver:
+      return UnimplementedError(what);
+    default:
+      return InternalError(what);
+  }
 }
 
 inline void ReportInDestructor(const char* call, cudaError_t e) {

@@ -1,6 +1,6 @@
 // Copyright 2026 The stoker Authors.
 //
-// DefaultDeviceAllocator's CUDA side (device/host_stage.h): stream-ordered
+// DefaultDeviceAllocator's CUDA side (device/backend.h): stream-ordered
 // device memory, freed on the stream it was allocated on.
 #include <cuda_runtime_api.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "cuda/check.h"
-#include "device/host_stage.h"
+#include "device/backend.h"
 
 namespace stoker::device {
 

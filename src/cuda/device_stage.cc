@@ -20,7 +20,9 @@
 #include "cuda/check.h"
 #include "cuda/event_pool.h"
 #include "cuda/kernels.h"
+#include "cuda/memory.h"
 #include "cuda/pinned_allocator.h"
+#include "cuda/stream.h"
 #include "device/device_plan.h"
 #include "stoker/device.h"
 
@@ -40,38 +42,31 @@ class CudaDeviceStage : public DeviceStage {
         allocator_(cuda::PinnedHostAllocator(options.device)),
         events_(std::make_shared<cuda::EventPool>(options.device)) {}
 
+  // Waits for the copy stream; the members then free the memory its work
+  // used, and the stream last (they are declared in that order).
   ~CudaDeviceStage() override {
-    if (stream_ != nullptr) {
+    if (stream_) {
       cudaSetDevice(options_.device);
-      STOKER_CUDA_DTOR_CALL(cudaStreamSynchronize(stream_));
+      STOKER_CUDA_DTOR_CALL(cudaStreamSynchronize(stream_.get()));
     }
-    for (ParamSlot& s : slots_) {
-      if (s.event != nullptr) STOKER_CUDA_DTOR_CALL(cudaEventDestroy(s.event));
-      if (s.host != nullptr) STOKER_CUDA_DTOR_CALL(cudaFreeHost(s.host));
-      if (s.labels != nullptr) STOKER_CUDA_DTOR_CALL(cudaFreeHost(s.labels));
-    }
-    if (staging_ != nullptr) STOKER_CUDA_DTOR_CALL(cudaFree(staging_));
-    if (params_ != nullptr) STOKER_CUDA_DTOR_CALL(cudaFree(params_));
-    if (grey_sums_ != nullptr) STOKER_CUDA_DTOR_CALL(cudaFree(grey_sums_));
-    if (stream_ != nullptr) STOKER_CUDA_DTOR_CALL(cudaStreamDestroy(stream_));
   }
 
   Status Init() {
-    const int b = options_.batch_size;
-    STOKER_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device));
-    STOKER_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    STOKER_CUDA_RETURN_IF_ERROR(cudaMalloc(reinterpret_cast<void**>(&staging_), in_sample_bytes() * b));
-    STOKER_CUDA_RETURN_IF_ERROR(cudaMalloc(reinterpret_cast<void**>(&params_), sizeof(device::SampleParams) * b));
+    using cuda::DeviceArray;
+    using cuda::PinnedArray;
+    const int device = options_.device;
+    const size_t b = static_cast<size_t>(options_.batch_size);
+    STOKER_ASSIGN_OR_RETURN(stream_, cuda::CudaStream::Create(device));
+    STOKER_ASSIGN_OR_RETURN(staging_,
+                            DeviceArray<uint8_t>::Allocate(device, in_sample_bytes() * b));
+    STOKER_ASSIGN_OR_RETURN(params_, DeviceArray<device::SampleParams>::Allocate(device, b));
     if (options_.augment.contrast > 0) {
-      STOKER_CUDA_RETURN_IF_ERROR(cudaMalloc(reinterpret_cast<void**>(&grey_sums_), sizeof(unsigned long long) * b));
+      STOKER_ASSIGN_OR_RETURN(grey_sums_, DeviceArray<unsigned long long>::Allocate(device, b));
     }
     for (ParamSlot& s : slots_) {
-      STOKER_CUDA_RETURN_IF_ERROR(
-          cudaHostAlloc(reinterpret_cast<void**>(&s.host), sizeof(device::SampleParams) * b,
-                        cudaHostAllocDefault));
-      STOKER_CUDA_RETURN_IF_ERROR(cudaHostAlloc(reinterpret_cast<void**>(&s.labels),
-                                                sizeof(int64_t) * b, cudaHostAllocDefault));
-      STOKER_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&s.event, cudaEventDisableTiming));
+      STOKER_ASSIGN_OR_RETURN(s.host, PinnedArray<device::SampleParams>::Allocate(device, b));
+      STOKER_ASSIGN_OR_RETURN(s.labels, PinnedArray<int64_t>::Allocate(device, b));
+      STOKER_ASSIGN_OR_RETURN(s.event, cuda::CudaEvent::Create(device));
     }
     return Status::OK();
   }
@@ -84,7 +79,7 @@ class CudaDeviceStage : public DeviceStage {
   }
 
   const DeviceOptions& options() const override { return options_; }
-  uintptr_t copy_stream() const override { return reinterpret_cast<uintptr_t>(stream_); }
+  uintptr_t copy_stream() const override { return reinterpret_cast<uintptr_t>(stream_.get()); }
 
   StatusOr<DeviceTicket> Launch(const BatchPtr& batch, void* out, int64_t* labels_out,
                                 uintptr_t alloc_stream) override {
@@ -100,75 +95,84 @@ class CudaDeviceStage : public DeviceStage {
     STOKER_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device));
 
     ParamSlot& slot = slots_[next_slot_++ % kParamSlots];
-    STOKER_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(slot.event));
+    STOKER_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(slot.event.get()));
     for (int i = 0; i < n; ++i) {
       slot.host[i] = DrawSampleParams(options_.augment, geometry_, options_.seed, batch->epoch(),
                                       batch->ids()[i]);
       slot.labels[i] = batch->labels()[i];
     }
-    STOKER_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(staging_, batch->images(), in_sample_bytes() * n,
-                                                cudaMemcpyHostToDevice, stream_));
-    STOKER_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(params_, slot.host,
+    const cudaStream_t stream = stream_.get();
+    STOKER_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(staging_.get(), batch->images(),
+                                                in_sample_bytes() * n, cudaMemcpyHostToDevice,
+                                                stream));
+    STOKER_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(params_.get(), slot.host.get(),
                                                 sizeof(device::SampleParams) * n,
-                                                cudaMemcpyHostToDevice, stream_));
-    STOKER_ASSIGN_OR_RETURN(cudaEvent_t copied, events_->Get());
-    STOKER_CUDA_RETURN_IF_ERROR(cudaEventRecord(copied, stream_));
+                                                cudaMemcpyHostToDevice, stream));
+    STOKER_ASSIGN_OR_RETURN(cuda::CudaEvent copied, events_->Get());
+    STOKER_CUDA_RETURN_IF_ERROR(cudaEventRecord(copied.get(), stream));
     // The pinned buffer goes back to the Loader's pool when the consumer
-    // drops the batch, but is handed out again only after this copy.
-    batch->buffer()->SetReuseFence([events = events_, copied] {
-      cudaSetDevice(events->device());
-      STOKER_CUDA_DTOR_CALL(cudaEventSynchronize(copied));
-      events->Put(copied);
-    });
+    // drops the batch, but is handed out again only after this copy. The
+    // fence owns the event (a std::function must be copyable: shared); a
+    // buffer freed without being reused destroys it.
+    batch->buffer()->SetReuseFence(
+        [events = events_, copied = std::make_shared<cuda::CudaEvent>(std::move(copied))] {
+          cudaSetDevice(events->device());
+          STOKER_CUDA_DTOR_CALL(cudaEventSynchronize(copied->get()));
+          events->Put(std::move(*copied));
+        });
 
-    STOKER_ASSIGN_OR_RETURN(cudaEvent_t allocated, events_->Get());
-    STOKER_CUDA_RETURN_IF_ERROR(cudaEventRecord(allocated, reinterpret_cast<cudaStream_t>(alloc_stream)));
-    STOKER_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream_, allocated, 0));
-    events_->Put(allocated);
+    STOKER_ASSIGN_OR_RETURN(cuda::CudaEvent allocated, events_->Get());
+    STOKER_CUDA_RETURN_IF_ERROR(
+        cudaEventRecord(allocated.get(), reinterpret_cast<cudaStream_t>(alloc_stream)));
+    STOKER_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, allocated.get(), 0));
+    events_->Put(std::move(allocated));
 
     if (labels_out != nullptr) {
-      STOKER_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(labels_out, slot.labels, sizeof(int64_t) * n,
-                                                  cudaMemcpyHostToDevice, stream_));
+      STOKER_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(labels_out, slot.labels.get(),
+                                                  sizeof(int64_t) * n, cudaMemcpyHostToDevice,
+                                                  stream));
     }
-    STOKER_CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.event, stream_));
-    if (grey_sums_ != nullptr) {
+    STOKER_CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.event.get(), stream));
+    if (grey_sums_) {
       STOKER_CUDA_RETURN_IF_ERROR(
-          cudaMemsetAsync(grey_sums_, 0, sizeof(unsigned long long) * n, stream_));
-      STOKER_CUDA_RETURN_IF_ERROR(cuda::LaunchGreySums(staging_, n, geometry_.in_height,
-                                                       geometry_.in_width, grey_sums_, stream_));
+          cudaMemsetAsync(grey_sums_.get(), 0, sizeof(unsigned long long) * n, stream));
+      STOKER_CUDA_RETURN_IF_ERROR(cuda::LaunchGreySums(staging_.get(), n, geometry_.in_height,
+                                                       geometry_.in_width, grey_sums_.get(),
+                                                       stream));
     }
-    STOKER_CUDA_RETURN_IF_ERROR(
-        cuda::LaunchTransformBatch(staging_, n, geometry_, params_, grey_sums_, out, stream_));
-    STOKER_ASSIGN_OR_RETURN(cudaEvent_t done, events_->Get());
-    STOKER_CUDA_RETURN_IF_ERROR(cudaEventRecord(done, stream_));
-    return DeviceTicket{done};
+    STOKER_CUDA_RETURN_IF_ERROR(cuda::LaunchTransformBatch(
+        staging_.get(), n, geometry_, params_.get(), grey_sums_.get(), out, stream));
+    STOKER_ASSIGN_OR_RETURN(cuda::CudaEvent done, events_->Get());
+    STOKER_CUDA_RETURN_IF_ERROR(cudaEventRecord(done.get(), stream));
+    // The ticket carries the handle; Handoff or Release gives it back to the pool.
+    return DeviceTicket{done.release()};
   }
 
   Status Handoff(DeviceTicket ticket, uintptr_t consumer_stream) override {
     auto done = static_cast<cudaEvent_t>(ticket.done);
     if (done == nullptr) return InvalidArgumentError("Handoff of an empty ticket");
+    cuda::CudaEvent owned(done);  // the ticket is spent, whatever happens
     STOKER_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device));
     STOKER_CUDA_RETURN_IF_ERROR(
         cudaStreamWaitEvent(reinterpret_cast<cudaStream_t>(consumer_stream), done, 0));
-    events_->Put(done);
+    events_->Put(std::move(owned));
     return Status::OK();
   }
 
   void Release(DeviceTicket ticket) override {
-    if (ticket.done != nullptr) events_->Put(static_cast<cudaEvent_t>(ticket.done));
+    events_->Put(cuda::CudaEvent(static_cast<cudaEvent_t>(ticket.done)));
   }
 
   Status Synchronize() override {
     STOKER_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device));
-    STOKER_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
-    return Status::OK();
+    return stream_.Synchronize();
   }
 
  private:
   struct ParamSlot {
-    device::SampleParams* host = nullptr;  // pinned
-    int64_t* labels = nullptr;             // pinned
-    cudaEvent_t event = nullptr;           // recorded after the copies that read the slot
+    cuda::PinnedArray<device::SampleParams> host;
+    cuda::PinnedArray<int64_t> labels;
+    cuda::CudaEvent event;  // recorded after the copies that read the slot
   };
 
   size_t in_sample_bytes() const {
@@ -179,11 +183,12 @@ class CudaDeviceStage : public DeviceStage {
   const device::BatchGeometry geometry_;
   const std::shared_ptr<BatchAllocator> allocator_;
   const std::shared_ptr<cuda::EventPool> events_;
-  cudaStream_t stream_ = nullptr;
-  uint8_t* staging_ = nullptr;
-  device::SampleParams* params_ = nullptr;
-  unsigned long long* grey_sums_ = nullptr;
-  std::array<ParamSlot, kParamSlots> slots_{};
+  // Destroyed in reverse order: the slots and device arrays, then the stream.
+  cuda::CudaStream stream_;
+  cuda::DeviceArray<uint8_t> staging_;
+  cuda::DeviceArray<device::SampleParams> params_;
+  cuda::DeviceArray<unsigned long long> grey_sums_;  // only with the contrast jitter
+  std::array<ParamSlot, kParamSlots> slots_;
   uint64_t next_slot_ = 0;
 };
 

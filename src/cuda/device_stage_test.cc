@@ -76,12 +76,13 @@ TEST(EventPoolTest, ReusesEvents) {
   cuda::EventPool pool(0);
   auto a = pool.Get();
   ASSERT_TRUE(a.ok()) << a.status().message();
-  pool.Put(a.value());
+  const cudaEvent_t first = a.value().get();
+  pool.Put(std::move(a).value());
   auto b = pool.Get();
   ASSERT_TRUE(b.ok());
-  EXPECT_EQ(a.value(), b.value());
+  EXPECT_EQ(b.value().get(), first);
   EXPECT_EQ(pool.created(), 1);
-  pool.Put(b.value());
+  pool.Put(std::move(b).value());
 }
 
 // Batches made by hand in pinned memory, through the stage, against the

@@ -1,34 +1,27 @@
 // Copyright 2026 The stoker Authors.
 #include "cuda/event_pool.h"
 
-#include "cuda/check.h"
-
 namespace stoker::cuda {
 
-EventPool::~EventPool() {
-  for (cudaEvent_t e : idle_) STOKER_CUDA_DTOR_CALL(cudaEventDestroy(e));
-}
-
-StatusOr<cudaEvent_t> EventPool::Get() {
+StatusOr<CudaEvent> EventPool::Get() {
   {
     MutexLock lock(&mu_);
     if (!idle_.empty()) {
-      cudaEvent_t e = idle_.back();
+      CudaEvent e = std::move(idle_.back());
       idle_.pop_back();
       return e;
     }
   }
-  STOKER_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
-  cudaEvent_t e = nullptr;
-  STOKER_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  STOKER_ASSIGN_OR_RETURN(CudaEvent e, CudaEvent::Create(device_));
   MutexLock lock(&mu_);
   ++created_;
   return e;
 }
 
-void EventPool::Put(cudaEvent_t event) {
+void EventPool::Put(CudaEvent event) {
+  if (!event) return;
   MutexLock lock(&mu_);
-  idle_.push_back(event);
+  idle_.push_back(std::move(event));
 }
 
 int EventPool::created() const {

@@ -6,17 +6,19 @@
 // cudaStreamWaitEvent / cudaEventSynchronize that needs its last record has
 // been issued: later records do not affect waits already enqueued.
 //
-// Ownership: the pool owns idle events and destroys them with itself; an
-// event handed out belongs to the caller until Put. Batch buffers' reuse
+// Ownership: events are CudaEvents (cuda/event.h): the pool owns the idle
+// ones and destroys them with itself; one handed out belongs to the caller,
+// who gives it back with Put or lets it be destroyed. Batch buffers' reuse
 // fences hold the pool by shared_ptr. Thread-safety: thread-safe.
+// Errors: Get returns CudaEvent::Create's Status (Unimplemented without a
+// usable driver or device).
 #ifndef STOKER_CUDA_EVENT_POOL_H_
 #define STOKER_CUDA_EVENT_POOL_H_
-
-#include <cuda_runtime_api.h>
 
 #include <memory>
 #include <vector>
 
+#include "cuda/event.h"
 #include "stoker/mutex.h"
 #include "stoker/status.h"
 #include "stoker/thread_annotations.h"
@@ -26,12 +28,11 @@ namespace stoker::cuda {
 class EventPool {
  public:
   explicit EventPool(int device) : device_(device) {}
-  ~EventPool();
   EventPool(const EventPool&) = delete;
   EventPool& operator=(const EventPool&) = delete;
 
-  StatusOr<cudaEvent_t> Get();
-  void Put(cudaEvent_t event);
+  StatusOr<CudaEvent> Get();
+  void Put(CudaEvent event);
 
   int device() const { return device_; }
   int created() const;  // events created so far
@@ -39,7 +40,7 @@ class EventPool {
  private:
   const int device_;
   mutable Mutex mu_;
-  std::vector<cudaEvent_t> idle_ STOKER_GUARDED_BY(mu_);
+  std::vector<CudaEvent> idle_ STOKER_GUARDED_BY(mu_);
   int created_ STOKER_GUARDED_BY(mu_) = 0;
 };
 

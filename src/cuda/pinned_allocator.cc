@@ -1,32 +1,27 @@
 // Copyright 2026 The stoker Authors.
 #include "cuda/pinned_allocator.h"
 
-#include <cuda_runtime_api.h>
+#include "cuda/memory.h"
+#include "stoker/device_host.h"
 
-#include <string>
-
-#include "cuda/check.h"
-
-namespace stoker::cuda {
+namespace stoker {
+namespace cuda {
 namespace {
 
+// The BatchAllocator interface hands out raw pointers: each allocation is a
+// PinnedMemory released to the pool, and owned again (then freed) when the
+// pool gives it back.
 class PinnedAllocator : public BatchAllocator {
  public:
   explicit PinnedAllocator(int device) : device_(device) {}
 
   StatusOr<void*> Allocate(size_t bytes) override {
-    cudaError_t e = cudaSetDevice(device_);
-    void* p = nullptr;
-    if (e == cudaSuccess) e = cudaHostAlloc(&p, bytes == 0 ? 1 : bytes, cudaHostAllocPortable);
-    if (e == cudaSuccess) return p;
-    const std::string what = "cudaHostAlloc of " + std::to_string(bytes) +
-                             " bytes of batch memory on cuda:" + std::to_string(device_) + ": " +
-                             cudaGetErrorString(e);
-    if (e == cudaErrorMemoryAllocation) return ResourceExhaustedError(what);
-    return UnimplementedError(what);
+    STOKER_ASSIGN_OR_RETURN(PinnedMemory memory,
+                            AllocatePinned(device_, bytes, cudaHostAllocPortable));
+    return memory.release();
   }
 
-  void Deallocate(void* p, size_t) override { STOKER_CUDA_DTOR_CALL(cudaFreeHost(p)); }
+  void Deallocate(void* p, size_t) override { PinnedMemory(p).reset(); }
 
   const char* name() const override { return "cuda_pinned"; }
 
@@ -40,4 +35,11 @@ std::shared_ptr<BatchAllocator> PinnedHostAllocator(int device) {
   return std::make_shared<PinnedAllocator>(device);
 }
 
-}  // namespace stoker::cuda
+}  // namespace cuda
+
+// stoker/device_host.h, in a CUDA build (device/no_cuda.cc otherwise).
+StatusOr<std::shared_ptr<BatchAllocator>> PinnedBatchAllocator(int device) {
+  return cuda::PinnedHostAllocator(device);
+}
+
+}  // namespace stoker

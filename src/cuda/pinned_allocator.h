@@ -7,8 +7,10 @@
 // allocation happens only up to the prefetch bound.
 //
 // Errors: Allocate returns Unimplemented when there is no usable device or
-// driver, ResourceExhausted when page-locked memory runs out (both name the
-// CUDA call). Thread-safety: thread-safe.
+// driver, ResourceExhausted when page-locked memory runs out (CudaError,
+// cuda/check.h: the message names the call, the bytes and the device).
+// Ownership: each buffer is a PinnedMemory (cuda/memory.h) while the pool
+// holds it. Thread-safety: thread-safe.
 #ifndef STOKER_CUDA_PINNED_ALLOCATOR_H_
 #define STOKER_CUDA_PINNED_ALLOCATOR_H_
 

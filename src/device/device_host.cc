@@ -1,26 +1,15 @@
 // Copyright 2026 The stoker Authors.
 //
-// include/stoker/device_host.h over device_plan (host maths) and, in CUDA
-// builds, the pinned allocator.
+// include/stoker/device_host.h over device_plan (host maths). Its
+// PinnedBatchAllocator belongs to the backend (device/backend.h): defined in
+// cuda/pinned_allocator.cc, or device/no_cuda.cc without CUDA.
 #include "stoker/device_host.h"
 
 #include <vector>
 
 #include "device/device_plan.h"
-#ifdef STOKER_WITH_CUDA
-#include "cuda/pinned_allocator.h"
-#endif
 
 namespace stoker {
-
-StatusOr<std::shared_ptr<BatchAllocator>> PinnedBatchAllocator(int device) {
-#ifdef STOKER_WITH_CUDA
-  return cuda::PinnedHostAllocator(device);
-#else
-  STOKER_RETURN_IF_ERROR(CheckCudaDevice(device));
-  return UnimplementedError("stoker was built without CUDA");
-#endif
-}
 
 StatusOr<std::array<int, 2>> DeviceOutputSize(const DeviceOptions& options, int height,
                                               int width) {

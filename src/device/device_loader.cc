@@ -15,6 +15,7 @@
 #include <string>
 #include <utility>
 
+#include "device/backend.h"
 #include "device/host_stage.h"
 #include "stoker/device.h"
 #include "stoker/device_host.h"

@@ -9,8 +9,6 @@
 //    later one), so a batch nobody waited for is still unwritten: a GPU that
 //    lags arbitrarily far behind, made deterministic.
 //  - the factory hook that lets tests give a DeviceLoader such a stage.
-//  - the CUDA default allocator (src/cuda/device_memory.cc; without CUDA,
-//    src/device/no_cuda.cc returns Unimplemented).
 //
 // Thread-safety: the host stage follows DeviceStage (one consumer thread);
 // its fences and its counters may be used from any thread.
@@ -50,10 +48,6 @@ StatusOr<std::unique_ptr<DeviceLoader>> CreateDeviceLoader(std::shared_ptr<Sourc
                                                            const LoaderOptions& options,
                                                            const DeviceLoaderOptions& device,
                                                            const StageFactory& factory);
-
-// cudaMallocAsync on `stream` of CUDA device `device`, owner cudaFreeAsync
-// on it.
-StatusOr<DeviceAllocation> CudaAllocateAsync(int device, size_t bytes, uintptr_t stream);
 
 }  // namespace stoker::device
 

@@ -1,12 +1,13 @@
 // Copyright 2026 The stoker Authors.
 //
-// The GPU stage's entry points in a build without CUDA (STOKER_WITH_CUDA off
-// or no nvcc): every request for a CUDA device fails with a clear error; the
-// CPU path is unaffected.
+// The backend's entry points (device/backend.h) in a build without CUDA
+// (STOKER_WITH_CUDA off or no nvcc): every request for a CUDA device fails
+// with a clear error; the CPU path is unaffected.
 #include <string>
 
-#include "device/host_stage.h"
+#include "device/backend.h"
 #include "stoker/device.h"
+#include "stoker/device_host.h"
 
 namespace stoker {
 namespace {
@@ -26,6 +27,10 @@ Status CheckCudaDevice(int index) { return NoCuda(index); }
 StatusOr<std::unique_ptr<DeviceStage>> DeviceStage::Create(const DeviceOptions& options, int,
                                                            int) {
   return NoCuda(options.device);
+}
+
+StatusOr<std::shared_ptr<BatchAllocator>> PinnedBatchAllocator(int device) {
+  return NoCuda(device);
 }
 
 namespace device {

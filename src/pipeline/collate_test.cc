@@ -19,6 +19,7 @@
 #include "stoker/batch.h"
 #include "stoker/loader.h"
 #include "stoker/sampler.h"
+#include "testing/loader_fixtures.h"
 #include "testing/memory_source.h"
 #include "testing/test_images.h"
 
@@ -31,21 +32,11 @@ using testing::MemorySource;
 constexpr std::array<float, 3> kMean = {0.485f, 0.456f, 0.406f};
 constexpr std::array<float, 3> kStd = {0.229f, 0.224f, 0.225f};
 
-int Width(int i) { return 24 + (i * 5) % 17; }
-int Height(int i) { return 20 + (i * 3) % 13; }
+int Width(int i) { return testing::JpegSampleWidth(i); }
+int Height(int i) { return testing::JpegSampleHeight(i); }
 
 std::vector<MemorySample> Samples(int n, const std::set<int>& bad = {}) {
-  std::vector<MemorySample> out;
-  for (int i = 0; i < n; ++i) {
-    MemorySample s;
-    s.bytes = testing::EncodeJpeg(testing::MakePixels(Width(i), Height(i), i), Width(i),
-                                  Height(i), testing::JpegSpec());
-    if (bad.count(i)) s.bytes = {'n', 'o', 'p', 'e'};
-    s.label = i % 5;
-    s.name = "mem/" + std::to_string(i) + ".jpg";
-    out.push_back(std::move(s));
-  }
-  return out;
+  return testing::JpegSamples(n, {.labels = 5, .bad = bad});
 }
 
 // torchvision's Resize(size) on a w x h image: the shorter side becomes
@@ -75,23 +66,12 @@ struct EpochRun {
 
 // One epoch (already set), any collate.
 EpochRun Epoch(Loader* l) {
+  const testing::Delivered d = testing::RunEpoch(l);
   EpochRun r;
-  r.status = l->Start();
-  if (!r.status.ok()) return r;
-  for (;;) {
-    BatchPtr b;
-    bool end = false;
-    r.status = l->Next(&b, &end);
-    if (!r.status.ok() || end) break;
-    r.sizes.push_back(b->size());
-    for (int i = 0; i < b->size(); ++i) {
-      Sample s;
-      s.id = b->ids()[i];
-      s.label = b->labels()[i];
-      s.dims = b->sample_dims(i);
-      s.pixels.assign(b->sample(i), b->sample(i) + b->sample_bytes(i));
-      r.samples.push_back(std::move(s));
-    }
+  r.status = d.status;
+  r.sizes = d.sizes;
+  for (size_t i = 0; i < d.ids.size(); ++i) {
+    r.samples.push_back(Sample{d.ids[i], d.labels[i], d.dims[i], d.samples[i]});
   }
   return r;
 }

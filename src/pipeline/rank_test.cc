@@ -11,12 +11,15 @@
 #include <set>
 
 #include "stoker/loader.h"
+#include "testing/loader_fixtures.h"
 #include "testing/memory_source.h"
 #include "testing/test_images.h"
 
 namespace stoker {
 namespace {
 
+using testing::Delivered;
+using testing::MakeLoader;
 using testing::MemorySample;
 using testing::MemorySource;
 
@@ -86,18 +89,7 @@ TEST(RankSplit, OffsetDealsTheRemainder) {
   EXPECT_EQ(*seen.begin(), 10);
 }
 
-std::vector<MemorySample> Samples(int n) {
-  std::vector<MemorySample> out;
-  for (int i = 0; i < n; ++i) {
-    const int w = 20 + (i * 7) % 13, h = 18 + (i * 5) % 11;
-    MemorySample s;
-    s.bytes = testing::EncodeJpeg(testing::MakePixels(w, h, i), w, h, testing::JpegSpec());
-    s.label = i % 3;
-    s.name = "mem/" + std::to_string(i) + ".jpg";
-    out.push_back(std::move(s));
-  }
-  return out;
-}
+std::vector<MemorySample> Samples(int n) { return testing::JpegSamples(n, {.labels = 3}); }
 
 LoaderOptions Options(int rank, int world, int threads, bool drop_last = false) {
   LoaderOptions o;
@@ -113,34 +105,11 @@ LoaderOptions Options(int rank, int world, int threads, bool drop_last = false) 
   return o;
 }
 
-std::unique_ptr<Loader> Make(std::shared_ptr<Source> src, const LoaderOptions& o) {
-  auto l = Loader::Create(std::move(src), o);
-  EXPECT_TRUE(l.ok()) << l.status().ToString();
-  return std::move(l).value();
-}
-
-struct EpochRun {
-  std::vector<int64_t> ids;
-  std::map<int64_t, std::vector<uint8_t>> pixels;  // by sample id
-  int batches = 0;
-};
-
-// Takes up to `max_batches` batches of the epoch already started.
-void Take(Loader* loader, EpochRun* run, int max_batches = 1 << 30) {
-  for (int i = 0; i < max_batches; ++i) {
-    BatchPtr b;
-    bool end = false;
-    Status s = loader->Next(&b, &end);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    if (end) return;
-    ++run->batches;
-    const size_t per = b->shape().sample_bytes();
-    for (int k = 0; k < b->size(); ++k) {
-      run->ids.push_back(b->ids()[k]);
-      run->pixels[b->ids()[k]] =
-          std::vector<uint8_t>(b->images() + k * per, b->images() + (k + 1) * per);
-    }
-  }
+// Takes up to `max_batches` batches of the epoch already started; they must
+// come without error.
+void Take(Loader* loader, Delivered* run, int max_batches = 1 << 30) {
+  testing::TakeBatches(loader, run, max_batches);
+  ASSERT_TRUE(run->status.ok()) << run->status.ToString();
 }
 
 TEST(Ranks, UnionIsTheEpochWithEqualBatchCounts) {
@@ -148,14 +117,14 @@ TEST(Ranks, UnionIsTheEpochWithEqualBatchCounts) {
   for (bool drop : {false, true}) {
     for (int w = 1; w <= 4; ++w) {
       std::multiset<int64_t> all;
-      std::vector<EpochRun> runs(static_cast<size_t>(w));
+      std::vector<Delivered> runs(static_cast<size_t>(w));
       for (int r = 0; r < w; ++r) {
-        auto loader = Make(src, Options(r, w, 2, drop));
+        auto loader = MakeLoader(src, Options(r, w, 2, drop));
         loader->SetEpoch(3);
         ASSERT_TRUE(loader->Start().ok());
         Take(loader.get(), &runs[r]);
-        EXPECT_EQ(runs[r].batches, loader->num_batches()) << w << " " << r;
-        EXPECT_EQ(runs[r].batches, runs[0].batches) << "ranks disagree on the batch count";
+        EXPECT_EQ(runs[r].batches(), loader->num_batches()) << w << " " << r;
+        EXPECT_EQ(runs[r].batches(), runs[0].batches()) << "ranks disagree on the batch count";
         const LoaderStats st = loader->stats();
         EXPECT_EQ(st.padded_samples, drop ? 0 : (23 + w - 1) / w * w - 23);
         EXPECT_EQ(st.rank, r);
@@ -178,15 +147,15 @@ TEST(Ranks, UnionIsTheEpochWithEqualBatchCounts) {
 TEST(Ranks, SameShareAndPixelsForAnyThreadCount) {
   auto src = std::make_shared<MemorySource>(Samples(23));
   for (int r = 0; r < 3; ++r) {
-    EpochRun one, many;
-    auto a = Make(src, Options(r, 3, 1));
-    auto b = Make(src, Options(r, 3, 4));
+    Delivered one, many;
+    auto a = MakeLoader(src, Options(r, 3, 1));
+    auto b = MakeLoader(src, Options(r, 3, 4));
     ASSERT_TRUE(a->Start().ok());
     ASSERT_TRUE(b->Start().ok());
     Take(a.get(), &one);
     Take(b.get(), &many);
     EXPECT_EQ(one.ids, many.ids);
-    EXPECT_EQ(one.pixels, many.pixels);
+    EXPECT_EQ(one.ById(), many.ById());
   }
 }
 
@@ -194,21 +163,22 @@ TEST(Ranks, GlobalOrderDependsOnSeedAndEpochOnly) {
   // Rank shares interleave the one-rank order: rank r's p-th sample is the
   // one-rank run's sample at position r + p * world.
   auto src = std::make_shared<MemorySource>(Samples(23));
-  EpochRun whole;
-  auto single = Make(src, Options(0, 1, 2));
+  Delivered whole;
+  auto single = MakeLoader(src, Options(0, 1, 2));
   single->SetEpoch(5);
   ASSERT_TRUE(single->Start().ok());
   Take(single.get(), &whole);
+  const auto whole_pixels = whole.ById();
   for (int r = 0; r < 2; ++r) {
-    EpochRun part;
-    auto l = Make(src, Options(r, 2, 3));
+    Delivered part;
+    auto l = MakeLoader(src, Options(r, 2, 3));
     l->SetEpoch(5);
     ASSERT_TRUE(l->Start().ok());
     Take(l.get(), &part);
     for (size_t p = 0; p < part.ids.size(); ++p) {
       const size_t g = (r + p * 2) % whole.ids.size();
       EXPECT_EQ(part.ids[p], whole.ids[g]) << r << " " << p;
-      EXPECT_EQ(part.pixels[part.ids[p]], whole.pixels[part.ids[p]]) << "augmentation differs";
+      EXPECT_EQ(part.samples[p], whole_pixels.at(part.ids[p])) << "augmentation differs";
     }
   }
 }
@@ -224,13 +194,14 @@ TEST(Ranks, InvalidRankIsRefused) {
 TEST(Resume, AcrossWorldSizesEverySampleOnce) {
   const int n = 23;
   auto src = std::make_shared<MemorySource>(Samples(n));
-  EpochRun reference;
+  Delivered reference;
   {
-    auto l = Make(src, Options(0, 1, 2));
+    auto l = MakeLoader(src, Options(0, 1, 2));
     l->SetEpoch(2);
     ASSERT_TRUE(l->Start().ok());
     Take(l.get(), &reference);
   }
+  const auto reference_pixels = reference.ById();
   for (int N = 1; N <= 4; ++N) {
     for (int M = 1; M <= 4; ++M) {
       for (int k : {1, 2}) {
@@ -239,13 +210,13 @@ TEST(Resume, AcrossWorldSizesEverySampleOnce) {
         LoaderState saved;
         std::map<int64_t, std::vector<uint8_t>> pixels;
         for (int r = 0; r < N; ++r) {
-          first.push_back(Make(src, Options(r, N, 2)));
+          first.push_back(MakeLoader(src, Options(r, N, 2)));
           first[r]->SetEpoch(2);
           ASSERT_TRUE(first[r]->Start().ok());
-          EpochRun run;
+          Delivered run;
           Take(first[r].get(), &run, k);
           seen.insert(run.ids.begin(), run.ids.end());
-          pixels.insert(run.pixels.begin(), run.pixels.end());
+          pixels.merge(run.ById());
           const LoaderState st = first[r]->state();
           if (r == 0) saved = st;
           EXPECT_EQ(st.epoch, saved.epoch);
@@ -264,16 +235,16 @@ TEST(Resume, AcrossWorldSizesEverySampleOnce) {
         int64_t second_padded = 0;
         std::multiset<int64_t> second;
         for (int r = 0; r < M; ++r) {
-          auto l = Make(src, Options(r, M, 3));
+          auto l = MakeLoader(src, Options(r, M, 3));
           ASSERT_TRUE(l->Resume(saved).ok());
           l->SetEpoch(2);  // the training loop's own set_epoch keeps the resume
           ASSERT_TRUE(l->Start().ok());
-          EpochRun run;
+          Delivered run;
           Take(l.get(), &run);
-          if (batches < 0) batches = run.batches;
-          EXPECT_EQ(run.batches, batches) << "resumed ranks disagree on the batch count";
+          if (batches < 0) batches = run.batches();
+          EXPECT_EQ(run.batches(), batches) << "resumed ranks disagree on the batch count";
           second.insert(run.ids.begin(), run.ids.end());
-          pixels.insert(run.pixels.begin(), run.pixels.end());
+          pixels.merge(run.ById());
           second_padded = l->stats().padded_samples;
           // After the resumed epoch, the next one starts from 0.
           const LoaderState after = l->state();
@@ -289,7 +260,7 @@ TEST(Resume, AcrossWorldSizesEverySampleOnce) {
         // Exactly once, apart from the second segment's padding.
         EXPECT_EQ(static_cast<int64_t>(seen.size()) - n, second_padded) << N << "->" << M;
         for (const auto& [id, px] : pixels) {
-          EXPECT_EQ(px, reference.pixels[id]) << "sample " << id << " differs after resume";
+          EXPECT_EQ(px, reference_pixels.at(id)) << "sample " << id << " differs after resume";
         }
       }
     }
@@ -298,7 +269,7 @@ TEST(Resume, AcrossWorldSizesEverySampleOnce) {
 
 TEST(Resume, AnotherEpochCancelsIt) {
   auto src = std::make_shared<MemorySource>(Samples(10));
-  auto l = Make(src, Options(0, 1, 1));
+  auto l = MakeLoader(src, Options(0, 1, 1));
   LoaderState st;
   st.epoch = 4;
   st.consumed = 8;
@@ -307,7 +278,7 @@ TEST(Resume, AnotherEpochCancelsIt) {
   EXPECT_EQ(l->state().consumed, 8);
   l->SetEpoch(6);
   ASSERT_TRUE(l->Start().ok());
-  EpochRun run;
+  Delivered run;
   Take(l.get(), &run);
   EXPECT_EQ(run.ids.size(), 10u);
   EXPECT_EQ(l->epoch(), 6);
@@ -315,7 +286,7 @@ TEST(Resume, AnotherEpochCancelsIt) {
 
 TEST(Resume, NegativeConsumedIsRefused) {
   auto src = std::make_shared<MemorySource>(Samples(3));
-  auto l = Make(src, Options(0, 1, 1));
+  auto l = MakeLoader(src, Options(0, 1, 1));
   LoaderState st;
   st.consumed = -1;
   EXPECT_FALSE(l->Resume(st).ok());

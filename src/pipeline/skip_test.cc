@@ -17,34 +17,22 @@
 
 #include "stoker/loader.h"
 #include "stoker/sampler.h"
+#include "testing/loader_fixtures.h"
 #include "testing/memory_source.h"
 #include "testing/test_images.h"
 
 namespace stoker {
 namespace {
 
+using testing::Delivered;
 using testing::MemorySample;
 using testing::MemorySource;
+using testing::TakeBatches;
 
-std::vector<MemorySample> Samples(int n) {
-  std::vector<MemorySample> out;
-  for (int i = 0; i < n; ++i) {
-    const int w = 24 + (i * 5) % 17, h = 20 + (i * 3) % 13;
-    MemorySample s;
-    s.bytes = testing::EncodeJpeg(testing::MakePixels(w, h, i), w, h, testing::JpegSpec());
-    s.label = i % 5;
-    s.name = "mem/" + std::to_string(i) + ".jpg";
-    out.push_back(std::move(s));
-  }
-  return out;
-}
-
-std::vector<MemorySample> WithBad(std::vector<MemorySample> samples, const std::set<int>& bad) {
-  for (int i : bad) {
-    samples[i].bytes = {'n', 'o', 'p', 'e'};
-    samples[i].name = "mem/bad" + std::to_string(i) + ".jpg";
-  }
-  return samples;
+// The shared JPEG samples (label i % 5); those in `bad` hold no image and
+// are named "mem/bad<i>.jpg".
+std::vector<MemorySample> Samples(int n, const std::set<int>& bad = {}) {
+  return testing::JpegSamples(n, {.labels = 5, .bad = bad, .rename_bad = true});
 }
 
 LoaderOptions Options(int batch, int threads, int prefetch = 2) {
@@ -60,35 +48,9 @@ LoaderOptions Options(int batch, int threads, int prefetch = 2) {
   return o;
 }
 
-struct Got {
-  std::vector<int64_t> ids;
-  std::vector<int> sizes;
-  std::map<int64_t, std::vector<uint8_t>> pixels;  // id -> its pixels (last seen)
-  std::vector<uint8_t> all_pixels;                 // in delivery order
-  Status status;
-};
-
-// Takes up to `max_batches` batches of the epoch already started.
-void Take(Loader* l, Got* r, int max_batches = 1 << 30) {
-  for (int k = 0; k < max_batches; ++k) {
-    BatchPtr b;
-    bool end = false;
-    r->status = l->Next(&b, &end);
-    if (!r->status.ok() || end) return;
-    r->sizes.push_back(b->size());
-    const size_t bytes = b->shape().sample_bytes();
-    for (int i = 0; i < b->size(); ++i) {
-      r->ids.push_back(b->ids()[i]);
-      r->pixels[b->ids()[i]].assign(b->images() + i * bytes, b->images() + (i + 1) * bytes);
-    }
-    r->all_pixels.insert(r->all_pixels.end(), b->images(), b->images() + b->image_bytes());
-  }
-}
-
-Got Epoch(Loader* l) {
-  Got r;
-  EXPECT_TRUE(l->Start().ok());
-  Take(l, &r);
+// One epoch, which must succeed.
+Delivered Epoch(Loader* l) {
+  Delivered r = testing::RunEpoch(l);
   EXPECT_TRUE(r.status.ok()) << r.status.ToString();
   return r;
 }
@@ -112,22 +74,23 @@ const std::set<int> kBad = {0, 3, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20,
 TEST(Skip, DeliversTheCleanRunMinusTheBadSamplesInFullBatches) {
   const int n = 150;
   auto clean = std::make_shared<MemorySource>(Samples(n));
-  auto bad = std::make_shared<MemorySource>(WithBad(Samples(n), kBad));
+  auto bad = std::make_shared<MemorySource>(Samples(n, kBad));
   const int64_t good = n - static_cast<int64_t>(kBad.size());
   auto ref_loader = Loader::Create(clean, Options(8, 2)).value();
-  std::vector<Got> ref = {Epoch(ref_loader.get()), Epoch(ref_loader.get())};
+  std::vector<Delivered> ref = {Epoch(ref_loader.get()), Epoch(ref_loader.get())};
   std::vector<uint8_t> first_pixels;
   for (int threads : {1, 2, 4}) {
     for (int prefetch : {1, 3}) {
       auto l = Loader::Create(bad, Options(8, threads, prefetch)).value();
       for (int e = 0; e < 2; ++e) {
-        const Got r = Epoch(l.get());
+        const Delivered r = Epoch(l.get());
         EXPECT_EQ(r.ids, Without(ref[e].ids, kBad)) << threads << " threads, epoch " << e;
         EXPECT_EQ(r.sizes, FullBatches(good, 8, false)) << threads << " threads";
-        for (const auto& [id, px] : r.pixels) EXPECT_EQ(px, ref[e].pixels[id]) << "sample " << id;
-        if (e == 0 && first_pixels.empty()) first_pixels = r.all_pixels;
+        const auto want = ref[e].ById();
+        for (const auto& [id, px] : r.ById()) EXPECT_EQ(px, want.at(id)) << "sample " << id;
+        if (e == 0 && first_pixels.empty()) first_pixels = r.pixels;
         if (e == 0) {
-          EXPECT_EQ(r.all_pixels, first_pixels) << threads << " threads";
+          EXPECT_EQ(r.pixels, first_pixels) << threads << " threads";
         }
         const LoaderStats s = l->stats();
         EXPECT_EQ(s.epoch.skipped, static_cast<int64_t>(kBad.size()));
@@ -147,11 +110,11 @@ TEST(Skip, DeliversTheCleanRunMinusTheBadSamplesInFullBatches) {
 TEST(Skip, DropLastGivesOnlyFullBatches) {
   const int n = 150;
   auto clean = std::make_shared<MemorySource>(Samples(n));
-  auto bad = std::make_shared<MemorySource>(WithBad(Samples(n), kBad));
+  auto bad = std::make_shared<MemorySource>(Samples(n, kBad));
   LoaderOptions o = Options(8, 3);
   o.drop_last = true;
-  const Got ref = Epoch(Loader::Create(clean, o).value().get());
-  const Got r = Epoch(Loader::Create(bad, o).value().get());
+  const Delivered ref = Epoch(Loader::Create(clean, o).value().get());
+  const Delivered r = Epoch(Loader::Create(bad, o).value().get());
   const std::vector<int64_t> want = Without(ref.ids, kBad);
   // The clean run's positions (150 / 8 = 18 batches: 144 positions), bad ones
   // left out, cut to whole batches.
@@ -164,7 +127,7 @@ TEST(Skip, UnshuffledKeepsTheOrder) {
   const std::set<int> bad = {1, 2, 8, 39};
   LoaderOptions o = Options(5, 4);
   o.shuffle = false;
-  const Got r = Epoch(Loader::Create(std::make_shared<MemorySource>(WithBad(Samples(n), bad)), o)
+  const Delivered r = Epoch(Loader::Create(std::make_shared<MemorySource>(Samples(n, bad)), o)
                           .value().get());
   std::vector<int64_t> want;
   for (int i = 0; i < n; ++i) {
@@ -179,11 +142,11 @@ TEST(Skip, UnshuffledKeepsTheOrder) {
 TEST(Skip, ResumeAfterAnyBatchIsExactlyOnce) {
   const int n = 150;
   auto clean = std::make_shared<MemorySource>(Samples(n));
-  auto bad = std::make_shared<MemorySource>(WithBad(Samples(n), kBad));
+  auto bad = std::make_shared<MemorySource>(Samples(n, kBad));
   LoaderOptions o = Options(8, 3);
   auto ref_loader = Loader::Create(clean, o).value();
   ref_loader->SetEpoch(4);
-  const Got ref = Epoch(ref_loader.get());
+  const Delivered ref = Epoch(ref_loader.get());
   const std::vector<int64_t> want = Without(ref.ids, kBad);
   const int batches = static_cast<int>(FullBatches(static_cast<int64_t>(want.size()), 8,
                                                    false).size());
@@ -191,8 +154,8 @@ TEST(Skip, ResumeAfterAnyBatchIsExactlyOnce) {
     auto first = Loader::Create(bad, o).value();
     first->SetEpoch(4);
     ASSERT_TRUE(first->Start().ok());
-    Got head;
-    Take(first.get(), &head, k);
+    Delivered head;
+    TakeBatches(first.get(), &head, k);
     ASSERT_TRUE(head.status.ok());
     const LoaderState st = first->state();
     EXPECT_EQ(st.epoch, 4);
@@ -200,18 +163,19 @@ TEST(Skip, ResumeAfterAnyBatchIsExactlyOnce) {
     auto second = Loader::Create(bad, Options(8, 2)).value();
     ASSERT_TRUE(second->Resume(st).ok());
     second->SetEpoch(4);
-    const Got tail = Epoch(second.get());
+    const Delivered tail = Epoch(second.get());
     std::vector<int64_t> all = head.ids;
     all.insert(all.end(), tail.ids.begin(), tail.ids.end());
     EXPECT_EQ(all, want) << "checkpoint after batch " << k << " (consumed " << st.consumed << ")";
-    for (const auto& [id, px] : tail.pixels) EXPECT_EQ(px, ref.pixels.at(id)) << id;
+    const auto want_pixels = ref.ById();
+    for (const auto& [id, px] : tail.ById()) EXPECT_EQ(px, want_pixels.at(id)) << id;
   }
 }
 
 TEST(Skip, ComposesWithTheDecodedAndOutputCaches) {
   const int n = 60;
   const std::set<int> bad = {4, 5, 30, 59};
-  auto src = std::make_shared<MemorySource>(WithBad(Samples(n), bad));
+  auto src = std::make_shared<MemorySource>(Samples(n, bad));
   for (auto kind : {LoaderOptions::CacheKind::kDecoded, LoaderOptions::CacheKind::kOutput}) {
     LoaderOptions o = Options(7, 3);
     o.dct_scaling = false;  // the cache decodes whole images
@@ -224,10 +188,10 @@ TEST(Skip, ComposesWithTheDecodedAndOutputCaches) {
     po.dct_scaling = false;
     auto uncached = Loader::Create(src, po).value();
     for (int e = 0; e < 3; ++e) {
-      const Got want = Epoch(uncached.get());
-      const Got got = Epoch(cached.get());
+      const Delivered want = Epoch(uncached.get());
+      const Delivered got = Epoch(cached.get());
       EXPECT_EQ(got.ids, want.ids) << "epoch " << e;
-      EXPECT_EQ(got.all_pixels, want.all_pixels) << "epoch " << e;
+      EXPECT_EQ(got.pixels, want.pixels) << "epoch " << e;
       EXPECT_EQ(got.sizes, FullBatches(n - 4, 7, false));
       EXPECT_EQ(cached->stats().epoch.skipped_files, 4);
     }
@@ -237,12 +201,12 @@ TEST(Skip, ComposesWithTheDecodedAndOutputCaches) {
 // A sampler may draw a bad file more than once: each draw is a skipped
 // sample, the file is one skipped file.
 TEST(Skip, ASamplerDrawingABadFileTwiceCountsItOnceAsAFile) {
-  auto src = std::make_shared<MemorySource>(WithBad(Samples(20), {5}));
+  auto src = std::make_shared<MemorySource>(Samples(20, {5}));
   LoaderOptions o = Options(2, 2);
   o.shuffle = false;
   o.sampler = SamplerSpec::Subset({3, 17, 5, 5, 11, 2, 5});
   auto l = Loader::Create(src, o).value();
-  const Got r = Epoch(l.get());
+  const Delivered r = Epoch(l.get());
   EXPECT_EQ(r.ids, (std::vector<int64_t>{3, 17, 11, 2}));
   EXPECT_EQ(r.sizes, (std::vector<int>{2, 2}));
   EXPECT_EQ(l->stats().epoch.skipped, 3);
@@ -258,7 +222,7 @@ TEST(Skip, ASamplerDrawingABadFileTwiceCountsItOnceAsAFile) {
 TEST(Skip, RanksKeepTheirBatchCountsAndDeliverEveryGoodSample) {
   const int n = 150;
   auto clean = std::make_shared<MemorySource>(Samples(n));
-  auto bad = std::make_shared<MemorySource>(WithBad(Samples(n), kBad));
+  auto bad = std::make_shared<MemorySource>(Samples(n, kBad));
   for (int w : {2, 3, 4}) {
     for (bool drop_last : {false, true}) {
       std::multiset<int64_t> seen;
@@ -269,9 +233,9 @@ TEST(Skip, RanksKeepTheirBatchCountsAndDeliverEveryGoodSample) {
         o.world_size = w;
         o.drop_last = drop_last;
         auto ref_loader = Loader::Create(clean, o).value();
-        const Got ref = Epoch(ref_loader.get());
+        const Delivered ref = Epoch(ref_loader.get());
         auto l = Loader::Create(bad, o).value();
-        const Got got = Epoch(l.get());
+        const Delivered got = Epoch(l.get());
         EXPECT_EQ(got.sizes, ref.sizes) << w << " ranks, rank " << r;
         EXPECT_EQ(static_cast<int64_t>(got.sizes.size()), l->num_batches());
         // Its good samples in the clean order, then repeats of its first ones.
@@ -285,7 +249,8 @@ TEST(Skip, RanksKeepTheirBatchCountsAndDeliverEveryGoodSample) {
         const int64_t rank_pad = static_cast<int64_t>(got.ids.size() - own.size());
         EXPECT_EQ(l->stats().padded_samples - ref_loader->stats().padded_samples, rank_pad);
         padded += rank_pad;
-        for (const auto& [id, px] : got.pixels) EXPECT_EQ(px, ref.pixels.at(id)) << id;
+        const auto want_pixels = ref.ById();
+        for (const auto& [id, px] : got.ById()) EXPECT_EQ(px, want_pixels.at(id)) << id;
         seen.insert(own.begin(), own.end());
       }
       // Over the ranks: every good sample of the clean run's positions, once
@@ -304,11 +269,11 @@ TEST(Skip, RanksKeepTheirBatchCountsAndDeliverEveryGoodSample) {
 }
 
 TEST(Skip, AnEpochWithNothingReadableIsAnError) {
-  auto src = std::make_shared<MemorySource>(WithBad(Samples(9), {0, 1, 2, 3, 4, 5, 6, 7, 8}));
+  auto src = std::make_shared<MemorySource>(Samples(9, {0, 1, 2, 3, 4, 5, 6, 7, 8}));
   auto l = Loader::Create(src, Options(4, 3)).value();
   ASSERT_TRUE(l->Start().ok());
-  Got r;
-  Take(l.get(), &r);
+  Delivered r;
+  TakeBatches(l.get(), &r);
   ASSERT_FALSE(r.status.ok());
   EXPECT_TRUE(r.ids.empty());
   EXPECT_NE(r.status.message().find("no sample of epoch 0 could be read (9 skipped)"),
@@ -318,7 +283,7 @@ TEST(Skip, AnEpochWithNothingReadableIsAnError) {
   EXPECT_EQ(l->stats().epoch.skipped_files, 9);
   // The loader stays usable.
   ASSERT_TRUE(l->Start().ok());
-  Take(l.get(), &r);
+  TakeBatches(l.get(), &r);
   EXPECT_FALSE(r.status.ok());
 }
 
@@ -326,17 +291,17 @@ TEST(Skip, AnEpochWithNothingReadableIsAnError) {
 // the new epoch is whole.
 TEST(Skip, StopWhileCarryingThenRestart) {
   const int n = 150;
-  auto src = std::make_shared<MemorySource>(WithBad(Samples(n), kBad));
+  auto src = std::make_shared<MemorySource>(Samples(n, kBad));
   LoaderOptions o = Options(8, 3);
   // The buffer bound below counts the ring, the carry and the consumer's; the
   // next epoch's prefetch (up to `prefetch` more, timing-dependent) is off.
   o.prefetch_next_epoch = false;
   auto l = Loader::Create(src, o).value();
   ASSERT_TRUE(l->Start().ok());
-  Got head;
-  Take(l.get(), &head, 2);
+  Delivered head;
+  TakeBatches(l.get(), &head, 2);
   l->Stop();
-  const Got r = Epoch(l.get());
+  const Delivered r = Epoch(l.get());
   EXPECT_EQ(r.ids.size(), static_cast<size_t>(n) - kBad.size());
   EXPECT_LE(l->stats().batch_buffers, l->options().prefetch + 3);
 }
@@ -345,7 +310,7 @@ TEST(Skip, StopWhileCarryingThenRestart) {
 // carried does not lose them: the epoch goes on with the same batches.
 TEST(Skip, AnInterruptedWaitKeepsTheCarriedSamples) {
   // 1 thread, 20 ms per read: position batch 1 takes ~80 ms.
-  auto src = std::make_shared<MemorySource>(WithBad(Samples(12), {1}), /*read_delay_us=*/20000);
+  auto src = std::make_shared<MemorySource>(Samples(12, {1}), /*read_delay_us=*/20000);
   LoaderOptions o = Options(4, 1);
   o.shuffle = false;
   auto l = Loader::Create(src, o).value();
@@ -359,8 +324,8 @@ TEST(Skip, AnInterruptedWaitKeepsTheCarriedSamples) {
   }, 5);
   EXPECT_EQ(s.code(), StatusCode::kCancelled);
   EXPECT_EQ(b, nullptr);
-  Got r;
-  Take(l.get(), &r);
+  Delivered r;
+  TakeBatches(l.get(), &r);
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
   EXPECT_EQ(r.ids, (std::vector<int64_t>{0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
   EXPECT_EQ(r.sizes, (std::vector<int>{4, 4, 3}));
@@ -378,12 +343,12 @@ namespace {
 TEST(Skip, ThePrefetchedStartOfTheNextEpochCountsItsBadFilesThere) {
   const int n = 150;
   auto clean = std::make_shared<MemorySource>(Samples(n));
-  auto bad = std::make_shared<MemorySource>(WithBad(Samples(n), kBad));
+  auto bad = std::make_shared<MemorySource>(Samples(n, kBad));
   LoaderOptions o = Options(8, 2, 3);
   LoaderOptions no_prefetch = o;
   no_prefetch.prefetch_next_epoch = false;
   auto ref_loader = Loader::Create(clean, no_prefetch).value();
-  std::vector<Got> ref = {Epoch(ref_loader.get()), Epoch(ref_loader.get())};
+  std::vector<Delivered> ref = {Epoch(ref_loader.get()), Epoch(ref_loader.get())};
   auto l = Loader::Create(bad, o).value();
   Epoch(l.get());
   // Epoch 1's first 3 batches (24 positions) are read once epoch 0 is made.
@@ -391,9 +356,10 @@ TEST(Skip, ThePrefetchedStartOfTheNextEpochCountsItsBadFilesThere) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   ASSERT_GE(bad->reads(), n + 24);
-  const Got r = Epoch(l.get());
+  const Delivered r = Epoch(l.get());
   EXPECT_EQ(r.ids, Without(ref[1].ids, kBad));
-  for (const auto& [id, px] : r.pixels) EXPECT_EQ(px, ref[1].pixels[id]) << "sample " << id;
+  const auto want = ref[1].ById();
+  for (const auto& [id, px] : r.ById()) EXPECT_EQ(px, want.at(id)) << "sample " << id;
   const LoaderStats s = l->stats();
   EXPECT_EQ(s.prefetch_discarded_batches, 0);
   EXPECT_EQ(s.epoch.skipped, static_cast<int64_t>(kBad.size()));

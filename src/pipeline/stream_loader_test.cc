@@ -9,6 +9,7 @@
 #include <set>
 
 #include "stoker/loader.h"
+#include "testing/loader_fixtures.h"
 #include "testing/memory_source.h"
 #include "testing/test_images.h"
 
@@ -66,31 +67,16 @@ LoaderOptions Options(int batch, int threads) {
   return o;
 }
 
-struct Result {
-  std::vector<int> sizes;
-  std::vector<int64_t> ids;
-  std::vector<uint8_t> pixels;
-  Status status;
-};
+using Result = testing::Delivered;
 
+// The last of `epochs` epochs.
 Result RunStream(std::shared_ptr<Source> src, const LoaderOptions& o, int epochs = 1) {
-  auto made = Loader::Create(std::move(src), o);
-  EXPECT_TRUE(made.ok()) << made.status().ToString();
-  auto loader = std::move(made).value();
+  auto loader = testing::MakeLoader(std::move(src), o);
+  if (!loader) return {};
   EXPECT_EQ(loader->num_batches(), -1);
   Result r;
   for (int e = 0; e < epochs; ++e) {
-    r = Result();
-    EXPECT_TRUE(loader->Start().ok());
-    for (;;) {
-      BatchPtr b;
-      bool end = false;
-      r.status = loader->Next(&b, &end);
-      if (!r.status.ok() || end) break;
-      r.sizes.push_back(b->size());
-      r.ids.insert(r.ids.end(), b->ids(), b->ids() + b->size());
-      r.pixels.insert(r.pixels.end(), b->images(), b->images() + b->image_bytes());
-    }
+    r = testing::RunEpoch(loader.get());
     // Next after the end keeps reporting the end.
     BatchPtr b;
     bool end = false;

@@ -8,39 +8,15 @@
 #include "stoker/loader.h"
 #include "testing/epoch_images.h"
 #include "testing/memory_source.h"
+#include "testing/test_arrays.h"
 #include "testing/test_images.h"
 
 namespace stoker {
 namespace {
 
+using testing::NpyBytes;
 using testing::TempDir;
 using testing::WriteFile;
-
-// A .npy file: header for (descr, shape, fortran) followed by `data`.
-std::vector<uint8_t> Npy(const std::string& descr, const std::vector<int64_t>& shape,
-                         const std::vector<uint8_t>& data, bool fortran = false,
-                         int version = 1) {
-  std::string dict = "{'descr': '" + descr + "', 'fortran_order': " +
-                     (fortran ? "True" : "False") + ", 'shape': (";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    dict += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? ", " : "");
-  }
-  dict += "), }";
-  const size_t prefix = version == 1 ? 10 : 12;
-  while ((prefix + dict.size() + 1) % 64 != 0) dict += ' ';
-  dict += '\n';
-  std::vector<uint8_t> out = {0x93, 'N', 'U', 'M', 'P', 'Y', static_cast<uint8_t>(version), 0};
-  const size_t len = dict.size();
-  out.push_back(len & 0xFF);
-  out.push_back((len >> 8) & 0xFF);
-  if (version != 1) {
-    out.push_back((len >> 16) & 0xFF);
-    out.push_back((len >> 24) & 0xFF);
-  }
-  out.insert(out.end(), dict.begin(), dict.end());
-  out.insert(out.end(), data.begin(), data.end());
-  return out;
-}
 
 // Version 1.0 header with `dict_text` as it is, then `data`.
 std::vector<uint8_t> RawHeader(const std::string& dict_text, const std::string& data = "") {
@@ -58,7 +34,7 @@ Status Parse(const std::vector<uint8_t>& bytes, NpyHeader* h) {
 
 TEST(NpyHeaderTest, ParsesVersionsOneTwoThree) {
   for (int version : {1, 2, 3}) {
-    const auto f = Npy("|u1", {2, 4, 5, 3}, std::vector<uint8_t>(120, 7), false, version);
+    const auto f = NpyBytes("|u1", {2, 4, 5, 3}, std::vector<uint8_t>(120, 7), false, version);
     NpyHeader h;
     ASSERT_TRUE(Parse(f, &h).ok()) << version;
     EXPECT_EQ(h.kind, 'u');
@@ -120,17 +96,17 @@ TEST(NpyHeaderTest, RejectsMalformedHeaders) {
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << text;
   }
   NpyHeader h;
-  std::vector<uint8_t> f = Npy("|u1", {1}, {1});
+  std::vector<uint8_t> f = NpyBytes("|u1", {1}, {1});
   f[0] = 'x';
   EXPECT_FALSE(Parse(f, &h).ok());  // no magic
-  f = Npy("|u1", {1}, {1});
+  f = NpyBytes("|u1", {1}, {1});
   f[6] = 4;
   EXPECT_NE(Parse(f, &h).message().find("version 4"), std::string::npos);
-  f = Npy("|u1", {1}, {1});
+  f = NpyBytes("|u1", {1}, {1});
   f[8] = 0xFF;  // header length past the end
   EXPECT_FALSE(Parse(f, &h).ok());
   // Every truncation of a valid file fails cleanly.
-  f = Npy("|u1", {2, 2, 2, 3}, std::vector<uint8_t>(24, 1));
+  f = NpyBytes("|u1", {2, 2, 2, 3}, std::vector<uint8_t>(24, 1));
   for (size_t n = 0; n < f.size(); ++n) {
     EXPECT_FALSE(ParseNpyHeader(f.data(), n, &h).ok()) << n;
   }
@@ -174,7 +150,7 @@ TEST(NpyLabelsTest, EveryNumericDtypeBecomesInt64) {
       {"<f4", floats, {7, -2}},
   };
   for (const Case& c : cases) {
-    WriteFile(p, Npy(c.descr, {2}, c.data));
+    WriteFile(p, NpyBytes(c.descr, {2}, c.data));
     auto v = ReadNpyLabels(p);
     ASSERT_TRUE(v.ok()) << c.descr << ": " << v.status().ToString();
     EXPECT_EQ(v.value(), c.want) << c.descr;
@@ -182,11 +158,11 @@ TEST(NpyLabelsTest, EveryNumericDtypeBecomesInt64) {
   double half = 2.5;
   std::vector<uint8_t> d(8);
   std::memcpy(d.data(), &half, 8);
-  WriteFile(p, Npy("<f8", {1}, d));
+  WriteFile(p, NpyBytes("<f8", {1}, d));
   EXPECT_NE(ReadNpyLabels(p).status().message().find("not an integral"), std::string::npos);
-  WriteFile(p, Npy("<u8", {1}, std::vector<uint8_t>(8, 0xFF)));
+  WriteFile(p, NpyBytes("<u8", {1}, std::vector<uint8_t>(8, 0xFF)));
   EXPECT_FALSE(ReadNpyLabels(p).ok());
-  WriteFile(p, Npy("<i8", {1, 1}, Le(1, 8)));
+  WriteFile(p, NpyBytes("<i8", {1, 1}, Le(1, 8)));
   EXPECT_NE(ReadNpyLabels(p).status().message().find("1-D"), std::string::npos);
 }
 
@@ -213,9 +189,9 @@ TEST(NpySourceTest, NhwcIsZeroCopyAndNchwMatchesIt) {
   TempDir dir;
   const int n = 3, h = 5, w = 7;
   const auto px = Images(n, h, w);
-  WriteFile(dir.path() + "/x.npy", Npy("|u1", {n, h, w, 3}, px));
-  WriteFile(dir.path() + "/c.npy", Npy("|u1", {n, 3, h, w}, ToNchw(px, n, h, w)));
-  WriteFile(dir.path() + "/y.npy", Npy("<i8", {n}, [] {
+  WriteFile(dir.path() + "/x.npy", NpyBytes("|u1", {n, h, w, 3}, px));
+  WriteFile(dir.path() + "/c.npy", NpyBytes("|u1", {n, 3, h, w}, ToNchw(px, n, h, w)));
+  WriteFile(dir.path() + "/y.npy", NpyBytes("<i8", {n}, [] {
               std::vector<uint8_t> v;
               for (int i = 0; i < 3; ++i) for (uint8_t b : Le(10 + i, 8)) v.push_back(b);
               return v;
@@ -249,7 +225,7 @@ TEST(NpySourceTest, NhwcIsZeroCopyAndNchwMatchesIt) {
 TEST(NpySourceTest, GreyIsReplicated) {
   TempDir dir;
   std::vector<uint8_t> g = {1, 2, 3, 4, 5, 6};
-  WriteFile(dir.path() + "/g.npy", Npy("|u1", {1, 2, 3, 1}, g));
+  WriteFile(dir.path() + "/g.npy", NpyBytes("|u1", {1, 2, 3, 1}, g));
   auto s = NpySource::Open(dir.path() + "/g.npy", "");
   ASSERT_TRUE(s.ok());
   SampleScratch sc;
@@ -269,25 +245,26 @@ TEST(NpySourceTest, BadArraysAreRefusedWithTheReason) {
     EXPECT_FALSE(s.ok());
     return s.status().message();
   };
-  EXPECT_NE(msg(Npy("<f4", {1, 2, 2, 3}, std::vector<uint8_t>(48))).find("uint8"),
+  EXPECT_NE(msg(NpyBytes("<f4", {1, 2, 2, 3}, std::vector<uint8_t>(48))).find("uint8"),
             std::string::npos);
-  EXPECT_NE(msg(Npy("|u1", {2, 2, 3}, std::vector<uint8_t>(12))).find("4-D"), std::string::npos);
-  EXPECT_NE(msg(Npy("|u1", {1, 4, 4, 4}, std::vector<uint8_t>(64))).find("channel"),
+  EXPECT_NE(msg(NpyBytes("|u1", {2, 2, 3}, std::vector<uint8_t>(12))).find("4-D"),
             std::string::npos);
-  EXPECT_NE(msg(Npy("|u1", {1, 2, 2, 3}, std::vector<uint8_t>(12), true)).find("Fortran"),
+  EXPECT_NE(msg(NpyBytes("|u1", {1, 4, 4, 4}, std::vector<uint8_t>(64))).find("channel"),
             std::string::npos);
-  EXPECT_NE(msg(Npy("|u1", {1, 0, 2, 3}, {})).find("sides"), std::string::npos);
-  EXPECT_NE(msg(Npy("|u1", {2, 2, 2, 3}, std::vector<uint8_t>(20))).find("truncated"),
+  EXPECT_NE(msg(NpyBytes("|u1", {1, 2, 2, 3}, std::vector<uint8_t>(12), true)).find("Fortran"),
             std::string::npos);
-  WriteFile(dir.path() + "/y.npy", Npy("|u1", {3}, {0, 1, 2}));
-  EXPECT_NE(msg(Npy("|u1", {2, 2, 2, 3}, std::vector<uint8_t>(24)), dir.path() + "/y.npy")
+  EXPECT_NE(msg(NpyBytes("|u1", {1, 0, 2, 3}, {})).find("sides"), std::string::npos);
+  EXPECT_NE(msg(NpyBytes("|u1", {2, 2, 2, 3}, std::vector<uint8_t>(20))).find("truncated"),
+            std::string::npos);
+  WriteFile(dir.path() + "/y.npy", NpyBytes("|u1", {3}, {0, 1, 2}));
+  EXPECT_NE(msg(NpyBytes("|u1", {2, 2, 2, 3}, std::vector<uint8_t>(24)), dir.path() + "/y.npy")
                 .find("3 labels for 2 images"),
             std::string::npos);
   EXPECT_EQ(NpySource::Open(dir.path() + "/missing.npy", "").status().code(),
             StatusCode::kNotFound);
   WriteFile(p, {});
   EXPECT_FALSE(NpySource::Open(p, "").ok());
-  WriteFile(p, Npy("|u1", {1, 3, 2, 3}, std::vector<uint8_t>(18)));
+  WriteFile(p, NpyBytes("|u1", {1, 3, 2, 3}, std::vector<uint8_t>(18)));
   EXPECT_FALSE(NpySource::Open(p, "", "NCWH").ok());
   auto forced = NpySource::Open(p, "", "NCHW");  // [1, 3, 2, 3]: both readings possible
   ASSERT_TRUE(forced.ok());
@@ -301,8 +278,8 @@ TEST(NpySourceTest, LoaderOutputEqualsDecodedPng) {
   TempDir dir;
   const int n = 6, h = 40, w = 52;
   const auto px = Images(n, h, w);
-  WriteFile(dir.path() + "/x.npy", Npy("|u1", {n, h, w, 3}, px));
-  WriteFile(dir.path() + "/c.npy", Npy("|u1", {n, 3, h, w}, ToNchw(px, n, h, w)));
+  WriteFile(dir.path() + "/x.npy", NpyBytes("|u1", {n, h, w, 3}, px));
+  WriteFile(dir.path() + "/c.npy", NpyBytes("|u1", {n, 3, h, w}, ToNchw(px, n, h, w)));
   std::vector<testing::MemorySample> samples;
   for (int i = 0; i < n; ++i) {
     std::vector<uint8_t> one(px.begin() + static_cast<ptrdiff_t>(i) * h * w * 3,

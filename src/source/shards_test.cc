@@ -15,6 +15,7 @@
 
 #include "source/tar_index.h"
 #include "stoker/loader.h"
+#include "testing/loader_fixtures.h"
 #include "testing/test_images.h"
 #include "testing/test_tars.h"
 
@@ -62,25 +63,14 @@ LoaderOptions Options(int batch, int threads, bool shuffle) {
   return o;
 }
 
-struct Epoch {
-  std::vector<int64_t> ids, labels;
-  std::vector<uint8_t> pixels;
-  Status status;
+// One epoch through the shared consumer, with the samples it skipped.
+struct Epoch : testing::Delivered {
   int64_t skipped = 0;
 };
 
 Epoch RunEpoch(Loader* loader) {
   Epoch e;
-  EXPECT_TRUE(loader->Start().ok());
-  for (;;) {
-    BatchPtr b;
-    bool end = false;
-    e.status = loader->Next(&b, &end);
-    if (!e.status.ok() || end) break;
-    e.ids.insert(e.ids.end(), b->ids(), b->ids() + b->size());
-    e.labels.insert(e.labels.end(), b->labels(), b->labels() + b->size());
-    e.pixels.insert(e.pixels.end(), b->images(), b->images() + b->image_bytes());
-  }
+  static_cast<testing::Delivered&>(e) = testing::RunEpoch(loader);
   e.skipped = loader->stats().epoch.skipped;
   return e;
 }

@@ -1,0 +1,206 @@
+// Copyright 2026 The stoker Authors.
+//
+// The conformance suite's table of sources (testing/conformance.h): one
+// function per source that writes the suite's dataset in its format and
+// opens it through the public factory (stoker/sources.h).
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "stoker/sources.h"
+#include "testing/conformance.h"
+#include "testing/http_server.h"
+#include "testing/test_arrays.h"
+#include "testing/test_images.h"
+#include "testing/test_tars.h"
+
+namespace stoker::testing {
+
+using Data = ConformanceData;
+
+std::vector<uint8_t> ConformancePixels(int i) {
+  return MakePixels(Data::kWidth, Data::kHeight, 1000 + static_cast<uint64_t>(i));
+}
+
+std::vector<uint8_t> ConformanceJpeg(int i) {
+  return EncodeJpeg(ConformancePixels(i), Data::kWidth, Data::kHeight);
+}
+
+namespace {
+
+const std::vector<uint8_t> kNotAnImage = {'n', 'o', 't', ' ', 'a', 'n', ' ', 'i', 'm', 'a', 'g',
+                                          'e'};
+
+// Sample i's encoded bytes: its JPEG, or bytes no decoder takes.
+std::vector<uint8_t> Encoded(const Data& data, int i) {
+  return data.corrupt.count(i) ? kNotAnImage : ConformanceJpeg(i);
+}
+
+std::set<int64_t> Labels(const std::set<int>& samples) { return {samples.begin(), samples.end()}; }
+
+Status Check(bool ok, const std::string& what) {
+  return ok ? Status::OK() : InternalError("conformance data: " + what + " failed");
+}
+
+// One class directory per sample ("c00" ... sorted = label order), each
+// holding that sample's file.
+StatusOr<MadeSource> MakeImageFolder(const std::string& dir, const Data& data) {
+  for (int i = 0; i < Data::kSamples; ++i) {
+    char cls[16];
+    std::snprintf(cls, sizeof cls, "/c%02d", i);
+    MakeDirs(dir + cls);
+    WriteFile(dir + cls + "/img.jpg", Encoded(data, i));
+  }
+  STOKER_ASSIGN_OR_RETURN(auto folder, ImageFolder::Open(dir));
+  return MadeSource{folder, Labels(data.corrupt), nullptr};
+}
+
+// images.npy uint8 [N, H, W, 3] and labels.npy int64 [N]. A corrupt request
+// cuts the images file inside its last sample after opening it (the mapped
+// file shrinks under the source: DataLoss for that sample, not SIGBUS).
+StatusOr<MadeSource> MakeNpy(const std::string& dir, const Data& data) {
+  std::vector<uint8_t> pixels, labels;
+  for (int i = 0; i < Data::kSamples; ++i) {
+    const std::vector<uint8_t> p = ConformancePixels(i);
+    pixels.insert(pixels.end(), p.begin(), p.end());
+    for (int b = 0; b < 8; ++b) labels.push_back(static_cast<uint8_t>(b == 0 ? i : 0));
+  }
+  const std::string images = dir + "/images.npy";
+  const std::vector<uint8_t> file =
+      NpyBytes("|u1", {Data::kSamples, Data::kHeight, Data::kWidth, 3}, pixels);
+  WriteFile(images, file);
+  WriteFile(dir + "/labels.npy", NpyBytes("<i8", {Data::kSamples}, labels));
+  STOKER_ASSIGN_OR_RETURN(auto npy, NpySource::Open(images, dir + "/labels.npy"));
+  std::set<int64_t> corrupt;
+  if (!data.corrupt.empty()) {
+    STOKER_RETURN_IF_ERROR(Check(::truncate(images.c_str(), file.size() - 10) == 0, "truncate"));
+    corrupt.insert(Data::kSamples - 1);
+  }
+  return MadeSource{npy, corrupt, nullptr};
+}
+
+// data.h5: "images" 1-D variable-length uint8 (encoded files), "labels" int64.
+StatusOr<MadeSource> MakeHdf5(const std::string& dir, const Data& data) {
+  std::vector<std::vector<uint8_t>> files;
+  std::vector<hvl_t> rows;
+  std::vector<int64_t> labels;
+  for (int i = 0; i < Data::kSamples; ++i) files.push_back(Encoded(data, i));
+  for (int i = 0; i < Data::kSamples; ++i) {
+    rows.push_back(hvl_t{files[i].size(), files[i].data()});
+    labels.push_back(i);
+  }
+  const std::string path = dir + "/data.h5";
+  const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  STOKER_RETURN_IF_ERROR(Check(file >= 0, "H5Fcreate"));
+  const hsize_t dims[1] = {Data::kSamples};
+  const hid_t space = H5Screate_simple(1, dims, nullptr);
+  const hid_t type = H5Tvlen_create(H5T_STD_U8LE);
+  const hid_t mem = H5Tvlen_create(H5T_NATIVE_UINT8);
+  const hid_t images = H5Dcreate2(file, "images", type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  const bool wrote_images = H5Dwrite(images, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()) >= 0;
+  const hid_t lds = H5Dcreate2(file, "labels", H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT,
+                               H5P_DEFAULT);
+  const bool wrote_labels =
+      H5Dwrite(lds, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, labels.data()) >= 0;
+  H5Dclose(lds);
+  H5Dclose(images);
+  H5Tclose(mem);
+  H5Tclose(type);
+  H5Sclose(space);
+  H5Fclose(file);
+  STOKER_RETURN_IF_ERROR(Check(wrote_images && wrote_labels, "H5Dwrite"));
+  STOKER_ASSIGN_OR_RETURN(auto h5, Hdf5Source::Open(path, "images", "labels"));
+  return MadeSource{h5, Labels(data.corrupt), nullptr};
+}
+
+// kShards WebDataset shards "train-NN<ext>" of equal size, in dataset order:
+// key "sNN", members sNN.jpg and sNN.cls.
+void WriteShards(const std::string& dir, const Data& data, const std::string& ext,
+                 TarFilter filter) {
+  const int per = Data::kSamples / Data::kShards;
+  for (int s = 0; s < Data::kShards; ++s) {
+    std::vector<TarEntry> entries;
+    for (int i = s * per; i < (s + 1) * per; ++i) {
+      char key[16];
+      std::snprintf(key, sizeof key, "s%02d", i);
+      entries.push_back({std::string(key) + ".jpg", Encoded(data, i)});
+      entries.push_back({std::string(key) + ".cls", Text(std::to_string(i))});
+    }
+    char name[32];
+    std::snprintf(name, sizeof name, "/train-%02d", s);
+    WriteFile(dir + name + ext, MakeTar(entries, TarFormat::kPax, filter));
+  }
+}
+
+std::string ShardPattern(const std::string& base, const std::string& ext) {
+  char range[32];
+  std::snprintf(range, sizeof range, "/train-{00..%02d}", Data::kShards - 1);
+  return base + range + ext;
+}
+
+// Stream options the suite uses: a small shuffle buffer and two shards at
+// once, so the test epochs really interleave and shuffle.
+ShardOptions StreamOptions(const std::string& pattern, int64_t length) {
+  ShardOptions o;
+  o.patterns = {pattern};
+  o.mode = ShardMode::kStream;
+  o.shuffle_buffer = 8;
+  o.concurrent_shards = 2;
+  o.length = length;
+  o.stream.max_attempts = 2;
+  o.stream.backoff_ms = 1;
+  return o;
+}
+
+StatusOr<MadeSource> MakeIndexedShards(const std::string& dir, const Data& data) {
+  WriteShards(dir, data, ".tar", TarFilter::kNone);
+  ShardOptions o;
+  o.patterns = {ShardPattern(dir, ".tar")};
+  o.mode = ShardMode::kIndexed;
+  STOKER_ASSIGN_OR_RETURN(auto shards, OpenShards(o));
+  return MadeSource{shards, Labels(data.corrupt), nullptr};
+}
+
+// zstd-compressed local shards, streamed, with the epoch's length declared.
+StatusOr<MadeSource> MakeStreamShards(const std::string& dir, const Data& data) {
+  WriteShards(dir, data, ".tar.zst", TarFilter::kZstd);
+  STOKER_ASSIGN_OR_RETURN(auto shards,
+                          OpenShards(StreamOptions(ShardPattern(dir, ".tar.zst"), Data::kSamples)));
+  return MadeSource{shards, Labels(data.corrupt), nullptr};
+}
+
+// The same without a declared length: size() is -1 (one rank only).
+StatusOr<MadeSource> MakeUnsizedStreamShards(const std::string& dir, const Data& data) {
+  WriteShards(dir, data, ".tar.gz", TarFilter::kGzip);
+  STOKER_ASSIGN_OR_RETURN(auto shards, OpenShards(StreamOptions(ShardPattern(dir, ".tar.gz"), 0)));
+  return MadeSource{shards, Labels(data.corrupt), nullptr};
+}
+
+// Uncompressed shards over HTTP from a loopback server (testing/http_server.h),
+// streamed (remote shards always are), length declared.
+StatusOr<MadeSource> MakeHttpShards(const std::string& dir, const Data& data) {
+  WriteShards(dir, data, ".tar", TarFilter::kNone);
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<HttpFileServer> server, HttpFileServer::Start(dir));
+  ShardOptions o = StreamOptions(ShardPattern(server->url(), ".tar"), Data::kSamples);
+  o.mode = ShardMode::kAuto;
+  STOKER_ASSIGN_OR_RETURN(auto shards, OpenShards(o));
+  return MadeSource{shards, Labels(data.corrupt), server};
+}
+
+}  // namespace
+
+const std::vector<SourceFactory>& ConformanceSources() {
+  static const std::vector<SourceFactory> sources = {
+      {"ImageFolder", MakeImageFolder},
+      {"Npy", MakeNpy},
+      {"Hdf5", MakeHdf5},
+      {"ShardsIndexed", MakeIndexedShards},
+      {"ShardsStream", MakeStreamShards},
+      {"ShardsStreamUnsized", MakeUnsizedStreamShards},
+      {"ShardsHttp", MakeHttpShards},
+  };
+  return sources;
+}
+
+}  // namespace stoker::testing

@@ -1,0 +1,74 @@
+// Copyright 2026 The stoker Authors.
+#include "testing/loader_fixtures.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/test_images.h"
+
+namespace stoker::testing {
+
+int JpegSampleWidth(int i) { return 24 + (i * 5) % 17; }
+int JpegSampleHeight(int i) { return 20 + (i * 3) % 13; }
+
+std::vector<MemorySample> JpegSamples(int n, const JpegSampleOptions& options) {
+  std::vector<MemorySample> out;
+  out.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const int w = JpegSampleWidth(i), h = JpegSampleHeight(i);
+    MemorySample s;
+    s.label = i % options.labels;
+    s.name = "mem/" + std::to_string(i) + ".jpg";
+    if (options.bad.count(i)) {
+      s.bytes = {'n', 'o', 'p', 'e'};
+      if (options.rename_bad) s.name = "mem/bad" + std::to_string(i) + ".jpg";
+    } else {
+      s.bytes = EncodeJpeg(MakePixels(w, h, static_cast<uint64_t>(i)), w, h, JpegSpec());
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::map<int64_t, std::vector<uint8_t>> Delivered::ById() const {
+  std::map<int64_t, std::vector<uint8_t>> m;
+  for (size_t i = 0; i < ids.size(); ++i) m[ids[i]] = samples[i];
+  return m;
+}
+
+std::map<int64_t, std::vector<uint8_t>> Delivered::ByLabel() const {
+  std::map<int64_t, std::vector<uint8_t>> m;
+  for (size_t i = 0; i < labels.size(); ++i) m[labels[i]] = samples[i];
+  return m;
+}
+
+void TakeBatches(Loader* loader, Delivered* out, int max_batches) {
+  for (int k = 0; k < max_batches; ++k) {
+    BatchPtr b;
+    bool end = false;
+    out->status = loader->Next(&b, &end);
+    if (!out->status.ok() || end) return;
+    out->sizes.push_back(b->size());
+    for (int i = 0; i < b->size(); ++i) {
+      out->ids.push_back(b->ids()[i]);
+      out->labels.push_back(b->labels()[i]);
+      out->samples.emplace_back(b->sample(i), b->sample(i) + b->sample_bytes(i));
+      out->dims.push_back(b->sample_dims(i));
+      out->pixels.insert(out->pixels.end(), b->sample(i), b->sample(i) + b->sample_bytes(i));
+    }
+  }
+}
+
+Delivered RunEpoch(Loader* loader) {
+  Delivered d;
+  d.status = loader->Start();
+  if (d.status.ok()) TakeBatches(loader, &d);
+  return d;
+}
+
+std::unique_ptr<Loader> MakeLoader(std::shared_ptr<Source> source, const LoaderOptions& options) {
+  auto made = Loader::Create(std::move(source), options);
+  EXPECT_TRUE(made.ok()) << made.status().ToString();
+  return made.ok() ? std::move(made).value() : nullptr;
+}
+
+}  // namespace stoker::testing
