@@ -177,6 +177,16 @@ TEST(AllocationTest, TiffStripsThatCannotHoldTheImageAreRefused) {
   s.compression = 5;
   ExpectRefusedCheaply(testing::MakeTiff(s, Bytes(150, 0x80)), StatusCode::kDataLoss,
                        "bytes of strip and tile data", "lzw");
+  // 1024 strips sharing the same 300 bytes hold 300 bytes, not 307,200.
+  testing::TiffSpec shared;
+  shared.width = shared.height = 16384;
+  shared.spp = 1;
+  shared.photometric = 1;
+  shared.compression = 8;
+  shared.rows_per_strip = 16;
+  ExpectRefusedCheaply(testing::MakeTiff(shared, Bytes(300, 0x55)), StatusCode::kDataLoss,
+                       "needs at least 260112 bytes of strip and tile data, the file has 300",
+                       "shared strips");
 }
 
 TEST(AllocationTest, TiffTilesAreBoundedLikeImages) {

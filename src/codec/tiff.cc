@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codec/formats.h"
@@ -147,20 +148,33 @@ uint64_t MaxExpansion(uint16_t compression, uint64_t row_bytes) {
 }
 
 // The allocation rule for TIFF: `decoded` bytes (every strip's rows, or every
-// tile) must come from the strips' and tiles' data actually in the file (each
-// byte count cut to the bytes after its offset) at the compression's
-// densest; checked before the image is allocated.
+// tile) must come from the strips' and tiles' data actually in the file at
+// the compression's densest: the file's bytes that some strip or tile
+// covers (byte ranges cut to the file, overlaps counted once, so strips
+// that all point at the same few bytes hold only those). Checked before the
+// image is allocated. libtiff reads the offset and count arrays from the
+// file, so their length is bounded by its size.
 Status CheckStrilesHold(TIFF* tif, size_t size, uint16_t compression, uint64_t row_bytes,
                         uint64_t decoded, int w, int h) {
   const uint64_t ratio = MaxExpansion(compression, row_bytes);
   if (ratio == 0) return Status::OK();
   const uint64_t need = decoded / ratio + (decoded % ratio != 0 ? 1 : 0);
   const uint32_t n = TIFFIsTiled(tif) ? TIFFNumberOfTiles(tif) : TIFFNumberOfStrips(tif);
-  uint64_t have = 0;
-  for (uint32_t i = 0; i < n && have < need; ++i) {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [begin, end) within the file
+  ranges.reserve(std::min<uint64_t>(n, size));
+  for (uint32_t i = 0; i < n; ++i) {
     const uint64_t offset = TIFFGetStrileOffset(tif, i);
     const uint64_t count = TIFFGetStrileByteCount(tif, i);
-    if (offset < size) have += std::min<uint64_t>(count, size - offset);
+    if (offset < size && count > 0) {
+      ranges.emplace_back(offset, offset + std::min<uint64_t>(count, size - offset));
+    }
+  }
+  std::sort(ranges.begin(), ranges.end());
+  uint64_t have = 0, covered_to = 0;
+  for (const auto& [begin, end] : ranges) {
+    const uint64_t from = std::max(begin, covered_to);
+    if (end > from) have += end - from;
+    covered_to = std::max(covered_to, end);
   }
   return CheckFileCanHold("TIFF", w, h, need, have, "strip and tile data");
 }

@@ -20,10 +20,18 @@ namespace {
 
 using format_test::Bytes;
 
-Bytes EncodeWebp(const Bytes& rgb, int w, int h, bool lossless) {
+// `px`: RGB, or RGBA when `channels` is 4.
+Bytes EncodeWebp(const Bytes& px, int w, int h, bool lossless, int channels = 3) {
   uint8_t* out = nullptr;
-  const size_t n = lossless ? WebPEncodeLosslessRGB(rgb.data(), w, h, w * 3, &out)
-                            : WebPEncodeRGB(rgb.data(), w, h, w * 3, 75.0f, &out);
+  const int stride = w * channels;
+  size_t n = 0;
+  if (channels == 4) {
+    n = lossless ? WebPEncodeLosslessRGBA(px.data(), w, h, stride, &out)
+                 : WebPEncodeRGBA(px.data(), w, h, stride, 75.0f, &out);
+  } else {
+    n = lossless ? WebPEncodeLosslessRGB(px.data(), w, h, stride, &out)
+                 : WebPEncodeRGB(px.data(), w, h, stride, 75.0f, &out);
+  }
   Bytes b(out, out + n);
   WebPFree(out);
   return b;
@@ -74,15 +82,6 @@ TEST(WebpDecodeTest, BadFilesGiveNamedErrors) {
   EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
 }
 
-Bytes EncodeWebpRgba(const Bytes& rgba, int w, int h, bool lossless) {
-  uint8_t* out = nullptr;
-  const size_t n = lossless ? WebPEncodeLosslessRGBA(rgba.data(), w, h, w * 4, &out)
-                            : WebPEncodeRGBA(rgba.data(), w, h, w * 4, 80.0f, &out);
-  Bytes b(out, out + n);
-  WebPFree(out);
-  return b;
-}
-
 // The first frame as libwebpdemux's WebPAnimDecoder composes it (what Pillow
 // shows), alpha dropped.
 Bytes AnimDecoderFirstFrame(const Bytes& file, int* w, int* h) {
@@ -127,10 +126,10 @@ TEST(WebpDecodeTest, AnimatedFirstFrameIsWhatWebPAnimDecoderComposes) {
   };
   const std::vector<Case> cases = {
       {"lossless at (8, 4)",
-       testing::MakeAnimatedWebp(40, 30, {EncodeWebpRgba(rgba, fw, fh, true), second}, {8, 0},
+       testing::MakeAnimatedWebp(40, 30, {EncodeWebp(rgba, fw, fh, true, 4), second}, {8, 0},
                                  {4, 0})},
       {"lossy with alpha at (10, 12)",
-       testing::MakeAnimatedWebp(40, 30, {EncodeWebpRgba(rgba, fw, fh, false), second}, {10, 0},
+       testing::MakeAnimatedWebp(40, 30, {EncodeWebp(rgba, fw, fh, false, 4), second}, {10, 0},
                                  {12, 0})},
       {"lossy RGB filling the canvas",
        testing::MakeAnimatedWebp(30, 18, {EncodeWebp(px, fw, fh, false)}, {0}, {0})},

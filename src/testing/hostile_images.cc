@@ -64,9 +64,11 @@ Bytes MakeTiff(const TiffSpec& s, const Bytes& data) {
     e.push_back({324, 4, {kData}});
     e.push_back({325, 4, {count}});
   } else {
-    e.push_back({273, 4, {kData}});
-    e.push_back({278, 4, {s.height}});
-    e.push_back({279, 4, {count}});
+    const uint32_t rps = s.rows_per_strip > 0 ? s.rows_per_strip : s.height;
+    const size_t strips = (s.height + rps - 1) / rps;
+    e.push_back({273, 4, std::vector<uint32_t>(strips, kData)});
+    e.push_back({278, 4, {rps}});
+    e.push_back({279, 4, std::vector<uint32_t>(strips, count)});
   }
   std::sort(e.begin(), e.end(),
             [](const Entry& a, const Entry& b) { return std::get<0>(a) < std::get<0>(b); });

@@ -18,12 +18,14 @@ using Bytes = std::vector<uint8_t>;
 
 // A little-endian baseline TIFF of one image: `spp` samples of `bits` bits,
 // `photometric` (1 grey, 2 RGB), `compression` (1 none, 5 LZW, 8 Deflate,
-// 32773 PackBits, ...), `data` as its only strip (rows_per_strip = height) or,
-// when tile_width > 0, its only tile.
+// 32773 PackBits, ...), `data` as its only strip (rows_per_strip 0: the
+// height) or, when tile_width > 0, its only tile. With rows_per_strip set,
+// every one of the ceil(height / rows_per_strip) strips points at `data`.
 struct TiffSpec {
   uint32_t width = 16, height = 16;
   int bits = 8, spp = 3, photometric = 2, compression = 1;
   uint32_t tile_width = 0, tile_height = 0;
+  uint32_t rows_per_strip = 0;
 };
 Bytes MakeTiff(const TiffSpec& spec, const Bytes& data);
 
