@@ -60,7 +60,9 @@ Bytes WriteTiff(const TiffSeed& t, const Bytes& rgb, int w, int h) {
   const int planes = t.separate ? t.spp : 1, per_pixel = t.separate ? 1 : t.spp;
   const size_t row = (static_cast<size_t>(w) * per_pixel * t.bits + 7) / 8;
   auto fill = [&](uint8_t* dst, size_t n, int y, int p) {
-    for (size_t i = 0; i < n; ++i) dst[i] = rgb[(static_cast<size_t>(y) * w * 3 + i * 5 + p) % rgb.size()];
+    for (size_t i = 0; i < n; ++i) {
+      dst[i] = rgb[(static_cast<size_t>(y) * w * 3 + i * 5 + p) % rgb.size()];
+    }
   };
   if (t.tiled) {
     const int ts = 16;

@@ -95,7 +95,9 @@ Outcome DecodeInChild(const Bytes& file, size_t headroom, Check check,
   close(fds[1]);
   std::string got;
   char buf[512];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) > 0;) got.append(buf, static_cast<size_t>(n));
+  for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) > 0;) {
+    got.append(buf, static_cast<size_t>(n));
+  }
   close(fds[0]);
   int wstatus = 0;
   rusage ru{};
@@ -299,7 +301,8 @@ TEST(AllocationTest, JpegScanThatCannotHoldTheImageIsRefused) {
     spec.subsampling = 420;
     const Bytes jpeg = testing::WithJpegSize(testing::EncodeJpeg(px, 64, 48, spec), 16383, 16383);
     ExpectRefusedCheaply(jpeg, StatusCode::kDataLoss,
-                         "JPEG: 16383x16383 needs at least", progressive ? "progressive" : "baseline");
+                         "JPEG: 16383x16383 needs at least",
+                         progressive ? "progressive" : "baseline");
   }
   // Arithmetic coding has no such floor: the size is checked by max_pixels
   // only, and the truncated data fails while it is decoded.

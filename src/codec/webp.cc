@@ -122,12 +122,15 @@ Status DecodeWebp(const uint8_t* data, size_t size, int64_t max_pixels, RgbImage
       if (!WebPInitDecoderConfig(&config)) {
         status = InternalError("WebP: bad libwebp version");
       } else {
+        // libwebp checks the frame's bitstream against this buffer.
+        const size_t stride = static_cast<size_t>(out->stride());
         config.output.colorspace = MODE_RGB;
         config.output.is_external_memory = 1;
-        config.output.u.RGBA.rgba = out->row(frame.y_offset) + static_cast<size_t>(frame.x_offset) * 3;
-        config.output.u.RGBA.stride = static_cast<int>(out->stride());
+        config.output.u.RGBA.rgba =
+            out->row(frame.y_offset) + static_cast<size_t>(frame.x_offset) * 3;
+        config.output.u.RGBA.stride = static_cast<int>(stride);
         config.output.u.RGBA.size =
-            static_cast<size_t>(out->stride()) * (frame.height - 1) + static_cast<size_t>(frame.width) * 3;
+            stride * static_cast<size_t>(frame.height - 1) + static_cast<size_t>(frame.width) * 3;
         const VP8StatusCode code = WebPDecode(frame.fragment.bytes, frame.fragment.size, &config);
         WebPFreeDecBuffer(&config.output);
         if (code != VP8_STATUS_OK) {
