@@ -73,22 +73,30 @@ check-thread-safety: deps
 	  -G "$$(command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')" >/dev/null
 	@cmake --build build-tsa -j $(JOBS)
 
-# libFuzzer on the decoders (JPEG incl. region/scaled decode, PNG) and the
-# per-sample path, then on the .npy header parser and the tar shard reader,
-# FUZZ_SECONDS each; new
-# crashers go to fuzz/regressions/<target>/.
+# libFuzzer on the decoders and the per-sample path: once on JPEG (incl.
+# region/scaled decode) and PNG seeds with fuzz/decode.dict, once on TIFF,
+# WebP (animated too), BMP and PNM seeds with fuzz/formats.dict; then on the
+# .npy header parser and the tar shard reader; FUZZ_SECONDS each. The decoder
+# runs treat any single allocation above 256 MiB as a crash (-malloc_limit_mb:
+# the fuzz target's max_pixels of 2^22 bounds every legitimate one near
+# 64 MiB, so a larger one is an allocation no check bounded). New crashers go
+# to fuzz/regressions/<target>/.
 fuzz:
 	@scripts/install-deps.sh fuzz
 	@CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DSTOKER_BUILD_FUZZERS=ON -DSTOKER_BUILD_TESTS=OFF -DSTOKER_BUILD_PYTHON=OFF \
 	  -G "$$(command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')" >/dev/null
 	@cmake --build build-fuzz -j $(JOBS) --target decode_fuzz npy_fuzz tar_fuzz make_seeds
-	@build-fuzz/fuzz/make_seeds build-fuzz/seeds/decode >/dev/null
-	@mkdir -p build-fuzz/corpus/decode
-	@build-fuzz/fuzz/decode_fuzz -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 \
-	  -dict=fuzz/decode.dict \
+	@build-fuzz/fuzz/make_seeds build-fuzz/seeds/decode build-fuzz/seeds/formats >/dev/null
+	@mkdir -p build-fuzz/corpus/decode build-fuzz/corpus/formats
+	@build-fuzz/fuzz/decode_fuzz -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
+	  -malloc_limit_mb=256 -timeout=10 -dict=fuzz/decode.dict \
 	  -artifact_prefix=fuzz/regressions/decode/ -print_final_stats=1 \
 	  build-fuzz/corpus/decode build-fuzz/seeds/decode fuzz/regressions/decode
+	@build-fuzz/fuzz/decode_fuzz -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 \
+	  -malloc_limit_mb=256 -timeout=10 -dict=fuzz/formats.dict \
+	  -artifact_prefix=fuzz/regressions/decode/ -print_final_stats=1 \
+	  build-fuzz/corpus/formats build-fuzz/seeds/formats fuzz/regressions/decode
 	@mkdir -p build-fuzz/corpus/npy
 	@build-fuzz/fuzz/npy_fuzz -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 \
 	  -artifact_prefix=fuzz/regressions/npy/ -print_final_stats=1 \

@@ -16,8 +16,8 @@
 // Unimplemented; a truncated raster or RLE stream is DataLoss.
 // Our own parser: no Debian library decodes BMP on its own.
 #include <algorithm>
+#include <cstring>
 #include <string>
-#include <vector>
 
 #include "codec/formats.h"
 
@@ -146,29 +146,37 @@ int Shift(uint32_t mask) {
   return s;
 }
 
-// Pillow's RLE8/RLE4 decoding: a linear buffer of palette indices filled in
-// file row order (bottom-up unless top-down), short data being an error.
-Status DecodeRle(const uint8_t* d, size_t size, size_t pos, const BmpHeader& h, bool rle4,
-                 std::vector<uint8_t>* idx) {
-  const size_t xs = static_cast<size_t>(h.width);
-  const size_t total = xs * static_cast<size_t>(h.height);
-  std::vector<uint8_t>& data = *idx;
-  data.clear();
-  data.reserve(total);
-  size_t x = 0;
-  while (data.size() < total) {
+// Pillow's RLE8/RLE4 decoding: the stream fills a linear buffer of palette
+// indices in file row order (bottom-up unless top-down); end of line and
+// delta pad it with index 0; short data is an error. Walks the commands and
+// hands each run to `sink` at its linear position `at`:
+//   sink.Run(at, n, hi, lo): n indices alternating hi, lo (hi == lo for RLE8);
+//   sink.Literal(at, src, n): n bytes of indices (RLE4: two per byte, high
+//   nibble first).
+// Padding is a jump of the position. Returns the number of indices the
+// stream gives (at most `total` plus one command's worth); reads only
+// d[pos, size). Cost: one step per command, plus the sink's.
+template <typename Sink>
+size_t WalkRle(const uint8_t* d, size_t size, size_t pos, size_t xs, size_t total, bool rle4,
+               Sink* sink) {
+  size_t at = 0;  // indices so far
+  size_t x = 0;   // column as Pillow tracks it
+  while (at < total) {
     if (pos + 2 > size) break;
     size_t n = d[pos];
     const uint8_t byte = d[pos + 1];
     pos += 2;
     if (n != 0) {  // encoded run
       if (x + n > xs) n = x < xs ? xs - x : 0;
-      for (size_t i = 0; i < n; ++i) {
-        data.push_back(rle4 ? ((i % 2 == 0) ? byte >> 4 : byte & 0x0F) : byte);
+      if (rle4) {
+        sink->Run(at, n, static_cast<uint8_t>(byte >> 4), static_cast<uint8_t>(byte & 0x0F));
+      } else {
+        sink->Run(at, n, byte, byte);
       }
+      at += n;
       x += n;
     } else if (byte == 0) {  // end of line
-      while (data.size() % xs != 0) data.push_back(0);
+      at = (at + xs - 1) / xs * xs;
       x = 0;
     } else if (byte == 1) {  // end of bitmap
       break;
@@ -177,36 +185,65 @@ Status DecodeRle(const uint8_t* d, size_t size, size_t pos, const BmpHeader& h, 
       const size_t right = d[pos], up = d[pos + 1];
       pos += 2;
       const size_t add = right + up * xs;
-      if (add > total - std::min(total, data.size())) {
-        data.resize(total);
-      } else {
-        data.resize(data.size() + add, 0);
-      }
-      x = data.size() % xs;
+      at = add > total - std::min(total, at) ? total : at + add;
+      x = at % xs;
     } else {  // absolute run
       const size_t count = rle4 ? byte / 2 : byte;
       const size_t got = std::min(count, size - pos);
-      for (size_t i = 0; i < got; ++i) {
-        const uint8_t v = d[pos + i];
-        if (rle4) {
-          data.push_back(v >> 4);
-          data.push_back(v & 0x0F);
-        } else {
-          data.push_back(v);
-        }
-      }
+      sink->Literal(at, d + pos, got);
+      at += rle4 ? 2 * got : got;
       pos += got;
       if (got < count) break;
       x += byte;
       if (pos % 2 != 0) ++pos;  // runs are word-aligned in the file
     }
   }
-  if (data.size() < total) {
-    return DataLossError("BMP: RLE data gives " + std::to_string(data.size()) + " of " +
-                         std::to_string(total) + " pixels");
-  }
-  return Status::OK();
+  return at;
 }
+
+// Counts only (the first pass: nothing is allocated before the stream is
+// known to describe every pixel).
+struct RleCounter {
+  void Run(size_t, size_t, uint8_t, uint8_t) {}
+  void Literal(size_t, const uint8_t*, size_t) {}
+};
+
+// Writes the indices' colours into the image, whose every pixel already holds
+// index 0's colour (the padding).
+class RleWriter {
+ public:
+  RleWriter(const uint8_t (*pal)[3], size_t xs, size_t total, bool top_down, bool rle4,
+            RgbImage* out)
+      : pal_(pal), xs_(xs), total_(total), top_down_(top_down), rle4_(rle4), out_(out) {}
+  void Run(size_t at, size_t n, uint8_t hi, uint8_t lo) {
+    for (size_t i = 0; i < n; ++i) Put(at + i, i % 2 == 0 ? hi : lo);
+  }
+  void Literal(size_t at, const uint8_t* src, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      if (rle4_) {
+        Put(at + 2 * i, static_cast<uint8_t>(src[i] >> 4));
+        Put(at + 2 * i + 1, static_cast<uint8_t>(src[i] & 0x0F));
+      } else {
+        Put(at + i, src[i]);
+      }
+    }
+  }
+
+ private:
+  void Put(size_t at, uint8_t index) {
+    if (at >= total_) return;  // a command's tail past the last pixel
+    const size_t r = at / xs_;
+    const int row = static_cast<int>(top_down_ ? r : total_ / xs_ - 1 - r);
+    uint8_t* o = out_->row(row) + (at % xs_) * 3;
+    o[0] = pal_[index][0];
+    o[1] = pal_[index][1];
+    o[2] = pal_[index][2];
+  }
+  const uint8_t (*pal_)[3];
+  size_t xs_, total_;
+  bool top_down_, rle4_;
+  RgbImage* out_;
+};
 
 }  // namespace
 
@@ -250,19 +287,25 @@ Status DecodeBmp(const uint8_t* d, size_t size, int64_t max_pixels, RgbImage* ou
   if (h.raster > size) return Truncated("raster");
 
   if (h.compression == 1 || h.compression == 2) {
-    std::vector<uint8_t> idx;
-    STOKER_RETURN_IF_ERROR(DecodeRle(d, size, h.raster, h, h.compression == 2, &idx));
-    out->Resize(w, ht);
-    for (int r = 0; r < ht; ++r) {
-      const uint8_t* in = idx.data() + static_cast<size_t>(r) * w;
-      uint8_t* o = out->row(h.top_down ? r : ht - 1 - r);
-      for (int x = 0; x < w; ++x) {
-        const uint8_t* c = pal[in[x]];
-        o[3 * x] = c[0];
-        o[3 * x + 1] = c[1];
-        o[3 * x + 2] = c[2];
-      }
+    // Two passes: the first counts the pixels the stream describes (a few
+    // delta commands can describe any size, which is valid), so a short
+    // stream fails before the image is allocated; the second writes them
+    // over an image filled with index 0's colour. Memory: the image only;
+    // time: the fill plus one step per command.
+    const bool rle4 = h.compression == 2;
+    const size_t xs = static_cast<size_t>(w), total = xs * static_cast<size_t>(ht);
+    RleCounter counter;
+    const size_t got = WalkRle(d, size, h.raster, xs, total, rle4, &counter);
+    if (got < total) {
+      return DataLossError("BMP: RLE data gives " + std::to_string(got) + " of " +
+                           std::to_string(total) + " pixels");
     }
+    out->Resize(w, ht);
+    uint8_t* first = out->row(0);
+    for (int x = 0; x < w; ++x) std::memcpy(first + 3 * x, pal[0], 3);
+    for (int r = 1; r < ht; ++r) std::memcpy(out->row(r), first, xs * 3);
+    RleWriter writer(pal, xs, total, h.top_down, rle4, out);
+    WalkRle(d, size, h.raster, xs, total, rle4, &writer);
     return Status::OK();
   }
 

@@ -43,8 +43,17 @@ Status CheckPixelLimit(int64_t w, int64_t h, int64_t max_pixels) {
   return Status::OK();
 }
 
+Status CheckFileCanHold(const char* format, int64_t w, int64_t h, uint64_t need, uint64_t have,
+                        const char* what) {
+  if (need <= have) return Status::OK();
+  return DataLossError(std::string(format) + ": " + Dims(w, h) + " needs at least " +
+                       std::to_string(need) + " bytes of " + what + ", the file has " +
+                       std::to_string(have) + " (truncated or corrupt)");
+}
+
 }  // namespace codec_internal
 
+using codec_internal::CheckFileCanHold;
 using codec_internal::CheckPixelLimit;
 using codec_internal::CmykChannel;
 
@@ -99,6 +108,7 @@ class ImageDecoder::Jpeg {
     jpeg_mem_src(&cinfo_, data, static_cast<unsigned long>(size));
     jpeg_read_header(&cinfo_, TRUE);
     STOKER_RETURN_IF_ERROR(CheckPixelLimit(cinfo_.image_width, cinfo_.image_height, max_pixels));
+    STOKER_RETURN_IF_ERROR(CheckScanHolds(size));
     h->format = ImageFormat::kJpeg;
     h->width = static_cast<int>(cinfo_.image_width);
     h->height = static_cast<int>(cinfo_.image_height);
@@ -249,6 +259,26 @@ class ImageDecoder::Jpeg {
     return false;
   }
 
+  // The allocation rule for JPEG: with Huffman coding every 8x8 block of
+  // the first scan costs at least 2 bits (a DC code and an end-of-block code;
+  // 1 bit in a progressive DC scan, which codes no AC), and libjpeg fails
+  // data that ends early, so the file must hold that many bytes. Arithmetic
+  // coding can spend almost nothing on a flat block: no bound (max_pixels
+  // alone). Call after jpeg_read_header (it stops at the first scan).
+  Status CheckScanHolds(size_t size) const {
+    if (cinfo_.arith_code) return Status::OK();
+    const int bits = !cinfo_.progressive_mode ? 2 : (cinfo_.Ss == 0 ? 1 : 0);
+    uint64_t blocks = 0;
+    for (int i = 0; i < cinfo_.comps_in_scan; ++i) {
+      const jpeg_component_info* c = cinfo_.cur_comp_info[i];
+      if (c != nullptr) blocks += uint64_t{c->width_in_blocks} * c->height_in_blocks;
+    }
+    return CheckFileCanHold("JPEG", cinfo_.image_width, cinfo_.image_height,
+                            (blocks * bits + 7) / 8, size,
+                            "Huffman-coded data (2 bits per 8x8 block of the first scan, 1 if "
+                            "progressive)");
+  }
+
   struct ErrorMgr {
     jpeg_error_mgr pub;
     jmp_buf jump;
@@ -313,7 +343,9 @@ namespace {
 // bytes that are really there, so libpng never allocates for a length the
 // file cannot hold (it would allocate, and zero, up to 2 GiB before noticing
 // the truncation).
-Status CheckPngChunkLengths(const uint8_t* data, size_t size) {
+// `idat` (optional) gets the IDAT chunks' total length.
+Status CheckPngChunkLengths(const uint8_t* data, size_t size, uint64_t* idat = nullptr) {
+  uint64_t idat_bytes = 0;
   size_t pos = 8;  // after the signature
   while (pos + 8 <= size) {
     const uint32_t len = (uint32_t{data[pos]} << 24) | (uint32_t{data[pos + 1]} << 16) |
@@ -325,10 +357,23 @@ Status CheckPngChunkLengths(const uint8_t* data, size_t size) {
                            " bytes but the file has " + std::to_string(left) +
                            " left (truncated or corrupt)");
     }
+    if (type == "IDAT") idat_bytes += len;
     pos += 8 + static_cast<size_t>(len) + 4;  // header, data, CRC
     if (type == "IEND") break;
   }
+  if (idat != nullptr) *idat = idat_bytes;
   return Status::OK();
+}
+
+// The allocation rule for PNG: the image's samples (w x h x bits per pixel,
+// before filter bytes) come out of zlib, and deflate gives at most 1032 bytes
+// per byte (a 258-byte match in two 1-bit codes), so the IDAT chunks must
+// hold at least a 1032th of them.
+Status CheckIdatHolds(int64_t w, int64_t h, int bits_per_pixel, uint64_t idat) {
+  const uint64_t sample_bytes = static_cast<uint64_t>(w) * static_cast<uint64_t>(h) / 8 *
+                                static_cast<uint64_t>(bits_per_pixel);
+  return CheckFileCanHold("PNG", w, h, sample_bytes / 1032, idat,
+                          "IDAT data (deflate expands at most 1032 times)");
 }
 
 }  // namespace
@@ -339,7 +384,8 @@ class ImageDecoder::Png {
 
   Status Open(const uint8_t* data, size_t size, int64_t max_pixels, ImageHeader* h) {
     Reset();
-    STOKER_RETURN_IF_ERROR(CheckPngChunkLengths(data, size));
+    uint64_t idat = 0;
+    STOKER_RETURN_IF_ERROR(CheckPngChunkLengths(data, size, &idat));
     data_ = data;
     size_ = size;
     pos_ = 0;
@@ -356,6 +402,8 @@ class ImageDecoder::Png {
     const int64_t w = png_get_image_width(png_, info_);
     const int64_t hh = png_get_image_height(png_, info_);
     STOKER_RETURN_IF_ERROR(CheckPixelLimit(w, hh, max_pixels));
+    STOKER_RETURN_IF_ERROR(CheckIdatHolds(
+        w, hh, png_get_channels(png_, info_) * png_get_bit_depth(png_, info_), idat));
     h->format = ImageFormat::kPng;
     h->width = static_cast<int>(w);
     h->height = static_cast<int>(hh);

@@ -30,6 +30,15 @@ namespace stoker::codec_internal {
 // no limit).
 Status CheckPixelLimit(int64_t w, int64_t h, int64_t max_pixels);
 
+// The allocation rule's second half (docs/reliability.md, "Allocations"):
+// `need` is the fewest bytes of `what` that can encode the declared w x h
+// image at the format's densest coding, `have` what the file holds for it.
+// DataLoss "<format>: WxH needs at least <need> bytes of <what>, the file has
+// <have> (truncated or corrupt)" when need > have; call it before allocating
+// anything sized by the header.
+Status CheckFileCanHold(const char* format, int64_t w, int64_t h, uint64_t need, uint64_t have,
+                        const char* what);
+
 // Pillow's CMYK -> RGB channel: (255 - k) - c * (255 - k) / 255, rounded.
 inline uint8_t CmykChannel(int c, int k) {
   const int nk = 255 - k;

@@ -188,6 +188,11 @@ Status DecodePnm(const uint8_t* data, size_t size, int64_t max_pixels, RgbImage*
   }
 
   // Plain formats: every sample is a token; the reader cuts out comments.
+  // A PBM sample takes at least one byte, a PGM/PPM sample at least one digit
+  // and one separator: refuse a raster the bytes left cannot hold before
+  // allocating the image (a 19-byte header must not cost a full image).
+  const uint64_t need = bits ? samples : 2 * static_cast<uint64_t>(samples) - 1;
+  STOKER_RETURN_IF_ERROR(CheckFileCanHold("PNM", w, ht, need, avail, "plain raster"));
   Reader r(data, size, h.raster);
   out->Resize(w, ht);
   size_t i = 0;

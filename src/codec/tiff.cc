@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codec/formats.h"
@@ -122,6 +123,78 @@ Status OpenSize(const Tiff& t, int64_t* w, int64_t* h) {
 
 inline uint8_t Clip8(int v) { return static_cast<uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v)); }
 
+// The most bytes one byte of strip or tile data can decode to, per
+// compression, or 0 where the format has no such bound (JPEG, LZMA, ZSTD,
+// ...: those images are bounded by max_pixels alone).
+//  - none: 1; PackBits: 64 (2 bytes repeat a byte up to 128 times);
+//  - Deflate: 1032 (a 258-byte match in two 1-bit codes);
+//  - LZW: 4096 (a code of 9 to 12 bits gives at most the ~4860 bytes of the
+//    longest string libtiff's 5119-entry table can hold, and only 12-bit
+//    codes reach that far: under 3300);
+//  - CCITT (modified Huffman, Group 3 and 4): a row costs at least one bit.
+uint64_t MaxExpansion(uint16_t compression, uint64_t row_bytes) {
+  switch (compression) {
+    case COMPRESSION_NONE: return 1;
+    case COMPRESSION_PACKBITS: return 64;
+    case COMPRESSION_ADOBE_DEFLATE:
+    case COMPRESSION_DEFLATE: return 1032;
+    case COMPRESSION_LZW: return 4096;
+    case COMPRESSION_CCITTRLE:
+    case COMPRESSION_CCITTRLEW:
+    case COMPRESSION_CCITTFAX3:
+    case COMPRESSION_CCITTFAX4: return 8 * std::max<uint64_t>(row_bytes, 1);
+    default: return 0;
+  }
+}
+
+// The allocation rule for TIFF: `decoded` bytes (every strip's rows, or every
+// tile) must come from the strips' and tiles' data actually in the file at
+// the compression's densest: the file's bytes that some strip or tile
+// covers (byte ranges cut to the file, overlaps counted once, so strips
+// that all point at the same few bytes hold only those). Checked before the
+// image is allocated. libtiff reads the offset and count arrays from the
+// file, so their length is bounded by its size.
+Status CheckStrilesHold(TIFF* tif, size_t size, uint16_t compression, uint64_t row_bytes,
+                        uint64_t decoded, int w, int h) {
+  const uint64_t ratio = MaxExpansion(compression, row_bytes);
+  if (ratio == 0) return Status::OK();
+  const uint64_t need = decoded / ratio + (decoded % ratio != 0 ? 1 : 0);
+  const uint32_t n = TIFFIsTiled(tif) ? TIFFNumberOfTiles(tif) : TIFFNumberOfStrips(tif);
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [begin, end) within the file
+  ranges.reserve(std::min<uint64_t>(n, size));
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint64_t offset = TIFFGetStrileOffset(tif, i);
+    const uint64_t count = TIFFGetStrileByteCount(tif, i);
+    if (offset < size && count > 0) {
+      ranges.emplace_back(offset, offset + std::min<uint64_t>(count, size - offset));
+    }
+  }
+  std::sort(ranges.begin(), ranges.end());
+  uint64_t have = 0, covered_to = 0;
+  for (const auto& [begin, end] : ranges) {
+    const uint64_t from = std::max(begin, covered_to);
+    if (end > from) have += end - from;
+    covered_to = std::max(covered_to, end);
+  }
+  return CheckFileCanHold("TIFF", w, h, need, have, "strip and tile data");
+}
+
+// A tile is decoded whole into one buffer, so its size is a header field to
+// check like the image's: at most max_pixels pixels, and at most 4 times the
+// image's (or 1024 x 1024, which small images' writers commonly use).
+Status CheckTileSize(uint32_t tw, uint32_t th, int64_t w, int64_t h, int64_t max_pixels) {
+  const int64_t area = int64_t{tw} * th;
+  const int64_t cap = std::max<int64_t>(4 * w * h, int64_t{1} << 20);
+  if ((max_pixels > 0 && area > max_pixels) || area > cap) {
+    return ResourceExhaustedError(
+        "TIFF: tiles of " + std::to_string(tw) + "x" + std::to_string(th) + " for a " +
+        std::to_string(w) + "x" + std::to_string(h) + " image, above the limit of " +
+        std::to_string(max_pixels > 0 ? std::min(cap, max_pixels) : cap) +
+        " pixels per tile (max_pixels, and 4 times the image)");
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 bool IsTiff(const uint8_t* data, size_t size) {
@@ -171,6 +244,20 @@ Status DecodeTiff(const uint8_t* data, size_t size, int64_t max_pixels, RgbImage
   if (photo == PHOTOMETRIC_YCBCR &&
       !(compression == COMPRESSION_JPEG && planar == PLANARCONFIG_CONTIG)) {
     if (bps != 8) return UnimplementedError("TIFF: YCbCr with " + layout);
+    uint64_t decoded = TIFFVStripSize64(tif, static_cast<uint32_t>(h)) *
+                       (planar == PLANARCONFIG_SEPARATE ? spp : 1);
+    if (TIFFIsTiled(tif)) {
+      uint32_t tw = 0, th = 0;
+      TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tw);
+      TIFFGetField(tif, TIFFTAG_TILELENGTH, &th);
+      if (tw == 0 || th == 0) return t.Error("tile size is zero");
+      STOKER_RETURN_IF_ERROR(CheckTileSize(tw, th, w64, h64, max_pixels));
+      decoded = TIFFTileSize64(tif) * static_cast<uint64_t>(TIFFNumberOfTiles(tif));
+    }
+    STOKER_RETURN_IF_ERROR(CheckStrilesHold(tif, size, compression,
+                                            TIFFScanlineSize64(tif), decoded, w, h));
+    // libtiff's RGBA reader: 4 bytes per pixel besides the image (this
+    // rarely used layout is not streamed).
     std::vector<uint32_t> rgba(static_cast<size_t>(w) * h);
     if (!TIFFReadRGBAImageOriented(tif, w, h, rgba.data(), ORIENTATION_TOPLEFT, 0)) {
       return t.Error("cannot decode the YCbCr image");
@@ -219,8 +306,11 @@ Status DecodeTiff(const uint8_t* data, size_t size, int64_t max_pixels, RgbImage
   const bool separate = planar == PLANARCONFIG_SEPARATE && spp > 1;
   const bool premultiplied = colour == 3 && spp > 3 && first_extra == EXTRASAMPLE_ASSOCALPHA;
 
-  // The decoded samples: for contiguous data one plane of `spp` samples per
-  // pixel, for separate data `spp` planes of one sample per pixel.
+  // The decoded samples come a row (strips) or a tile at a time: for
+  // contiguous data one plane of `spp` samples per pixel, for separate data
+  // `spp` planes of one sample per pixel, read plane after plane and folded
+  // into the RGB image (below). Nothing but the image, one row and one tile
+  // is ever held.
   const int planes = separate ? spp : 1;
   const int per_pixel = separate ? 1 : spp;
   const size_t row_bytes = (static_cast<size_t>(w) * per_pixel * bps + 7) / 8;
@@ -228,65 +318,27 @@ Status DecodeTiff(const uint8_t* data, size_t size, int64_t max_pixels, RgbImage
     return t.Error("unexpected scanline size " + std::to_string(TIFFScanlineSize64(tif)) +
                    " for " + layout);
   }
-  std::vector<uint8_t> raw(row_bytes * h * planes);
-  if (TIFFIsTiled(tif)) {
-    uint32_t tw = 0, th = 0;
+  // The planes that give the pixels: grey and palette need the first only
+  // (alpha is dropped), CMYK all four, RGB three (four to divide out an
+  // associated alpha). The others are decoded too (damage there is an error
+  // as anywhere) but not used.
+  const int used_planes = !separate ? 1 : (colour == 4 ? 4 : (premultiplied ? 4 : colour));
+  uint32_t tw = 0, th = 0;
+  const bool tiled = TIFFIsTiled(tif) != 0;
+  uint64_t decoded = static_cast<uint64_t>(row_bytes) * h * planes;  // strips
+  if (tiled) {
     TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tw);
     TIFFGetField(tif, TIFFTAG_TILELENGTH, &th);
     if (tw == 0 || th == 0) return t.Error("tile size is zero");
-    const tmsize_t tile_size = TIFFTileSize(tif);
-    const size_t tile_row = (static_cast<size_t>(tw) * per_pixel * bps + 7) / 8;
-    if (tile_size <= 0 || static_cast<size_t>(tile_size) < tile_row * th) {
-      return t.Error("bad tile size");
-    }
-    std::vector<uint8_t> tile(static_cast<size_t>(tile_size));
-    for (int p = 0; p < planes; ++p) {
-      for (uint32_t ty = 0; ty < static_cast<uint32_t>(h); ty += th) {
-        for (uint32_t tx = 0; tx < static_cast<uint32_t>(w); tx += tw) {
-          const ttile_t index = TIFFComputeTile(tif, tx, ty, 0, static_cast<uint16_t>(p));
-          if (TIFFReadEncodedTile(tif, index, tile.data(), tile_size) < 0) {
-            return t.Error("cannot decode tile " + std::to_string(index));
-          }
-          // Tiles start on whole bytes only when bits per tile row are whole
-          // bytes; sub-byte samples in tiles are not supported.
-          if ((static_cast<size_t>(tx) * per_pixel * bps) % 8 != 0) {
-            return UnimplementedError("TIFF: tiles of sub-byte samples");
-          }
-          const size_t x_off = static_cast<size_t>(tx) * per_pixel * bps / 8;
-          const size_t copy = std::min(tile_row, row_bytes - x_off);
-          const uint32_t rows = std::min<uint32_t>(th, static_cast<uint32_t>(h) - ty);
-          for (uint32_t r = 0; r < rows; ++r) {
-            std::memcpy(raw.data() + (static_cast<size_t>(p) * h + ty + r) * row_bytes + x_off,
-                        tile.data() + r * tile_row, copy);
-          }
-        }
-      }
-    }
-  } else {
-    uint32_t rps = 0;
-    TIFFGetFieldDefaulted(tif, TIFFTAG_ROWSPERSTRIP, &rps);
-    if (rps == 0 || rps > static_cast<uint32_t>(h)) rps = static_cast<uint32_t>(h);
-    for (int p = 0; p < planes; ++p) {
-      for (uint32_t y = 0; y < static_cast<uint32_t>(h); y += rps) {
-        const tstrip_t index = TIFFComputeStrip(tif, y, static_cast<uint16_t>(p));
-        const uint32_t rows = std::min<uint32_t>(rps, static_cast<uint32_t>(h) - y);
-        uint8_t* dst = raw.data() + (static_cast<size_t>(p) * h + y) * row_bytes;
-        const tmsize_t want = static_cast<tmsize_t>(rows * row_bytes);
-        const tmsize_t got = TIFFReadEncodedStrip(tif, index, dst, want);
-        if (got < 0) return t.Error("cannot decode strip " + std::to_string(index));
-        if (got < want) {
-          return t.Error("strip " + std::to_string(index) + " holds " + std::to_string(got) +
-                         " of " + std::to_string(want) + " bytes");
-        }
-      }
-    }
+    STOKER_RETURN_IF_ERROR(CheckTileSize(tw, th, w64, h64, max_pixels));
+    decoded = TIFFTileSize64(tif) * static_cast<uint64_t>(TIFFNumberOfTiles(tif));
   }
+  STOKER_RETURN_IF_ERROR(CheckStrilesHold(tif, size, compression, row_bytes, decoded, w, h));
 
-  // Sample s of pixel x in row y, as the value of its `bps` bits.
-  const size_t plane_bytes = row_bytes * h;
-  auto sample = [&](int y, int x, int s) -> uint32_t {
-    const uint8_t* row = raw.data() + (separate ? s * plane_bytes : 0) + y * row_bytes;
-    const size_t i = separate ? static_cast<size_t>(x) : static_cast<size_t>(x) * spp + s;
+  // Sample s (contiguous) of pixel x of a decoded row, as the value of its
+  // `bps` bits; for separate data s is 0 (the row is one plane's).
+  auto sample = [&](const uint8_t* row, int x, int s) -> uint32_t {
+    const size_t i = static_cast<size_t>(x) * per_pixel + s;
     switch (bps) {
       case 8: return row[i];
       case 16: {
@@ -313,14 +365,34 @@ Status DecodeTiff(const uint8_t* data, size_t size, int64_t max_pixels, RgbImage
     }
   }
 
-  out->Resize(w, h);
   const bool white = photo == PHOTOMETRIC_MINISWHITE;
-  for (int y = 0; y < h; ++y) {
-    uint8_t* o = out->row(y);
-    for (int x = 0; x < w; ++x) {
+  const int shift = bps == 16 ? 8 : 0;
+  // Converts pixels [x0, x1) of a decoded row (`in`, whose pixel 0 is image
+  // column `in_x`) into the same pixels of RGB row `o`. Contiguous data
+  // (plane -1) gives the pixel at once; plane p of separate data stores its
+  // channel (grey and palette: plane 0 gives all three), and the last plane
+  // of CMYK (K) or associated-alpha RGB (A) then finishes the pixel from the
+  // channels stored: the same arithmetic as on a whole pixel.
+  auto convert = [&](const uint8_t* in, int in_x, int x0, int x1, int plane, uint8_t* o) {
+    for (int x = x0; x < x1; ++x) {
+      const int xi = x - in_x;
+      uint8_t* px = o + 3 * x;
+      if (plane > 0) {  // separate data, a later plane
+        const int v = static_cast<int>(sample(in, xi, 0) >> shift);
+        if (plane < 3) {
+          px[plane] = static_cast<uint8_t>(v);
+        } else if (colour == 4) {
+          for (int c = 0; c < 3; ++c) px[c] = CmykChannel(px[c], v);
+        } else {
+          for (int c = 0; c < 3; ++c) {
+            px[c] = v == 0 ? 0 : (v == 255 ? px[c] : Clip8(px[c] * 255 / v));
+          }
+        }
+        continue;
+      }
       uint8_t r, g, b;
       if (colour == 1 && photo != PHOTOMETRIC_PALETTE) {
-        const uint32_t v = sample(y, x, 0);
+        const uint32_t v = sample(in, xi, 0);
         int l;
         if (bps == 16) {
           l = v > 255 ? 255 : static_cast<int>(v);  // Pillow's I;16 -> RGB clips
@@ -330,30 +402,80 @@ Status DecodeTiff(const uint8_t* data, size_t size, int64_t max_pixels, RgbImage
         }
         r = g = b = static_cast<uint8_t>(l);
       } else if (colour == 1) {
-        const uint8_t* c = pal[sample(y, x, 0) & 0xFF];
+        const uint8_t* c = pal[sample(in, xi, 0) & 0xFF];
         r = c[0];
         g = c[1];
         b = c[2];
+      } else if (plane == 0) {  // separate RGB or CMYK: the first channel
+        px[0] = static_cast<uint8_t>(sample(in, xi, 0) >> shift);
+        continue;
       } else if (colour == 4) {
-        const int k = static_cast<int>(sample(y, x, 3));
-        r = CmykChannel(static_cast<int>(sample(y, x, 0)), k);
-        g = CmykChannel(static_cast<int>(sample(y, x, 1)), k);
-        b = CmykChannel(static_cast<int>(sample(y, x, 2)), k);
+        const int k = static_cast<int>(sample(in, xi, 3));
+        r = CmykChannel(static_cast<int>(sample(in, xi, 0)), k);
+        g = CmykChannel(static_cast<int>(sample(in, xi, 1)), k);
+        b = CmykChannel(static_cast<int>(sample(in, xi, 2)), k);
       } else {
-        const int shift = bps == 16 ? 8 : 0;
         int c[3];
-        for (int s = 0; s < 3; ++s) c[s] = static_cast<int>(sample(y, x, s) >> shift);
+        for (int s = 0; s < 3; ++s) c[s] = static_cast<int>(sample(in, xi, s) >> shift);
         if (premultiplied) {
-          const int a = static_cast<int>(sample(y, x, 3) >> shift);
+          const int a = static_cast<int>(sample(in, xi, 3) >> shift);
           for (int s = 0; s < 3; ++s) c[s] = a == 0 ? 0 : (a == 255 ? c[s] : Clip8(c[s] * 255 / a));
         }
         r = static_cast<uint8_t>(c[0]);
         g = static_cast<uint8_t>(c[1]);
         b = static_cast<uint8_t>(c[2]);
       }
-      o[3 * x] = r;
-      o[3 * x + 1] = g;
-      o[3 * x + 2] = b;
+      px[0] = r;
+      px[1] = g;
+      px[2] = b;
+    }
+  };
+
+  out->Resize(w, h);
+  if (tiled) {
+    const tmsize_t tile_size = TIFFTileSize(tif);
+    const size_t tile_row = (static_cast<size_t>(tw) * per_pixel * bps + 7) / 8;
+    if (tile_size <= 0 || static_cast<size_t>(tile_size) < tile_row * th) {
+      return t.Error("bad tile size");
+    }
+    std::vector<uint8_t> tile(static_cast<size_t>(tile_size));
+    for (int p = 0; p < planes; ++p) {
+      for (uint32_t ty = 0; ty < static_cast<uint32_t>(h); ty += th) {
+        for (uint32_t tx = 0; tx < static_cast<uint32_t>(w); tx += tw) {
+          const ttile_t index = TIFFComputeTile(tif, tx, ty, 0, static_cast<uint16_t>(p));
+          if (TIFFReadEncodedTile(tif, index, tile.data(), tile_size) < 0) {
+            return t.Error("cannot decode tile " + std::to_string(index));
+          }
+          // Tiles start on whole bytes only when bits per tile row are whole
+          // bytes; sub-byte samples in such tiles are not supported.
+          if ((static_cast<size_t>(tx) * per_pixel * bps) % 8 != 0) {
+            return UnimplementedError("TIFF: tiles of sub-byte samples");
+          }
+          const int x1 = static_cast<int>(std::min<uint32_t>(tx + tw, static_cast<uint32_t>(w)));
+          const uint32_t rows = std::min<uint32_t>(th, static_cast<uint32_t>(h) - ty);
+          for (uint32_t r = 0; r < rows && p < used_planes; ++r) {
+            convert(tile.data() + r * tile_row, static_cast<int>(tx), static_cast<int>(tx), x1,
+                    separate ? p : -1, out->row(static_cast<int>(ty + r)));
+          }
+        }
+      }
+    }
+    return Status::OK();
+  }
+  // Strips, a row at a time: libtiff decodes each strip's rows in order
+  // (reading the compressed strip from the file's bytes in place), so a
+  // single-strip image never needs a buffer of its whole raw data.
+  std::vector<uint8_t> row(row_bytes + 8);
+  for (int p = 0; p < planes; ++p) {
+    for (int y = 0; y < h; ++y) {
+      if (TIFFReadScanline(tif, row.data(), static_cast<uint32_t>(y),
+                           static_cast<uint16_t>(p)) < 0) {
+        const tstrip_t index = TIFFComputeStrip(tif, static_cast<uint32_t>(y),
+                                                static_cast<uint16_t>(p));
+        return t.Error("cannot decode strip " + std::to_string(index) + " (row " +
+                       std::to_string(y) + ")");
+      }
+      if (p < used_planes) convert(row.data(), 0, 0, w, separate ? p : -1, out->row(y));
     }
   }
   return Status::OK();

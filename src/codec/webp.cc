@@ -37,6 +37,19 @@ Status Features(const uint8_t* data, size_t size, WebPBitstreamFeatures* f) {
   return Status::OK();
 }
 
+// Lossy (VP8) data codes every 16 x 16 macroblock's prediction modes in its
+// first partition with fixed key-frame probabilities: at least 1.6 bits per
+// macroblock, so half a bit is a safe floor, and libwebp fails a first
+// partition that ends early. A lossless (VP8L) image can cost zero bits per
+// pixel (single-symbol codes) and has no such floor; max_pixels bounds it.
+Status CheckLossyHolds(const WebPBitstreamFeatures& f, size_t size) {
+  if (f.format != 1) return Status::OK();
+  const uint64_t macroblocks =
+      static_cast<uint64_t>((f.width + 15) / 16) * static_cast<uint64_t>((f.height + 15) / 16);
+  return CheckFileCanHold("WebP", f.width, f.height, (macroblocks + 15) / 16, size,
+                          "lossy data (half a bit per 16x16 macroblock)");
+}
+
 }  // namespace
 
 bool IsWebp(const uint8_t* data, size_t size) {
@@ -58,6 +71,7 @@ Status DecodeWebp(const uint8_t* data, size_t size, int64_t max_pixels, RgbImage
   STOKER_RETURN_IF_ERROR(CheckPixelLimit(f.width, f.height, max_pixels));
   const int w = f.width, h = f.height;
   if (!f.has_animation) {
+    STOKER_RETURN_IF_ERROR(CheckLossyHolds(f, size));
     out->Resize(w, h);
     const size_t bytes = static_cast<size_t>(out->stride()) * h;
     if (WebPDecodeRGBInto(data, size, out->data(), bytes, static_cast<int>(out->stride())) ==
@@ -77,38 +91,57 @@ Status DecodeWebp(const uint8_t* data, size_t size, int64_t max_pixels, RgbImage
     }
     return Status::OK();
   }
-  // Animated: the first frame, composed on the canvas.
-  WebPAnimDecoderOptions options;
-  if (!WebPAnimDecoderOptionsInit(&options)) return InternalError("WebP: bad libwebp version");
-  options.color_mode = MODE_RGBA;
-  options.use_threads = 0;
+  // Animated: the first frame as WebPAnimDecoder composes it (what Pillow
+  // shows): a key frame on a canvas of transparent black, drawn with no
+  // blending, so the canvas outside the frame is (0, 0, 0) once alpha is
+  // dropped. Decoded here straight into the RGB image: WebPAnimDecoder would
+  // hold two RGBA canvases besides (8 more bytes per canvas pixel, zeroed and
+  // copied), which a 90-byte file with a 16383 x 16383 canvas turned into
+  // 3 GB.
   WebPData webp_data{data, size};
-  WebPAnimDecoder* dec = WebPAnimDecoderNew(&webp_data, &options);
-  if (dec == nullptr) return DataLossError("WebP: cannot parse the animation");
-  WebPAnimInfo info;
-  uint8_t* rgba = nullptr;
-  int timestamp = 0;
+  WebPDemuxer* demux = WebPDemux(&webp_data);
+  if (demux == nullptr) return DataLossError("WebP: cannot parse the animation");
+  WebPIterator frame;
+  std::memset(&frame, 0, sizeof(frame));
   Status status;
-  if (!WebPAnimDecoderGetInfo(dec, &info)) {
-    status = DataLossError("WebP: cannot read the animation's headers");
-  } else if (info.canvas_width != static_cast<uint32_t>(w) ||
-             info.canvas_height != static_cast<uint32_t>(h)) {
+  if (WebPDemuxGetI(demux, WEBP_FF_CANVAS_WIDTH) != static_cast<uint32_t>(w) ||
+      WebPDemuxGetI(demux, WEBP_FF_CANVAS_HEIGHT) != static_cast<uint32_t>(h)) {
     status = DataLossError("WebP: canvas size disagrees with the headers");
-  } else if (!WebPAnimDecoderGetNext(dec, &rgba, &timestamp) || rgba == nullptr) {
+  } else if (!WebPDemuxGetFrame(demux, 1, &frame) || frame.width <= 0 || frame.height <= 0 ||
+             frame.x_offset < 0 || frame.y_offset < 0 || frame.x_offset + frame.width > w ||
+             frame.y_offset + frame.height > h) {
     status = DataLossError("WebP: cannot decode the first frame");
   } else {
-    out->Resize(w, h);
-    for (int y = 0; y < h; ++y) {
-      const uint8_t* in = rgba + static_cast<size_t>(y) * w * 4;
-      uint8_t* o = out->row(y);
-      for (int x = 0; x < w; ++x) {
-        o[3 * x] = in[4 * x];
-        o[3 * x + 1] = in[4 * x + 1];
-        o[3 * x + 2] = in[4 * x + 2];
+    WebPBitstreamFeatures ff;
+    status = Features(frame.fragment.bytes, frame.fragment.size, &ff);
+    if (status.ok()) status = CheckLossyHolds(ff, frame.fragment.size);
+    if (status.ok()) {
+      out->Resize(w, h);
+      std::memset(out->data(), 0, static_cast<size_t>(out->stride()) * h);
+      WebPDecoderConfig config;
+      if (!WebPInitDecoderConfig(&config)) {
+        status = InternalError("WebP: bad libwebp version");
+      } else {
+        // libwebp checks the frame's bitstream against this buffer.
+        const size_t stride = static_cast<size_t>(out->stride());
+        config.output.colorspace = MODE_RGB;
+        config.output.is_external_memory = 1;
+        config.output.u.RGBA.rgba =
+            out->row(frame.y_offset) + static_cast<size_t>(frame.x_offset) * 3;
+        config.output.u.RGBA.stride = static_cast<int>(stride);
+        config.output.u.RGBA.size =
+            stride * static_cast<size_t>(frame.height - 1) + static_cast<size_t>(frame.width) * 3;
+        const VP8StatusCode code = WebPDecode(frame.fragment.bytes, frame.fragment.size, &config);
+        WebPFreeDecBuffer(&config.output);
+        if (code != VP8_STATUS_OK) {
+          status = DataLossError(std::string("WebP: cannot decode the first frame: ") +
+                                 Vp8Reason(code));
+        }
       }
     }
   }
-  WebPAnimDecoderDelete(dec);
+  WebPDemuxReleaseIterator(&frame);
+  WebPDemuxDelete(demux);
   return status;
 }
 

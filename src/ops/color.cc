@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ops/autoaugment.h"
+#include "ops/geometry.h"
 #include "ops/warp.h"
 
 namespace stoker {
@@ -303,9 +304,18 @@ std::vector<float> GaussianKernel1d(int k, double sigma) {
   for (int i = 0; i < k; ++i) {
     const float x = i < k / 2 ? -half + step * static_cast<float>(i)
                               : half - step * static_cast<float>(k - i - 1);
-    const float z = x / static_cast<float>(sigma);
+    // x / sigma as torch computes it, except 0 / 0: a sigma too small for
+    // float32 (1e-320) is 0 there, and the limit of the kernel is the
+    // identity, not NaN (which made every image black). sigma = inf gives
+    // z = 0 everywhere: the box blur, as in torch.
+    const float z = x == 0.f ? 0.f : x / static_cast<float>(sigma);
     w[i] = std::exp(-0.5f * (z * z));
     sum += w[i];
+  }
+  if (!(sum > 0.f && std::isfinite(sum))) {  // NaN sigma (or an even k at sigma 0): identity
+    std::fill(w.begin(), w.end(), 0.f);
+    w[static_cast<size_t>(k / 2)] = 1.f;
+    return w;
   }
   for (float& v : w) v /= sum;
   return w;
@@ -357,7 +367,8 @@ void ApplyPhotometric(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scr
   using K = Transform::Kind;
   if (t.kind == K::kGaussianBlur) {
     // GaussianBlur.get_params: sigma uniform in [min, max] (float32 in torch).
-    const double sigma = static_cast<float>(rng->Uniform(t.sigma[0], t.sigma[1]));
+    // UniformBetween: sigma = (inf, inf) gives inf (the box blur), not NaN.
+    const double sigma = static_cast<float>(UniformBetween(rng, t.sigma[0], t.sigma[1]));
     GaussianBlur(img, t.kernel_size[1], t.kernel_size[0], sigma, sigma, scratch);
     return;
   }

@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <set>
+#include <utility>
 #include <vector>
 
 namespace stoker {
@@ -144,6 +146,42 @@ TEST(ColorJitterTest, DrawsAPermutationAndFactorsInRange) {
     EXPECT_LT(p.factor[3], 0.1);
   }
   EXPECT_EQ(orders.size(), 24u);  // every permutation occurs
+}
+
+}  // namespace
+}  // namespace stoker
+
+namespace stoker {
+namespace {
+
+// Issue 32, item 21: sigma = inf and 1e-320 made every image black (NaN
+// kernels); torchvision's kernel gives the box blur and the identity.
+TEST(GaussianBlurTest, InfiniteSigmaIsTheBoxBlurAndATinyOneTheIdentity) {
+  const RgbImage src = Gradient(19, 13);
+  auto blur = [&](double sigma) {
+    RgbImage img = src, scratch;
+    GaussianBlur(&img, 3, 3, sigma, sigma, &scratch);
+    return Pixels(img);
+  };
+  RgbImage copy = src;
+  const std::vector<uint8_t> original = Pixels(copy);
+  const double inf = std::numeric_limits<double>::infinity();
+  // 1e30: x / sigma underflows to 0, every tap weighs 1 -- the box kernel.
+  const std::vector<uint8_t> box = blur(1e30);
+  EXPECT_NE(box, original);
+  EXPECT_EQ(blur(inf), box);
+  EXPECT_EQ(blur(1e300), box);  // finite in double, inf in float32
+  EXPECT_EQ(blur(1e-320), original);  // 0 in float32
+  EXPECT_EQ(blur(1e-40), original);   // a float32 denormal: exp(-inf) off the centre
+  EXPECT_EQ(blur(std::numeric_limits<double>::quiet_NaN()), original);
+  // Through the transform, whose sigma is drawn from its range (inf - inf
+  // was NaN there).
+  for (auto [sigma, want] : {std::pair{inf, &box}, std::pair{1e-320, &original}}) {
+    RgbImage img = src, scratch;
+    Rng rng(3);
+    ApplyPhotometric(Transform::GaussianBlur({3, 3}, {sigma, sigma}), &rng, &img, &scratch);
+    EXPECT_EQ(Pixels(img), *want) << sigma;
+  }
 }
 
 }  // namespace

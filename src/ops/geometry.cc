@@ -12,6 +12,35 @@ namespace stoker {
 
 int RoundHalfEven(double x) { return static_cast<int>(std::nearbyint(x)); }
 
+double UniformBetween(Rng* rng, double lo, double hi) {
+  const double u = rng->Uniform();
+  const double span = hi - lo;
+  if (std::isfinite(span)) return lo + span * u;  // Rng::Uniform(lo, hi)
+  if (lo == hi) return lo;
+  return lo * (1.0 - u) + hi * u;
+}
+
+bool SampleRandomErasing(int img_w, int img_h, const Transform& t, Rng* rng, Rect* out) {
+  if (!(rng->Uniform() < t.p)) return false;
+  const double area = static_cast<double>(img_h) * img_w;
+  const double lr0 = std::log(t.ratio_min), lr1 = std::log(t.ratio_max);
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    const double erase_area = area * UniformBetween(rng, t.scale_min, t.scale_max);
+    const double aspect = std::exp(UniformBetween(rng, lr0, lr1));
+    // int(round(.)) in torchvision; compared before the conversion, which
+    // is undefined for values outside int (a NaN or 1e152 here).
+    const double h = std::nearbyint(std::sqrt(erase_area * aspect));
+    const double w = std::nearbyint(std::sqrt(erase_area / aspect));
+    if (!(h < img_h && w < img_w && h >= 0 && w >= 0)) continue;
+    const int hi = static_cast<int>(h), wi = static_cast<int>(w);
+    const int i = static_cast<int>(rng->Below(static_cast<uint64_t>(img_h - hi + 1)));
+    const int j = static_cast<int>(rng->Below(static_cast<uint64_t>(img_w - wi + 1)));
+    *out = Rect{j, i, wi, hi};
+    return true;
+  }
+  return false;
+}
+
 void ShorterSideSize(int width, int height, int size, int* out_width, int* out_height,
                      int max_size) {
   // torchvision 0.14 _compute_resized_output_size: the long side is

@@ -79,6 +79,21 @@ void ShorterSideSize(int width, int height, int size, int* out_width, int* out_h
 // Python 3's round() (half to even) of x, as torchvision's CenterCrop uses.
 int RoundHalfEven(double x);
 
+// rng->Uniform(lo, hi) for any bounds, with one draw: the same value where
+// hi - lo is finite; lo when lo == hi (an infinite bound included: Uniform
+// gives NaN there, inf - inf); otherwise, where the span overflows (bounds
+// of +-1e308), lo * (1 - u) + hi * u, finite for finite bounds.
+double UniformBetween(Rng* rng, double lo, double hi);
+
+// torchvision's RandomErasing.forward and get_params for an img_w x img_h
+// image: one draw against p, then up to 10 attempts (area and log-ratio
+// draws, then the position). False when not applied or when no attempt fits
+// (the image is left unchanged); otherwise the rectangle, inside the image.
+// An attempt whose height or width is not a finite number below the image's
+// (ratio inf or 1e300, NaN parameters) fails like any that does not fit, so
+// no parameter can give a rectangle outside the image or a long loop.
+bool SampleRandomErasing(int img_w, int img_h, const Transform& t, Rng* rng, Rect* out);
+
 }  // namespace stoker
 
 #endif  // STOKER_OPS_GEOMETRY_H_

@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace stoker {
@@ -481,6 +483,68 @@ TEST(SampleRandomResizedCropTest, FallbackForExtremeAspect) {
   const Transform t4 = T::RandomResizedCrop(8, 8, 1.0, 1.0, 2.0, 2.0);
   Rng rng4(7);
   EXPECT_EQ(SampleRandomResizedCrop(100, 100, t4, &rng4), (Rect{0, 25, 100, 50}));
+}
+
+}  // namespace
+}  // namespace stoker
+
+namespace stoker {
+namespace {
+
+TEST(UniformBetweenTest, IsRngUniformWhereTheSpanIsFiniteAndFiniteForHugeBounds) {
+  for (auto [lo, hi] : {std::pair{-3.0, 7.5}, std::pair{0.02, 0.33}, std::pair{2.0, 2.0}}) {
+    Rng a(11), b(11);
+    for (int i = 0; i < 100; ++i) EXPECT_EQ(UniformBetween(&a, lo, hi), b.Uniform(lo, hi));
+  }
+  Rng r(12);
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < 100; ++i) {
+    const double v = UniformBetween(&r, -1e308, 1e308);  // hi - lo overflows
+    EXPECT_TRUE(std::isfinite(v) && v >= -1e308 && v <= 1e308) << v;
+    EXPECT_EQ(UniformBetween(&r, inf, inf), inf);  // not inf - inf = NaN
+    EXPECT_EQ(UniformBetween(&r, 1e-320, 1e-320), 1e-320);
+  }
+}
+
+// RandomErasing's draws as torchvision makes them, for the stream checks:
+// p, then per attempt area and log-ratio, then i and j on success.
+TEST(SampleRandomErasingTest, NonFiniteRectanglesFailTheirAttemptsAndLeaveTheImage) {
+  // Issue 32, item 2: ratio inf gave a NaN height (SIGSEGV), ratio 1e300 a
+  // height of 1e152 (an endless draw): now the 10 attempts fail and the
+  // image is left unchanged, after exactly torchvision's 21 draws.
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (auto [r0, r1] : {std::pair{inf, inf}, std::pair{1e300, 1e300}, std::pair{1e-300, 1e-300},
+                        std::pair{nan, nan}, std::pair{0.3, inf}}) {
+    for (auto [s0, s1] : {std::pair{1.0, 1.0}, std::pair{0.02, 0.33}}) {
+      const Transform t = Transform::RandomErasing(1.0, s0, s1, r0, r1);
+      Rng rng(5), ref(5);
+      Rect out{-1, -1, -1, -1};
+      EXPECT_FALSE(SampleRandomErasing(40, 32, t, &rng, &out)) << r0 << " " << s0;
+      EXPECT_EQ(out.width, -1);
+      for (int i = 0; i < 21; ++i) ref.Uniform();
+      EXPECT_EQ(rng.Uniform(), ref.Uniform()) << "draws used differ";
+    }
+  }
+}
+
+TEST(SampleRandomErasingTest, ValidParametersGiveARectangleInsideTheImage) {
+  const Transform t = Transform::RandomErasing(1.0, 0.05, 0.4, 0.4, 2.5);
+  Rng rng(8);
+  int applied = 0;
+  for (int n = 0; n < 2000; ++n) {
+    Rect r;
+    if (!SampleRandomErasing(40, 32, t, &rng, &r)) continue;
+    ++applied;
+    EXPECT_TRUE(r.x >= 0 && r.y >= 0 && r.right() <= 40 && r.bottom() <= 32)
+        << r.x << "," << r.y << " " << r.width << "x" << r.height;
+    EXPECT_LT(r.height, 32);
+    EXPECT_LT(r.width, 40);
+  }
+  EXPECT_GT(applied, 1900);
+  Rng never(9);
+  Rect r;
+  EXPECT_FALSE(SampleRandomErasing(40, 32, Transform::RandomErasing(0.0), &never, &r));
 }
 
 }  // namespace

@@ -5,8 +5,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <utility>
 #include <vector>
+
+#include "ops/geometry.h"
 
 namespace stoker {
 namespace {
@@ -362,15 +365,26 @@ int DrawWarpParams(const Transform& t, int width, int height, Rng* rng, double* 
   using K = Transform::Kind;
   // torch.empty(1).uniform_(lo, hi) is float32.
   auto uniform = [rng](double lo, double hi) {
-    return static_cast<double>(static_cast<float>(rng->Uniform(lo, hi)));
+    return static_cast<double>(static_cast<float>(UniformBetween(rng, lo, hi)));
+  };
+  // An angle, drawn as uniform() draws; one that float32 cannot hold (bounds
+  // like +-1e308, which torch refuses) is first reduced modulo 360, exactly,
+  // as Image.rotate reduces every angle, instead of becoming infinite (every
+  // image black); a non-finite one (infinite bounds) is 0.
+  auto angle = [rng](double lo, double hi) {
+    const double a = UniformBetween(rng, lo, hi);
+    if (!std::isfinite(a)) return 0.0;
+    float f = static_cast<float>(a);
+    if (std::isinf(f)) f = static_cast<float>(std::fmod(a, 360.0));
+    return static_cast<double>(f);
   };
   if (t.kind == K::kRandomRotation) {
-    out[0] = uniform(t.degrees[0], t.degrees[1]);
+    out[0] = angle(t.degrees[0], t.degrees[1]);
     return 1;
   }
   if (t.kind == K::kRandomAffine) {
     // RandomAffine.get_params(degrees, translate, scale, shear, [width, height]).
-    out[0] = uniform(t.degrees[0], t.degrees[1]);
+    out[0] = angle(t.degrees[0], t.degrees[1]);
     const double max_dx = t.translate[0] * width, max_dy = t.translate[1] * height;
     out[1] = std::nearbyint(uniform(-max_dx, max_dx));  // int(round(.)), half to even
     out[2] = std::nearbyint(uniform(-max_dy, max_dy));

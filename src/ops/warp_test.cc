@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <set>
 #include <vector>
 
 #include "ops/geometry.h"
@@ -104,6 +106,54 @@ TEST(WarpTest, FoldCoordIsNumpyPad) {
     EXPECT_EQ(FoldCoord(v, 4, kPadSymmetric), symmetric[v + 6]) << v;
     EXPECT_EQ(FoldCoord(v, 4, kPadEdge), v < 0 ? 0 : v > 3 ? 3 : v) << v;
   }
+}
+
+}  // namespace
+}  // namespace stoker
+
+namespace stoker {
+namespace {
+
+// Issue 32, item 22: degrees (-1e308, 1e308) drew an infinite angle (the
+// span overflowed, and float32 cannot hold 1e308) and every image was
+// black. The angle is now reduced modulo 360 before float32 rounding when
+// float32 cannot hold it, as Image.rotate reduces every angle.
+TEST(WarpTest, HugeRotationAnglesAreReducedModulo360) {
+  Rng rng(4);
+  std::set<double> angles;
+  for (int i = 0; i < 200; ++i) {
+    double p[9];
+    ASSERT_EQ(DrawWarpParams(Transform::RandomRotation({-1e308, 1e308}), 20, 20, &rng, p), 1);
+    EXPECT_TRUE(std::isfinite(p[0]) && std::fabs(p[0]) < 360) << p[0];
+    angles.insert(p[0]);
+  }
+  // Drawn, not a constant fallback (doubles near 1e308 are multiples of 2^970,
+  // whose remainders modulo 360 are multiples of 8: about 90 values).
+  EXPECT_GT(angles.size(), 40u);
+  // A fixed huge angle: the image is rotated by its remainder, not blacked out.
+  const double a = 1e308;
+  const Transform t = Transform::RandomRotation({a, a});
+  double p[9];
+  Rng r1(1);
+  DrawWarpParams(t, 23, 17, &r1, p);
+  EXPECT_EQ(p[0], static_cast<double>(static_cast<float>(std::fmod(a, 360.0))));
+  RgbImage img = Gradient(23, 17), want = Gradient(23, 17), scratch;
+  Rng r2(1);
+  ApplyWarp(t, &r2, &img, &scratch);
+  PilRotate(p[0], kPilNearest, false, 0, 0, {0, 0, 0}, &want, &scratch);
+  EXPECT_EQ(Pixels(img), Pixels(want));
+  size_t lit = 0;
+  for (uint8_t v : Pixels(img)) lit += v != 0;
+  EXPECT_GT(lit, Pixels(img).size() / 2);
+  // Within float32's range nothing changes: float32 first, then Pillow's %.
+  Rng r3(1);
+  DrawWarpParams(Transform::RandomRotation({1e30, 1e30}), 23, 17, &r3, p);
+  EXPECT_EQ(p[0], static_cast<double>(static_cast<float>(1e30)));
+  // Infinite bounds (refused when declared) rotate by 0.
+  const double inf = std::numeric_limits<double>::infinity();
+  Rng r4(1);
+  DrawWarpParams(Transform::RandomRotation({-inf, inf}), 23, 17, &r4, p);
+  EXPECT_EQ(p[0], 0.0);
 }
 
 }  // namespace

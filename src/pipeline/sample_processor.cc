@@ -161,35 +161,24 @@ Status SampleProcessor::RunCallback(const Transform& t, Rng* rng, StageTimes* ti
 }
 
 void SampleProcessor::Erase(const Transform& t, Rng* rng, uint8_t* slot) const {
-  // torchvision.transforms.RandomErasing.forward / get_params.
-  if (!(rng->Uniform() < t.p)) return;
+  // torchvision.transforms.RandomErasing.forward / get_params (ops/geometry.h).
   const int img_h = out_h_, img_w = out_w_;
-  const double area = static_cast<double>(img_h) * img_w;
-  const double lr0 = std::log(t.ratio_min), lr1 = std::log(t.ratio_max);
-  for (int attempt = 0; attempt < 10; ++attempt) {
-    const double erase_area = area * rng->Uniform(t.scale_min, t.scale_max);
-    const double aspect = std::exp(rng->Uniform(lr0, lr1));
-    const int h = RoundHalfEven(std::sqrt(erase_area * aspect));
-    const int w = RoundHalfEven(std::sqrt(erase_area / aspect));
-    if (!(h < img_h && w < img_w)) continue;
-    const int i = static_cast<int>(rng->Below(static_cast<uint64_t>(img_h - h + 1)));
-    const int j = static_cast<int>(rng->Below(static_cast<uint64_t>(img_w - w + 1)));
-    // All-zero bytes are 0 in uint8, float32, float16 and bfloat16.
-    const size_t elem = DTypeSize(writer_->dtype());
-    if (writer_->layout() == Layout::kNCHW) {
-      for (int c = 0; c < 3; ++c) {
-        for (int y = i; y < i + h; ++y) {
-          std::memset(slot + ((static_cast<size_t>(c) * img_h + y) * img_w + j) * elem, 0,
-                      static_cast<size_t>(w) * elem);
-        }
-      }
-    } else {
-      for (int y = i; y < i + h; ++y) {
-        std::memset(slot + (static_cast<size_t>(y) * img_w + j) * 3 * elem, 0,
-                    static_cast<size_t>(w) * 3 * elem);
+  Rect r;
+  if (!SampleRandomErasing(img_w, img_h, t, rng, &r)) return;
+  // All-zero bytes are 0 in uint8, float32, float16 and bfloat16.
+  const size_t elem = DTypeSize(writer_->dtype());
+  if (writer_->layout() == Layout::kNCHW) {
+    for (int c = 0; c < 3; ++c) {
+      for (int y = r.y; y < r.bottom(); ++y) {
+        std::memset(slot + ((static_cast<size_t>(c) * img_h + y) * img_w + r.x) * elem, 0,
+                    static_cast<size_t>(r.width) * elem);
       }
     }
-    return;
+  } else {
+    for (int y = r.y; y < r.bottom(); ++y) {
+      std::memset(slot + (static_cast<size_t>(y) * img_w + r.x) * 3 * elem, 0,
+                  static_cast<size_t>(r.width) * 3 * elem);
+    }
   }
 }
 
