@@ -1,222 +1,106 @@
 // Copyright 2026 The stoker Authors.
 //
-// The engine behind stoker::Loader: LoaderImpl runs the epoch's life cycle
-// (Start, Next, Stop, state, stats) over single-owner units, each in its own
-// file (docs/architecture.md, "The engine's units"):
-//   EpochCursor        which epoch, where in it, resume and state() arithmetic
-//   BatchRing          the workers' hand-off to the consumer: slots, positions
-//   SampleProducer     one per worker: read, decode, transform into a slot
-//   BatchAssembler     the consumer's packing under skip, rank padding
-//   NextEpochPrefetch  the next epoch's first batches, made at an epoch's end
-//   SkipLedger         the files skipped, per epoch and prefetch
-//   WorkerPool         the threads, their jobs, fork safety
-//
-// Synchronisation: one mutex, lock_.mu (pipeline/loader_lock.h), guards epoch
-// set-up, batch installation, hand-off to the consumer and the worker
-// lifecycle; the units share it. The per-sample hot path takes no lock (a
-// fetch_add, an acquire load, a fetch_sub: BatchRing); only the last sample
-// of a batch takes it to wake the consumer. The locking is annotated for
-// clang's thread-safety analysis (`make check-thread-safety`).
+// LoaderImpl's life cycle: Create, the constructor and destructor, Start,
+// Stop, the checkpoint (state, Resume) and stats(). See loader_impl.h.
+#include "pipeline/loader_impl.h"
+
 #include <algorithm>
-#include <atomic>
 #include <memory>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "base/clock.h"
 #include "base/process.h"
-#include "pipeline/batch_assembler.h"
-#include "pipeline/batch_ring.h"
-#include "pipeline/decoded_cache.h"
-#include "pipeline/epoch_cursor.h"
-#include "pipeline/loader_lock.h"
-#include "pipeline/loader_options.h"
-#include "pipeline/loader_stats.h"
-#include "pipeline/next_epoch_prefetch.h"
-#include "pipeline/sample_processor.h"
-#include "pipeline/sample_producer.h"
-#include "pipeline/skip_ledger.h"
-#include "pipeline/tuner.h"
-#include "pipeline/tuning_window.h"
-#include "pipeline/worker_pool.h"
-#include "stoker/loader.h"
 
 namespace stoker {
-namespace {
 
-class LoaderImpl : public Loader {
- public:
-  LoaderImpl(std::shared_ptr<Source> source, const LoaderOptions& options, int height, int width,
-             int64_t epoch_samples)
-      : source_(std::move(source)),
-        options_(options),
-        epoch_samples_total_(epoch_samples),
-        height_(height),
-        width_(width),
-        writer_(options.dtype, options.layout, height, width, HasNormalize(options.transforms),
-                NormalizeOf(options.transforms).mean, NormalizeOf(options.transforms).std),
-        processor_config_(MakeProcessorConfig(options)),
-        // Workers: `threads`, or up to the ceiling when tuned (the ones
-        // above the active count park).
-        cores_(std::max(1, AvailableCores() / std::max(1, options.local_world_size))),
-        plan_(PlanThreads(options, cores_)),
-        pool_(MakeBatchPool(options, height, width)),
-        cache_(options.cache_bytes > 0 ? std::make_unique<DecodedCache>(options.cache_bytes)
-                                       : nullptr),
-        counters_(static_cast<size_t>(plan_.workers)),
-        scratch_bytes_(static_cast<size_t>(plan_.workers)),
-        active_threads_(plan_.active),
-        cursor_(options.world_size, epoch_samples),
-        assembler_(pool_.get(), options.batch_size, options.drop_last,
-                   options.world_size > 1 && options.on_error == OnError::kSkip),
-        ring_(&lock_, RingSlots(options), std::min(options.prefetch, RingSlots(options)),
-              pool_.get(), options.batch_size),
-        prefetch_(&lock_, RingSlots(options), plan_.workers, pool_.get(), options.batch_size),
-        workers_(&lock_, plan_.workers) {
-    producer_.options = &options_;
-    producer_.processor = &processor_config_;
-    producer_.writer = &writer_;
-    producer_.cache = cache_.get();
-    producer_.output_cache =
-        cache_ != nullptr && options_.cache_kind == LoaderOptions::CacheKind::kOutput;
-    producer_.skips = &skips_;
-    producer_.scratch_releases = &scratch_releases_;
-    if (options_.auto_threads || options_.auto_prefetch) {
-      TunerConfig tc;
-      tc.tune_threads = options_.auto_threads;
-      tc.tune_prefetch = options_.auto_prefetch;
-      tc.max_threads = plan_.workers;
-      tc.max_prefetch = ring_.slots();
-      MutexLock lock(mu());
-      tuner_ = std::make_unique<Tuner>(tc, TunerSettings{plan_.active, ring_.in_flight(mu())});
-      tuning_window_ = std::make_unique<TuningWindow>(options_.tune_window);
-    }
-  }
-
-  ~LoaderImpl() override {
-    if (workers_.ForkedChild()) {
-      // The workers do not exist in this process, and the lock may be frozen
-      // in the state a worker left it in at fork().
-      workers_.AbandonInForkedChild();
-      (void)reader_.release();  // may hold a lock taken by a worker of the parent
-      return;
-    }
-    Stop();
-    {
-      MutexLock lock(mu());
-      ring_.CancelLocked(mu());  // wakes parked workers
-      prefetch_.Cancel();
-    }
-    workers_.Join();
+LoaderImpl::LoaderImpl(std::shared_ptr<Source> source, const LoaderOptions& options,
+                       int height, int width, int64_t epoch_samples)
+    : source_(std::move(source)),
+      options_(options),
+      epoch_samples_total_(epoch_samples),
+      height_(height),
+      width_(width),
+      writer_(options.dtype, options.layout, height, width, HasNormalize(options.transforms),
+              NormalizeOf(options.transforms).mean, NormalizeOf(options.transforms).std),
+      processor_config_(MakeProcessorConfig(options)),
+      // Workers: `threads`, or up to the ceiling when tuned (the ones
+      // above the active count park).
+      cores_(std::max(1, AvailableCores() / std::max(1, options.local_world_size))),
+      plan_(PlanThreads(options, cores_)),
+      pool_(MakeBatchPool(options, height, width)),
+      cache_(options.cache_bytes > 0 ? std::make_unique<DecodedCache>(options.cache_bytes)
+                                     : nullptr),
+      counters_(static_cast<size_t>(plan_.workers)),
+      scratch_bytes_(static_cast<size_t>(plan_.workers)),
+      active_threads_(plan_.active),
+      cursor_(options.world_size, epoch_samples),
+      assembler_(pool_.get(), options.batch_size, options.drop_last,
+                 options.world_size > 1 && options.on_error == OnError::kSkip),
+      ring_(&lock_, RingSlots(options), std::min(options.prefetch, RingSlots(options)),
+            pool_.get(), options.batch_size),
+      prefetch_(&lock_, RingSlots(options), plan_.workers, pool_.get(), options.batch_size),
+      workers_(&lock_, plan_.workers) {
+  producer_.options = &options_;
+  producer_.processor = &processor_config_;
+  producer_.writer = &writer_;
+  producer_.cache = cache_.get();
+  producer_.output_cache =
+      cache_ != nullptr && options_.cache_kind == LoaderOptions::CacheKind::kOutput;
+  producer_.skips = &skips_;
+  producer_.scratch_releases = &scratch_releases_;
+  if (options_.auto_threads || options_.auto_prefetch) {
+    TunerConfig tc;
+    tc.tune_threads = options_.auto_threads;
+    tc.tune_prefetch = options_.auto_prefetch;
+    tc.max_threads = plan_.workers;
+    tc.max_prefetch = ring_.slots();
     MutexLock lock(mu());
-    prefetch_.ReleaseLocked(mu());
-    assembler_.Release();
+    tuner_ = std::make_unique<Tuner>(tc, TunerSettings{plan_.active, ring_.in_flight(mu())});
+    tuning_window_ = std::make_unique<TuningWindow>(options_.tune_window);
   }
+}
 
-  int64_t num_samples() const override { return epoch_samples_total_; }
-  int64_t num_batches() const override {
-    const int64_t n = epoch_samples_total_;
-    const int64_t b = options_.batch_size;
-    if (n < 0) return -1;
-    const int64_t share = RankShareOf(n, SpecFor(options_, 0, 0)).samples;
-    return options_.drop_last ? share / b : (share + b - 1) / b;
+LoaderImpl::~LoaderImpl() {
+  if (workers_.ForkedChild()) {
+    // The workers do not exist in this process, and the lock may be frozen
+    // in the state a worker left it in at fork().
+    workers_.AbandonInForkedChild();
+    (void)reader_.release();  // may hold a lock taken by a worker of the parent
+    return;
   }
-  int height() const override { return height_; }
-  int width() const override { return width_; }
-  const LoaderOptions& options() const override { return options_; }
-  std::shared_ptr<Source> source() const override { return source_; }
-
-  void SetEpoch(int64_t epoch) override {
-    MutexLockUnlessForked lock(mu(), workers_.ForkedChild());
-    cursor_.SetEpoch(epoch);
-  }
-  int64_t epoch() const override {
-    MutexLockUnlessForked lock(mu(), workers_.ForkedChild());
-    return cursor_.epoch();
-  }
-
-  LoaderState state() const override {
+  Stop();
+  {
     MutexLock lock(mu());
-    // Under skip the samples carried into the next batch are not delivered
-    // yet: a resume reads them again.
-    const int64_t local = std::min(assembler_.delivered_positions(),
-                                   std::min(ring_.epoch_samples(), ring_.stream_end()));
-    return cursor_.State(local);
+    ring_.CancelLocked(mu());  // wakes parked workers
+    prefetch_.Cancel();
   }
+  workers_.Join();
+  MutexLock lock(mu());
+  prefetch_.ReleaseLocked(mu());
+  assembler_.Release();
+}
 
-  Status Resume(const LoaderState& st) override {
-    STOKER_RETURN_IF_ERROR(
-        EpochCursor::CheckResume(st, source_->random_access(), options_.world_size));
-    Stop();
-    MutexLock lock(mu());
-    cursor_.Resume(st);
-    return Status::OK();
-  }
 
-  Status Start() override;
-  Status Next(BatchPtr* out, bool* end) override { return Next(out, end, nullptr, 0); }
-  Status Next(BatchPtr* out, bool* end, const std::function<Status()>& poll,
-              int poll_ms) override;
-  void Stop() override;
-  LoaderStats stats() const override;
+LoaderState LoaderImpl::state() const {
+  MutexLock lock(mu());
+  // Under skip the samples carried into the next batch are not delivered
+  // yet: a resume reads them again.
+  const int64_t local = std::min(assembler_.delivered_positions(),
+                                 std::min(ring_.epoch_samples(), ring_.stream_end()));
+  return cursor_.State(local);
+}
 
- private:
-  // The loader lock's mutex, named so for the analysis.
-  Mutex* mu() const STOKER_LOCK_RETURNED(lock_.mu) { return &lock_.mu; }
 
-  enum class Take { kBatch, kEnd, kStopped };
-  Status TakeBatch(BatchBuffer** out, int64_t* index, Take* result,
-                   const std::function<Status()>& poll, int poll_ms);
-  Status EndOfEpoch(BatchAssembler::Carry* carry, BatchPtr* out, bool* end);
-  Status DeliverPadded(BatchAssembler::Carry* carry, BatchPtr* out);
-  void WorkerMain(int index);
-  void RunEpoch(int index, SampleProducer* producer);
-  bool PrefetchWantedLocked(uint64_t generation) const STOKER_EXCLUSIVE_LOCKS_REQUIRED(lock_.mu);
-  void MaybePrefetchNextEpoch(uint64_t generation);
-  void TuneLocked(int images, int64_t waited_ns) STOKER_EXCLUSIVE_LOCKS_REQUIRED(lock_.mu);
-  void FinishEpochLocked() STOKER_EXCLUSIVE_LOCKS_REQUIRED(lock_.mu);
+Status LoaderImpl::Resume(const LoaderState& st) {
+  STOKER_RETURN_IF_ERROR(
+      EpochCursor::CheckResume(st, source_->random_access(), options_.world_size));
+  Stop();
+  MutexLock lock(mu());
+  cursor_.Resume(st);
+  return Status::OK();
+}
 
-  const std::shared_ptr<Source> source_;
-  const LoaderOptions options_;
-  const int64_t epoch_samples_total_;  // samples per epoch (the sampler's draws); -1: a stream
-  const int height_, width_;
-  const PixelWriter writer_;
-  const ProcessorConfig processor_config_;
-  const int cores_;  // available cores / local_world_size
-  const ThreadPlan plan_;
-  const std::shared_ptr<BatchPool> pool_;
-  const std::unique_ptr<DecodedCache> cache_;  // null without cache_bytes; thread-safe
-  ProducerContext producer_;                   // set in the constructor
-  SkipLedger skips_;                           // thread-safe
-  std::vector<WorkerCounters> counters_;       // one per worker
-  std::vector<std::atomic<size_t>> scratch_bytes_;
-  std::atomic<int64_t> scratch_releases_{0};
-  // Tuning: workers with index >= active_threads_ park (BatchRing::Claim).
-  std::atomic<int> active_threads_;
-
-  mutable LoaderLock lock_;
-  EpochCursor cursor_ STOKER_GUARDED_BY(lock_.mu);
-  BatchAssembler assembler_ STOKER_GUARDED_BY(lock_.mu);
-  BatchRing ring_;
-  NextEpochPrefetch prefetch_;
-  // The workers' reader: set by Start before workers run, and replaced (under
-  // the lock) by the next epoch's when its first batches are prefetched, so
-  // code outside the workers reads it under the lock only.
-  std::unique_ptr<EpochReader> reader_;
-  // The epoch the workers make (Rng seeds): the running one, or the next one
-  // while its first batches are prefetched. Set under the lock before
-  // workers run.
-  int64_t work_epoch_ = 0;
-  bool epoch_random_access_ = true;  // the running epoch's reader's; set by Start
-  std::unique_ptr<Tuner> tuner_ STOKER_GUARDED_BY(lock_.mu);  // used by the consumer
-  std::unique_ptr<TuningWindow> tuning_window_ STOKER_GUARDED_BY(lock_.mu);
-  bool epoch_restart_ STOKER_GUARDED_BY(lock_.mu) = false;  // no batch taken since Start()
-  LoaderCounters stats_ STOKER_GUARDED_BY(lock_.mu);
-
-  // Declared last: joined in the destructor before the members above die.
-  WorkerPool workers_;
-};
 
 Status LoaderImpl::Start() {
   STOKER_RETURN_IF_ERROR(workers_.CheckNotForked());
@@ -267,180 +151,6 @@ Status LoaderImpl::Start() {
   return Status::OK();
 }
 
-// See BatchAssembler for how position batches become delivered ones.
-Status LoaderImpl::Next(BatchPtr* out, bool* end, const std::function<Status()>& poll,
-                        int poll_ms) {
-  STOKER_RETURN_IF_ERROR(workers_.CheckNotForked());
-  *end = false;
-  BatchAssembler::Carry carry;  // between calls it lives in assembler_
-  bool padding = false;
-  {
-    MutexLock lock(mu());
-    carry = assembler_.TakeCarry();
-    padding = assembler_.padding();
-  }
-  if (padding) return DeliverPadded(&carry, out);
-  for (;;) {
-    BatchBuffer* buf = nullptr;
-    int64_t b = 0;
-    Take took = Take::kStopped;
-    Status st = TakeBatch(&buf, &b, &took, poll, poll_ms);
-    if (!st.ok() || took == Take::kStopped) {
-      if (carry.buffer != nullptr) {
-        bool kept = false;
-        {
-          MutexLock lock(mu());  // a poll's error: the epoch goes on
-          kept = workers_.EpochOpenLocked(mu()) && assembler_.PutBack(&carry);
-        }
-        if (!kept) pool_->Release(carry.buffer);
-      }
-      if (!st.ok()) return st;
-      *end = true;
-      return Status::OK();
-    }
-    if (took == Take::kEnd) return EndOfEpoch(&carry, out, end);
-    // Not reader_: once this epoch is made, a worker swaps in the next
-    // epoch's reader (cross-epoch prefetch) while the consumer still runs.
-    const int64_t valid_end = epoch_random_access_ ? BatchRing::kUnbounded : ring_.stream_end();
-    BatchBuffer* ready = BatchAssembler::Assemble(b, options_.batch_size, valid_end, buf, &carry,
-                                                  pool_.get());
-    if (ready == nullptr) continue;
-    {
-      MutexLock lock(mu());
-      assembler_.KeepForPadding(ready);
-      assembler_.Delivered(ready, &carry, b, /*end_of_epoch=*/false);
-      stats_.AddBatch();
-    }
-    *out = std::make_shared<Batch>(pool_, ready);
-    return Status::OK();
-  }
-}
-
-// Next() at the epoch's end: what is carried is its last batch. With ranks
-// under skip, the rank's missing samples are made up by repeating its first
-// ones (DeliverPadded), so every rank delivers the batches it would without
-// bad samples. An epoch in which nothing could be read is an error.
-Status LoaderImpl::EndOfEpoch(BatchAssembler::Carry* carry, BatchPtr* out, bool* end) {
-  Status all_bad;
-  int64_t skipped_n = 0;
-  int64_t epoch = 0;
-  bool pad = false;
-  {
-    MutexLock lock(mu());
-    if (carry->buffer != nullptr) assembler_.KeepForPadding(carry->buffer);
-    epoch = cursor_.running_epoch();
-    pad = assembler_.StartPadding(std::min(ring_.epoch_samples(), ring_.stream_end()),
-                                  carry->buffer != nullptr ? carry->buffer->size : 0);
-    if (!pad && carry->buffer == nullptr && assembler_.delivered_samples() == 0 &&
-        cursor_.offset() == 0) {
-      all_bad = skips_.FirstFailure();  // OK unless a sample was skipped
-      skipped_n = stats_.EpochSkipped(counters_);
-    }
-  }
-  if (pad) return DeliverPadded(carry, out);
-  if (!all_bad.ok()) {
-    return all_bad.WithContext("on_error=skip: no sample of epoch " + std::to_string(epoch) +
-                               " could be read (" + std::to_string(skipped_n) +
-                               " skipped); first failure");
-  }
-  BatchBuffer* last = carry->buffer;
-  *carry = BatchAssembler::Carry();
-  if (last == nullptr || (options_.drop_last && last->size < options_.batch_size)) {
-    if (last != nullptr) pool_->Release(last);
-    *end = true;
-    return Status::OK();
-  }
-  {
-    MutexLock lock(mu());
-    assembler_.Delivered(last, carry, 0, /*end_of_epoch=*/true);
-    stats_.AddBatch();
-  }
-  *out = std::make_shared<Batch>(pool_, last);
-  return Status::OK();
-}
-
-// Ranks under skip: a batch of the samples still owed at the epoch's end,
-// after the carried ones (counted in padded_samples).
-Status LoaderImpl::DeliverPadded(BatchAssembler::Carry* carry, BatchPtr* out) {
-  BatchBuffer* batch = carry->buffer;
-  *carry = BatchAssembler::Carry();
-  if (batch == nullptr) {
-    auto acquired = pool_->Acquire();
-    if (!acquired.ok()) {
-      MutexLock lock(mu());
-      assembler_.StopPadding();
-      return acquired.status();
-    }
-    batch = acquired.value();
-    batch->size = 0;
-  }
-  MutexLock lock(mu());
-  batch->epoch = cursor_.running_epoch();
-  Status filled = assembler_.FillPadded(batch);
-  if (!filled.ok()) {
-    pool_->Release(batch);
-    return filled;
-  }
-  stats_.AddBatch();
-  *out = std::make_shared<Batch>(pool_, batch);
-  return Status::OK();
-}
-
-// Takes the next position batch once its samples are written (the consumer's
-// wait). kEnd: the epoch's positions are exhausted or the stream ended;
-// kStopped: Stop() ran (another thread, or the epoch was already over). An
-// error (a fatal one, a poll's, or under kRaise a bad sample's) stops the
-// epoch.
-Status LoaderImpl::TakeBatch(BatchBuffer** out, int64_t* index, Take* result,
-                             const std::function<Status()>& poll, int poll_ms) {
-  *out = nullptr;
-  *result = Take::kStopped;
-  MutexLock lock(mu());
-  if (!workers_.EpochOpenLocked(mu())) return Status::OK();
-  if (ring_.AllTakenLocked(mu())) {
-    FinishEpochLocked();
-    cursor_.Finish();
-    *result = Take::kEnd;
-    return Status::OK();
-  }
-  int64_t waited_ns = 0;
-  Status polled = ring_.WaitNextLocked(mu(), poll, poll_ms, &waited_ns);
-  stats_.AddConsumerWait(waited_ns);
-  if (!polled.ok()) return polled;
-  if (!workers_.EpochOpenLocked(mu())) return Status::OK();
-  Status failure = ring_.FailureLocked(mu());
-  if (!failure.ok()) {
-    lock.Unlock();
-    Stop();
-    return failure;
-  }
-  if (ring_.NextPastStreamEndLocked(mu())) {  // the stream ended at the previous batch's end
-    cursor_.Finish();
-    lock.Unlock();
-    Stop();
-    *result = Take::kEnd;
-    return Status::OK();
-  }
-  int64_t b = 0;
-  BatchBuffer* buf = ring_.TakeLocked(mu(), &b);
-  if (tuner_ != nullptr) TuneLocked(buf->size, waited_ns);
-  lock.Unlock();
-  lock_.work.SignalAll();
-  // Under kRaise a bad sample stops the epoch (skipped ones carry no error).
-  for (int i = 0; i < buf->size; ++i) {
-    if (!buf->errors()[i].ok()) {
-      Status err = buf->errors()[i];
-      pool_->Release(buf);
-      Stop();
-      return err;
-    }
-  }
-  *out = buf;
-  *index = b;
-  *result = Take::kBatch;
-  return Status::OK();
-}
-
 void LoaderImpl::Stop() {
   if (workers_.ForkedChild()) return;  // nothing of the epoch runs in this process
   MutexLock lock(mu());
@@ -454,95 +164,6 @@ void LoaderImpl::Stop() {
   workers_.AwaitEpochLeftLocked(mu());
   ring_.ClearLocked(mu());
   FinishEpochLocked();
-}
-
-void LoaderImpl::WorkerMain(int index) {
-  SampleProducer producer(producer_);
-  WorkerPool::Jobs jobs;
-  jobs.epoch = [&](uint64_t generation) {
-    RunEpoch(index, &producer);
-    MaybePrefetchNextEpoch(generation);  // leaves the epoch
-  };
-  jobs.prefetch = [&] {
-    prefetch_.Run(index, active_threads_,
-                  [&](int64_t p, int s, BatchBuffer* buf, WorkerCounters* c) {
-                    producer.Produce(reader_.get(), work_epoch_, p, s, buf, c, /*prefetch=*/true);
-                  });
-  };
-  jobs.after = [&] {
-    scratch_bytes_[static_cast<size_t>(index)].store(producer.scratch_bytes(),
-                                                     std::memory_order_relaxed);
-  };
-  workers_.Serve(jobs);
-}
-
-// Claims positions until the epoch is exhausted or cancelled.
-void LoaderImpl::RunEpoch(int index, SampleProducer* producer) {
-  WorkerCounters* c = &counters_[static_cast<size_t>(index)];
-  BatchRing::Claimed claimed;
-  while (ring_.Claim(index, active_threads_, c, &claimed)) {
-    if (!producer->Produce(reader_.get(), work_epoch_, claimed.position, claimed.slot,
-                           claimed.buffer, c, /*prefetch=*/false)) {
-      ring_.MarkStreamEnd(claimed.position);
-    }
-    ring_.Complete(claimed);
-  }
-}
-
-// Whether the epoch's workers are done and the next epoch's first batches
-// may be made now: every position of this epoch is made (the last worker
-// leaves), nothing stopped it, and the source reads any position (streams
-// are not prefetched: see docs/architecture.md).
-bool LoaderImpl::PrefetchWantedLocked(uint64_t generation) const {
-  return options_.prefetch_next_epoch && workers_.LastToLeaveLocked(mu(), generation) &&
-         !prefetch_.ArmedLocked(mu()) && !ring_.cancelled() && ring_.FailureLocked(mu()).ok() &&
-         !cursor_.resume_pending() && reader_ != nullptr && reader_->random_access() &&
-         reader_->size() >= 0 && ring_.exhausted();
-}
-
-// Called by each worker leaving epoch `generation`. The last one, when the
-// epoch ended (not stopped), arms the next epoch's prefetch: its reader (made
-// outside the lock; the worker stays busy meanwhile, so Start/Stop wait), and
-// up to the in-flight depth of batch buffers that the workers then fill.
-void LoaderImpl::MaybePrefetchNextEpoch(uint64_t generation) {
-  MutexLock lock(mu());
-  if (!PrefetchWantedLocked(generation)) {
-    workers_.LeaveEpochLocked(mu());
-    return;
-  }
-  const int64_t epoch = cursor_.next_epoch();
-  const int64_t want = std::min(ring_.in_flight(mu()), prefetch_.capacity());
-  lock.Unlock();
-  NextEpochPrefetch::Made made =
-      prefetch_.Make(source_.get(), SpecFor(options_, epoch, 0), want, options_.drop_last);
-  std::unique_ptr<EpochReader> old;  // dies after the lock is let go
-  lock.Lock();
-  workers_.LeaveEpochLocked(mu());
-  if (made.buffers.empty() || !workers_.CurrentLocked(mu(), generation) ||
-      prefetch_.ArmedLocked(mu()) || ring_.cancelled() || cursor_.resume_pending() ||
-      epoch != cursor_.next_epoch()) {
-    prefetch_.Drop(&made);  // an error of StartEpoch shows when that epoch starts
-    return;
-  }
-  old = std::exchange(reader_, prefetch_.ArmLocked(mu(), epoch, &made, reader_->padded()));
-  work_epoch_ = epoch;
-  workers_.OpenPrefetchLocked(mu());
-  lock.Unlock();
-  lock_.work.SignalAll();
-}
-
-// Feeds the batch just taken to the tuning window and applies the tuner's
-// settings when a window closes. `waited_ns`: how long the consumer waited.
-void LoaderImpl::TuneLocked(int images, int64_t waited_ns) {
-  const bool restart = epoch_restart_;
-  epoch_restart_ = false;
-  const std::optional<TunerWindow> w =
-      tuning_window_->OnBatch(NowNs(), images, waited_ns, stats_.consumer_wait_ns(), restart);
-  if (!w) return;
-  const TunerSettings next = tuner_->Observe(*w);
-  active_threads_.store(next.threads, std::memory_order_relaxed);
-  ring_.SetInFlightLocked(mu(), next.prefetch);
-  lock_.work.SignalAll();  // the caller notifies too; parked workers must see it
 }
 
 void LoaderImpl::FinishEpochLocked() {
@@ -590,8 +211,6 @@ LoaderStats LoaderImpl::stats() const {
   }
   return s;
 }
-
-}  // namespace
 
 StatusOr<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<Source> source,
                                                  const LoaderOptions& options) {
