@@ -17,6 +17,11 @@ The machines are shared and noisy: compare ratios from one run, not absolute
 numbers across runs.
 
     /usr/bin/python3 bench/run_bench.py DATA [--epochs 3] [--large 64] [--quick] [--json FILE]
+
+With --baseline OTHER_CLI it compares two builds of the engine instead (a
+restructuring that must not change speed): the stoker CLI runs above (train
+and val, 1 and 2 threads), this build's and OTHER_CLI's alternating, --rounds
+rounds, and prints each side's median and the ratio.
 """
 
 from __future__ import annotations
@@ -97,6 +102,9 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="also write all results to this file")
     parser.add_argument("--rounds", type=int, default=3,
                         help="interleaved repetitions of the stoker CLI runs (median kept)")
+    parser.add_argument("--baseline", metavar="CLI",
+                        help="compare this build's engine with another build's CLI, side by "
+                             "side (nothing else is measured)")
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
                         help="name every image N times (symlinks), e.g. 5 to turn 200 photos "
                              "into a 1,000-image folder that still fits the page cache")
@@ -104,7 +112,46 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="stoker_bench_") as tmp:
         if args.repeat > 1:
             args.data = repeated_folder(args.data, args.repeat, Path(tmp) / "data")
-        return run(args)
+        return compare_builds(args) if args.baseline else run(args)
+
+
+def compare_builds(args) -> int:
+    """This build's engine against args.baseline's, alternating runs: images/s and
+    CPU-s per 1,000 images (the steadier figure on a shared machine)."""
+    configs = [(p, t) for p in ("train", "val") for t in (1, 2)]
+    builds = {"this": args.stoker, "baseline": args.baseline}
+    runs: dict = {(b, p, t): [] for b in builds for p, t in configs}
+    for rnd in range(args.rounds):
+        log(f"round {rnd + 1}/{args.rounds}")
+        for p, t in configs:
+            for b in (list(builds) if rnd % 2 == 0 else list(reversed(builds))):
+                cli = args.stoker
+                args.stoker = builds[b]
+                runs[(b, p, t)].append(stoker_cli(args, args.data, p, t))
+                args.stoker = cli
+
+    def median(b, p, t, key):
+        values = sorted(m[key] for m in runs[(b, p, t)])
+        return values[len(values) // 2]
+
+    out = {}
+    print(f"{'pipeline':8} {'thr':>3} {'img/s this':>10} {'baseline':>9} {'ratio':>6}   "
+          f"{'CPU-s/1k this':>13} {'baseline':>9} {'ratio':>6}  rounds")
+    for p, t in configs:
+        ips = {b: median(b, p, t, "images_per_sec") for b in builds}
+        cpu = {b: median(b, p, t, "cpu_s_per_1000") for b in builds}
+        out[f"{p}_t{t}"] = {
+            b: {"images_per_sec": [m["images_per_sec"] for m in runs[(b, p, t)]],
+                "cpu_s_per_1000": [m["cpu_s_per_1000"] for m in runs[(b, p, t)]]}
+            for b in builds}
+        out[f"{p}_t{t}"]["ratio_images_per_sec"] = ips["this"] / ips["baseline"]
+        out[f"{p}_t{t}"]["ratio_cpu_s_per_1000"] = cpu["this"] / cpu["baseline"]
+        print(f"{p:8} {t:3d} {ips['this']:10.1f} {ips['baseline']:9.1f} "
+              f"{ips['this'] / ips['baseline']:6.3f}   {cpu['this']:13.3f} {cpu['baseline']:9.3f} "
+              f"{cpu['this'] / cpu['baseline']:6.3f}  {args.rounds}")
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1))
+    return 0
 
 
 def run(args) -> int:

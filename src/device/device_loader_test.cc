@@ -394,9 +394,11 @@ TEST(DeviceLoaderTest, PollErrorKeepsTheBatchDue) {
     samples[i].bytes = testing::MakePixels(8, 8, i);
     samples[i].label = i;
   }
-  // Slow reads and one batch in flight: the batch ahead is never ready when
-  // asked for, so the Loader waits, and polls.
-  auto source = std::make_shared<testing::MemorySource>(samples, /*read_delay_us=*/20000);
+  // One batch in flight, and the batch ahead's reads held until the polls
+  // have failed: it is not ready when asked for, so the Loader waits, and
+  // polls.
+  auto source = std::make_shared<testing::MemorySource>(samples);
+  source->HoldReads(/*after=*/4);
   LoaderOptions o = Options();
   o.threads = 1;
   o.prefetch = 1;
@@ -418,6 +420,7 @@ TEST(DeviceLoaderTest, PollErrorKeepsTheBatchDue) {
   EXPECT_EQ(s.code(), StatusCode::kCancelled);
   EXPECT_EQ(b.images, nullptr);
   fail = false;
+  source->OpenReads();
   const std::vector<BatchPtr> cpu = CpuEpoch(source, o, 0);
   for (size_t k = 0; k < cpu.size(); ++k) {
     DeviceBatch d;

@@ -319,4 +319,31 @@ ThreadPlan PlanThreads(const LoaderOptions& options, int cores) {
   return plan;
 }
 
+int RingSlots(const LoaderOptions& options) {
+  return options.auto_prefetch ? std::max(options.prefetch, options.max_prefetch)
+                               : options.prefetch;
+}
+
+std::shared_ptr<BatchPool> MakeBatchPool(const LoaderOptions& options, int height, int width) {
+  BatchShape shape;
+  shape.batch_size = options.batch_size;
+  shape.height = height;
+  shape.width = width;
+  shape.dtype = options.dtype;
+  shape.layout = options.layout;
+  shape.variable = options.collate == LoaderOptions::Collate::kList;
+  return BatchPool::Create(shape, options.allocator ? options.allocator : HostAllocator(),
+                           2 * RingSlots(options) + 2);
+}
+
+ProcessorConfig MakeProcessorConfig(const LoaderOptions& options) {
+  ProcessorConfig c;
+  c.transforms = options.transforms;
+  c.dct_scaling = options.dct_scaling;
+  c.decoder.max_pixels = options.max_pixels;
+  c.timing = options.stage_timing;
+  c.scratch_budget = options.scratch_budget;
+  return c;
+}
+
 }  // namespace stoker

@@ -8,8 +8,11 @@
 #ifndef STOKER_PIPELINE_LOADER_OPTIONS_H_
 #define STOKER_PIPELINE_LOADER_OPTIONS_H_
 
+#include <memory>
 #include <vector>
 
+#include "pipeline/sample_processor.h"
+#include "stoker/batch.h"
 #include "stoker/loader.h"
 #include "stoker/source.h"
 #include "stoker/status.h"
@@ -43,6 +46,15 @@ struct ThreadPlan {
   int active = 1;
 };
 ThreadPlan PlanThreads(const LoaderOptions& options, int cores);
+
+// Batch slots in the engine's ring: `prefetch`, or the ceiling when tuned.
+int RingSlots(const LoaderOptions& options);
+// The engine's batch pool for `options` at the output size: it keeps idle the
+// ring's buffers, the next epoch's prefetch (up to the ring's size more at an
+// epoch's end) and two the consumer holds, so no boundary reallocates.
+std::shared_ptr<BatchPool> MakeBatchPool(const LoaderOptions& options, int height, int width);
+// The per-sample processor's settings from `options`.
+ProcessorConfig MakeProcessorConfig(const LoaderOptions& options);
 
 }  // namespace stoker
 

@@ -1,6 +1,8 @@
 // Copyright 2026 The stoker Authors.
 #include "pipeline/loader_stats.h"
 
+#include "base/clock.h"
+
 namespace stoker {
 
 void Totals::AddWorker(const WorkerCounters& c) {
@@ -43,6 +45,36 @@ StageStats Totals::ToStageStats() const {
   s.consumer_wait_s = consumer_wait_ns * 1e-9;
   s.bytes_read = bytes;
   return s;
+}
+
+void LoaderCounters::BeginEpoch(const Workers& workers) {
+  snapshot_ = Sum(workers);
+  epoch_start_ns_ = NowNs();
+  epoch_done_ = false;
+}
+
+void LoaderCounters::EndEpoch() {
+  if (epoch_done_) return;
+  wall_ns_ += NowNs() - epoch_start_ns_;
+  epoch_done_ = true;
+}
+
+Totals LoaderCounters::Sum(const Workers& workers) const {
+  Totals t;
+  for (const WorkerCounters& c : workers) t.AddWorker(c);
+  t.consumer_wait_ns = consumer_wait_ns_;
+  t.batches = batches_;
+  t.wall_ns = wall_ns_;
+  return t;
+}
+
+void LoaderCounters::Fill(const Workers& workers, bool running, LoaderStats* s) const {
+  Totals now = Sum(workers);
+  if (running && !epoch_done_) now.wall_ns += NowNs() - epoch_start_ns_;
+  s->total = now.ToStageStats();
+  Totals e = now;
+  e -= snapshot_;
+  s->epoch = e.ToStageStats();
 }
 
 }  // namespace stoker

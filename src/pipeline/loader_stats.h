@@ -7,12 +7,14 @@
 //
 // Thread-safety: WorkerCounters::Add is called by its owning worker only;
 // loads from other threads are relaxed (the figures are statistics, not
-// synchronisation). Totals are not shared.
+// synchronisation). Totals are not shared. LoaderCounters is not
+// thread-safe: the Loader holds it under its lock.
 #ifndef STOKER_PIPELINE_LOADER_STATS_H_
 #define STOKER_PIPELINE_LOADER_STATS_H_
 
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
 #include "stoker/loader.h"
 
@@ -35,6 +37,39 @@ struct Totals {
   void AddWorker(const WorkerCounters& c);
   Totals& operator-=(const Totals& b);
   StageStats ToStageStats() const;
+};
+
+// The consumer's counters (batches taken, time waited), the epochs' wall
+// time, and the snapshot the running epoch's figures are taken from. The
+// workers' counters are passed in: they are written without the lock.
+class LoaderCounters {
+ public:
+  using Workers = std::vector<WorkerCounters>;
+
+  // A new epoch: its figures start from the totals now, its clock runs.
+  void BeginEpoch(const Workers& workers);
+  // The epoch ended or stopped: its wall time is counted (once).
+  void EndEpoch();
+  void AddConsumerWait(int64_t ns) { consumer_wait_ns_ += ns; }
+  int64_t consumer_wait_ns() const { return consumer_wait_ns_; }
+  void AddBatch() { ++batches_; }
+
+  Totals Sum(const Workers& workers) const;
+  // Samples skipped in the running epoch.
+  int64_t EpochSkipped(const Workers& workers) const {
+    return Sum(workers).skipped - snapshot_.skipped;
+  }
+  // stats()'s total and epoch figures; `running`: an epoch is open (its
+  // clock counts up to now).
+  void Fill(const Workers& workers, bool running, LoaderStats* s) const;
+
+ private:
+  int64_t consumer_wait_ns_ = 0;
+  int64_t batches_ = 0;
+  int64_t wall_ns_ = 0;
+  int64_t epoch_start_ns_ = 0;
+  bool epoch_done_ = true;
+  Totals snapshot_;
 };
 
 }  // namespace stoker

@@ -283,12 +283,22 @@ TEST(LoaderTest, StopMidEpochThenRestart) {
     bool end = false;
     ASSERT_TRUE(loader->Next(&b, &end).ok());
     loader->Stop();
+    EXPECT_EQ(src->in_progress(), 0);  // Stop() returns once no worker is in the epoch
   }
-  const int64_t reads = src->reads();
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  EXPECT_EQ(src->reads(), reads);  // stopped means no more work
   Epoch e = RunEpoch(loader.get());
   EXPECT_EQ(std::set<int64_t>(e.ids.begin(), e.ids.end()).size(), 40u);
+  // Stopped means no more work: stop mid-epoch, then join the workers (the
+  // destructor); every read they would still make has been counted by then.
+  // (The epoch above ended normally, so its end prefetched the next one's
+  // start, which this Start() uses.)
+  ASSERT_TRUE(loader->Start().ok());
+  BatchPtr b;
+  bool end = false;
+  ASSERT_TRUE(loader->Next(&b, &end).ok());
+  loader->Stop();
+  const int64_t reads = src->reads();
+  loader.reset();
+  EXPECT_EQ(src->reads(), reads);
 }
 
 TEST(LoaderTest, BatchOutlivesTheLoader) {
@@ -304,9 +314,9 @@ TEST(LoaderTest, BatchOutlivesTheLoader) {
 }
 
 TEST(LoaderTest, PollInterruptsAWaitWithoutLosingTheBatch) {
-  // 20 ms per read, 8 samples per batch, 1 thread: a batch takes ~160 ms.
-  auto src = std::make_shared<MemorySource>(JpegSamples(16), /*read_delay_us=*/20000);
+  auto src = std::make_shared<MemorySource>(JpegSamples(16));
   auto loader = Make(src, TrainOptions(8, 1));
+  src->HoldReads();  // the worker blocks in its first read: no batch can complete
   ASSERT_TRUE(loader->Start().ok());
   int polls = 0;
   BatchPtr b;
@@ -316,8 +326,9 @@ TEST(LoaderTest, PollInterruptsAWaitWithoutLosingTheBatch) {
   }, 10);
   EXPECT_EQ(s.code(), StatusCode::kCancelled);
   EXPECT_EQ(polls, 2);
-  EXPECT_LT(src->reads(), 8);  // returned before the first batch was complete
+  EXPECT_EQ(src->reads(), 1);  // returned while the first sample was in hand
   EXPECT_EQ(b, nullptr);
+  src->OpenReads();
   // The epoch went on: the same batch arrives next, then the second one.
   ASSERT_TRUE(loader->Next(&b, &end).ok());
   ASSERT_NE(b, nullptr);
@@ -359,17 +370,22 @@ TEST(LoaderTest, PrefetchBoundsWorkAheadOfTheConsumer) {
   o.prefetch = 2;
   auto loader = Make(src, o);
   ASSERT_TRUE(loader->Start().ok());
-  for (int taken = 1; taken <= 4; ++taken) {
+  int taken = 0;
+  for (taken = 1; taken <= 4; ++taken) {
     BatchPtr b;
     bool end = false;
     ASSERT_TRUE(loader->Next(&b, &end).ok());
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // a slow consumer
-    // Claimed positions: at most the in-flight batches plus one sample per
-    // thread waiting at the boundary.
+    // The workers make every batch in flight (a slow consumer waits for
+    // that)...
+    ASSERT_TRUE(src->AwaitReads((taken + o.prefetch) * o.batch_size));
+    // ... and claim at most one sample per thread beyond: the batch after
+    // waits for the consumer.
     EXPECT_LE(src->reads(), (taken + o.prefetch) * o.batch_size + o.threads);
   }
-  LoaderStats s = loader->stats();
-  EXPECT_GT(s.total.worker_wait_s, 0.0);
+  // The bound holds for good: once the workers are joined (the consumer
+  // took nothing more), every read they made is counted.
+  loader.reset();
+  EXPECT_LE(src->reads(), (taken - 1 + o.prefetch) * o.batch_size + o.threads);
 }
 
 TEST(LoaderTest, StatsCountImagesBatchesAndStageTimes) {
@@ -814,6 +830,12 @@ TEST(LoaderTest, BadAllocInAWorkerIsAnErrorOrACountedSkip) {
   EXPECT_EQ(skipping->stats().total.skipped_files, 4);
 }
 
+// Waits until the workers made the next epoch's prefetch: its reads show in
+// the source's count (a condition variable, no polling).
+void AwaitReads(const MemorySource& src, int64_t reads) {
+  ASSERT_TRUE(src.AwaitReads(reads)) << "waited for " << reads << " reads, got " << src.reads();
+}
+
 // Cross-epoch prefetch: the next epoch's first batches are made while the
 // consumer takes this epoch's last ones. Output equals a fresh loader per
 // epoch (no prefetch at all), epoch by epoch, for several thread counts.
@@ -822,11 +844,13 @@ TEST(LoaderTest, CrossEpochPrefetchGivesTheSameEpochsAsAFreshLoader) {
   for (int threads : {1, 2, 4}) {
     LoaderOptions o = TrainOptions(4, threads);
     o.prefetch = 3;
-    auto loader = Make(src, o);
+    auto counted = std::make_shared<MemorySource>(JpegSamples(29));  // read by `loader` only
+    auto loader = Make(counted, o);
     for (int epoch = 0; epoch < 4; ++epoch) {
       Epoch got = RunEpoch(loader.get());
-      // A slow last step leaves the workers time to prefetch (not asserted on).
-      std::this_thread::sleep_for(std::chrono::milliseconds(epoch % 2 == 0 ? 30 : 0));
+      // Every other epoch, a slow last step: the next one's start is made
+      // entirely before it starts (else it may be cut short by Start()).
+      if (epoch % 2 == 0) AwaitReads(*counted, (epoch + 1) * 29 + o.prefetch * 4);
       LoaderOptions fresh_options = o;
       fresh_options.prefetch_next_epoch = false;
       auto fresh = Make(src, fresh_options);
@@ -839,14 +863,6 @@ TEST(LoaderTest, CrossEpochPrefetchGivesTheSameEpochsAsAFreshLoader) {
     }
     EXPECT_EQ(loader->stats().prefetch_discarded_batches, 0);  // every prefetch was used
     EXPECT_EQ(loader->stats().total.images, 4 * 29);  // the 5th epoch's prefetch not counted
-  }
-}
-
-// Waits (bounded) until the workers made the next epoch's prefetch: its
-// reads show in the source's count.
-void AwaitReads(const MemorySource& src, int64_t reads) {
-  for (int i = 0; i < 2000 && src.reads() < reads; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
 

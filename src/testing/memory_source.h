@@ -1,14 +1,19 @@
 // Copyright 2026 The stoker Authors.
 //
 // The in-memory source for tests: stoker::MemorySource plus an optional
-// delay per read (a deliberately slow source) and a count of reads.
+// delay per read (a deliberately slow source), a count of reads that a test
+// can wait on (AwaitReads: no sleeping and polling), and a gate that holds
+// every read until the test opens it (HoldReads/OpenReads: a worker blocked
+// at a known point).
 //
-// Thread-safety: ReadIndex is thread-safe (the counter is atomic).
+// Thread-safety: ReadIndex and the test's calls are thread-safe.
 #ifndef STOKER_TESTING_MEMORY_SOURCE_H_
 #define STOKER_TESTING_MEMORY_SOURCE_H_
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -24,15 +29,52 @@ class MemorySource : public stoker::MemorySource {
       : stoker::MemorySource(std::move(samples)), delay_us_(read_delay_us) {}
 
   Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const override {
-    reads_.fetch_add(1, std::memory_order_relaxed);
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      const int64_t nth = reads_.fetch_add(1, std::memory_order_relaxed) + 1;
+      ++in_progress_;
+      cv_.notify_all();
+      cv_.wait(lock, [&] { return !held_ || nth <= hold_after_; });
+    }
     if (delay_us_ > 0) std::this_thread::sleep_for(std::chrono::microseconds(delay_us_));
-    return stoker::MemorySource::ReadIndex(index, scratch, out);
+    Status st = stoker::MemorySource::ReadIndex(index, scratch, out);
+    std::lock_guard<std::mutex> lock(mu_);
+    --in_progress_;
+    return st;
   }
   int64_t reads() const { return reads_.load(); }
+  // Reads begun and not yet returned.
+  int in_progress() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return in_progress_;
+  }
+  // Blocks until `n` reads have begun; false if that takes over `limit` (a
+  // failure guard for a broken engine, not a timing assumption).
+  bool AwaitReads(int64_t n, std::chrono::seconds limit = std::chrono::seconds(60)) const {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, limit, [&] { return reads_.load() >= n; });
+  }
+  // While held, every read after the first `after` ones waits (counted as
+  // begun) until OpenReads().
+  void HoldReads(int64_t after = 0) {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_ = true;
+    hold_after_ = after;
+  }
+  void OpenReads() {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_ = false;
+    cv_.notify_all();
+  }
 
  private:
   int delay_us_;
   mutable std::atomic<int64_t> reads_{0};
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  mutable int in_progress_ = 0;
+  bool held_ = false;
+  int64_t hold_after_ = 0;
 };
 
 }  // namespace stoker::testing

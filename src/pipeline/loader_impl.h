@@ -1,0 +1,153 @@
+// Copyright 2026 The stoker Authors.
+//
+// LoaderImpl: the engine behind stoker::Loader (include/stoker/loader.h). It
+// coordinates single-owner units, each in its own file (docs/architecture.md,
+// "The engine's units"), and owns little state itself (the reader, the
+// tuner):
+//   EpochCursor        which epoch, where in it, resume and state() arithmetic
+//   BatchRing          the workers' hand-off to the consumer: slots, positions
+//   SampleProducer     one per worker: read, decode, transform into a slot
+//   BatchAssembler     the consumer's packing under skip, rank padding
+//   NextEpochPrefetch  the next epoch's first batches, made at an epoch's end
+//   SkipLedger         the files skipped, per epoch and prefetch
+//   WorkerPool         the threads, their jobs, fork safety
+//   LoaderCounters     the consumer's and the epochs' counters
+// Its code is in three files, one per role: loader.cc (the life cycle:
+// create, start, stop, checkpoint, stats), loader_next.cc (the consumer's
+// Next) and loader_workers.cc (a worker's loop and the prefetch it arms).
+//
+// Synchronisation: one mutex, lock_.mu (pipeline/loader_lock.h), guards epoch
+// set-up, batch installation, hand-off to the consumer and the worker
+// lifecycle; the units share it. The per-sample hot path takes no lock (a
+// fetch_add, an acquire load, a fetch_sub: BatchRing); only the last sample
+// of a batch takes it to wake the consumer. The locking is annotated for
+// clang's thread-safety analysis (`make check-thread-safety`).
+//
+// Thread-safety: as the Loader's contract says (one consumer thread at a
+// time; stats() and state() from any thread).
+#ifndef STOKER_PIPELINE_LOADER_IMPL_H_
+#define STOKER_PIPELINE_LOADER_IMPL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "pipeline/batch_assembler.h"
+#include "pipeline/batch_ring.h"
+#include "pipeline/decoded_cache.h"
+#include "pipeline/epoch_cursor.h"
+#include "pipeline/loader_lock.h"
+#include "pipeline/loader_options.h"
+#include "pipeline/loader_stats.h"
+#include "pipeline/next_epoch_prefetch.h"
+#include "pipeline/sample_processor.h"
+#include "pipeline/sample_producer.h"
+#include "pipeline/skip_ledger.h"
+#include "pipeline/tuner.h"
+#include "pipeline/tuning_window.h"
+#include "pipeline/worker_pool.h"
+#include "stoker/loader.h"
+
+namespace stoker {
+
+class LoaderImpl : public Loader {
+ public:
+  LoaderImpl(std::shared_ptr<Source> source, const LoaderOptions& options, int height, int width,
+             int64_t epoch_samples);
+  ~LoaderImpl() override;
+
+  int64_t num_samples() const override { return epoch_samples_total_; }
+  int64_t num_batches() const override {
+    const int64_t n = epoch_samples_total_;
+    const int64_t b = options_.batch_size;
+    if (n < 0) return -1;
+    const int64_t share = RankShareOf(n, SpecFor(options_, 0, 0)).samples;
+    return options_.drop_last ? share / b : (share + b - 1) / b;
+  }
+  int height() const override { return height_; }
+  int width() const override { return width_; }
+  const LoaderOptions& options() const override { return options_; }
+  std::shared_ptr<Source> source() const override { return source_; }
+
+  void SetEpoch(int64_t epoch) override {
+    MutexLockUnlessForked lock(mu(), workers_.ForkedChild());
+    cursor_.SetEpoch(epoch);
+  }
+  int64_t epoch() const override {
+    MutexLockUnlessForked lock(mu(), workers_.ForkedChild());
+    return cursor_.epoch();
+  }
+
+  LoaderState state() const override;
+
+  Status Resume(const LoaderState& st) override;
+
+  Status Start() override;
+  Status Next(BatchPtr* out, bool* end) override { return Next(out, end, nullptr, 0); }
+  Status Next(BatchPtr* out, bool* end, const std::function<Status()>& poll,
+              int poll_ms) override;
+  void Stop() override;
+  LoaderStats stats() const override;
+
+ private:
+  // The loader lock's mutex, named so for the analysis.
+  Mutex* mu() const STOKER_LOCK_RETURNED(lock_.mu) { return &lock_.mu; }
+
+  enum class Take { kBatch, kEnd, kStopped };
+  Status TakeBatch(BatchBuffer** out, int64_t* index, Take* result,
+                   const std::function<Status()>& poll, int poll_ms);
+  Status EndOfEpoch(BatchAssembler::Carry* carry, BatchPtr* out, bool* end);
+  Status DeliverPadded(BatchAssembler::Carry* carry, BatchPtr* out);
+  void WorkerMain(int index);
+  void RunEpoch(int index, SampleProducer* producer);
+  bool PrefetchWantedLocked(uint64_t generation) const STOKER_EXCLUSIVE_LOCKS_REQUIRED(lock_.mu);
+  void MaybePrefetchNextEpoch(uint64_t generation);
+  void TuneLocked(int images, int64_t waited_ns) STOKER_EXCLUSIVE_LOCKS_REQUIRED(lock_.mu);
+  void FinishEpochLocked() STOKER_EXCLUSIVE_LOCKS_REQUIRED(lock_.mu);
+
+  const std::shared_ptr<Source> source_;
+  const LoaderOptions options_;
+  const int64_t epoch_samples_total_;  // samples per epoch (the sampler's draws); -1: a stream
+  const int height_, width_;
+  const PixelWriter writer_;
+  const ProcessorConfig processor_config_;
+  const int cores_;  // available cores / local_world_size
+  const ThreadPlan plan_;
+  const std::shared_ptr<BatchPool> pool_;
+  const std::unique_ptr<DecodedCache> cache_;  // null without cache_bytes; thread-safe
+  ProducerContext producer_;                   // set in the constructor
+  SkipLedger skips_;                           // thread-safe
+  std::vector<WorkerCounters> counters_;       // one per worker
+  std::vector<std::atomic<size_t>> scratch_bytes_;
+  std::atomic<int64_t> scratch_releases_{0};
+  // Tuning: workers with index >= active_threads_ park (BatchRing::Claim).
+  std::atomic<int> active_threads_;
+
+  mutable LoaderLock lock_;
+  EpochCursor cursor_ STOKER_GUARDED_BY(lock_.mu);
+  BatchAssembler assembler_ STOKER_GUARDED_BY(lock_.mu);
+  BatchRing ring_;
+  NextEpochPrefetch prefetch_;
+  // The workers' reader: set by Start before workers run, and replaced (under
+  // the lock) by the next epoch's when its first batches are prefetched, so
+  // code outside the workers reads it under the lock only.
+  std::unique_ptr<EpochReader> reader_;
+  // The epoch the workers make (Rng seeds): the running one, or the next one
+  // while its first batches are prefetched. Set under the lock before
+  // workers run.
+  int64_t work_epoch_ = 0;
+  bool epoch_random_access_ = true;  // the running epoch's reader's; set by Start
+  std::unique_ptr<Tuner> tuner_ STOKER_GUARDED_BY(lock_.mu);  // used by the consumer
+  std::unique_ptr<TuningWindow> tuning_window_ STOKER_GUARDED_BY(lock_.mu);
+  bool epoch_restart_ STOKER_GUARDED_BY(lock_.mu) = false;  // no batch taken since Start()
+  LoaderCounters stats_ STOKER_GUARDED_BY(lock_.mu);
+
+  // Declared last: joined in the destructor before the members above die.
+  WorkerPool workers_;
+};
+
+}  // namespace stoker
+
+#endif  // STOKER_PIPELINE_LOADER_IMPL_H_

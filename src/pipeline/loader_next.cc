@@ -1,0 +1,204 @@
+// Copyright 2026 The stoker Authors.
+//
+// LoaderImpl's consumer side: Next() takes the workers' position batches
+// from the ring in order and turns them into delivered batches through the
+// BatchAssembler (skips closed, rank padding at the end). See loader_impl.h.
+#include "pipeline/loader_impl.h"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "base/clock.h"
+
+namespace stoker {
+
+// See BatchAssembler for how position batches become delivered ones.
+Status LoaderImpl::Next(BatchPtr* out, bool* end, const std::function<Status()>& poll,
+                        int poll_ms) {
+  STOKER_RETURN_IF_ERROR(workers_.CheckNotForked());
+  *end = false;
+  BatchAssembler::Carry carry;  // between calls it lives in assembler_
+  bool padding = false;
+  {
+    MutexLock lock(mu());
+    carry = assembler_.TakeCarry();
+    padding = assembler_.padding();
+  }
+  if (padding) return DeliverPadded(&carry, out);
+  for (;;) {
+    BatchBuffer* buf = nullptr;
+    int64_t b = 0;
+    Take took = Take::kStopped;
+    Status st = TakeBatch(&buf, &b, &took, poll, poll_ms);
+    if (!st.ok() || took == Take::kStopped) {
+      if (carry.buffer != nullptr) {
+        bool kept = false;
+        {
+          MutexLock lock(mu());  // a poll's error: the epoch goes on
+          kept = workers_.EpochOpenLocked(mu()) && assembler_.PutBack(&carry);
+        }
+        if (!kept) pool_->Release(carry.buffer);
+      }
+      if (!st.ok()) return st;
+      *end = true;
+      return Status::OK();
+    }
+    if (took == Take::kEnd) return EndOfEpoch(&carry, out, end);
+    // Not reader_: once this epoch is made, a worker swaps in the next
+    // epoch's reader (cross-epoch prefetch) while the consumer still runs.
+    const int64_t valid_end = epoch_random_access_ ? BatchRing::kUnbounded : ring_.stream_end();
+    BatchBuffer* ready = BatchAssembler::Assemble(b, options_.batch_size, valid_end, buf, &carry,
+                                                  pool_.get());
+    if (ready == nullptr) continue;
+    {
+      MutexLock lock(mu());
+      assembler_.KeepForPadding(ready);
+      assembler_.Delivered(ready, &carry, b, /*end_of_epoch=*/false);
+      stats_.AddBatch();
+    }
+    *out = std::make_shared<Batch>(pool_, ready);
+    return Status::OK();
+  }
+}
+
+// Next() at the epoch's end: what is carried is its last batch. With ranks
+// under skip, the rank's missing samples are made up by repeating its first
+// ones (DeliverPadded), so every rank delivers the batches it would without
+// bad samples. An epoch in which nothing could be read is an error.
+Status LoaderImpl::EndOfEpoch(BatchAssembler::Carry* carry, BatchPtr* out, bool* end) {
+  Status all_bad;
+  int64_t skipped_n = 0;
+  int64_t epoch = 0;
+  bool pad = false;
+  {
+    MutexLock lock(mu());
+    if (carry->buffer != nullptr) assembler_.KeepForPadding(carry->buffer);
+    epoch = cursor_.running_epoch();
+    pad = assembler_.StartPadding(std::min(ring_.epoch_samples(), ring_.stream_end()),
+                                  carry->buffer != nullptr ? carry->buffer->size : 0);
+    if (!pad && carry->buffer == nullptr && assembler_.delivered_samples() == 0 &&
+        cursor_.offset() == 0) {
+      all_bad = skips_.FirstFailure();  // OK unless a sample was skipped
+      skipped_n = stats_.EpochSkipped(counters_);
+    }
+  }
+  if (pad) return DeliverPadded(carry, out);
+  if (!all_bad.ok()) {
+    return all_bad.WithContext("on_error=skip: no sample of epoch " + std::to_string(epoch) +
+                               " could be read (" + std::to_string(skipped_n) +
+                               " skipped); first failure");
+  }
+  BatchBuffer* last = carry->buffer;
+  *carry = BatchAssembler::Carry();
+  if (last == nullptr || (options_.drop_last && last->size < options_.batch_size)) {
+    if (last != nullptr) pool_->Release(last);
+    *end = true;
+    return Status::OK();
+  }
+  {
+    MutexLock lock(mu());
+    assembler_.Delivered(last, carry, 0, /*end_of_epoch=*/true);
+    stats_.AddBatch();
+  }
+  *out = std::make_shared<Batch>(pool_, last);
+  return Status::OK();
+}
+
+// Ranks under skip: a batch of the samples still owed at the epoch's end,
+// after the carried ones (counted in padded_samples).
+Status LoaderImpl::DeliverPadded(BatchAssembler::Carry* carry, BatchPtr* out) {
+  BatchBuffer* batch = carry->buffer;
+  *carry = BatchAssembler::Carry();
+  if (batch == nullptr) {
+    auto acquired = pool_->Acquire();
+    if (!acquired.ok()) {
+      MutexLock lock(mu());
+      assembler_.StopPadding();
+      return acquired.status();
+    }
+    batch = acquired.value();
+    batch->size = 0;
+  }
+  MutexLock lock(mu());
+  batch->epoch = cursor_.running_epoch();
+  Status filled = assembler_.FillPadded(batch);
+  if (!filled.ok()) {
+    pool_->Release(batch);
+    return filled;
+  }
+  stats_.AddBatch();
+  *out = std::make_shared<Batch>(pool_, batch);
+  return Status::OK();
+}
+
+// Takes the next position batch once its samples are written (the consumer's
+// wait). kEnd: the epoch's positions are exhausted or the stream ended;
+// kStopped: Stop() ran (another thread, or the epoch was already over). An
+// error (a fatal one, a poll's, or under kRaise a bad sample's) stops the
+// epoch.
+Status LoaderImpl::TakeBatch(BatchBuffer** out, int64_t* index, Take* result,
+                             const std::function<Status()>& poll, int poll_ms) {
+  *out = nullptr;
+  *result = Take::kStopped;
+  MutexLock lock(mu());
+  if (!workers_.EpochOpenLocked(mu())) return Status::OK();
+  if (ring_.AllTakenLocked(mu())) {
+    FinishEpochLocked();
+    cursor_.Finish();
+    *result = Take::kEnd;
+    return Status::OK();
+  }
+  int64_t waited_ns = 0;
+  Status polled = ring_.WaitNextLocked(mu(), poll, poll_ms, &waited_ns);
+  stats_.AddConsumerWait(waited_ns);
+  if (!polled.ok()) return polled;
+  if (!workers_.EpochOpenLocked(mu())) return Status::OK();
+  Status failure = ring_.FailureLocked(mu());
+  if (!failure.ok()) {
+    lock.Unlock();
+    Stop();
+    return failure;
+  }
+  if (ring_.NextPastStreamEndLocked(mu())) {  // the stream ended at the previous batch's end
+    cursor_.Finish();
+    lock.Unlock();
+    Stop();
+    *result = Take::kEnd;
+    return Status::OK();
+  }
+  int64_t b = 0;
+  BatchBuffer* buf = ring_.TakeLocked(mu(), &b);
+  if (tuner_ != nullptr) TuneLocked(buf->size, waited_ns);
+  lock.Unlock();
+  lock_.work.SignalAll();
+  // Under kRaise a bad sample stops the epoch (skipped ones carry no error).
+  for (int i = 0; i < buf->size; ++i) {
+    if (!buf->errors()[i].ok()) {
+      Status err = buf->errors()[i];
+      pool_->Release(buf);
+      Stop();
+      return err;
+    }
+  }
+  *out = buf;
+  *index = b;
+  *result = Take::kBatch;
+  return Status::OK();
+}
+
+// Feeds the batch just taken to the tuning window and applies the tuner's
+// settings when a window closes. `waited_ns`: how long the consumer waited.
+void LoaderImpl::TuneLocked(int images, int64_t waited_ns) {
+  const bool restart = epoch_restart_;
+  epoch_restart_ = false;
+  const std::optional<TunerWindow> w =
+      tuning_window_->OnBatch(NowNs(), images, waited_ns, stats_.consumer_wait_ns(), restart);
+  if (!w) return;
+  const TunerSettings next = tuner_->Observe(*w);
+  active_threads_.store(next.threads, std::memory_order_relaxed);
+  ring_.SetInFlightLocked(mu(), next.prefetch);
+  lock_.work.SignalAll();  // the caller notifies too; parked workers must see it
+}
+
+}  // namespace stoker

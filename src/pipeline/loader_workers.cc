@@ -1,0 +1,90 @@
+// Copyright 2026 The stoker Authors.
+//
+// LoaderImpl's worker side: what each worker thread runs (WorkerPool::Serve
+// with the epoch's and the prefetch's jobs) and, for the last to leave an
+// epoch that ended, arming the next epoch's prefetch. See loader_impl.h.
+#include "pipeline/loader_impl.h"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace stoker {
+
+void LoaderImpl::WorkerMain(int index) {
+  SampleProducer producer(producer_);
+  WorkerPool::Jobs jobs;
+  jobs.epoch = [&](uint64_t generation) {
+    RunEpoch(index, &producer);
+    MaybePrefetchNextEpoch(generation);  // leaves the epoch
+  };
+  jobs.prefetch = [&] {
+    prefetch_.Run(index, active_threads_,
+                  [&](int64_t p, int s, BatchBuffer* buf, WorkerCounters* c) {
+                    producer.Produce(reader_.get(), work_epoch_, p, s, buf, c, /*prefetch=*/true);
+                  });
+  };
+  jobs.after = [&] {
+    scratch_bytes_[static_cast<size_t>(index)].store(producer.scratch_bytes(),
+                                                     std::memory_order_relaxed);
+  };
+  workers_.Serve(jobs);
+}
+
+// Claims positions until the epoch is exhausted or cancelled.
+void LoaderImpl::RunEpoch(int index, SampleProducer* producer) {
+  WorkerCounters* c = &counters_[static_cast<size_t>(index)];
+  BatchRing::Claimed claimed;
+  while (ring_.Claim(index, active_threads_, c, &claimed)) {
+    if (!producer->Produce(reader_.get(), work_epoch_, claimed.position, claimed.slot,
+                           claimed.buffer, c, /*prefetch=*/false)) {
+      ring_.MarkStreamEnd(claimed.position);
+    }
+    ring_.Complete(claimed);
+  }
+}
+
+// Whether the epoch's workers are done and the next epoch's first batches
+// may be made now: every position of this epoch is made (the last worker
+// leaves), nothing stopped it, and the source reads any position (streams
+// are not prefetched: see docs/architecture.md).
+bool LoaderImpl::PrefetchWantedLocked(uint64_t generation) const {
+  return options_.prefetch_next_epoch && workers_.LastToLeaveLocked(mu(), generation) &&
+         !prefetch_.ArmedLocked(mu()) && !ring_.cancelled() && ring_.FailureLocked(mu()).ok() &&
+         !cursor_.resume_pending() && reader_ != nullptr && reader_->random_access() &&
+         reader_->size() >= 0 && ring_.exhausted();
+}
+
+// Called by each worker leaving epoch `generation`. The last one, when the
+// epoch ended (not stopped), arms the next epoch's prefetch: its reader (made
+// outside the lock; the worker stays busy meanwhile, so Start/Stop wait), and
+// up to the in-flight depth of batch buffers that the workers then fill.
+void LoaderImpl::MaybePrefetchNextEpoch(uint64_t generation) {
+  MutexLock lock(mu());
+  if (!PrefetchWantedLocked(generation)) {
+    workers_.LeaveEpochLocked(mu());
+    return;
+  }
+  const int64_t epoch = cursor_.next_epoch();
+  const int64_t want = std::min(ring_.in_flight(mu()), prefetch_.capacity());
+  lock.Unlock();
+  NextEpochPrefetch::Made made =
+      prefetch_.Make(source_.get(), SpecFor(options_, epoch, 0), want, options_.drop_last);
+  std::unique_ptr<EpochReader> old;  // dies after the lock is let go
+  lock.Lock();
+  workers_.LeaveEpochLocked(mu());
+  if (made.buffers.empty() || !workers_.CurrentLocked(mu(), generation) ||
+      prefetch_.ArmedLocked(mu()) || ring_.cancelled() || cursor_.resume_pending() ||
+      epoch != cursor_.next_epoch()) {
+    prefetch_.Drop(&made);  // an error of StartEpoch shows when that epoch starts
+    return;
+  }
+  old = std::exchange(reader_, prefetch_.ArmLocked(mu(), epoch, &made, reader_->padded()));
+  work_epoch_ = epoch;
+  workers_.OpenPrefetchLocked(mu());
+  lock.Unlock();
+  lock_.work.SignalAll();
+}
+
+}  // namespace stoker

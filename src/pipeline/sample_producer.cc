@@ -1,0 +1,206 @@
+// Copyright 2026 The stoker Authors.
+#include "pipeline/sample_producer.h"
+
+#include <cstring>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/clock.h"
+#include "base/rng.h"
+#include "pipeline/batch_assembler.h"
+
+namespace stoker {
+namespace {
+
+// Runs f() (a sample's read or decode), turning any exception into a Status:
+// no exception may leave a worker thread (std::terminate would end the
+// process). std::bad_alloc (an image too large for the memory left) is
+// ResourceExhausted, so on_error="skip" counts it like any bad sample.
+// `name()` names the sample in the message (called only on an exception).
+template <typename F, typename N>
+Status NoThrow(F&& f, N&& name) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return ResourceExhaustedError(name() + ": out of memory (std::bad_alloc) while reading or "
+                                  "decoding it");
+  } catch (const std::exception& e) {
+    return InternalError(name() + ": unexpected exception: " + e.what());
+  } catch (...) {
+    return InternalError(name() + ": unexpected exception");
+  }
+}
+
+}  // namespace
+
+SampleProducer::SampleProducer(const ProducerContext& context)
+    : ctx_(context), processor_(*context.processor, context.writer) {}
+
+bool SampleProducer::Produce(EpochReader* reader, int64_t epoch, int64_t p, int s,
+                             BatchBuffer* buf, WorkerCounters* c, bool prefetch) {
+  const LoaderOptions& options = *ctx_.options;
+  const int64_t n = reader->size();
+  const int64_t pos = p;
+  if (ctx_.output_cache && ServeFromOutputCache(reader, pos, s, buf, c)) return true;
+  constexpr int attempt = 0;  // the augmentation stream's last seed word (no retries)
+  SampleData sample;
+  bool end = false;
+  const bool timing = options.stage_timing;
+  const int64_t t0 = timing ? NowNs() : 0;
+  std::shared_ptr<const CachedImage> cached;  // holds the pixels `sample` points at
+  int64_t cache_decode_ns = 0;
+  Status st = NoThrow(
+      [&] {
+        return ctx_.cache == nullptr || ctx_.output_cache
+                   ? reader->Read(pos, &scratch_, &sample, &end)
+                   : ReadThroughCache(reader, pos, &sample, &end, &cached, &cache_decode_ns);
+      },
+      [&] { return reader->Name(pos); });
+  const int64_t t1 = timing ? NowNs() : 0;
+  c->Add(c->read_ns, t1 - t0 - cache_decode_ns);
+  c->Add(c->decode_ns, cache_decode_ns);
+  if (st.ok() && end && n < 0) {  // past the end of a stream: an empty slot
+    buf->errors()[s] = Status::OK();
+    buf->ids()[s] = -1;
+    return false;
+  }
+  if (st.ok() && end) st = DataLossError("source ended before position " + std::to_string(pos));
+  if (st.ok()) {
+    c->Add(c->bytes, static_cast<int64_t>(sample.size));
+    Rng rng(HashSeed(options.seed, static_cast<uint64_t>(epoch),
+                     static_cast<uint64_t>(sample.id), static_cast<uint64_t>(attempt)));
+    StageTimes times;
+    bool threw = true;
+    st = NoThrow(
+        [&] {
+          SampleOutput out;
+          if (buf->shape().variable) {
+            out.buffer = buf;
+            out.index = s;
+          } else {
+            out.slot = buf->slot(s);
+          }
+          Status r = processor_.Process(sample, &rng, out, &times);
+          threw = false;
+          return r;
+        },
+        [&] { return reader->Name(pos); });
+    c->Add(c->decode_ns, times.decode_ns);
+    c->Add(c->augment_ns, times.augment_ns);
+    c->Add(c->callback_ns, times.callback_ns);
+    if (!st.ok() && !threw) st = st.WithContext(reader->Name(pos));
+  }
+  TrimScratch();
+  if (st.ok()) {
+    buf->labels()[s] = sample.label;
+    buf->ids()[s] = sample.id;
+    buf->errors()[s] = Status::OK();
+    c->Add(c->images, 1);
+    if (ctx_.output_cache) StoreInOutputCache(reader, pos, s, buf);
+    return true;
+  }
+  if (options.on_error == OnError::kRaise) {
+    buf->errors()[s] = st;
+    buf->ids()[s] = -1;
+    return true;
+  }
+  // Skip: the slot is marked and removed when the consumer assembles the
+  // batches (BatchAssembler), so every good sample is delivered once and the
+  // bad one is counted once; no replacement is read.
+  c->Add(c->skipped, 1);
+  const int64_t key = reader->KeyAt(pos);
+  ctx_.skips->Note(SkipLedger::FileOf(key, key >= 0 ? std::string() : reader->Name(pos)), pos,
+                   st, prefetch);
+  buf->errors()[s] = Status::OK();
+  buf->ids()[s] = BatchAssembler::kSkippedId;
+  return true;
+}
+
+// Read() through the decoded-sample cache: a hit fills `sample` with the
+// cached pixels (no read, no decode); a miss reads, decodes the whole image
+// and caches it (`*decode_ns`: the time that took).
+Status SampleProducer::ReadThroughCache(EpochReader* reader, int64_t pos, SampleData* sample,
+                                        bool* end, std::shared_ptr<const CachedImage>* cached,
+                                        int64_t* decode_ns) {
+  const int64_t key = reader->KeyAt(pos);
+  int64_t bytes_read = 0;
+  if (key >= 0) *cached = ctx_.cache->Lookup(key);
+  if (*cached == nullptr) {
+    STOKER_RETURN_IF_ERROR(reader->Read(pos, &scratch_, sample, end));
+    if (*end || key < 0 || sample->pixels != nullptr) return Status::OK();
+    const int64_t t0 = NowNs();
+    auto image = std::make_shared<CachedImage>();
+    // A failed decode is left to Process(), which names the error as usual.
+    if (!processor_.DecodeWhole(*sample, image.get()).ok()) return Status::OK();
+    image->id = sample->id;
+    image->label = sample->label;
+    (void)ctx_.cache->Insert(key, image);  // too large for the cache: used this once
+    *cached = std::move(image);
+    *decode_ns = NowNs() - t0;
+    bytes_read = static_cast<int64_t>(sample->size);
+  }
+  *end = false;
+  const CachedImage& img = **cached;
+  *sample = SampleData();
+  sample->size = static_cast<size_t>(bytes_read);  // counted as read (0 on a hit)
+  sample->id = img.id;
+  sample->label = img.label;
+  sample->pixels = img.pixels.data();
+  sample->pixel_width = img.width;
+  sample->pixel_height = img.height;
+  sample->pixel_stride = static_cast<ptrdiff_t>(img.width) * 3;
+  return Status::OK();
+}
+
+// cache_kind kOutput: a hit copies the finished sample into slot `s`.
+bool SampleProducer::ServeFromOutputCache(EpochReader* reader, int64_t pos, int s,
+                                          BatchBuffer* buf, WorkerCounters* c) {
+  const int64_t key = reader->KeyAt(pos);
+  if (key < 0) return false;
+  const std::shared_ptr<const CachedImage> hit = ctx_.cache->Lookup(key);
+  if (hit == nullptr) return false;
+  uint8_t* slot = buf->slot(s);
+  if (buf->shape().variable) {  // the cached sample's own size
+    auto reserved = buf->ReserveSlot(s, hit->height, hit->width);
+    if (!reserved.ok()) return false;  // made again (and failing there, named)
+    slot = reserved.value();
+  }
+  std::memcpy(slot, hit->pixels.data(), buf->slot_bytes(s));
+  buf->labels()[s] = hit->label;
+  buf->ids()[s] = hit->id;
+  buf->errors()[s] = Status::OK();
+  c->Add(c->images, 1);
+  return true;
+}
+
+void SampleProducer::StoreInOutputCache(EpochReader* reader, int64_t pos, int s,
+                                        BatchBuffer* buf) {
+  const int64_t key = reader->KeyAt(pos);
+  if (key < 0) return;
+  auto image = std::make_shared<CachedImage>();
+  const size_t bytes = buf->slot_bytes(s);
+  image->pixels.assign(buf->slot(s), buf->slot(s) + bytes);
+  image->width = buf->slot_width(s);
+  image->height = buf->slot_height(s);
+  image->id = buf->ids()[s];
+  image->label = buf->labels()[s];
+  (void)ctx_.cache->Insert(key, std::move(image));
+}
+
+// Frees the file read buffer when it (with the processor's scratch) is above
+// the budget; the processor trims its own scratch after each sample.
+void SampleProducer::TrimScratch() {
+  const size_t budget = ctx_.options->scratch_budget;
+  if (budget == 0) return;
+  if (scratch_bytes() <= budget) return;
+  bool released = processor_.TrimScratch();
+  if (scratch_bytes() > budget) {
+    std::vector<uint8_t>().swap(scratch_.bytes);
+    released = true;
+  }
+  if (released) ctx_.scratch_releases->fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace stoker

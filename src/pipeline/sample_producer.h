@@ -1,0 +1,74 @@
+// Copyright 2026 The stoker Authors.
+//
+// SampleProducer: what one worker does with one position. It reads the
+// sample from the epoch's reader (through the decoded-sample cache when
+// there is one, or serves a finished sample from the output cache), runs the
+// SampleProcessor into the sample's slot of its batch buffer with the
+// sample's own Rng (seeded by seed, epoch and sample id), and marks the slot:
+// a good sample; under on_error=raise its error; under on_error=skip a
+// skipped slot (BatchAssembler::kSkippedId) counted in the SkipLedger; past a
+// stream's end an empty slot. No exception leaves it (a bad_alloc is a
+// ResourceExhausted sample error). After each sample it trims the worker's
+// scratch to the budget.
+//
+// Thread-safety: one per worker, used by that worker only. What it shares
+// (the cache, the ledger, the reader, the release counter) is thread-safe.
+#ifndef STOKER_PIPELINE_SAMPLE_PRODUCER_H_
+#define STOKER_PIPELINE_SAMPLE_PRODUCER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "pipeline/decoded_cache.h"
+#include "pipeline/loader_stats.h"
+#include "pipeline/sample_processor.h"
+#include "pipeline/skip_ledger.h"
+#include "stoker/batch.h"
+#include "stoker/loader.h"
+#include "stoker/source.h"
+
+namespace stoker {
+
+// What every worker's producer shares; outlives the producers.
+struct ProducerContext {
+  const LoaderOptions* options = nullptr;
+  const ProcessorConfig* processor = nullptr;
+  const PixelWriter* writer = nullptr;
+  DecodedCache* cache = nullptr;  // null without cache_bytes
+  bool output_cache = false;      // `cache` holds finished samples (kOutput)
+  SkipLedger* skips = nullptr;
+  std::atomic<int64_t>* scratch_releases = nullptr;  // times scratch was trimmed
+};
+
+class SampleProducer {
+ public:
+  explicit SampleProducer(const ProducerContext& context);
+
+  // Makes position p of `reader` (epoch `epoch`) into slot s of `buf`,
+  // counting its work in `c`. `prefetch`: p is a position of the next
+  // epoch's prefetch (its skips go to that epoch's record). Returns false
+  // when p is past the end of a stream (the slot is left empty, id -1): the
+  // caller marks the stream's end.
+  bool Produce(EpochReader* reader, int64_t epoch, int64_t p, int s, BatchBuffer* buf,
+               WorkerCounters* c, bool prefetch);
+
+  // Scratch held between samples (processor's and the read buffer).
+  size_t scratch_bytes() const { return processor_.scratch_bytes() + scratch_.bytes.capacity(); }
+
+ private:
+  Status ReadThroughCache(EpochReader* reader, int64_t pos, SampleData* sample, bool* end,
+                          std::shared_ptr<const CachedImage>* cached, int64_t* decode_ns);
+  bool ServeFromOutputCache(EpochReader* reader, int64_t pos, int s, BatchBuffer* buf,
+                            WorkerCounters* c);
+  void StoreInOutputCache(EpochReader* reader, int64_t pos, int s, BatchBuffer* buf);
+  void TrimScratch();
+
+  const ProducerContext ctx_;
+  SampleProcessor processor_;
+  SampleScratch scratch_;
+};
+
+}  // namespace stoker
+
+#endif  // STOKER_PIPELINE_SAMPLE_PRODUCER_H_
