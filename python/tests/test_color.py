@@ -92,8 +92,36 @@ def test_gaussian_blur_within_one_level(k):
 
 
 def test_gaussian_blur_transform_arguments():
-    assert "kernel_size=(5, 3)" in repr(stoker.GaussianBlur((3, 5), sigma=1.0))
+    # torchvision's order, (width, height), as given (the engine stores it as (height, width):
+    # test_gaussian_blur_non_square_kernel_matches_torchvision checks the pixels).
+    assert "kernel_size=(3, 5)" in repr(stoker.GaussianBlur((3, 5), sigma=1.0))
     with pytest.raises(ValueError, match="odd"):
         stoker.GaussianBlur(4)
     with pytest.raises(ValueError, match="sigma"):
         stoker.GaussianBlur(3, sigma=(2.0, 1.0))
+
+
+def test_gaussian_blur_non_square_kernel_matches_torchvision(tmp_path):
+    # kernel_size is torchvision's (width, height): a 3 wide, 9 tall kernel blurs vertically
+    # more; through the Loader, on PNGs (no resampling: the images keep their size).
+    import torch
+    import torchvision.datasets as tvd
+    import torchvision.transforms as T
+    from conftest import collect
+    (tmp_path / "a").mkdir()
+    for k in range(3):
+        Image.fromarray(photo(40, 30, 70 + k)).save(tmp_path / "a" / f"{k}.png")
+    tv = T.Compose([T.CenterCrop((30, 40)), T.GaussianBlur((3, 9), sigma=1.7), T.PILToTensor()])
+    ref = torch.stack([x for x, _ in tvd.ImageFolder(str(tmp_path), tv)])
+    out = collect(stoker.Loader(stoker.ImageFolder(str(tmp_path)), batch_size=4, dtype="uint8",
+                                transforms=[stoker.CenterCrop((30, 40)),
+                                            stoker.GaussianBlur((3, 9), sigma=1.7)],
+                                return_indices=True))[0]
+    diff = (ref.int() - out.int()).abs()
+    assert diff.max() <= 1 and (diff == 0).float().mean() > 0.99
+    swapped = collect(stoker.Loader(stoker.ImageFolder(str(tmp_path)), batch_size=4,
+                                    dtype="uint8",
+                                    transforms=[stoker.CenterCrop((30, 40)),
+                                                stoker.GaussianBlur((9, 3), sigma=1.7)],
+                                    return_indices=True))[0]
+    assert (ref.int() - swapped.int()).abs().max() > 1

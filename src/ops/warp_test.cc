@@ -82,13 +82,13 @@ TEST(WarpTest, DrawnParametersStayInTheirRanges) {
   Rng rng(7);
   double v[9];
   for (int i = 0; i < 2000; ++i) {
-    ASSERT_EQ(DrawWarpParams(r, 50, 40, &rng, v), 6);
+    ASSERT_EQ(DrawWarpParams(WarpKind::kAffine, r, 50, 40, &rng, v), 6);
     EXPECT_TRUE(v[0] >= -10 && v[0] <= 20);
     EXPECT_TRUE(std::fabs(v[1]) <= 5 && std::fabs(v[2]) <= 8);
     EXPECT_EQ(v[1], std::round(v[1]));
     EXPECT_TRUE(v[3] >= 0.5 && v[3] <= 2.0);
     EXPECT_TRUE(std::fabs(v[4]) <= 5 && std::fabs(v[5]) <= 1);
-    ASSERT_EQ(DrawWarpParams(p, 50, 40, &rng, v), 9);
+    ASSERT_EQ(DrawWarpParams(WarpKind::kPerspective, p, 50, 40, &rng, v), 9);
     EXPECT_EQ(v[0], 1.0);
     EXPECT_TRUE(v[1] >= 0 && v[1] <= 12 && v[3] >= 37 && v[3] <= 49);  // int(0.5 * 25) = 12
     EXPECT_TRUE(v[6] >= 29 && v[6] <= 39 && v[2] >= 0 && v[2] <= 10);   // int(0.5 * 20) = 10

@@ -2,7 +2,7 @@
 #include "pipeline/sample_processor.h"
 
 #include "base/clock.h"
-#include "ops/color.h"
+#include "ops/transform_ops.h"
 
 #include <algorithm>
 #include <chrono>
@@ -94,7 +94,7 @@ SampleProcessor::SampleProcessor(const ProcessorConfig& config, const PixelWrite
     : config_(config), writer_(writer), decoder_(config.decoder) {
   for (const Transform& t : config_.transforms) {
     if (t.photometric()) photometric_.push_back(&t);
-    if (t.kind == Transform::Kind::kRandomErasing) erasing_.push_back(&t);
+    if (StageOf(t) == TransformStage::kTensor) tensor_ops_.push_back(&t);
   }
 }
 
@@ -127,7 +127,7 @@ Status SampleProcessor::FinishResample(Rng* rng, uint8_t* slot, StageTimes* time
     if (!resampler_.Finish(&SinkToSlot, &ctx)) {
       return InternalError("resampler: input rows missing");
     }
-    for (const Transform* t : erasing_) Erase(*t, rng, slot);
+    RunTensorOps(rng, slot);
     return Status::OK();
   }
   // Photometric ops: the output-size image in scratch, the ops in place,
@@ -137,16 +137,16 @@ Status SampleProcessor::FinishResample(Rng* rng, uint8_t* slot, StageTimes* time
     return InternalError("resampler: input rows missing");
   }
   for (const Transform* t : photometric_) {
-    if (t->kind == Transform::Kind::kCallback) {
+    if (t->callback != nullptr) {
       STOKER_RETURN_IF_ERROR(RunCallback(*t, rng, times));
     } else {
-      ApplyPhotometric(*t, rng, &out_, &aux_);
+      OpsOf(*t).image(*t, rng, &out_, &aux_);
     }
   }
   for (int y = 0; y < out_.height(); ++y) {
     writer_->WriteRow(out_.row(y), y, out_.height(), out_.width(), slot);
   }
-  for (const Transform* t : erasing_) Erase(*t, rng, slot);
+  RunTensorOps(rng, slot);
   return Status::OK();
 }
 
@@ -160,37 +160,10 @@ Status SampleProcessor::RunCallback(const Transform& t, Rng* rng, StageTimes* ti
   return Status::OK();
 }
 
-void SampleProcessor::Erase(const Transform& t, Rng* rng, uint8_t* slot) const {
-  // torchvision.transforms.RandomErasing.forward / get_params.
-  if (!(rng->Uniform() < t.p)) return;
-  const int img_h = out_h_, img_w = out_w_;
-  const double area = static_cast<double>(img_h) * img_w;
-  const double lr0 = std::log(t.ratio_min), lr1 = std::log(t.ratio_max);
-  for (int attempt = 0; attempt < 10; ++attempt) {
-    const double erase_area = area * rng->Uniform(t.scale_min, t.scale_max);
-    const double aspect = std::exp(rng->Uniform(lr0, lr1));
-    const int h = RoundHalfEven(std::sqrt(erase_area * aspect));
-    const int w = RoundHalfEven(std::sqrt(erase_area / aspect));
-    if (!(h < img_h && w < img_w)) continue;
-    const int i = static_cast<int>(rng->Below(static_cast<uint64_t>(img_h - h + 1)));
-    const int j = static_cast<int>(rng->Below(static_cast<uint64_t>(img_w - w + 1)));
-    // All-zero bytes are 0 in uint8, float32, float16 and bfloat16.
-    const size_t elem = DTypeSize(writer_->dtype());
-    if (writer_->layout() == Layout::kNCHW) {
-      for (int c = 0; c < 3; ++c) {
-        for (int y = i; y < i + h; ++y) {
-          std::memset(slot + ((static_cast<size_t>(c) * img_h + y) * img_w + j) * elem, 0,
-                      static_cast<size_t>(w) * elem);
-        }
-      }
-    } else {
-      for (int y = i; y < i + h; ++y) {
-        std::memset(slot + (static_cast<size_t>(y) * img_w + j) * 3 * elem, 0,
-                    static_cast<size_t>(w) * 3 * elem);
-      }
-    }
-    return;
-  }
+void SampleProcessor::RunTensorOps(Rng* rng, uint8_t* slot) const {
+  const OutputTensor out{slot, out_h_, out_w_, DTypeSize(writer_->dtype()),
+                         writer_->layout() == Layout::kNCHW};
+  for (const Transform* t : tensor_ops_) OpsOf(*t).tensor(*t, rng, out);
 }
 
 Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const SampleOutput& out,
