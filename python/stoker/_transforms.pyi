@@ -6,7 +6,7 @@ from stoker._C import Transform
 
 Size = Union[int, Sequence[int]]
 
-__all__ = ['AutoAugment', 'CenterCrop', 'ColorJitter', 'GaussianBlur', 'Grayscale', 'Normalize', 'RandAugment', 'RandomAdjustSharpness', 'RandomAffine', 'RandomAutocontrast', 'RandomCrop', 'RandomEqualize', 'RandomErasing', 'RandomGrayscale', 'RandomHorizontalFlip', 'RandomPerspective', 'RandomPosterize', 'RandomResizedCrop', 'RandomRotation', 'RandomSolarize', 'RandomVerticalFlip', 'Resize', 'TrivialAugmentWide', 'Compose', 'Lambda']
+__all__ = ['AutoAugment', 'CenterCrop', 'ColorJitter', 'GaussianBlur', 'Grayscale', 'Normalize', 'Pad', 'RandAugment', 'RandomAdjustSharpness', 'RandomAffine', 'RandomAutocontrast', 'RandomCrop', 'RandomEqualize', 'RandomErasing', 'RandomGrayscale', 'RandomHorizontalFlip', 'RandomPerspective', 'RandomPosterize', 'RandomResizedCrop', 'RandomRotation', 'RandomSolarize', 'RandomVerticalFlip', 'Resize', 'TrivialAugmentWide', 'Compose', 'Lambda']
 
 TRANSFORMS: Dict[str, type]
 _INSTEAD: Dict[str, str]
@@ -69,6 +69,16 @@ class RandomVerticalFlip(Transform):
       p: a number in [0, 1] (default 0.5).
     """
     def __init__(self, p: float = ...) -> None: ...
+
+class Pad(Transform):
+    """torchvision's Pad: pad the sides by `padding` (an int, (left/right, top/bottom) or (left, top, right, bottom)) with `fill` ('constant') or the image folded as np.pad folds it ('edge', 'reflect', 'symmetric'), as torchvision pads a PIL image. The output grows by the padding. Negative padding (torchvision's crop) is not supported.
+
+    Args:
+      padding: an int, or 1, 2 or 4 ints (all sides; left/right, top/bottom; left, top, right, bottom), each >= 0.
+      fill: None (0), a number, or 1 or 3 numbers, each in [0, 255] (default 0).
+      padding_mode: one of 'constant', 'edge', 'reflect', 'symmetric' (default 'constant').
+    """
+    def __init__(self, padding: Union[int, Sequence[int]], fill: Union[None, float, Sequence[float]] = ..., padding_mode: str = ...) -> None: ...
 
 class RandomRotation(Transform):
     """torchvision's RandomRotation on the PIL image (Image.rotate): an angle uniform in `degrees` ((-d, d) for a number d), counter-clockwise about `center` (default the image centre), pixels outside the source set to `fill`. NEAREST (the default), BILINEAR and BICUBIC, bit-identical to torchvision on PIL. Runs on the output-size image, so it must follow the crops, resizes and flips in the list. expand=True is not supported (one output size).

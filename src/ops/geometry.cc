@@ -262,6 +262,14 @@ Status PlanRandomVerticalFlip(const Transform& t, Rng* rng, GeometryBuilder* b) 
   return Status::OK();
 }
 
+Status PlanPad(const Transform& t, Rng*, GeometryBuilder* b) {
+  // The whole padded image: a crop of the current grid reaching `padding`
+  // beyond each side, its outside filled as torchvision's F.pad fills it.
+  const Rect r{-t.padding[0], -t.padding[1], b->width() + t.padding[0] + t.padding[2],
+               b->height() + t.padding[1] + t.padding[3]};
+  return b->PadCrop(r, t.padding_mode, t.fill, t.padding);
+}
+
 void CropOutputSize(const Transform& t, OutputSize* size) {
   size->height = t.height;
   size->width = t.width;
@@ -275,6 +283,11 @@ void ResizeOutputSize(const Transform& t, OutputSize* size) {
 }
 
 void SameOutputSize(const Transform&, OutputSize*) {}
+
+void PadOutputSize(const Transform& t, OutputSize* size) {
+  size->height += t.padding[1] + t.padding[3];
+  size->width += t.padding[0] + t.padding[2];
+}
 
 // ----------------------------------------------------------------- the list --
 

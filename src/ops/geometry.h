@@ -120,11 +120,14 @@ Status PlanCenterCrop(const Transform& t, Rng* rng, GeometryBuilder* b);
 Status PlanRandomCrop(const Transform& t, Rng* rng, GeometryBuilder* b);
 Status PlanRandomHorizontalFlip(const Transform& t, Rng* rng, GeometryBuilder* b);
 Status PlanRandomVerticalFlip(const Transform& t, Rng* rng, GeometryBuilder* b);
+Status PlanPad(const Transform& t, Rng* rng, GeometryBuilder* b);
 // Crops set a fixed size; Resize(size) with a shorter side does not; flips
 // keep it.
 void CropOutputSize(const Transform& t, OutputSize* size);
 void ResizeOutputSize(const Transform& t, OutputSize* size);
 void SameOutputSize(const Transform& t, OutputSize* size);
+// Pad: a fixed size grows by the padding.
+void PadOutputSize(const Transform& t, OutputSize* size);
 
 // torchvision's RandomResizedCrop.get_params: a crop of the width x height
 // grid, drawn from `rng`. Exposed for the distribution tests.

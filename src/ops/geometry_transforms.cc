@@ -98,7 +98,22 @@ void DeclareGeometryTransforms(TransformFamily& f) {
       .Param(params::Probability("p", &Transform::p, 0.5))
       .Plan(&PlanRandomVerticalFlip, &SameOutputSize);
 
-  f.NotProvided("Pad", "not implemented: CenterCrop larger than the image pads with zeros");
+  f.Declare("Pad", TransformStage::kGeometry)
+      .Doc("torchvision's Pad: pad the sides by `padding` (an int, (left/right, top/bottom) or "
+           "(left, top, right, bottom)) with `fill` ('constant') or the image folded as np.pad "
+           "folds it ('edge', 'reflect', 'symmetric'), as torchvision pads a PIL image. The "
+           "output grows by the padding. Negative padding (torchvision's crop) is not "
+           "supported.")
+      .Torchvision("same arguments: `padding` (an int, 2 or 4 values, >= 0), `fill` (a number "
+                   "or RGB triple), `padding_mode` `\"constant\"`, `\"edge\"`, `\"reflect\"`, "
+                   "`\"symmetric\"`; in the geometry plan (a later crop or resize reads the "
+                   "padded image without making it), bit-identical to torchvision on PIL")
+      .Param(params::Padding("padding", /*required=*/true))
+      .Param(params::Fill("fill", 0))
+      .Param(params::PaddingMode("padding_mode"))
+      .Plan(&PlanPad, &PadOutputSize)
+      .Deterministic();
+
   f.NotProvided("FiveCrop", "not supported (one image per sample)");
   f.NotProvided("TenCrop", "not supported (one image per sample)");
   f.NotProvided("ElasticTransform",
