@@ -6,7 +6,7 @@ from stoker._C import Transform
 
 Size = Union[int, Sequence[int]]
 
-__all__ = ['AutoAugment', 'CenterCrop', 'ColorJitter', 'GaussianBlur', 'Grayscale', 'Normalize', 'Pad', 'RandAugment', 'RandomAdjustSharpness', 'RandomAffine', 'RandomAutocontrast', 'RandomCrop', 'RandomEqualize', 'RandomErasing', 'RandomGrayscale', 'RandomHorizontalFlip', 'RandomPerspective', 'RandomPosterize', 'RandomResizedCrop', 'RandomRotation', 'RandomSolarize', 'RandomVerticalFlip', 'Resize', 'TrivialAugmentWide', 'Compose', 'Lambda']
+__all__ = ['AutoAugment', 'CenterCrop', 'ColorJitter', 'GaussianBlur', 'Grayscale', 'Normalize', 'Pad', 'RandAugment', 'RandomAdjustSharpness', 'RandomAffine', 'RandomAutocontrast', 'RandomCrop', 'RandomEqualize', 'RandomErasing', 'RandomGrayscale', 'RandomHorizontalFlip', 'RandomInvert', 'RandomPerspective', 'RandomPosterize', 'RandomResizedCrop', 'RandomRotation', 'RandomSolarize', 'RandomVerticalFlip', 'Resize', 'TrivialAugmentWide', 'Compose', 'Lambda']
 
 TRANSFORMS: Dict[str, type]
 _INSTEAD: Dict[str, str]
@@ -195,6 +195,14 @@ class GaussianBlur(Transform):
       sigma: a number > 0 or a pair (min, max) with 0 < min <= max (default (0.1, 2.0)).
     """
     def __init__(self, kernel_size: Union[int, Tuple[int, int]], sigma: Union[float, Tuple[float, float]] = ...) -> None: ...
+
+class RandomInvert(Transform):
+    """With probability `p`, ImageOps.invert: every value v becomes 255 - v.
+
+    Args:
+      p: a number in [0, 1] (default 0.5).
+    """
+    def __init__(self, p: float = ...) -> None: ...
 
 class TrivialAugmentWide(Transform):
     """torchvision's TrivialAugmentWide: one op of 14, uniformly, at a uniform magnitude bin with a random sign; on the output-size image, with Pillow's arithmetic (NEAREST warps).

@@ -405,6 +405,11 @@ void ApplyRandomAdjustSharpness(const Transform& t, Rng* rng, RgbImage* img, Rgb
   if (rng->Uniform() < t.p) AdjustSharpness(img, static_cast<float>(t.sharpness_factor), scratch);
 }
 
+void ApplyRandomInvert(const Transform& t, Rng* rng, RgbImage* img, RgbImage*) {
+  // RandomInvert.forward: torch.rand(1) < p.
+  if (rng->Uniform() < t.p) Invert(img);
+}
+
 void ApplyGaussianBlur(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch) {
   // GaussianBlur.get_params: sigma uniform in [min, max] (float32 in torch).
   const double sigma = static_cast<float>(rng->Uniform(t.sigma[0], t.sigma[1]));

@@ -81,6 +81,7 @@ void ApplyRandomPosterize(const Transform& t, Rng* rng, RgbImage* img, RgbImage*
 void ApplyRandomSolarize(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch);
 void ApplyRandomAdjustSharpness(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch);
 void ApplyGaussianBlur(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch);
+void ApplyRandomInvert(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch);
 
 }  // namespace stoker
 

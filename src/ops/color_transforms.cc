@@ -87,9 +87,12 @@ void DeclareColorTransforms(TransformFamily& f) {
       .Param(params::Sigma("sigma", {0.1, 2.0}))
       .Image(&ApplyGaussianBlur);
 
-  f.NotProvided("RandomInvert",
-                "not implemented: stoker.Lambda(lambda im: 255 - im) inverts; within "
-                "RandAugment/AutoAugment, Invert is one of the ops");
+  f.Declare("RandomInvert", TransformStage::kImage)
+      .Doc("With probability `p`, ImageOps.invert: every value v becomes 255 - v.")
+      .Torchvision(kPillowExact)
+      .Param(params::Probability("p", &Transform::p, 0.5))
+      .Image(&ApplyRandomInvert);
+
   f.NotProvided("LinearTransformation",
                 "not implemented: apply it to the batch (a matrix product on the GPU)");
 }
