@@ -154,8 +154,9 @@ build_pkgconf() {
 build_nasm() {
   local src; src=$(unpack nasm) || return 1
   command -v make >/dev/null || { echo "no make: cannot build nasm"; return 1; }
-  mkdir -p "$WORK/deps/nasm" "$PREFIX/tools/bin"
-  (cd "$WORK/deps/nasm" && "$src/configure" --prefix="$PREFIX/tools" CC="${LAUNCHER:+ccache }gcc" &&
+  mkdir -p "$PREFIX/tools/bin"
+  # In its source tree: nasm's Makefile does not make its object folders out of tree.
+  (cd "$src" && ./configure --prefix="$PREFIX/tools" CC="${LAUNCHER:+ccache }gcc" &&
      make -j "$JOBS" nasm && cp nasm "$PREFIX/tools/bin/")
 }
 
