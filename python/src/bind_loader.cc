@@ -289,7 +289,16 @@ void RegisterLoader(py::module_& m) {
              return s.size();
            })
       .def("__repr__", &Source::Describe)
-      .def_property_readonly("classes", &Source::classes, "The class names, index = label.");
+      .def_property_readonly(
+          "classes",
+          [](const Source& s) {
+            // Names that are not UTF-8 (a Latin-1 folder name) come back as
+            // os.fsdecode makes them, never a UnicodeDecodeError.
+            py::list out;
+            for (const std::string& c : s.classes()) out.append(FsDecode(c));
+            return out;
+          },
+          "The class names, index = label.");
 
   py::class_<ImageFolder, Source, std::shared_ptr<ImageFolder>>(
       m, "ImageFolder",
@@ -716,6 +725,7 @@ void RegisterLoader(py::module_& m) {
         d["cores"] = s.cores;
         d["padded_samples"] = s.padded_samples;
         d["prefetch_discarded_batches"] = s.prefetch_discarded_batches;
+        d["truncated_shards"] = s.truncated_shards;
         if (l.options().cache_bytes > 0) {
           py::dict c;
           c["kind"] = l.options().cache_kind == LoaderOptions::CacheKind::kOutput ? "output"

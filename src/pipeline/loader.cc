@@ -500,6 +500,7 @@ class LoaderImpl : public Loader {
     s.padded_samples =
         (prefetching_ ? epoch_padded_ : reader_ != nullptr ? reader_->padded() : 0) + skip_padded_;
     s.prefetch_discarded_batches = prefetch_discarded_batches_;
+    s.truncated_shards = source_->truncated_shards();
     {
       MutexLock skip_lock(&skip_mu_);
       s.total.skipped_files = static_cast<int64_t>(skipped_files_total_.size());
