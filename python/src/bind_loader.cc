@@ -294,8 +294,8 @@ void RegisterLoader(py::module_& m) {
           [](const Source& s) {
             // Names that are not UTF-8 (a Latin-1 folder name) come back as
             // os.fsdecode makes them, never a UnicodeDecodeError.
-            py::list out;
-            for (const std::string& c : s.classes()) out.append(FsDecode(c));
+            std::vector<py::str> out;
+            for (const std::string& c : s.classes()) out.push_back(FsDecode(c));
             return out;
           },
           "The class names, index = label.");
