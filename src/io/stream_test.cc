@@ -1,7 +1,9 @@
 // Copyright 2026 The stoker Authors.
 //
-// Local streams and URL handling. HTTP itself is tested against real
-// servers (nginx, and one that drops connections) in python/tests/test_shards.py.
+// Local streams, URL handling and the node-wide cache. HTTP is tested here
+// against a real server on loopback (testing/http_server.h: redirects, the
+// cache's validation), and against nginx and a server that drops
+// connections in python/tests/test_shards.py.
 #include "io/stream.h"
 
 #include <dirent.h>
