@@ -43,53 +43,78 @@ inline size_t Utf8SequenceLength(const std::string& s, size_t i) {
   return n;
 }
 
+// Splits `s` into runs of valid UTF-8, passed to `run(data, size)`, and the
+// bytes that are not part of any, passed to `bad(byte)`, in order.
+template <typename Run, typename Bad>
+inline void SplitUtf8(const std::string& s, Run run, Bad bad) {
+  size_t start = 0, i = 0;
+  while (i < s.size()) {
+    const size_t n = Utf8SequenceLength(s, i);
+    if (n > 0) {
+      i += n;
+      continue;
+    }
+    if (i > start) run(s.data() + start, i - start);
+    bad(static_cast<unsigned char>(s[i]));
+    start = ++i;
+  }
+  if (i > start) run(s.data() + start, i - start);
+}
+
 // `s` with each byte that is not part of valid UTF-8 written as the four
 // characters \xNN ("caf\xe9" for Latin-1 "cafe" with e-acute): valid
 // UTF-8, readable, and unchanged when applied twice.
 inline std::string EscapeNonUtf8(const std::string& s) {
   std::string out;
   out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    const size_t n = Utf8SequenceLength(s, i);
-    if (n > 0) {
-      out.append(s, i, n);
-      i += n;
-      continue;
-    }
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(s[i]));
-    out += buf;
-    ++i;
-  }
+  SplitUtf8(
+      s, [&](const char* p, size_t n) { out.append(p, n); },
+      [&](unsigned char c) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\x%02x", c);
+        out += buf;
+      });
   return out;
 }
 
-inline std::string JsonQuote(const std::string& in) {
-  const std::string s = EscapeNonUtf8(in);
+// A JSON string literal of `s` whose bytes that are not UTF-8 are written
+// as `bad_prefix` (JSON text) followed by the byte in two hex digits.
+inline std::string JsonQuoteWith(const std::string& s, const char* bad_prefix) {
   std::string out;
   out.reserve(s.size() + 2);
   out += '"';
-  for (const char ch : s) {
-    const unsigned char c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += ch;
-        }
+  auto escape = [&](const char* p, size_t n) {
+    for (size_t k = 0; k < n; ++k) {
+      const unsigned char c = static_cast<unsigned char>(p[k]);
+      switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+          if (c < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+          } else {
+            out += static_cast<char>(c);
+          }
+      }
     }
-  }
+  };
+  SplitUtf8(s, escape, [&](unsigned char c) {
+    static const char kHex[] = "0123456789abcdef";
+    out += bad_prefix;
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  });
   out += '"';
   return out;
 }
+
+// The string the JSON reader gets holds \xNN for each byte that is not UTF-8.
+inline std::string JsonQuote(const std::string& s) { return JsonQuoteWith(s, "\\\\x"); }
 
 }  // namespace stoker
 

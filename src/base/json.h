@@ -11,7 +11,6 @@
 #define STOKER_BASE_JSON_H_
 
 #include <cstdint>
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -23,27 +22,7 @@ namespace stoker {
 // each byte that is not as the escape \udcNN (the surrogate escape of PEP
 // 383: json.loads gives the str os.fsdecode gives for the same bytes).
 inline std::string JsonQuoteBytes(const std::string& s) {
-  std::string valid;
-  valid.reserve(s.size());
-  std::string out = "\"";
-  for (size_t i = 0; i < s.size();) {
-    const size_t n = Utf8SequenceLength(s, i);
-    if (n > 0) {
-      valid.append(s, i, n);
-      i += n;
-      continue;
-    }
-    const std::string quoted = JsonQuote(valid);
-    out.append(quoted, 1, quoted.size() - 2);
-    valid.clear();
-    char buf[8];
-    std::snprintf(buf, sizeof buf, "\\udc%02x", static_cast<unsigned char>(s[i]));
-    out += buf;
-    ++i;
-  }
-  const std::string quoted = JsonQuote(valid);
-  out.append(quoted, 1, quoted.size() - 2);
-  return out + "\"";
+  return JsonQuoteWith(s, "\\udc");
 }
 
 // Parses `text` holding one JSON array of strings (whitespace around the

@@ -48,6 +48,10 @@ TEST(JsonTest, BytesThatAreNotUtf8RoundTripAsSurrogateEscapes) {
   EXPECT_EQ(out, in);
   EXPECT_FALSE(ParseJsonStringArray(R"(["\udc10"])", &out));  // not a byte's escape
   EXPECT_EQ(EscapeNonUtf8("caf\xe9 \xc3\xa9"), "caf\\xe9 \xc3\xa9");
+  // The CLI's JsonQuote: always valid UTF-8 JSON; such bytes read back as \xNN text.
+  EXPECT_EQ(JsonQuote("caf\xe9\n"), "\"caf\\\\xe9\\n\"");
+  EXPECT_TRUE(ParseJsonStringArray("[" + JsonQuote("caf\xe9") + "]", &out));
+  EXPECT_EQ(out, std::vector<std::string>{"caf\\xe9"});
   EXPECT_EQ(EscapeNonUtf8(EscapeNonUtf8("caf\xe9")), "caf\\xe9");
 }
 
