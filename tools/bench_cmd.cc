@@ -154,7 +154,9 @@ int CmdBench(const std::string& data, const std::string& pipeline, LoaderOptions
   if (compare == "full" && device_name == "cpu") {
     // The whole side-by-side benchmark (bench/run_bench.py) replaces this process.
     const std::string script = DataFile("bench/run_bench.py");
-    if (script.empty()) return 1;
+    if (script.empty()) {
+      return ReportError("bench", NotFoundError("bench/run_bench.py not found"), json);
+    }
     const std::string python = PythonInterpreter();
     const std::string epochs_s = std::to_string(epochs), batch_s = std::to_string(o.batch_size);
     const std::string self = "/proc/self/exe";
@@ -163,8 +165,7 @@ int CmdBench(const std::string& data, const std::string& pipeline, LoaderOptions
     const std::string binary = n > 0 ? std::string(exe, n) : "build/stoker";
     execl(python.c_str(), "python3", script.c_str(), data.c_str(), "--epochs", epochs_s.c_str(),
           "--batch-size", batch_s.c_str(), "--stoker", binary.c_str(), static_cast<char*>(nullptr));
-    std::fprintf(stderr, "stoker bench: cannot run %s %s\n", python.c_str(), script.c_str());
-    return 1;
+    return ReportError("bench", InternalError("cannot run " + python + " " + script), json);
   }
   BenchResult r;
   StatusOr<int> device = ParseBenchDevice(device_name);
@@ -174,17 +175,14 @@ int CmdBench(const std::string& data, const std::string& pipeline, LoaderOptions
   }
   if (st.ok()) st = RunBench(data, o, device.value(), epochs, &r);
   if (!st.ok()) {
-    if (json) {  // still one JSON object on stdout
-      std::printf("{\"tool\": \"bench\", \"error\": %s, \"code\": %s}\n",
-                  JsonQuote(st.message()).c_str(), JsonQuote(StatusCodeName(st.code())).c_str());
-    }
-    std::fprintf(stderr, "stoker bench: %s\n", st.ToString().c_str());
-    return 1;
+    return ReportError("bench", st, json);  // still one JSON object on stdout
   }
   std::string peer_json;
   if (compare == "torch") {
     const std::string script = DataFile("bench/torch_baseline.py");
-    if (script.empty()) return 1;
+    if (script.empty()) {
+      return ReportError("bench", NotFoundError("bench/torch_baseline.py not found"), json);
+    }
     const std::string cmd = "'" + PythonInterpreter() + "' '" + script + "' '" + data +
                             "' --pipeline " + pipeline +
                             " --batch-size " + std::to_string(o.batch_size) +

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "stoker/json.h"
+
 namespace stoker {
 
 std::string PythonInterpreter() {
@@ -37,6 +39,17 @@ std::string DataFile(const std::string& rel) {
   std::fprintf(stderr, "stoker: cannot find %s (looked in:%s; set STOKER_DATA_DIR)\n",
                rel.c_str(), looked.c_str());
   return "";
+}
+
+int ReportError(const char* tool, const Status& status, bool json) {
+  if (json) {
+    std::printf("{\"tool\": %s, \"error\": %s, \"code\": %s}\n", JsonQuote(tool).c_str(),
+                JsonQuote(status.message()).c_str(),
+                JsonQuote(StatusCodeName(status.code())).c_str());
+    std::fflush(stdout);
+  }
+  std::fprintf(stderr, "stoker %s: %s\n", tool, status.ToString().c_str());
+  return 1;
 }
 
 }  // namespace stoker

@@ -2,12 +2,15 @@
 //
 // What the CLI's verbs share: where the Python scripts the CLI runs are
 // found (`tune --plot`, `stats --plot`, `bench --compare`) and which
-// interpreter runs them. No path into the checkout is compiled in.
-// Thread-safety: both functions are safe to call from any thread.
+// interpreter runs them (no path into the checkout is compiled in), and how
+// an error is reported (with --json, as one JSON object on stdout too).
+// Thread-safety: every function is safe to call from any thread.
 #ifndef STOKER_TOOLS_CLI_SUPPORT_H_
 #define STOKER_TOOLS_CLI_SUPPORT_H_
 
 #include <string>
+
+#include "stoker/status.h"
 
 namespace stoker {
 
@@ -22,6 +25,12 @@ std::string PythonInterpreter();
 // stoker/bin/stoker in the Python package). Returns the path, or "" after
 // printing to stderr where it looked.
 std::string DataFile(const std::string& rel);
+
+// A verb's error: "stoker <tool>: <status>" on stderr and, when `json`, the
+// JSON object {"tool": ..., "error": <message>, "code": <status code name>}
+// on stdout, so that a script reading --json output always gets one object.
+// Returns the exit status, 1.
+int ReportError(const char* tool, const Status& status, bool json);
 
 }  // namespace stoker
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cli_checks.h"
+#include "cli_support.h"
 #include "command.h"
 
 #include <chrono>
@@ -14,6 +15,7 @@
 
 #include "source_path.h"
 #include "stoker/convert.h"
+#include "stoker/json.h"
 #include "stoker/sources.h"
 
 namespace stoker {
@@ -59,21 +61,6 @@ std::string HumanBytes(double b) {
   char buf[32];
   std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", b, units[u]);
   return buf;
-}
-
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
 }
 
 }  // namespace
@@ -133,10 +120,7 @@ bool LabelsGiven(const ConvertCommand& c) { return c.sub()->count("--labels") > 
 
 int ConvertCommand::Run() {
   const ConvertCommand& c = *this;
-  auto fail = [](const Status& s) {
-    std::fprintf(stderr, "stoker convert: %s\n", s.ToString().c_str());
-    return 1;
-  };
+  auto fail = [&c](const Status& s) { return ReportError("convert", s, c.json); };
   ConvertOptions o;
   auto size = ParseSize(c.shard_size);
   if (!size.ok()) return fail(size.status());
@@ -185,8 +169,8 @@ int ConvertCommand::Run() {
   const ConvertResult& res = r.value();
   const double rate = res.seconds > 0 ? res.samples / res.seconds : 0;
   if (c.json) {
-    std::string out = "{\"tool\": \"convert\", \"source\": " + JsonString(source.value()->Describe()) +
-                      ", \"dest\": " + JsonString(c.dest) +
+    std::string out = "{\"tool\": \"convert\", \"source\": " + JsonQuote(source.value()->Describe()) +
+                      ", \"dest\": " + JsonQuote(c.dest) +
                       ", \"shards\": " + std::to_string(res.shards.size()) +
                       ", \"samples\": " + std::to_string(res.samples) +
                       ", \"reencoded\": " + std::to_string(res.reencoded) +
@@ -195,7 +179,7 @@ int ConvertCommand::Run() {
                       ", \"seconds\": " + std::to_string(res.seconds) +
                       ", \"samples_per_sec\": " + std::to_string(rate) + ", \"paths\": [";
     for (size_t i = 0; i < res.shards.size(); ++i) {
-      out += (i ? ", " : "") + JsonString(res.shards[i].path);
+      out += (i ? ", " : "") + JsonQuote(res.shards[i].path);
     }
     std::printf("%s]}\n", out.c_str());
     return 0;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli_checks.h"
+#include "cli_support.h"
 #include "command.h"
 #include "loader_flags.h"
 #include "stoker/decode.h"
@@ -26,10 +27,7 @@ namespace {
 // after a warm-up pass.
 int CmdDecode(const std::string& data, int threads, int epochs, bool json) {
   auto folder = ImageFolder::Open(data);
-  if (!folder.ok()) {
-    std::fprintf(stderr, "stoker decode: %s\n", folder.status().ToString().c_str());
-    return 1;
-  }
+  if (!folder.ok()) return ReportError("decode", folder.status(), json);
   const std::shared_ptr<ImageFolder> f = folder.value();
   if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
   std::vector<double> rates;

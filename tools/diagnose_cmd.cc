@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cli_checks.h"
+#include "cli_support.h"
 #include "command.h"
 #include "loader_flags.h"
 #include "stoker/diagnose.h"
@@ -24,15 +25,9 @@ namespace {
 int CmdDiagnose(const std::string& data, const std::string& pipeline, LoaderOptions o,
                 double step_ms, int batches, bool json) {
   auto folder = ImageFolder::Open(data);
-  if (!folder.ok()) {
-    std::fprintf(stderr, "stoker diagnose: %s\n", folder.status().ToString().c_str());
-    return 1;
-  }
+  if (!folder.ok()) return ReportError("diagnose", folder.status(), json);
   auto loader = Loader::Create(folder.value(), o);
-  if (!loader.ok()) {
-    std::fprintf(stderr, "stoker diagnose: %s\n", loader.status().ToString().c_str());
-    return 1;
-  }
+  if (!loader.ok()) return ReportError("diagnose", loader.status(), json);
   auto step = [step_ms](const BatchPtr&) {
     if (step_ms > 0) {
       std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(step_ms));
@@ -41,10 +36,7 @@ int CmdDiagnose(const std::string& data, const std::string& pipeline, LoaderOpti
   DiagnoseOptions d;
   d.batches = batches;
   auto r = Diagnose(loader.value().get(), step, d);
-  if (!r.ok()) {
-    std::fprintf(stderr, "stoker diagnose: %s\n", r.status().ToString().c_str());
-    return 1;
-  }
+  if (!r.ok()) return ReportError("diagnose", r.status(), json);
   const Diagnosis& g = r.value();
   if (json) {
     std::string out = "{\"tool\": \"diagnose\", \"step_ms\": " + std::to_string(step_ms) +

@@ -175,10 +175,7 @@ bool Plot(const std::string& report_json, const std::string& old_json, const std
 
 int StatsCommand::Run() {
   const StatsCommand& c = *this;
-  auto fail = [](const Status& s) {
-    std::fprintf(stderr, "stoker stats: %s\n", s.ToString().c_str());
-    return 1;
-  };
+  auto fail = [&c](const Status& s) { return ReportError("stats", s, c.json); };
   if (!c.plot.empty() && c.plot.find('\'') != std::string::npos) {
     return fail(InvalidArgumentError("--plot: the file name must not contain a quote"));
   }

@@ -15,13 +15,37 @@
 //                                                                          (synth_cmd.cc)
 //   stoker convert SRC DEST [--shard-size 1GB] [--resize N] [--compress zstd] ... (convert_cmd.cc)
 //   stoker stats DATA [--against OLD] [--resolution N] [--json] [--plot F.png] (stats_cmd.cc)
+#include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "cli_support.h"
 #include "command.h"
 #include "stoker/version.h"
+
+namespace {
+
+// Whether the command line asks for --json (before any "--"), and the verb
+// it names ("stoker" when none): a parse error is then reported as JSON too.
+bool WantsJson(int argc, char** argv, const std::vector<std::string>& verbs, std::string* tool) {
+  *tool = "stoker";
+  bool json = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) break;
+    if (std::strcmp(argv[i], "--json") == 0) json = true;
+    if (*tool == "stoker") {
+      for (const std::string& v : verbs) {
+        if (v == argv[i]) *tool = v;
+      }
+    }
+  }
+  return json;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace stoker;
@@ -34,7 +58,21 @@ int main(int argc, char** argv) {
                    AddTuneCommand, AddConvertCommand, AddStatsCommand}) {
     commands.push_back(add(&app));
   }
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11's own errors (a missing DATA directory, a bad value, an unknown
+    // option) are JSON objects under --json like every other error; --help
+    // and --version (exit status 0) are not errors.
+    std::vector<std::string> verbs;
+    for (const auto& c : commands) verbs.push_back(c->sub()->get_name());
+    std::string tool;
+    if (e.get_exit_code() != 0 && WantsJson(argc, argv, verbs, &tool)) {
+      ReportError(tool.c_str(), InvalidArgumentError(e.what()), /*json=*/true);
+      return e.get_exit_code();
+    }
+    return app.exit(e);
+  }
   for (const auto& c : commands) {
     if (c->parsed()) return c->Run();
   }

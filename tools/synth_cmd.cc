@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "cli_support.h"
 #include "command.h"
 #include "loader_flags.h"
 #include "stoker/json.h"
@@ -19,10 +20,7 @@ namespace {
 int CmdSynth(const std::string& dir, const SynthOptions& o, bool json) {
   const double t0 = NowSeconds();
   auto n = WriteSyntheticImageFolder(dir, o);
-  if (!n.ok()) {
-    std::fprintf(stderr, "stoker synth: %s\n", n.status().ToString().c_str());
-    return 1;
-  }
+  if (!n.ok()) return ReportError("synth", n.status(), json);
   if (json) {
     std::printf("{\"tool\": \"synth\", \"dir\": %s, \"images\": %lld, \"classes\": %d, "
                 "\"seconds\": %.3f}\n",

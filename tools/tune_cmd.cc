@@ -27,10 +27,7 @@ namespace {
 int CmdTune(const std::string& data, const std::string& pipeline, LoaderOptions o,
             TuneOptions t, const std::string& plot, bool json) {
   auto folder = ImageFolder::Open(data);
-  if (!folder.ok()) {
-    std::fprintf(stderr, "stoker tune: %s\n", folder.status().ToString().c_str());
-    return 1;
-  }
+  if (!folder.ok()) return ReportError("tune", folder.status(), json);
   const bool tty = isatty(2);
   if (tty) {
     const double t0 = NowSeconds();
@@ -42,23 +39,22 @@ int CmdTune(const std::string& data, const std::string& pipeline, LoaderOptions 
   }
   auto results = Tune(folder.value(), o, t);
   if (tty) std::fprintf(stderr, "\r\033[K");
-  if (!results.ok()) {
-    std::fprintf(stderr, "stoker tune: %s\n", results.status().ToString().c_str());
-    return 1;
-  }
+  if (!results.ok()) return ReportError("tune", results.status(), json);
   const TuneRecommendation rec = Recommend(results.value(), t.step_ms);
   const std::string j = TuneJson(results.value(), rec, t.step_ms);
   if (!plot.empty()) {
     // matplotlib draws it: tools/plot_tune.py reads the JSON from stdin.
     const std::string script = DataFile("tools/plot_tune.py");
-    if (script.empty()) return 1;
+    if (script.empty()) {
+      return ReportError("tune", NotFoundError("--plot: tools/plot_tune.py not found"), json);
+    }
     const std::string cmd = "'" + PythonInterpreter() + "' '" + script + "' '" + plot + "'";
     FILE* p = popen(cmd.c_str(), "w");
     if (p == nullptr || std::fwrite(j.data(), 1, j.size(), p) != j.size() || pclose(p) != 0) {
-      std::fprintf(stderr, "stoker tune: --plot failed (it needs %s with "
-                           "matplotlib: Debian package python3-matplotlib)\n",
-                   PythonInterpreter().c_str());
-      return 1;
+      return ReportError("tune",
+                         InternalError("--plot failed (it needs " + PythonInterpreter() +
+                                       " with matplotlib: Debian package python3-matplotlib)"),
+                         json);
     }
   }
   if (json) {

@@ -195,6 +195,10 @@ struct LoaderStats {
   int cores = 0;                // available cores / local_world_size: the default threads
   int64_t padded_samples = 0;   // samples of the epoch repeated to even out the ranks
   int64_t prefetch_discarded_batches = 0;  // next-epoch batches made, then not wanted
+  // Source::truncated_shards(): stream-read tar shards that ended without
+  // their end-of-archive blocks, over the source's life (a warning: without
+  // a declared length such a shard is read as complete).
+  int64_t truncated_shards = 0;
   // The decoded-sample cache (all zero without one).
   int64_t cache_hits = 0;
   int64_t cache_misses = 0;

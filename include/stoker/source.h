@@ -130,8 +130,17 @@ class Source {
   // rank sharding are then exact for any world size); false for streams.
   virtual bool random_access() const { return false; }
   // A cheap fingerprint of the dataset (its size and a hash of sample or
-  // shard names), stored with a resume state to refuse another dataset.
+  // shard names), stored with a resume state to refuse another dataset. It
+  // identifies the dataset, not where it lies: names are hashed relative to
+  // the directory they all share (FingerprintNames), so the same data moved,
+  // staged or mounted elsewhere has the same fingerprint.
   virtual uint64_t Fingerprint() const;
+  // Tar shards read in stream mode that ended right after a member, without
+  // the end-of-archive blocks (a copy cut at a member boundary looks so),
+  // over the source's life: each epoch that reads one to its end counts it.
+  // Such a shard is read as complete, or ends with an error under a
+  // declared length. 0 for other sources.
+  virtual int64_t truncated_shards() const { return 0; }
 };
 
 // Base for sources that can read any sample by index in [0, size()).
@@ -150,9 +159,15 @@ class RandomAccessSource : public Source {
   // (GlobalPosition).
   StatusOr<std::unique_ptr<EpochReader>> StartEpoch(const EpochSpec& spec) override;
   bool random_access() const override { return true; }
-  // Size plus a hash of up to 1024 evenly spaced sample names.
+  // Size plus a hash of up to 1024 evenly spaced sample names
+  // (FingerprintNames).
   uint64_t Fingerprint() const override;
 };
+
+// A hash of `seed` and `names` with the directory prefix they all share
+// left out ("/mnt/a/train/cat/1.jpg" counts as "cat/1.jpg" when every name
+// is under /mnt/a/train/): the fingerprint of a dataset wherever it lies.
+uint64_t FingerprintNames(uint64_t seed, const std::vector<std::string>& names);
 
 // The permutation of [0, n) used by shuffled epochs: Fisher-Yates driven by
 // Rng(HashSeed(seed, epoch)). Exposed for tests.

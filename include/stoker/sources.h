@@ -116,6 +116,13 @@ struct SampleSpec {
   // Members (images, labels) larger than this are errors, not allocations
   // (max_sample_bytes, 256 MiB). Below it, memory follows the bytes present.
   int64_t max_member_bytes = int64_t{256} << 20;
+  // A shard that ends at a member boundary without the end-of-archive
+  // blocks (the zero blocks every tar writer appends; a copy cut between two
+  // members leaves none) is an error after its last sample when set;
+  // otherwise it ends as if complete and is counted in
+  // Source::truncated_shards(). Shards sets it in indexed mode and, in
+  // stream mode, under a declared length.
+  bool require_end_of_archive = false;
 };
 
 // Whether this build reads http(s):// and s3:// shards (CMake option STOKER_WITH_CURL,
@@ -132,6 +139,12 @@ struct StreamOptions {
   std::string cache_dir;
   // Bound on the bytes under cache_dir (0 = none); LRU eviction.
   int64_t cache_bytes = 0;
+  // How long a cache entry is trusted without asking the server: an open
+  // more than this many seconds after the entry was last validated sends a
+  // HEAD request and downloads the object again when its ETag,
+  // Last-Modified or size changed. 0 (default): every open; negative:
+  // never (the entry's size is still checked against the download).
+  int cache_validate_s = 0;
   // TLS: verify the server's certificate and host name (default), against
   // `ca_file` (PEM) when given, else the system's CAs.
   bool verify = true;

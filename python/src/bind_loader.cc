@@ -186,6 +186,7 @@ void RegisterLoader(py::module_& m) {
         d["cores"] = s.cores;
         d["padded_samples"] = s.padded_samples;
         d["prefetch_discarded_batches"] = s.prefetch_discarded_batches;
+        d["truncated_shards"] = s.truncated_shards;
         if (l.options().cache_bytes > 0) {
           py::dict c;
           c["kind"] = l.options().cache_kind == LoaderOptions::CacheKind::kOutput ? "output"

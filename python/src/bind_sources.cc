@@ -40,7 +40,16 @@ void RegisterSources(py::module_& m) {
              return s.size();
            })
       .def("__repr__", &Source::Describe)
-      .def_property_readonly("classes", &Source::classes, "The class names, index = label.");
+      .def_property_readonly(
+          "classes",
+          [](const Source& s) {
+            // Names that are not UTF-8 (a Latin-1 folder name) come back as
+            // os.fsdecode makes them, never a UnicodeDecodeError.
+            std::vector<py::str> out;
+            for (const std::string& c : s.classes()) out.push_back(FsDecode(c));
+            return out;
+          },
+          "The class names, index = label.");
 
   py::class_<ImageFolder, Source, std::shared_ptr<ImageFolder>>(
       m, "ImageFolder",

@@ -40,7 +40,10 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, la
       concurrent_shards: stream mode, shards interleaved when shuffling.
       cache_dir: a cache of remote shards shared by every process on the node: each shard
         is downloaded whole once (file locks keep concurrent fills apart) and read from
-        there; also holds indexes of read-only local shards.
+        there; also holds indexes of read-only local shards. Every open checks the cached
+        copy: its size against what was downloaded, and with a HEAD request whether the
+        server still has the same object (ETag, Last-Modified, size); a changed or cut
+        copy is downloaded again, and an unreachable server leaves the copy in use.
       cache_bytes: bound on the bytes under ``cache_dir`` (0: none); the least recently
         used shards are removed first.
       retries: attempts per remote shard (connection errors, 5xx, dropped connections;
@@ -56,6 +59,9 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, la
         whose shards run short reads them again; samples past its share wait for the next
         epoch). Exactly once per epoch when the shards hold equal counts and their number
         divides by the world size; use ``mode="indexed"`` for exactness in every case.
+        A shard cut at a member boundary (no end-of-archive blocks) is then an error, as in
+        indexed mode; without ``length`` it is read as it is and counted in the Loader's
+        ``stats()["truncated_shards"]``.
 
     ``classes`` holds the class names (by label) when the shards' directory has the
     ``classes.json`` that ``stoker convert`` writes beside them, else ``[]``.

@@ -104,7 +104,7 @@ def test_https_with_ca_file_reads_the_shards(https, tmp_path):
     cache = tmp_path / "cache"
     cached = collect(stoker.Shards(URL.format(port=port), ca_file=cert, cache_dir=str(cache)))
     assert cached[1] == want[1]
-    entries = [n for n in os.listdir(cache) if not n.endswith(".lock")]
+    entries = [n for n in os.listdir(cache) if not n.endswith((".lock", ".meta"))]
     assert sorted(open(cache / n, "rb").read() for n in entries) == \
         sorted(open(p, "rb").read() for p in local)
 

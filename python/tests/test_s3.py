@@ -131,6 +131,10 @@ class _VerifyingProxy(socketserver.StreamRequestHandler):
         conn.close()
         extra = {k: v for k, v in resp.getheaders()
                  if k.lower() in ("content-type", "content-range", "etag", "last-modified")}
+        if method == "HEAD":  # the object's headers, its length included, and no body
+            self.reply(resp.status, resp.reason, b"", extra,
+                       length=int(resp.getheader("content-length", "0")))
+            return
         cut = not query and resp.status in (200, 206) and n < srv.drops
         self.reply(resp.status, resp.reason, body, extra, cut=cut)
 
@@ -156,8 +160,9 @@ class _VerifyingProxy(socketserver.StreamRequestHandler):
                     "match the signature you provided. Check your key and signing method.")
         return None
 
-    def reply(self, status, reason, body, headers, cut=False):
-        head = f"HTTP/1.1 {status} {reason}\r\nContent-Length: {len(body)}\r\n"
+    def reply(self, status, reason, body, headers, cut=False, length=None):
+        length = len(body) if length is None else length
+        head = f"HTTP/1.1 {status} {reason}\r\nContent-Length: {length}\r\n"
         head += "".join(f"{k}: {v}\r\n" for k, v in headers.items())
         self.wfile.write((head + "Connection: close\r\n\r\n").encode())
         if cut:
@@ -403,7 +408,8 @@ def run_readers(n, url, cache, cache_bytes=0):
 def cache_entries(cache):
     names = os.listdir(cache)
     assert not [n for n in names if ".part." in n], names  # no fill left half-written
-    return {n: os.path.getsize(cache / n) for n in names if not n.endswith(".lock")}
+    return {n: os.path.getsize(cache / n) for n in names
+            if not n.endswith(".lock") and not n.endswith(".meta")}  # locks, entries' records
 
 
 def test_s3_cache_shared_by_processes_downloads_each_shard_once(s3, tmp_path):

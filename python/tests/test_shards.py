@@ -329,7 +329,8 @@ def test_http_shards_from_nginx(nginx, variants, tmp_path):
     assert remote[1] == local[1]
     assert np.array_equal(remote[0], local[0])
     # Each shard read to its end is cached whole under cache_dir.
-    cached = sorted(n for n in os.listdir(cache) if not n.endswith(".lock"))  # fill locks
+    cached = sorted(n for n in os.listdir(cache)
+                    if not n.endswith((".lock", ".meta")))  # fill locks, entries' records
     assert len(cached) == 3 and all(n.endswith(".tar.zst") for n in cached)
     d = os.path.dirname(variants["zstd"])
     for n in cached:
@@ -451,7 +452,7 @@ def test_http_cache_completes_when_the_tar_ends_before_the_file(nginx, variants,
     cache = tmp_path / "cache"
     _, labels, _, _ = collect(stoker.Shards(nginx + "/padded/p-000000.tar", cache_dir=str(cache)))
     assert labels == [0, 1, 2]
-    (cached,) = [n for n in os.listdir(cache) if not n.endswith(".lock")]
+    (cached,) = [n for n in os.listdir(cache) if not n.endswith((".lock", ".meta"))]
     assert open(cache / cached, "rb").read() == data
 
 

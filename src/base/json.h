@@ -2,7 +2,11 @@
 //
 // JsonQuote is public: include/stoker/json.h. ParseJsonStringArray: the
 // inverse for a JSON array of strings (the classes.json beside converted
-// shards). Thread-safe (pure).
+// shards). Names that are not UTF-8 (file and folder names are bytes):
+// JsonQuoteBytes writes them as Python does (surrogate escapes) and
+// ParseJsonStringArray reads those back as the bytes (JsonQuote and
+// EscapeNonUtf8, public, write them as readable \xNN text instead).
+// Thread-safe (pure).
 #ifndef STOKER_BASE_JSON_H_
 #define STOKER_BASE_JSON_H_
 
@@ -14,8 +18,16 @@
 
 namespace stoker {
 
+// A JSON string literal of the bytes `s`: JsonQuote for valid UTF-8, and
+// each byte that is not as the escape \udcNN (the surrogate escape of PEP
+// 383: json.loads gives the str os.fsdecode gives for the same bytes).
+inline std::string JsonQuoteBytes(const std::string& s) {
+  return JsonQuoteWith(s, "\\udc");
+}
+
 // Parses `text` holding one JSON array of strings (whitespace around the
-// tokens allowed; \uXXXX escapes written as UTF-8, surrogate pairs joined).
+// tokens allowed; \uXXXX escapes written as UTF-8, surrogate pairs joined,
+// a lone \udc80..\udcff as the byte 0x80..0xff it escapes: JsonQuoteBytes).
 // Returns false, leaving `out` unspecified, on anything else.
 inline bool ParseJsonStringArray(const std::string& text, std::vector<std::string>* out) {
   out->clear();
@@ -93,6 +105,9 @@ inline bool ParseJsonStringArray(const std::string& text, std::vector<std::strin
               i += 2;
               if (!hex4(&lo) || lo < 0xDC00 || lo >= 0xE000) return false;
               cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            } else if (cp >= 0xDC80 && cp < 0xDD00) {  // a byte that was not UTF-8
+              s += static_cast<char>(cp - 0xDC00);
+              break;
             } else if (cp >= 0xDC00 && cp < 0xE000) {
               return false;
             }

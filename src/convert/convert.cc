@@ -1,10 +1,15 @@
 // Copyright 2026 The stoker Authors.
 #include "convert/convert.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <thread>
@@ -85,10 +90,41 @@ bool KeyChar(char c) {
          c == '-';
 }
 
+// Names that are not UTF-8 (a Latin-1 folder name) as surrogate escapes:
+// valid JSON that Python reads as os.fsdecode's str and Shards reads back as
+// the bytes (base/json.h).
 std::string ClassesJson(const std::vector<std::string>& classes) {
   std::string text = "[";
-  for (size_t i = 0; i < classes.size(); ++i) text += (i ? ", " : "") + JsonQuote(classes[i]);
+  for (size_t i = 0; i < classes.size(); ++i) text += (i ? ", " : "") + JsonQuoteBytes(classes[i]);
   return text + "]\n";
+}
+
+// Writes `text` to `path` through `path`.tmp and a rename; on any failure
+// (a full disk included) the temporary file is removed and `path` is left
+// as it was.
+Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) return IoError(tmp + ": cannot create: " + std::strerror(errno));
+  size_t done = 0;
+  int err = 0;
+  while (done < text.size()) {
+    const ssize_t w = ::write(fd, text.data() + done, text.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      err = w < 0 ? errno : ENOSPC;
+      break;
+    }
+    done += static_cast<size_t>(w);
+  }
+  if (err == 0 && ::fsync(fd) != 0) err = errno;
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
+  if (err != 0) {
+    ::unlink(tmp.c_str());
+    return IoError(path + ": cannot write the class names: " + std::strerror(err));
+  }
+  return Status::OK();
 }
 
 // The bytes of `path`, or "" when it cannot be read.
@@ -238,18 +274,7 @@ StatusOr<ConvertResult> ConvertToShards(Source* source, const ConvertOptions& op
   stop();
   if (!status.ok()) return status;  // the writer's destructor deletes the partial shard
   STOKER_RETURN_IF_ERROR(writer->Finish());
-  if (!classes.empty()) {
-    const std::string tmp = classes_path + ".tmp";
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      out << classes_text;
-      out.close();
-      if (!out) return IoError(tmp + ": cannot write the class names");
-    }
-    if (std::rename(tmp.c_str(), classes_path.c_str()) != 0) {
-      return IoError(classes_path + ": cannot write the class names");
-    }
-  }
+  if (!classes.empty()) STOKER_RETURN_IF_ERROR(WriteFileAtomically(classes_path, classes_text));
   result.shards = writer->shards();
   for (const ShardInfo& s : result.shards) result.output_bytes += s.file_bytes;
   result.seconds =

@@ -7,7 +7,12 @@
 // KEY.cls (the label as decimal text, no newline; omitted when the label is
 // negative, i.e. the source has none). When the source has class names
 // (ImageFolder), they are written beside the shards as classes.json, a JSON
-// array of strings indexed by label, which Shards() reads back.
+// array of strings indexed by label, which Shards() reads back. Bytes of a
+// name that are not UTF-8 are written as surrogate escapes (\udce9 for a
+// Latin-1 e-acute, as Python's json.dumps(os.fsdecode(name))), so the file
+// is valid JSON and the names come back as they were. The file is written
+// through classes.json.tmp and a rename; a failed write (a full disk)
+// removes the temporary and is an error naming the file.
 //
 // The image member:
 //  - without `resize`: the source's encoded bytes as they are (no decode,

@@ -2,10 +2,16 @@
 #include "convert/convert.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <fstream>
 #include <set>
+
+#include "base/json.h"
 
 #include "codec/decoder.h"
 #include "source/image_folder.h"
@@ -222,6 +228,88 @@ TEST(ConvertTest, KilledRunLeavesNoFinalPartialShardAndRerunRecovers) {
   EXPECT_EQ(ListDir(dir.path()), (std::set<std::string>{"shard-000000.tar", "shard-000001.tar",
                                                       "shard-000002.tar", "shard-000003.tar"}));
   EXPECT_EQ(ReadShards(r.value().shards).size(), 40u);
+}
+
+// A source with class names of its own (MemorySource has none).
+class NamedClassesSource : public testing::MemorySource {
+ public:
+  NamedClassesSource(std::vector<testing::MemorySample> samples, std::vector<std::string> classes)
+      : testing::MemorySource(std::move(samples)), classes_(std::move(classes)) {}
+  std::vector<std::string> classes() const override { return classes_; }
+
+ private:
+  std::vector<std::string> classes_;
+};
+
+std::vector<testing::MemorySample> OneSample() {
+  std::vector<testing::MemorySample> samples(1);
+  samples[0].bytes = testing::EncodeJpeg(testing::MakePixels(8, 8, 1), 8, 8);
+  samples[0].name = "a.jpg";
+  return samples;
+}
+
+bool ValidUtf8(const std::string& s) {
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const int n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (int k = 1; k < n; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2) return false;
+    }
+    i += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Issue 32 item 25: a class folder named in Latin-1 went into classes.json
+// as raw bytes (not UTF-8, so not JSON), and Python could not read the
+// class names back. Bytes that are not UTF-8 are written as the surrogate
+// escapes os.fsdecode makes ("\udce9", which Python's json reads as the
+// same str), and read back as the original bytes.
+TEST(ConvertTest, ClassNamesThatAreNotUtf8AreValidJson) {
+  TempDir dir;
+  const std::vector<std::string> names = {"caf\xe9", "ok", "\xff\xfe", "\xc3\xa9t\xc3\xa9"};
+  NamedClassesSource src(OneSample(), names);
+  ConvertOptions o;
+  o.shards.dir = dir.path();
+  ASSERT_TRUE(ConvertToShards(&src, o).ok());
+  std::ifstream in(dir.path() + "/classes.json", std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_TRUE(ValidUtf8(text)) << text;
+  EXPECT_NE(text.find("caf\\udce9"), std::string::npos) << text;
+  EXPECT_NE(text.find("\xc3\xa9t\xc3\xa9"), std::string::npos) << text;  // UTF-8 kept as is
+  std::vector<std::string> back;
+  ASSERT_TRUE(ParseJsonStringArray(text, &back)) << text;
+  EXPECT_EQ(back, names);
+}
+
+// Issue 32 item 33: a full disk while classes.json was written left a
+// classes.json.tmp behind. The write is checked and the temporary removed.
+// The disk fills up here through RLIMIT_FSIZE (the shard fits, the 130 KB
+// of class names do not), in a child process.
+TEST(ConvertTest, FailedClassNamesWriteLeavesNoTemporary) {
+  TempDir dir;
+  std::vector<std::string> names;
+  for (int i = 0; i < 2000; ++i) names.push_back("class_" + std::string(60, 'x') + std::to_string(i));
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::signal(SIGXFSZ, SIG_IGN);  // write() fails with EFBIG instead
+    struct rlimit lim = {64 << 10, 64 << 10};
+    ::setrlimit(RLIMIT_FSIZE, &lim);
+    NamedClassesSource src(OneSample(), names);
+    ConvertOptions o;
+    o.shards.dir = dir.path();
+    auto r = ConvertToShards(&src, o);
+    if (r.ok()) _exit(2);
+    if (r.status().message().find("classes.json") == std::string::npos) _exit(3);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(ListDir(dir.path()), std::set<std::string>{"shard-000000.tar"});
 }
 
 }  // namespace

@@ -255,6 +255,15 @@ StatusOr<std::unique_ptr<ByteStream>> OpenS3Stream(const std::string& url,
   return OpenHttpStream(S3HttpUrl(config, where), options, S3Request(config, url));
 }
 
+StatusOr<RemoteInfo> ProbeS3(const std::string& url, const StreamOptions& options) {
+  STOKER_ASSIGN_OR_RETURN(S3Location where, ParseS3Url(url));
+  if (where.key.empty() || where.key.back() == '/') {
+    return InvalidArgumentError(url + ": names a prefix, not an object");
+  }
+  STOKER_ASSIGN_OR_RETURN(S3Config config, ResolveS3Config(options.s3_endpoint));
+  return ProbeHttp(S3HttpUrl(config, where), options, S3Request(config, url));
+}
+
 StatusOr<std::vector<std::string>> ListS3Keys(const std::string& bucket,
                                               const std::string& prefix,
                                               const StreamOptions& options) {

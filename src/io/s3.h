@@ -67,6 +67,9 @@ std::string S3HttpUrl(const S3Config& config, const S3Location& where);
 // How requests for `name` are signed (empty signing without credentials).
 RemoteRequest S3Request(const S3Config& config, const std::string& name);
 
+// A signed HEAD request for an s3:// object (ProbeHttp).
+StatusOr<RemoteInfo> ProbeS3(const std::string& url, const StreamOptions& options);
+
 // An s3:// object as a stream.
 StatusOr<std::unique_ptr<ByteStream>> OpenS3Stream(const std::string& url,
                                                    const StreamOptions& options);

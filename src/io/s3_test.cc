@@ -7,19 +7,15 @@
 // tested against a real S3 server in python/tests/test_s3.py.
 #include "io/s3.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <optional>
-#include <thread>
 
 #include <gtest/gtest.h>
 
+#include "testing/http_server.h"
 #include "testing/test_images.h"
 
 namespace stoker {
@@ -159,58 +155,6 @@ TEST(S3Test, NoCredentialsMeansUnsignedRequests) {
   EXPECT_TRUE(r.headers.empty());
 }
 
-// Accepts one connection on loopback, records the request head and answers
-// 200 with a short body. Bounded: gives up after 10 s.
-class CaptureServer {
- public:
-  CaptureServer() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    ::listen(fd_, 1);
-    socklen_t len = sizeof a;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    thread_ = std::thread([this] { Serve(); });
-  }
-  ~CaptureServer() {
-    thread_.join();
-    ::close(fd_);
-  }
-  int port() const { return port_; }
-  // The request head (valid after the client finished).
-  std::string request() {
-    thread_.join();
-    thread_ = std::thread([] {});
-    return request_;
-  }
-
- private:
-  void Serve() {
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, 10000) != 1) return;
-    const int c = ::accept(fd_, nullptr, nullptr);
-    if (c < 0) return;
-    char buf[8192];
-    while (request_.find("\r\n\r\n") == std::string::npos) {
-      pollfd q{c, POLLIN, 0};
-      if (::poll(&q, 1, 10000) != 1) break;
-      const ssize_t n = ::read(c, buf, sizeof buf);
-      if (n <= 0) break;
-      request_.append(buf, static_cast<size_t>(n));
-    }
-    const char kResponse[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
-    if (::write(c, kResponse, sizeof kResponse - 1) < 0) {}
-    ::close(c);
-  }
-  int fd_ = -1;
-  int port_ = 0;
-  std::thread thread_;
-  std::string request_;
-};
-
 // The Authorization header libcurl sends for `path` with stoker's S3
 // settings, the example credentials and fixed date, and `extra` headers.
 std::string SignedAuthorization(const std::string& path, std::vector<std::string> extra) {
@@ -222,10 +166,11 @@ std::string SignedAuthorization(const std::string& path, std::vector<std::string
   r.headers.push_back("Host: examplebucket.s3.amazonaws.com");
   r.headers.push_back("x-amz-date: 20130524T000000Z");
   for (std::string& h : extra) r.headers.push_back(std::move(h));
-  CaptureServer server;
+  testing::HttpServer server(
+      [](const testing::HttpRequest&) { return testing::HttpResponse{200, {}, "ok"}; });
   StreamOptions o;
   o.max_attempts = 1;
-  auto s = OpenHttpStream("http://127.0.0.1:" + std::to_string(server.port()) + path, o, r);
+  auto s = OpenHttpStream(server.url(path), o, r);
   EXPECT_TRUE(s.ok()) << s.status().ToString();
   if (s.ok()) {
     uint8_t buf[16];
@@ -234,10 +179,10 @@ std::string SignedAuthorization(const std::string& path, std::vector<std::string
       EXPECT_TRUE(s.value()->Read(buf, sizeof buf, &n).ok());
     } while (n > 0);
   }
-  const std::string req = server.request();
-  const size_t a = req.find("Authorization: ");
-  if (a == std::string::npos) return "(no Authorization header in: " + req + ")";
-  return req.substr(a + 15, req.find("\r\n", a) - a - 15);
+  const std::vector<testing::HttpRequest> requests = server.requests();
+  if (requests.size() != 1) return "(" + std::to_string(requests.size()) + " requests)";
+  const std::string auth = requests[0].header("authorization");
+  return auth.empty() ? "(no Authorization header)" : auth;
 }
 
 // AWS's examples, "Signature Calculations for the Authorization Header:

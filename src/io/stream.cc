@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <vector>
 
 #include "base/rng.h"
@@ -22,7 +24,8 @@ namespace {
 
 class FileStream : public ByteStream {
  public:
-  FileStream(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  FileStream(int fd, std::string path, std::string origin = "")
+      : fd_(fd), path_(std::move(path)), origin_(std::move(origin)) {}
   ~FileStream() override { ::close(fd_); }
 
   Status Read(uint8_t* buf, size_t n, size_t* got) override {
@@ -32,14 +35,18 @@ class FileStream : public ByteStream {
         *got = static_cast<size_t>(r);
         return Status::OK();
       }
-      if (errno != EINTR) return IoError(path_ + ": read failed: " + std::strerror(errno));
+      if (errno != EINTR) {
+        return IoError(path_ + origin_ + ": read failed: " + std::strerror(errno));
+      }
     }
   }
   const std::string& name() const override { return path_; }
+  std::string origin() const override { return origin_; }
 
  private:
   int fd_;
   std::string path_;
+  std::string origin_;
 };
 
 class MemoryByteStream : public ByteStream {
@@ -75,11 +82,12 @@ bool IsRemoteUrl(const std::string& url) {
 namespace {
 
 StatusOr<std::unique_ptr<ByteStream>> OpenNamedFileStream(const std::string& path,
-                                                          const std::string& name) {
+                                                          const std::string& name,
+                                                          const std::string& origin = "") {
   int fd = -1;
   STOKER_RETURN_IF_ERROR(OpenRegularFile(path, &fd));  // a FIFO is refused, not waited on
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  return std::unique_ptr<ByteStream>(new FileStream(fd, name));
+  return std::unique_ptr<ByteStream>(new FileStream(fd, name, origin));
 }
 
 // Marks a cache entry as just used; false when it is not there.
@@ -89,10 +97,105 @@ bool TouchEntry(const std::string& path) {
   return errno != ENOENT && ::access(path.c_str(), R_OK) == 0;  // a read-only cache
 }
 
+bool EndsWith(const std::string& n, const char* suffix) {
+  const size_t k = std::strlen(suffix);
+  return n.size() > k && n.compare(n.size() - k, k, suffix) == 0;
+}
+
 bool IsCacheEntryName(const std::string& n) {
   if (n.empty() || n[0] == '.') return false;
-  if (n.size() > 5 && n.compare(n.size() - 5, 5, ".lock") == 0) return false;
+  if (EndsWith(n, ".lock") || EndsWith(n, ".meta")) return false;
   return n.find(".part.") == std::string::npos;  // a fill in progress
+}
+
+// An entry's record, `<entry>.meta`: what was downloaded. Its mtime is the
+// entry's last validation against the server.
+constexpr char kMetaMagic[] = "stoker-cache-entry 1";
+
+std::string MetaText(const RemoteInfo& info) {
+  auto clean = [](std::string v) {  // one line each
+    for (char& c : v) {
+      if (c == '\n' || c == '\r') c = ' ';
+    }
+    return v;
+  };
+  return std::string(kMetaMagic) + "\nsize " + std::to_string(info.size) + "\netag " +
+         clean(info.etag) + "\nlast-modified " + clean(info.last_modified) + "\n";
+}
+
+// Reads `<entry>.meta`; false when it is missing or not a record.
+bool ReadMeta(const std::string& meta_path, RemoteInfo* info, struct timespec* validated) {
+  const int fd = ::open(meta_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st;
+  char buf[4096];
+  ssize_t n = -1;
+  if (::fstat(fd, &st) == 0 && st.st_size < static_cast<off_t>(sizeof buf)) {
+    n = ::read(fd, buf, sizeof buf);
+  }
+  ::close(fd);
+  if (n <= 0) return false;
+  const std::string text(buf, static_cast<size_t>(n));
+  size_t pos = 0;
+  auto line = [&](std::string* out) {
+    const size_t end = text.find('\n', pos);
+    if (end == std::string::npos) return false;
+    *out = text.substr(pos, end - pos);
+    pos = end + 1;
+    return true;
+  };
+  std::string magic, size, etag, lm;
+  if (!line(&magic) || magic != kMetaMagic || !line(&size) || !line(&etag) || !line(&lm) ||
+      size.rfind("size ", 0) != 0 || etag.rfind("etag ", 0) != 0 ||
+      lm.rfind("last-modified ", 0) != 0) {
+    return false;
+  }
+  char* end = nullptr;
+  info->size = std::strtoll(size.c_str() + 5, &end, 10);
+  if (end == size.c_str() + 5 || *end != '\0' || info->size < 0) return false;
+  info->etag = etag.substr(5);
+  info->last_modified = lm.substr(14);
+  *validated = st.st_mtim;
+  return true;
+}
+
+// Writes `<entry>.meta` atomically (temporary file, rename).
+Status WriteMeta(const std::string& meta_path, const RemoteInfo& info, const std::string& tmp) {
+  const std::string text = MetaText(info);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) return IoError(tmp + ": cannot create: " + std::strerror(errno));
+  ssize_t w = ::write(fd, text.data(), text.size());
+  const int err = errno;
+  if (::close(fd) != 0 || w != static_cast<ssize_t>(text.size())) {
+    ::unlink(tmp.c_str());
+    return IoError(tmp + ": write failed: " + std::strerror(w < 0 ? err : ENOSPC));
+  }
+  if (::rename(tmp.c_str(), meta_path.c_str()) != 0) {
+    const int e = errno;
+    ::unlink(tmp.c_str());
+    return IoError(meta_path + ": rename failed: " + std::strerror(e));
+  }
+  return Status::OK();
+}
+
+// What the cache holds for `path`: kValid (size as recorded), kBad (there,
+// but not as downloaded, or without a record), kMissing.
+enum class EntryState { kMissing, kBad, kValid };
+
+EntryState CheckEntry(const std::string& path, RemoteInfo* info, struct timespec* validated) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return EntryState::kMissing;
+  if (!ReadMeta(path + ".meta", info, validated)) return EntryState::kBad;
+  return st.st_size == info->size ? EntryState::kValid : EntryState::kBad;
+}
+
+// Whether an entry validated at `validated` must be checked with the server now.
+bool ValidationDue(const StreamOptions& o, const struct timespec& validated) {
+  if (o.cache_validate_s < 0) return false;
+  if (o.cache_validate_s == 0) return true;
+  struct timespec now;
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return now.tv_sec - validated.tv_sec >= o.cache_validate_s;
 }
 
 Status WriteAll(int fd, const uint8_t* p, size_t n, const std::string& path) {
@@ -114,19 +217,41 @@ StatusOr<std::unique_ptr<ByteStream>> OpenRemote(const std::string& url,
 
 }  // namespace
 
+bool RemoteInfo::SameObject(const RemoteInfo& other) const {
+  if (size >= 0 && other.size >= 0 && size != other.size) return false;
+  if (!etag.empty() && !other.etag.empty()) return etag == other.etag;
+  if (!last_modified.empty() && !other.last_modified.empty()) {
+    return last_modified == other.last_modified;
+  }
+  return true;  // nothing more to compare: the sizes agreed (or are unknown)
+}
+
+StatusOr<RemoteInfo> ProbeRemote(const std::string& url, const StreamOptions& options) {
+  if (IsS3Url(url)) return ProbeS3(url, options);
+  return ProbeHttp(url, options);
+}
+
 StatusOr<std::unique_ptr<ByteStream>> OpenFileStream(const std::string& path) {
   return OpenNamedFileStream(path, path);
 }
 
 StatusOr<std::string> FillCache(
     const std::string& url, const StreamOptions& options,
-    const std::function<StatusOr<std::unique_ptr<ByteStream>>()>& open) {
+    const std::function<StatusOr<std::unique_ptr<ByteStream>>()>& open,
+    const std::function<StatusOr<RemoteInfo>()>& probe) {
   const std::string& dir = options.cache_dir;
   if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) {
     return IoError("cache_dir " + dir + ": cannot create: " + std::strerror(errno));
   }
   const std::string path = CachePath(dir, url);
-  if (TouchEntry(path)) return path;
+  const std::string meta = path + ".meta";
+  RemoteInfo recorded;
+  struct timespec validated;
+  // The common case without the lock: a valid entry that needs no word with the server.
+  if (CheckEntry(path, &recorded, &validated) == EntryState::kValid &&
+      (probe == nullptr || !ValidationDue(options, validated)) && TouchEntry(path)) {
+    return path;
+  }
   const std::string lock_path = path + ".lock";
   const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   if (lock_fd < 0) return IoError(lock_path + ": cannot open the cache lock: " + std::strerror(errno));
@@ -137,15 +262,38 @@ StatusOr<std::string> FillCache(
   while (::flock(lock_fd, LOCK_EX) != 0) {
     if (errno != EINTR) return IoError(lock_path + ": flock failed: " + std::strerror(errno));
   }
-  if (TouchEntry(path)) return path;  // filled by another process or thread meanwhile
   static std::atomic<uint64_t> counter{0};
-  const std::string tmp = path + ".part." + std::to_string(::getpid()) + "." +
-                          std::to_string(counter.fetch_add(1));
+  const std::string suffix = ".part." + std::to_string(::getpid()) + "." +
+                             std::to_string(counter.fetch_add(1));
+  const EntryState state = CheckEntry(path, &recorded, &validated);
+  if (state == EntryState::kValid) {
+    // Filled or validated by another process or thread meanwhile, or due a check.
+    if (probe == nullptr || !ValidationDue(options, validated)) {
+      if (TouchEntry(path)) return path;
+    } else {
+      auto now = probe();
+      if (!now.ok() && now.status().code() != StatusCode::kNotFound) {
+        // The server cannot say (unreachable, 5xx): the copy stays in use.
+        if (TouchEntry(path)) return path;
+      } else if (now.ok() && now.value().SameObject(recorded)) {
+        (void)WriteMeta(meta, recorded, meta + suffix);  // validated now (its mtime)
+        if (TouchEntry(path)) return path;
+      }
+      // Another object, or gone from the server: downloaded again below
+      // (which fails as without a cache when the object is gone).
+    }
+  }
+  if (state != EntryState::kMissing) {
+    ::unlink(path.c_str());  // readers that have it open keep their copy
+    ::unlink(meta.c_str());
+  }
+  const std::string tmp = path + suffix;
   auto stream = open();
   if (!stream.ok()) return stream.status();
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0) return IoError(tmp + ": cannot create: " + std::strerror(errno));
   Status status;
+  int64_t bytes = 0;
   std::vector<uint8_t> buf(size_t{1} << 20);
   for (;;) {
     size_t got = 0;
@@ -153,8 +301,17 @@ StatusOr<std::string> FillCache(
     if (!status.ok() || got == 0) break;
     status = WriteAll(fd, buf.data(), got, tmp);
     if (!status.ok()) break;
+    bytes += static_cast<int64_t>(got);
   }
   if (::close(fd) != 0 && status.ok()) status = IoError(tmp + ": close failed: " + std::strerror(errno));
+  if (status.ok()) {
+    // The record first: an entry is never there without it (a reader that
+    // sees the new record with the old entry finds the sizes differ and
+    // waits for this lock).
+    RemoteInfo got = stream.value()->info();
+    got.size = bytes;
+    status = WriteMeta(meta, got, meta + suffix);
+  }
   if (status.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
     status = IoError(path + ": rename failed: " + std::strerror(errno));
   }
@@ -197,6 +354,7 @@ int64_t EvictCache(const std::string& cache_dir, int64_t max_bytes, const std::s
     if (e.path == keep) continue;
     // An open reader keeps its copy until it closes it (unlink semantics).
     if (::unlink(e.path.c_str()) == 0 || errno == ENOENT) {
+      ::unlink((e.path + ".meta").c_str());
       total -= e.bytes;
       removed += e.bytes;
     }
@@ -221,9 +379,11 @@ StatusOr<std::unique_ptr<ByteStream>> OpenStream(const std::string& url,
   if (options.cache_dir.empty()) return OpenRemote(url, options);
   // Another process may evict the entry between the fill and the open: fill again.
   for (int attempt = 0;; ++attempt) {
-    auto path = FillCache(url, options, [&] { return OpenRemote(url, options); });
+    auto path = FillCache(
+        url, options, [&] { return OpenRemote(url, options); },
+        [&] { return ProbeRemote(url, options); });
     if (!path.ok()) return path.status();
-    auto stream = OpenNamedFileStream(path.value(), url);
+    auto stream = OpenNamedFileStream(path.value(), url, " (cache file " + path.value() + ")");
     if (stream.ok() || stream.status().code() != StatusCode::kNotFound || attempt == 2) {
       return stream;
     }

@@ -22,6 +22,18 @@
 // recently used entries (by access time, touched on each hit) are removed
 // until the total fits (the entry just filled is kept).
 //
+// Cache entries are validated, not trusted: `<entry>.meta` records the bytes
+// downloaded and the object's ETag and Last-Modified. Every open compares
+// the entry's size with it (an entry cut short or grown since, or one
+// without a record, is downloaded again), and an open more than
+// `cache_validate_s` seconds after the entry's last validation (default 0:
+// every open) asks the server with a HEAD request whether it still has the
+// same object (the ETag, else Last-Modified, and the size must match);
+// another object is downloaded again. A server that cannot be reached keeps
+// the cached copy in use; one that answers 404/410 makes the open fail as
+// without a cache. Errors met while reading a cached entry name the cache
+// file (ByteStream::origin).
+//
 // Ownership: the caller owns the returned stream. Thread-safety: a stream is
 // used by one thread at a time; distinct streams are independent.
 // Errors: NotFound for a missing file or HTTP 404 (the message names the
@@ -47,6 +59,17 @@ namespace stoker {
 
 // StreamOptions is public (include/stoker/sources.h).
 
+// An object's validators and size as a server reports them (ETag,
+// Last-Modified; size -1 when unknown). Two infos name the same object when
+// their ETags match (when both have one), else their Last-Modified (when
+// both have one), and their sizes (when both are known).
+struct RemoteInfo {
+  std::string etag;
+  std::string last_modified;
+  int64_t size = -1;
+  bool SameObject(const RemoteInfo& other) const;
+};
+
 class ByteStream {
  public:
   virtual ~ByteStream() = default;
@@ -56,7 +79,14 @@ class ByteStream {
   virtual const std::string& name() const = 0;
   // Connections retried so far (remote streams; 0 for files).
   virtual int retries() const { return 0; }
+  // Where the bytes come from when that is not name(), as text to append to
+  // it in messages (" (cache file /c/1f..-x.tar)"); "" otherwise.
+  virtual std::string origin() const { return ""; }
+  // What the server said about the object (remote streams, once the first
+  // response arrived); empty for files.
+  virtual RemoteInfo info() const { return {}; }
 };
+
 
 // True for http://, https:// and s3:// URLs.
 bool IsRemoteUrl(const std::string& url);
@@ -83,22 +113,33 @@ struct RemoteRequest {
 };
 
 // An http(s):// URL through libcurl (stream_http.cc), signed as `request`
-// says. Does not use the cache.
+// says. Does not use the cache. Follows at most 10 redirects ("too many
+// redirects" after that, not retried). An object that changes on the server
+// between two attempts (another ETag) is DataLoss, not a spliced body.
 StatusOr<std::unique_ptr<ByteStream>> OpenHttpStream(const std::string& url,
                                                      const StreamOptions& options,
                                                      const RemoteRequest& request = {});
+
+// A HEAD request for `url` (one attempt): the object's validators and size.
+// NotFound for 404/410, IoError for anything else that is not 200.
+StatusOr<RemoteInfo> ProbeHttp(const std::string& url, const StreamOptions& options,
+                               const RemoteRequest& request = {});
+// The same for an http(s):// or s3:// URL.
+StatusOr<RemoteInfo> ProbeRemote(const std::string& url, const StreamOptions& options);
 
 // The file under `cache_dir` that caches `url` (a hash of the URL plus its
 // basename).
 std::string CachePath(const std::string& cache_dir, const std::string& url);
 
 // Reads a whole remote object (`url` for messages and the cache key) into
-// `cache_dir` unless it is there, holding the entry's lock; then evicts
-// down to `options.cache_bytes`. Returns the local path. `open` opens the
-// remote stream.
+// `cache_dir` unless a valid entry is there (see above), holding the entry's
+// lock; then evicts down to `options.cache_bytes`. Returns the local path.
+// `open` opens the remote stream; `probe` (may be null: no server
+// validation, the size check alone) asks the server about the object.
 StatusOr<std::string> FillCache(
     const std::string& url, const StreamOptions& options,
-    const std::function<StatusOr<std::unique_ptr<ByteStream>>()>& open);
+    const std::function<StatusOr<std::unique_ptr<ByteStream>>()>& open,
+    const std::function<StatusOr<RemoteInfo>()>& probe = nullptr);
 
 // Removes least recently used entries under `cache_dir` until their total
 // is at most `max_bytes`, sparing `keep`. Returns the bytes removed.

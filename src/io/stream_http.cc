@@ -12,8 +12,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -27,6 +29,58 @@ namespace {
 void GlobalInit() {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+// Redirects followed before "too many redirects" (libcurl 7.88 has no limit
+// by default: a loop ran until the headers grew too large).
+constexpr long kMaxRedirects = 10;
+
+// Options every request shares: redirects, time-outs, TLS, signing.
+void SetCommonOptions(CURL* easy, const StreamOptions& o, const RemoteRequest& request,
+                      curl_slist* headers, char* error) {
+  curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(easy, CURLOPT_MAXREDIRS, kMaxRedirects);
+  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, error);
+  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT, static_cast<long>(o.connect_timeout_s));
+  curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, o.verify ? 1L : 0L);
+  curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, o.verify ? 2L : 0L);
+  if (!o.ca_file.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, o.ca_file.c_str());
+  if (headers != nullptr) curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
+  if (!request.aws_sigv4.empty()) {
+    curl_easy_setopt(easy, CURLOPT_AWS_SIGV4, request.aws_sigv4.c_str());
+    curl_easy_setopt(easy, CURLOPT_USERPWD, request.user_pwd.c_str());
+  }
+}
+
+// One response header line into `info`: a status line starts a new
+// response; ETag, Last-Modified and the object's size (Content-Length of a
+// 200, the total of a 206's Content-Range) are kept.
+void ParseHeader(const std::string& line, RemoteInfo* info) {
+  if (line.rfind("HTTP/", 0) == 0) {
+    *info = RemoteInfo();
+    return;
+  }
+  const size_t colon = line.find(':');
+  if (colon == std::string::npos) return;
+  std::string name = line.substr(0, colon);
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  size_t a = colon + 1, b = line.size();
+  while (a < b && (line[a] == ' ' || line[a] == '\t')) ++a;
+  while (b > a && (line[b - 1] == '\r' || line[b - 1] == '\n' || line[b - 1] == ' ')) --b;
+  const std::string value = line.substr(a, b - a);
+  if (name == "etag") {
+    info->etag = value;
+  } else if (name == "last-modified") {
+    info->last_modified = value;
+  } else if (name == "content-length" && info->size < 0) {
+    info->size = std::strtoll(value.c_str(), nullptr, 10);
+  } else if (name == "content-range") {
+    const size_t slash = value.rfind('/');
+    if (slash != std::string::npos && value.compare(slash + 1, 1, "*") != 0) {
+      info->size = std::strtoll(value.c_str() + slash + 1, nullptr, 10);
+    }
+  }
 }
 
 class HttpStream : public ByteStream {
@@ -65,8 +119,18 @@ class HttpStream : public ByteStream {
 
   const std::string& name() const override { return name_; }
   int retries() const override { return retries_; }
+  RemoteInfo info() const override { return first_; }
 
  private:
+  // libcurl's header callback: keeps the validators of the final response
+  // (each redirect's headers start anew at its status line).
+  static size_t OnHeader(char* data, size_t size, size_t nmemb, void* self_ptr) {
+    auto* self = static_cast<HttpStream*>(self_ptr);
+    const size_t n = size * nmemb;
+    ParseHeader(std::string(data, n), &self->response_);
+    return n;
+  }
+
   static size_t OnData(char* data, size_t size, size_t nmemb, void* self_ptr) {
     auto* self = static_cast<HttpStream*>(self_ptr);
     const size_t n = size * nmemb;
@@ -74,6 +138,18 @@ class HttpStream : public ByteStream {
       curl_easy_getinfo(self->easy_, CURLINFO_RESPONSE_CODE, &self->status_code_);
       // A server that ignored our Range sends the whole body again.
       self->discard_ = self->status_code_ == 200 ? self->received_ : 0;
+      if (self->status_code_ == 200 || self->status_code_ == 206) {
+        if (!self->has_first_) {
+          self->first_ = self->response_;
+          self->has_first_ = true;
+        } else if (!self->first_.etag.empty() && !self->response_.etag.empty() &&
+                   self->first_.etag != self->response_.etag) {
+          // A retry resumed into another version of the object: its bytes
+          // would be spliced onto the first version's.
+          self->changed_ = true;
+          return 0;  // aborts the transfer (CURLE_WRITE_ERROR)
+        }
+      }
     }
     if (self->status_code_ != 200 && self->status_code_ != 206) {  // error body, kept for messages
       self->error_body_.append(data, std::min(n, kMaxErrorBody - std::min(kMaxErrorBody,
@@ -99,23 +175,15 @@ class HttpStream : public ByteStream {
     status_code_ = 0;
     error_[0] = '\0';
     error_body_.clear();
+    response_ = RemoteInfo();
     curl_easy_setopt(easy_, CURLOPT_URL, url_.c_str());
-    curl_easy_setopt(easy_, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(easy_, CURLOPT_NOSIGNAL, 1L);
+    SetCommonOptions(easy_, o_, request_, headers_, error_);
+    curl_easy_setopt(easy_, CURLOPT_HEADERFUNCTION, &HttpStream::OnHeader);
+    curl_easy_setopt(easy_, CURLOPT_HEADERDATA, this);
     curl_easy_setopt(easy_, CURLOPT_WRITEFUNCTION, &HttpStream::OnData);
     curl_easy_setopt(easy_, CURLOPT_WRITEDATA, this);
-    curl_easy_setopt(easy_, CURLOPT_ERRORBUFFER, error_);
-    curl_easy_setopt(easy_, CURLOPT_CONNECTTIMEOUT, static_cast<long>(o_.connect_timeout_s));
     curl_easy_setopt(easy_, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(easy_, CURLOPT_LOW_SPEED_TIME, static_cast<long>(o_.stall_timeout_s));
-    curl_easy_setopt(easy_, CURLOPT_SSL_VERIFYPEER, o_.verify ? 1L : 0L);
-    curl_easy_setopt(easy_, CURLOPT_SSL_VERIFYHOST, o_.verify ? 2L : 0L);
-    if (!o_.ca_file.empty()) curl_easy_setopt(easy_, CURLOPT_CAINFO, o_.ca_file.c_str());
-    if (headers_ != nullptr) curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, headers_);
-    if (!request_.aws_sigv4.empty()) {
-      curl_easy_setopt(easy_, CURLOPT_AWS_SIGV4, request_.aws_sigv4.c_str());
-      curl_easy_setopt(easy_, CURLOPT_USERPWD, request_.user_pwd.c_str());
-    }
     if (o_.cancel != nullptr) {  // aborts inside curl_multi_perform too
       curl_easy_setopt(easy_, CURLOPT_XFERINFOFUNCTION, &HttpStream::OnProgress);
       curl_easy_setopt(easy_, CURLOPT_XFERINFODATA, this);
@@ -190,11 +258,21 @@ class HttpStream : public ByteStream {
     } else if (result == CURLE_ABORTED_BY_CALLBACK) {
       EndAttempt();
       return CancelledError(name_ + ": transfer cancelled");
+    } else if (changed_) {
+      EndAttempt();
+      return DataLossError(name_ + ": the object changed on the server during the download "
+                           "(ETag " + first_.etag + ", then " + response_.etag + " after " +
+                           std::to_string(received_) + " bytes)");
     } else {
       reason = error_[0] ? std::string(error_) : curl_easy_strerror(result);
       if (result == CURLE_UNSUPPORTED_PROTOCOL || result == CURLE_URL_MALFORMAT) {
         EndAttempt();
         return InvalidArgumentError(name_ + ": " + reason);
+      }
+      if (result == CURLE_TOO_MANY_REDIRECTS) {  // a loop: retrying cannot help
+        EndAttempt();
+        return IoError(name_ + ": too many redirects (more than " +
+                       std::to_string(kMaxRedirects) + ")");
       }
       if (result == CURLE_PEER_FAILED_VERIFICATION || result == CURLE_SSL_CACERT_BADFILE) {
         EndAttempt();  // retrying cannot help
@@ -258,6 +336,10 @@ class HttpStream : public ByteStream {
   bool done_ = false;
   int attempts_ = 0;
   int retries_ = 0;
+  RemoteInfo response_;       // the current response's validators
+  RemoteInfo first_;          // those of the first successful response
+  bool has_first_ = false;
+  bool changed_ = false;      // a later response named another object
 };
 
 }  // namespace
@@ -270,6 +352,43 @@ StatusOr<std::unique_ptr<ByteStream>> OpenHttpStream(const std::string& url,
   std::unique_ptr<HttpStream> s(new HttpStream(url, options, request));
   STOKER_RETURN_IF_ERROR(s->Init());
   return std::unique_ptr<ByteStream>(std::move(s));
+}
+
+StatusOr<RemoteInfo> ProbeHttp(const std::string& url, const StreamOptions& options,
+                               const RemoteRequest& request) {
+  GlobalInit();
+  const std::string& name = request.name.empty() ? url : request.name;
+  CURL* easy = curl_easy_init();
+  if (easy == nullptr) return ResourceExhaustedError(name + ": curl_easy_init failed");
+  curl_slist* headers = nullptr;
+  for (const std::string& h : request.headers) headers = curl_slist_append(headers, h.c_str());
+  char error[CURL_ERROR_SIZE];
+  error[0] = '\0';
+  RemoteInfo info;
+  curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
+  SetCommonOptions(easy, options, request, headers, error);
+  curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);  // HEAD
+  curl_easy_setopt(easy, CURLOPT_TIMEOUT, static_cast<long>(std::max(1, options.stall_timeout_s)));
+  curl_easy_setopt(
+      easy, CURLOPT_HEADERFUNCTION,
+      +[](char* data, size_t size, size_t nmemb, void* p) {
+        ParseHeader(std::string(data, size * nmemb), static_cast<RemoteInfo*>(p));
+        return size * nmemb;
+      });
+  curl_easy_setopt(easy, CURLOPT_HEADERDATA, &info);
+  const CURLcode rc = curl_easy_perform(easy);
+  long code = 0;
+  curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
+  curl_easy_cleanup(easy);
+  if (headers != nullptr) curl_slist_free_all(headers);
+  if (rc != CURLE_OK) {
+    return IoError(name + ": HEAD: " + (error[0] ? std::string(error) : curl_easy_strerror(rc)));
+  }
+  if (code == 404 || code == 410) {
+    return NotFoundError(name + ": HTTP " + std::to_string(code) + " (not found)");
+  }
+  if (code != 200) return IoError(name + ": HEAD: HTTP " + std::to_string(code));
+  return info;
 }
 
 }  // namespace stoker

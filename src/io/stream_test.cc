@@ -1,7 +1,9 @@
 // Copyright 2026 The stoker Authors.
 //
-// Local streams and URL handling. HTTP itself is tested against real
-// servers (nginx, and one that drops connections) in python/tests/test_shards.py.
+// Local streams, URL handling and the node-wide cache. HTTP is tested here
+// against a real server on loopback (testing/http_server.h: redirects, the
+// cache's validation), and against nginx and a server that drops
+// connections in python/tests/test_shards.py.
 #include "io/stream.h"
 
 #include <dirent.h>
@@ -21,7 +23,10 @@
 #include <sstream>
 #include <thread>
 
+#include "source/tar_reader.h"
+#include "testing/http_server.h"
 #include "testing/test_images.h"
+#include "testing/test_tars.h"
 
 namespace stoker {
 namespace {
@@ -103,7 +108,8 @@ std::vector<uint8_t> ReadAll(const std::string& path) {
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
 }
 
-// Cache entries (no locks, no fills in progress) -> size; fails on a leftover ".part.".
+// Cache entries (no locks, no records, no fills in progress) -> size; fails on a
+// leftover ".part.".
 std::map<std::string, int64_t> Entries(const std::string& dir) {
   std::map<std::string, int64_t> out;
   DIR* d = ::opendir(dir.c_str());
@@ -111,6 +117,7 @@ std::map<std::string, int64_t> Entries(const std::string& dir) {
   while (struct dirent* e = ::readdir(d)) {
     const std::string n = e->d_name;
     if (n == "." || n == ".." || (n.size() > 5 && n.substr(n.size() - 5) == ".lock")) continue;
+    if (n.size() > 5 && n.substr(n.size() - 5) == ".meta") continue;  // an entry's record
     EXPECT_EQ(n.find(".part."), std::string::npos) << n;
     struct stat st;
     if (::stat((dir + "/" + n).c_str(), &st) == 0) out[n] = st.st_size;
@@ -238,6 +245,137 @@ TEST(CacheTest, EvictsLeastRecentlyUsedFirstAndSparesTheNewEntry) {
   const auto entries = Entries(cache);
   ASSERT_EQ(entries.size(), 1u);
   EXPECT_EQ(cache + "/" + entries.begin()->first, e.value());
+}
+
+// ------------------------------------------------------------------ against a real server
+
+std::string ReadStream(ByteStream* s, Status* status) {
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    size_t n = 0;
+    *status = s->Read(reinterpret_cast<uint8_t*>(buf), sizeof buf, &n);
+    if (!status->ok() || n == 0) return out;
+    out.append(buf, n);
+  }
+}
+
+std::string Fetch(const std::string& url, const StreamOptions& o) {
+  auto s = OpenStream(url, o);
+  if (!s.ok()) return "(open failed: " + s.status().ToString() + ")";
+  Status st;
+  std::string body = ReadStream(s.value().get(), &st);
+  return st.ok() ? body : "(read failed: " + st.ToString() + ")";
+}
+
+int Count(const testing::HttpServer& server, const std::string& method) {
+  int n = 0;
+  for (const auto& r : server.requests()) n += r.method == method;
+  return n;
+}
+
+// Issue 32 item 34: a redirect loop ran until the headers grew too large,
+// three times over ("Too large response headers"). It now stops after 10
+// redirects, at once: "too many redirects".
+TEST(HttpTest, RedirectLoopIsTooManyRedirects) {
+  testing::HttpServer server([](const testing::HttpRequest& r) {
+    return testing::HttpResponse{302, {{"Location", r.path}}, ""};
+  });
+  StreamOptions o;
+  o.backoff_ms = 1;
+  auto s = OpenStream(server.url("/loop.tar"), o);
+  Status st = s.status();
+  if (s.ok()) ReadStream(s.value().get(), &st);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("too many redirects"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find("/loop.tar"), std::string::npos) << st.ToString();
+  EXPECT_LE(server.requests().size(), 11u);  // one attempt: the request and 10 redirects
+}
+
+// Issue 32 item 16: the cache was keyed by URL alone, so an object changed
+// on the server was served from the old copy forever. Each open of a cached
+// entry now asks the server (HEAD) whether it still has the same object
+// (ETag, Last-Modified, size) and downloads it again when not.
+TEST(HttpCacheTest, ChangedObjectIsDownloadedAgain) {
+  std::mutex mu;
+  std::string body = "version one", etag = "\"v1\"";
+  testing::HttpServer server([&](const testing::HttpRequest& r) {
+    std::lock_guard<std::mutex> l(mu);
+    return testing::Object(r, body, etag, "Mon, 02 Mar 2026 10:00:00 GMT");
+  });
+  testing::TempDir dir;
+  StreamOptions o;
+  o.cache_dir = dir.path() + "/cache";
+  EXPECT_EQ(Fetch(server.url("/s.tar"), o), "version one");
+  EXPECT_EQ(Fetch(server.url("/s.tar"), o), "version one");
+  EXPECT_EQ(Count(server, "GET"), 1);  // the second open was served by the cache
+  {
+    std::lock_guard<std::mutex> l(mu);
+    body = "version TWO";  // same size, new ETag
+    etag = "\"v2\"";
+  }
+  EXPECT_EQ(Fetch(server.url("/s.tar"), o), "version TWO");
+  EXPECT_EQ(Fetch(server.url("/s.tar"), o), "version TWO");
+  EXPECT_EQ(Count(server, "GET"), 2);
+}
+
+// Issue 32 item 17: a cache entry truncated after its download (at a sample
+// boundary, say) was served as it was. The entry's size is checked against
+// what was downloaded on every open; a short entry is downloaded again.
+TEST(HttpCacheTest, TruncatedEntryIsDownloadedAgain) {
+  const std::string body(300000, 'x');
+  testing::HttpServer server([&](const testing::HttpRequest& r) {
+    return testing::Object(r, body);  // no validators: only the size can tell
+  });
+  testing::TempDir dir;
+  StreamOptions o;
+  o.cache_dir = dir.path() + "/cache";
+  const std::string url = server.url("/t.tar");
+  ASSERT_EQ(Fetch(url, o).size(), body.size());
+  const std::string entry = CachePath(o.cache_dir, url);
+  ASSERT_EQ(::truncate(entry.c_str(), 100000), 0);
+  EXPECT_EQ(Fetch(url, o).size(), body.size());
+  EXPECT_EQ(Count(server, "GET"), 2);
+}
+
+// Issue 32 item 17: an error met in a cached shard names the cache file it
+// was read from (the damage may be the cache's, not the server's).
+TEST(HttpCacheTest, ErrorsInACachedShardNameTheCacheFile) {
+  std::vector<testing::TarEntry> members;
+  for (int i = 0; i < 4; ++i) {
+    members.push_back({"k" + std::to_string(i) + ".jpg", std::vector<uint8_t>(3000, 7)});
+    members.push_back({"k" + std::to_string(i) + ".cls", testing::Text("1")});
+  }
+  const std::vector<uint8_t> tar = testing::MakeTar(members, testing::TarFormat::kUstar);
+  const std::string body(tar.begin(), tar.end());
+  testing::HttpServer server([&](const testing::HttpRequest& r) {
+    return testing::Object(r, body, "\"t1\"");
+  });
+  testing::TempDir dir;
+  StreamOptions o;
+  o.cache_dir = dir.path() + "/cache";
+  const std::string url = server.url("/c.tar");
+  ASSERT_EQ(Fetch(url, o).size(), body.size());
+  // Damage the cached copy in place, same size: k2.jpg's header checksum.
+  const std::string entry = CachePath(o.cache_dir, url);
+  {
+    std::fstream f(entry, std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(2 * (512 + 3072 + 512 + 512) + 10);  // a sample is 4608 bytes
+    f.put('\x55');
+  }
+  auto reader = ShardSampleReader::Open(url, SampleSpec(), o);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  Status error;
+  for (;;) {
+    ShardSample s;
+    bool end = false;
+    Status st = reader.value()->Next(&s, &end);
+    if (!st.ok()) error = st;
+    if (end) break;
+  }
+  ASSERT_FALSE(error.ok());
+  EXPECT_NE(error.message().find(url), std::string::npos) << error.ToString();
+  EXPECT_NE(error.message().find(entry), std::string::npos) << error.ToString();
 }
 
 }  // namespace

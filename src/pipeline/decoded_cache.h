@@ -68,8 +68,16 @@ class DecodedCache {
   DecodedCacheStats stats() const;
   // One line when the cache is too small to help (entries were evicted and
   // later epochs still miss), naming the capacity it would need; else "".
-  // `samples`: samples per epoch.
+  // `samples`: samples per epoch. The capacity named is exact for the
+  // samples inserted so far (after one epoch, the epoch's): a cache of that
+  // capacity, with the same shard count asked for, holds every one of them
+  // without an eviction (NeededCapacity).
   std::string Advice(int64_t samples) const;
+  // The smallest capacity whose cache (constructed with the same `shards`
+  // argument) holds every distinct key inserted so far at once: each key's
+  // bytes (as first inserted) summed per shard, for the shard count that
+  // capacity gives; a whole number of MiB. 0 before any insert.
+  size_t NeededCapacity() const;
 
  private:
   struct Shard {
@@ -84,12 +92,25 @@ class DecodedCache {
   };
   Shard& ShardOf(int64_t key);
 
+  // How many shards a cache of `capacity` bytes has when `shards` are asked for.
+  static size_t ShardCount(size_t capacity, int shards);
+  // Records `key`'s bytes the first time it is inserted (NeededCapacity).
+  void NoteDemand(int64_t key, size_t bytes);
+
+  static constexpr size_t kMaxShards = 64;
   const size_t capacity_;
+  const int requested_shards_;
   size_t shard_capacity_;
   std::vector<std::unique_ptr<Shard>> shards_;
   std::atomic<int64_t> hits_{0}, misses_{0}, inserted_{0}, evicted_{0}, rejected_{0};
   std::atomic<size_t> bytes_{0};
   std::atomic<int64_t> entries_{0};
+  // Keys ever inserted (a bit per key: keys are source indices) and, for
+  // each shard count a capacity could give (1 .. requested), the bytes each
+  // shard would hold with all of them.
+  mutable Mutex demand_mu_;
+  std::vector<uint64_t> seen_ STOKER_GUARDED_BY(demand_mu_);
+  std::vector<std::vector<size_t>> demand_ STOKER_GUARDED_BY(demand_mu_);
 };
 
 }  // namespace stoker

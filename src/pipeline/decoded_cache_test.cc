@@ -3,8 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <thread>
 #include <vector>
+
+#include "stoker/source.h"  // EpochPermutation
 
 namespace stoker {
 namespace {
@@ -115,6 +118,59 @@ TEST(DecodedCacheTest, ConcurrentUseStaysWithinTheBound) {
   EXPECT_LE(st.bytes, st.capacity);
   EXPECT_EQ(st.hits + st.misses, 8000);
   EXPECT_EQ(st.inserted - st.evicted, st.entries);
+}
+
+// The capacity the advice names, in bytes ("cache_bytes of ... N MiB").
+size_t AdvisedBytes(const std::string& advice) {
+  const size_t at = advice.find("cache_bytes of ");
+  if (at == std::string::npos) return 0;
+  size_t i = at + 15;
+  while (i < advice.size() && (advice[i] < '0' || advice[i] > '9')) ++i;
+  return static_cast<size_t>(std::strtoull(advice.c_str() + i, nullptr, 10)) << 20;
+}
+
+// Runs `epochs` epochs of the loader's use (look up, insert on a miss) over
+// keys 0..n-1 whose images shrink with the key (600x200 down to ~80x80), in
+// key order or shuffled per epoch. Returns the advice after each epoch.
+std::vector<std::string> RunEpochs(DecodedCache* cache, int n, int epochs, bool shuffle) {
+  std::vector<std::string> advice;
+  for (int e = 0; e < epochs; ++e) {
+    const std::vector<uint32_t> perm = EpochPermutation(n, 1, e);
+    for (int i = 0; i < n; ++i) {
+      const int k = shuffle ? static_cast<int>(perm[i]) : i;
+      if (cache->Lookup(k) == nullptr) {
+        const int w = 600 - k * 520 / n, h = 200 - k * 120 / n;
+        (void)cache->Insert(k, Image(w, h, static_cast<uint8_t>(k)));
+      }
+    }
+    advice.push_back(cache->Advice(n));
+  }
+  return advice;
+}
+
+// Issue 32 item 36: the advice estimated the need from the entries held at
+// the time (the most recent, so biased), varied per epoch and fell short.
+// It now adds up what each distinct sample took in the shards the advised
+// capacity would have, so following it holds the epoch: no eviction, every
+// lookup of the next epochs a hit.
+TEST(DecodedCacheTest, FollowingTheAdviceHoldsTheEpoch) {
+  const int n = 900;  // ~150 MiB of images: several cache shards
+  for (bool shuffle : {false, true}) {
+    DecodedCache small(size_t{48} << 20);
+    const std::vector<std::string> advice = RunEpochs(&small, n, 4, shuffle);
+    EXPECT_EQ(advice[0], "");  // still in the first epoch
+    const size_t advised = AdvisedBytes(advice[1]);
+    ASSERT_GT(advised, 0u) << advice[1];
+    EXPECT_EQ(AdvisedBytes(advice[2]), advised) << advice[2];  // the same every epoch
+    EXPECT_EQ(AdvisedBytes(advice[3]), advised) << advice[3];
+    DecodedCache followed(advised);
+    const std::vector<std::string> again = RunEpochs(&followed, n, 3, shuffle);
+    const DecodedCacheStats st = followed.stats();
+    EXPECT_EQ(st.evicted, 0) << advice[1];
+    EXPECT_EQ(st.rejected, 0) << advice[1];
+    EXPECT_EQ(st.hits, 2 * n) << advice[1];
+    EXPECT_EQ(again[2], "");
+  }
 }
 
 }  // namespace

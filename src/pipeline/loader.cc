@@ -197,6 +197,7 @@ LoaderStats LoaderImpl::stats() const {
                                                             : 0;
   s.padded_samples = reader_padded + assembler_.padded_samples();
   s.prefetch_discarded_batches = prefetch_.discarded_batches(mu());
+  s.truncated_shards = source_->truncated_shards();
   s.total.skipped_files = skips_.files_total();
   s.epoch.skipped_files = skips_.files_epoch();
   if (cache_ != nullptr) {

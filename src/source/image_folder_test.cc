@@ -192,5 +192,27 @@ TEST(EpochPermutationTest, IsAPermutationDrawnFromSeedAndEpoch) {
   EXPECT_NE(p, EpochPermutation(1000, 43, 3));
 }
 
+// Issue 32 item 37: the resume fingerprint hashed absolute paths, so a run
+// resumed with the data at another path was refused as "another dataset".
+// The same folder anywhere has the same fingerprint; another folder's names
+// (a file renamed, a class added) give another one.
+TEST(ImageFolderTest, FingerprintIdentifiesTheDatasetNotItsPath) {
+  TempDir dir;
+  auto make = [&](const std::string& root, const char* extra) {
+    for (const char* f : {"cat/a.jpg", "cat/b.jpg", "dog/c.png", extra}) {
+      if (f == nullptr) continue;
+      const std::string p = root + "/" + f;
+      MakeDirs(p.substr(0, p.find_last_of('/')));
+      WriteFile(p, kBytes);
+    }
+    return ImageFolder::Open(root).value()->Fingerprint();
+  };
+  const uint64_t here = make(dir.path() + "/a/train", nullptr);
+  EXPECT_EQ(make(dir.path() + "/elsewhere/deeper/train", nullptr), here);
+  EXPECT_EQ(make(dir.path() + "/b/renamed_root", nullptr), here);
+  EXPECT_NE(make(dir.path() + "/c/train", "dog/d.png"), here);
+  EXPECT_NE(make(dir.path() + "/d/train", "bird/e.png"), here);
+}
+
 }  // namespace
 }  // namespace stoker

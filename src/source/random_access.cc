@@ -54,18 +54,41 @@ uint64_t HashString(uint64_t h, const std::string& s) {
   return Mix64(h);
 }
 
+// The length of the directory part all `names` share ("/data/train/" of
+// "/data/train/cat/1.jpg" and "/data/train/dog/2.jpg"): where the data lies,
+// not what it is.
+size_t CommonDirectoryLength(const std::vector<std::string>& names) {
+  if (names.empty()) return 0;
+  size_t common = names[0].size();
+  for (const std::string& s : names) {
+    size_t i = 0;
+    while (i < common && i < s.size() && s[i] == names[0][i]) ++i;
+    common = i;
+  }
+  const size_t slash = names[0].rfind('/', common == 0 ? 0 : common - 1);
+  return slash == std::string::npos || common == 0 ? 0 : slash + 1;
+}
+
 }  // namespace
 
 uint64_t Source::Fingerprint() const {
   return HashString(static_cast<uint64_t>(size()), Describe());
 }
 
+uint64_t FingerprintNames(uint64_t seed, const std::vector<std::string>& names) {
+  const size_t strip = CommonDirectoryLength(names);
+  uint64_t h = Mix64(seed);
+  for (const std::string& name : names) h = HashString(h, name.substr(strip));
+  return h;
+}
+
 uint64_t RandomAccessSource::Fingerprint() const {
   const int64_t n = size();
-  uint64_t h = Mix64(static_cast<uint64_t>(n));
   const int64_t k = std::min<int64_t>(n, 1024);
-  for (int64_t i = 0; i < k; ++i) h = HashString(h, NameOf(k == n ? i : i * (n - 1) / (k - 1)));
-  return h;
+  std::vector<std::string> names;
+  names.reserve(static_cast<size_t>(k));
+  for (int64_t i = 0; i < k; ++i) names.push_back(NameOf(k == n ? i : i * (n - 1) / (k - 1)));
+  return FingerprintNames(static_cast<uint64_t>(n), names);
 }
 
 namespace {
@@ -74,9 +97,9 @@ namespace {
 // global position GlobalPosition(n, spec, p) of the permutation.
 class PermutedReader : public EpochReader {
  public:
-  PermutedReader(const RandomAccessSource* source, std::vector<uint32_t> perm, int64_t n,
+  PermutedReader(const RandomAccessSource* source, EpochOrder order, int64_t n,
                  const EpochSpec& spec)
-      : source_(source), perm_(std::move(perm)), n_(n), spec_(spec) {
+      : source_(source), order_(std::move(order)), n_(n), spec_(spec) {
     const RankShare share = RankShareOf(n, spec);
     size_ = share.samples;
     padded_ = share.padded;
@@ -108,11 +131,11 @@ class PermutedReader : public EpochReader {
  private:
   int64_t Index(int64_t position) const {
     const int64_t g = identity_ ? position : GlobalPosition(n_, spec_, position);
-    return perm_.empty() ? g : perm_[g];
+    return order_.At(g);
   }
 
   const RandomAccessSource* source_;
-  std::vector<uint32_t> perm_;  // empty: identity
+  EpochOrder order_;  // global position -> source index (held, drawn on demand, identity)
   int64_t n_;                   // samples in the whole epoch
   EpochSpec spec_;
   int64_t size_ = 0;            // this rank's positions
@@ -127,22 +150,22 @@ StatusOr<std::unique_ptr<EpochReader>> RandomAccessSource::StartEpoch(const Epoc
   if (n > int64_t{0xFFFFFFFF}) {
     return InvalidArgumentError("sources of more than 2^32 samples are not supported");
   }
-  std::vector<uint32_t> perm;
   if (spec.world_size < 1 || spec.rank < 0 || spec.rank >= spec.world_size) {
     return InvalidArgumentError("rank " + std::to_string(spec.rank) + " is not in [0, world_size " +
                                 std::to_string(spec.world_size) + ")");
   }
   int64_t epoch_size = n;
+  EpochOrder order(n);
   if (spec.sampler != nullptr && spec.sampler->kind != SamplerSpec::Kind::kAll) {
     const std::vector<int64_t> labels =
         spec.sampler->kind == SamplerSpec::Kind::kClassBalanced ? Labels() : std::vector<int64_t>();
     STOKER_RETURN_IF_ERROR(ValidateSampler(*spec.sampler, n, labels, &epoch_size));
-    perm = SampleEpoch(*spec.sampler, n, labels, spec.seed, spec.epoch, spec.shuffle);
+    order = SampleEpochOrder(*spec.sampler, n, labels, spec.seed, spec.epoch, spec.shuffle);
   } else if (spec.shuffle) {
-    perm = EpochPermutation(n, spec.seed, spec.epoch);
+    order = EpochOrder(EpochPermutation(n, spec.seed, spec.epoch));
   }
   // The rank split goes over the sampled epoch (epoch_size global positions).
-  return std::unique_ptr<EpochReader>(new PermutedReader(this, std::move(perm), epoch_size, spec));
+  return std::unique_ptr<EpochReader>(new PermutedReader(this, std::move(order), epoch_size, spec));
 }
 
 }  // namespace stoker

@@ -17,69 +17,28 @@ namespace {
 // A stream of its own, apart from EpochPermutation's and the samples'.
 constexpr uint64_t kSamplerStream = 0x5A3B1E5ull;
 
-// Vose's alias method: O(n) set-up, O(1) per draw, exact for the weights'
-// double-precision proportions.
-class AliasTable {
- public:
-  explicit AliasTable(const std::vector<double>& weights) {
-    const size_t n = weights.size();
-    prob_.assign(n, 0.0);
-    alias_.assign(n, 0);
-    const double total = std::accumulate(weights.begin(), weights.end(), 0.0);
-    std::vector<double> scaled(n);
-    std::vector<uint32_t> small, large;
-    for (size_t i = 0; i < n; ++i) {
-      scaled[i] = weights[i] * static_cast<double>(n) / total;
-      (scaled[i] < 1.0 ? small : large).push_back(static_cast<uint32_t>(i));
-    }
-    while (!small.empty() && !large.empty()) {
-      const uint32_t s = small.back(), l = large.back();
-      small.pop_back();
-      prob_[s] = scaled[s];
-      alias_[s] = l;
-      scaled[l] = (scaled[l] + scaled[s]) - 1.0;
-      if (scaled[l] < 1.0) {
-        large.pop_back();
-        small.push_back(l);
-      }
-    }
-    for (uint32_t i : large) prob_[i] = 1.0;
-    for (uint32_t i : small) prob_[i] = 1.0;  // rounding leftovers
-  }
-
-  uint32_t Draw(Rng* rng) const {
-    const uint32_t column = static_cast<uint32_t>(rng->Below(prob_.size()));
-    return rng->Uniform() < prob_[column] ? column : alias_[column];
-  }
-
- private:
-  std::vector<double> prob_;
-  std::vector<uint32_t> alias_;
-};
-
-std::vector<uint32_t> WeightedDraws(const std::vector<double>& weights, int64_t n,
-                                    bool replacement, Rng* rng) {
-  std::vector<uint32_t> out;
-  out.reserve(static_cast<size_t>(n));
-  if (replacement) {
-    const AliasTable table(weights);
-    for (int64_t i = 0; i < n; ++i) out.push_back(table.Draw(rng));
-    return out;
-  }
-  // Without replacement, Efraimidis-Spirakis: key_i = log(u_i) / w_i; the n
-  // largest keys, in decreasing order, have the distribution of drawing one
-  // at a time proportionally to the remaining weights (torch.multinomial).
+// Draws without replacement, Efraimidis-Spirakis: with key_i = u_i^(1/w_i),
+// the n largest keys, in decreasing order, have the distribution of drawing
+// one at a time proportionally to the remaining weights (torch.multinomial).
+// Compared as log(-log u_i) - log w_i, increasing (the same order): finite
+// for every positive finite weight, so weights of 1e308 or 1e-320 (where
+// log(u) / w overflows to -inf for all) keep their proportions.
+std::vector<uint32_t> DrawsWithoutReplacement(const std::vector<double>& weights, int64_t n,
+                                              Rng* rng) {
   std::vector<std::pair<double, uint32_t>> keys;
   keys.reserve(weights.size());
   for (size_t i = 0; i < weights.size(); ++i) {
-    const double u = rng->Uniform();  // always drawn: keys do not depend on other weights
+    double u = rng->Uniform();  // always drawn: keys do not depend on other weights
     if (weights[i] <= 0) continue;
-    keys.emplace_back(std::log(u > 0 ? u : 0x1.0p-60) / weights[i], static_cast<uint32_t>(i));
+    if (u <= 0) u = 0x1.0p-60;
+    keys.emplace_back(std::log(-std::log(u)) - std::log(weights[i]), static_cast<uint32_t>(i));
   }
   std::partial_sort(keys.begin(), keys.begin() + n, keys.end(),
                     [](const auto& a, const auto& b) {
-                      return a.first != b.first ? a.first > b.first : a.second < b.second;
+                      return a.first != b.first ? a.first < b.first : a.second < b.second;
                     });
+  std::vector<uint32_t> out;
+  out.reserve(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) out.push_back(keys[static_cast<size_t>(i)].second);
   return out;
 }
@@ -91,6 +50,48 @@ void Shuffle(std::vector<uint32_t>* v, Rng* rng) {
 }
 
 }  // namespace
+
+AliasTable::AliasTable(const std::vector<double>& weights) {
+  const size_t n = weights.size();
+  prob_.assign(n, 0.0);
+  alias_.assign(n, 0);
+  // Scaled by the largest weight first: the sum is then at most n (no
+  // overflow for weights near DBL_MAX) and denormal weights become normal.
+  const double largest = *std::max_element(weights.begin(), weights.end());
+  std::vector<double> scaled(n);
+  double total = 0;
+  for (size_t i = 0; i < n; ++i) total += scaled[i] = weights[i] / largest;
+  std::vector<uint32_t> small, large;
+  for (size_t i = 0; i < n; ++i) {
+    scaled[i] = scaled[i] * static_cast<double>(n) / total;
+    (scaled[i] < 1.0 ? small : large).push_back(static_cast<uint32_t>(i));
+  }
+  while (!small.empty() && !large.empty()) {
+    const uint32_t s = small.back(), l = large.back();
+    small.pop_back();
+    prob_[s] = scaled[s];
+    alias_[s] = l;
+    scaled[l] = (scaled[l] + scaled[s]) - 1.0;
+    if (scaled[l] < 1.0) {
+      large.pop_back();
+      small.push_back(l);
+    }
+  }
+  for (uint32_t i : large) prob_[i] = 1.0;
+  for (uint32_t i : small) prob_[i] = 1.0;  // rounding leftovers
+}
+
+uint32_t AliasTable::Draw(Rng* rng) const {
+  const uint32_t column = static_cast<uint32_t>(rng->Below(prob_.size()));
+  return rng->Uniform() < prob_[column] ? column : alias_[column];
+}
+
+uint32_t EpochOrder::At(int64_t position) const {
+  if (held_) return indices_[static_cast<size_t>(position)];
+  if (table_ == nullptr) return static_cast<uint32_t>(position);
+  Rng rng(HashSeed(key_, static_cast<uint64_t>(position)));
+  return table_->Draw(&rng);
+}
 
 std::vector<double> ClassBalancedWeights(const std::vector<int64_t>& labels) {
   std::unordered_map<int64_t, int64_t> counts;
@@ -176,23 +177,20 @@ Status ValidateSampler(const SamplerSpec& spec, int64_t source_size,
   return Status::OK();
 }
 
-std::vector<uint32_t> SampleEpoch(const SamplerSpec& spec, int64_t source_size,
-                                  const std::vector<int64_t>& labels, uint64_t seed,
-                                  int64_t epoch, bool shuffle) {
+EpochOrder SampleEpochOrder(const SamplerSpec& spec, int64_t source_size,
+                            const std::vector<int64_t>& labels, uint64_t seed, int64_t epoch,
+                            bool shuffle) {
   switch (spec.kind) {
-    case SamplerSpec::Kind::kAll: {
-      if (shuffle) return EpochPermutation(source_size, seed, epoch);
-      std::vector<uint32_t> all(static_cast<size_t>(source_size));
-      std::iota(all.begin(), all.end(), 0u);
-      return all;
-    }
+    case SamplerSpec::Kind::kAll:
+      if (shuffle) return EpochOrder(EpochPermutation(source_size, seed, epoch));
+      return EpochOrder(source_size);
     case SamplerSpec::Kind::kSubset: {
       std::vector<uint32_t> out(spec.indices.begin(), spec.indices.end());
       if (shuffle) {
         Rng rng(HashSeed(seed, static_cast<uint64_t>(epoch), kSamplerStream));
         Shuffle(&out, &rng);
       }
-      return out;
+      return EpochOrder(std::move(out));
     }
     case SamplerSpec::Kind::kWeighted:
     case SamplerSpec::Kind::kClassBalanced:
@@ -202,8 +200,20 @@ std::vector<uint32_t> SampleEpoch(const SamplerSpec& spec, int64_t source_size,
                                           ? ClassBalancedWeights(labels)
                                           : spec.weights;
   const int64_t n = spec.num_samples < 0 ? source_size : spec.num_samples;
-  Rng rng(HashSeed(seed, static_cast<uint64_t>(epoch), kSamplerStream, 1));
-  return WeightedDraws(weights, n, spec.replacement, &rng);
+  const uint64_t key = HashSeed(seed, static_cast<uint64_t>(epoch), kSamplerStream, 1);
+  if (spec.replacement) return EpochOrder(std::make_shared<const AliasTable>(weights), n, key);
+  // Without replacement n is at most the source's size: held.
+  Rng rng(key);
+  return EpochOrder(DrawsWithoutReplacement(weights, n, &rng));
+}
+
+std::vector<uint32_t> SampleEpoch(const SamplerSpec& spec, int64_t source_size,
+                                  const std::vector<int64_t>& labels, uint64_t seed,
+                                  int64_t epoch, bool shuffle) {
+  const EpochOrder order = SampleEpochOrder(spec, source_size, labels, seed, epoch, shuffle);
+  std::vector<uint32_t> out(static_cast<size_t>(order.size()));
+  for (int64_t p = 0; p < order.size(); ++p) out[static_cast<size_t>(p)] = order.At(p);
+  return out;
 }
 
 }  // namespace stoker

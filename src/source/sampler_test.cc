@@ -2,12 +2,16 @@
 #include "source/sampler.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <set>
 #include <vector>
 
 #include "stoker/source.h"
+#include "testing/memory_source.h"
 
 namespace stoker {
 namespace {
@@ -136,6 +140,102 @@ TEST(SamplerTest, RejectsBadSpecsNamingTheProblem) {
   EXPECT_NE(s.message().find("labels"), std::string::npos) << s.message();
   s = ValidateSampler(SamplerSpec::Weighted({1}), -1, {}, &n);
   EXPECT_NE(s.message().find("random-access"), std::string::npos) << s.message();
+}
+
+// Issue 32 item 19: two weights of 1e308 used to overflow the sum (inf), so
+// the alias table gave them 306 of 30,000 draws instead of ~15,000 each.
+TEST(SamplerTest, HugeWeightsAreNormalisedBeforeSumming) {
+  std::vector<double> w = {1e308, 1e308};
+  w.resize(103, 1.0);
+  const SamplerSpec spec = SamplerSpec::Weighted(w, 30000);
+  int64_t n = 0;
+  ASSERT_TRUE(ValidateSampler(spec, 103, {}, &n).ok());
+  const auto draws = SampleEpoch(spec, 103, {}, /*seed=*/1, /*epoch=*/0, false);
+  int64_t first = 0, second = 0, rest = 0;
+  for (uint32_t d : draws) (d == 0 ? first : d == 1 ? second : rest) += 1;
+  EXPECT_EQ(rest, 0);  // the 1.0 weights are ~1e-308 of the total
+  EXPECT_NEAR(first, 15000, 600) << second;  // binomial sd ~87
+  EXPECT_NEAR(second, 15000, 600) << first;
+  // Without replacement the two come first, in either order.
+  const auto two = SampleEpoch(SamplerSpec::Weighted(w, 2, false), 103, {}, 1, 0, false);
+  EXPECT_EQ(std::set<uint32_t>(two.begin(), two.end()), (std::set<uint32_t>{0, 1}));
+}
+
+// Issue 32 item 20: denormal weights (1e-320) made every key log(u)/w -inf, so
+// draws without replacement were 0, 1, 2, 3, 4 for every seed and epoch.
+TEST(SamplerTest, TinyWeightsAreRescaled) {
+  const std::vector<double> w(103, 1e-320);
+  std::set<std::vector<uint32_t>> seen;
+  for (int e = 0; e < 6; ++e) {
+    const auto d = SampleEpoch(SamplerSpec::Weighted(w, 5, false), 103, {}, 7, e, false);
+    ASSERT_EQ(d.size(), 5u);
+    EXPECT_EQ(std::set<uint32_t>(d.begin(), d.end()).size(), 5u);
+    seen.insert(d);
+  }
+  EXPECT_EQ(seen.size(), 6u);  // a different draw each epoch
+  EXPECT_EQ(seen.count({0, 1, 2, 3, 4}), 0u);
+  // With replacement: uniform over the 103.
+  const auto many = SampleEpoch(SamplerSpec::Weighted(w, 103000), 103, {}, 7, 0, false);
+  std::vector<int64_t> counts(103, 0);
+  for (uint32_t d : many) ++counts.at(d);
+  EXPECT_LT(*std::max_element(counts.begin(), counts.end()), 1200);  // mean 1000, sd ~32
+  EXPECT_GT(*std::min_element(counts.begin(), counts.end()), 800);
+  // Mixed scales keep their proportions: 1e-320 vs 3e-320 is 1 : 3.
+  const auto mixed = SampleEpoch(SamplerSpec::Weighted({1e-320, 3e-320}, 40000), 2, {}, 3, 0, false);
+  int64_t ones = 0;
+  for (uint32_t d : mixed) ones += d == 1;
+  EXPECT_NEAR(ones, 30000, 600);
+}
+
+// Issue 32 item 12: num_samples = 2^32 - 1 with replacement used to
+// materialise every draw (a 17 GB vector) at the first read. Draws are made
+// on demand now: an epoch of 2^32 - 1 draws over 103 samples is read under
+// a 1 GiB address-space limit, in a child process.
+TEST(SamplerTest, HugeNumSamplesIsDrawnOnDemand) {
+  std::vector<MemorySample> samples(103);
+  for (int i = 0; i < 103; ++i) samples[i].name = "s" + std::to_string(i);
+  testing::MemorySource source(std::move(samples));
+  const SamplerSpec spec = SamplerSpec::Weighted(std::vector<double>(103, 1.0), 0xFFFFFFFFll);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    struct rlimit lim = {size_t{1} << 30, size_t{1} << 30};
+    ::setrlimit(RLIMIT_AS, &lim);
+    try {
+      EpochSpec e;
+      e.sampler = &spec;
+      e.seed = 5;
+      auto reader = source.StartEpoch(e);
+      if (!reader.ok() || reader.value()->size() != 0xFFFFFFFFll) ::_exit(2);
+      // Every read names a sample in range; the draws are a function of the position.
+      for (int64_t p : {int64_t{0}, int64_t{1}, int64_t{0xFFFFFFFE}}) {
+        const int64_t k = reader.value()->KeyAt(p);
+        if (k < 0 || k >= 103 || reader.value()->KeyAt(p) != k) ::_exit(3);
+      }
+    } catch (...) {  // std::bad_alloc: the draws were materialised
+      ::_exit(4);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "child died by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// The on-demand draws are the same whichever positions are read, in any order.
+TEST(SamplerTest, OnDemandDrawsMatchTheEpochSequence) {
+  const SamplerSpec spec = SamplerSpec::Weighted({1, 2, 3, 4}, 1000);
+  std::vector<MemorySample> samples(4);
+  testing::MemorySource source(std::move(samples));
+  EpochSpec e;
+  e.sampler = &spec;
+  e.seed = 9;
+  e.epoch = 2;
+  auto reader = source.StartEpoch(e).value();
+  const auto draws = SampleEpoch(spec, 4, {}, 9, 2, false);
+  ASSERT_EQ(reader->size(), 1000);
+  for (int64_t p = 999; p >= 0; --p) EXPECT_EQ(reader->KeyAt(p), draws[p]) << p;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -43,9 +44,15 @@ class IndexedShards : public RandomAccessSource {
     std::shared_ptr<IndexedShards> s(new IndexedShards());
     s->urls_ = urls;
     s->classes_ = std::move(classes);
+    s->max_member_bytes_ = o.spec.max_member_bytes;
+    // Random access needs a whole shard: one cut at a member boundary is an
+    // error after its last sample (a bad entry), not a shorter shard.
+    SampleSpec spec = o.spec;
+    spec.require_end_of_archive = true;
     for (size_t i = 0; i < urls.size(); ++i) {
-      auto index = LoadOrBuildTarIndex(urls[i], o.spec, o.cache_dir);
+      auto index = LoadOrBuildTarIndex(urls[i], spec, o.cache_dir);
       if (!index.ok()) return index.status();
+      s->shard_sizes_.push_back(index.value().shard_size);
       s->starts_.push_back(static_cast<int64_t>(s->entries_.size()));
       for (TarIndexEntry& e : index.value().entries) {
         s->entries_.push_back(std::move(e));
@@ -72,6 +79,17 @@ class IndexedShards : public RandomAccessSource {
     if (e.offset < 0) return urls_[shard_of_[index]];
     return urls_[shard_of_[index]] + ": member " + e.member;
   }
+  // The relative sample names (RandomAccessSource), each shard's size and
+  // sample count (its index): the dataset, wherever its shards lie.
+  uint64_t Fingerprint() const override {
+    uint64_t h = RandomAccessSource::Fingerprint();
+    for (size_t i = 0; i < shard_sizes_.size(); ++i) {
+      const int64_t end = i + 1 < starts_.size() ? starts_[i + 1] : size();
+      h = Mix64(h ^ shard_sizes_[i]);
+      h = Mix64(h ^ static_cast<uint64_t>(end - starts_[i]));
+    }
+    return h;
+  }
 
   Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const override {
     if (index < 0 || index >= size()) {
@@ -80,8 +98,28 @@ class IndexedShards : public RandomAccessSource {
     const TarIndexEntry& e = entries_[index];
     if (e.offset < 0) return DataLossError(e.member);
     const std::string& path = urls_[shard_of_[index]];
+    // What the member declares is checked before anything is allocated for
+    // it: against max_sample_bytes, as in stream mode, and against the bytes
+    // the shard holds now.
+    if (e.size > max_member_bytes_) {
+      return DataLossError(path + ": member " + e.member + ": " + std::to_string(e.size) +
+                           " bytes, more than the limit of " + std::to_string(max_member_bytes_) +
+                           " (max_sample_bytes)");
+    }
     int fd = -1;
     STOKER_RETURN_IF_ERROR(OpenRegularFile(path, &fd));
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+      const int err = errno;
+      ::close(fd);
+      return IoError(path + ": cannot stat: " + std::strerror(err));
+    }
+    if (e.offset > static_cast<int64_t>(st.st_size) - e.size) {
+      ::close(fd);
+      return DataLossError(path + ": member " + e.member + ": declares " + std::to_string(e.size) +
+                           " bytes at offset " + std::to_string(e.offset) + ", past the end of the " +
+                           std::to_string(st.st_size) + "-byte shard (truncated since indexed?)");
+    }
     const size_t want = static_cast<size_t>(e.size);
     if (scratch->bytes.size() < want) scratch->bytes.resize(want);
     size_t got = 0;
@@ -108,8 +146,10 @@ class IndexedShards : public RandomAccessSource {
   std::vector<std::string> urls_;
   std::vector<std::string> classes_;  // from classes.json beside the shards
   std::vector<int64_t> starts_;
+  std::vector<uint64_t> shard_sizes_;  // as indexed
   std::vector<TarIndexEntry> entries_;
   std::vector<uint32_t> shard_of_;
+  int64_t max_member_bytes_ = 0;
 };
 
 // ---------------------------------------------------------------- stream
@@ -164,9 +204,13 @@ class BufferPool {
 class StreamReader : public EpochReader {
  public:
   StreamReader(const std::vector<std::string>* urls, const ShardOptions* o, const EpochSpec& spec,
-               std::shared_ptr<BufferPool> pool)
-      : urls_(urls), o_(o), pool_(std::move(pool)),
+               std::shared_ptr<BufferPool> pool, std::shared_ptr<std::atomic<int64_t>> truncated)
+      : urls_(urls), o_(o), pool_(std::move(pool)), truncated_(std::move(truncated)),
         rng_(HashSeed(spec.seed, static_cast<uint64_t>(spec.epoch), 0x7A25ull)) {
+    // Under a declared length a shard cut at a member boundary would
+    // silently shorten what the ranks share: an error.
+    sample_spec_ = o->spec;
+    sample_spec_.require_end_of_archive = o->length > 0;
     std::vector<uint32_t> order(urls->size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
     if (spec.shuffle) {
@@ -318,7 +362,7 @@ class StreamReader : public EpochReader {
       feed->done = true;
       if (waiting_for_ == feed) data_cv_.Signal();
     };
-    auto reader = ShardSampleReader::Open(url, o_->spec, StreamOptionsFor());
+    auto reader = ShardSampleReader::Open(url, sample_spec_, StreamOptionsFor());
     if (!reader.ok()) {
       Item item;
       item.status = reader.status();
@@ -348,6 +392,10 @@ class StreamReader : public EpochReader {
         sample.bytes = std::vector<uint8_t>();
       }
       if (!push(std::move(item))) break;
+    }
+    // Counted whether it ended the shard quietly or, required, as an error.
+    if (reader.value()->missing_end_of_archive()) {
+      truncated_->fetch_add(1, std::memory_order_relaxed);
     }
     pool_->Give(std::move(sample.bytes));
     finish();
@@ -465,6 +513,8 @@ class StreamReader : public EpochReader {
   const std::vector<std::string>* urls_;
   const ShardOptions* o_;
   const std::shared_ptr<BufferPool> pool_;
+  const std::shared_ptr<std::atomic<int64_t>> truncated_;  // StreamShards::truncated_shards()
+  SampleSpec sample_spec_;  // o_->spec, plus require_end_of_archive (set once)
   // Set by Cancel() without mu_ (a stalled Read holds it); seen by the
   // remote streams this reader opens.
   const std::shared_ptr<std::atomic<bool>> cancel_ = std::make_shared<std::atomic<bool>>(false);
@@ -512,19 +562,16 @@ class StreamShards : public Source {
  public:
   StreamShards(std::vector<std::string> urls, const ShardOptions& o,
                std::vector<std::string> classes)
-      : urls_(std::move(urls)),
+      : fingerprint_(FingerprintOf(urls, o.length)),
+        urls_(std::move(urls)),
         classes_(std::move(classes)),
         options_(o),
         pool_(std::make_shared<BufferPool>(static_cast<size_t>(std::max(0, o.shuffle_buffer)) + 64 +
                                            32 * static_cast<size_t>(std::max(1, o.concurrent_shards)))) {}
   int64_t size() const override { return options_.length > 0 ? options_.length : -1; }
-  uint64_t Fingerprint() const override {
-    uint64_t h = Mix64(static_cast<uint64_t>(size()));
-    for (const std::string& u : urls_) {
-      for (unsigned char c : u) h = (h ^ c) * 0x100000001B3ull;
-      h = Mix64(h);
-    }
-    return h;
+  uint64_t Fingerprint() const override { return fingerprint_; }
+  int64_t truncated_shards() const override {
+    return truncated_->load(std::memory_order_relaxed);
   }
   std::vector<std::string> classes() const override { return classes_; }
   std::string Describe() const override {
@@ -544,14 +591,30 @@ class StreamShards : public Source {
           std::to_string(spec.world_size) + " ranks; write more shards (at least one per "
           "rank, ideally many) or use mode=\"indexed\" for local .tar shards");
     }
-    return std::unique_ptr<EpochReader>(new StreamReader(&urls_, &options_, spec, pool_));
+    return std::unique_ptr<EpochReader>(
+        new StreamReader(&urls_, &options_, spec, pool_, truncated_));
   }
 
  private:
+  // The declared length, the shard names relative to where they lie (a
+  // local directory, a URL's path) and the local shards' sizes: the same
+  // shards staged or mounted elsewhere have the same fingerprint.
+  static uint64_t FingerprintOf(const std::vector<std::string>& urls, int64_t length) {
+    uint64_t h = FingerprintNames(static_cast<uint64_t>(length > 0 ? length : -1), urls);
+    for (const std::string& u : urls) {
+      struct stat st;
+      const bool local = !IsRemoteUrl(u) && ::stat(u.c_str(), &st) == 0;
+      h = Mix64(h ^ (local ? static_cast<uint64_t>(st.st_size) : ~uint64_t{0}));
+    }
+    return h;
+  }
+
+  const uint64_t fingerprint_;  // computed once, at construction
   const std::vector<std::string> urls_;
   const std::vector<std::string> classes_;
   const ShardOptions options_;
   const std::shared_ptr<BufferPool> pool_;
+  const std::shared_ptr<std::atomic<int64_t>> truncated_ = std::make_shared<std::atomic<int64_t>>(0);
 };
 
 // Class names from the classes.json that `stoker convert` writes beside the

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -189,7 +190,7 @@ TEST(ShardsTest, IndexIsCachedAndRebuiltWhenTheShardChanges) {
   EXPECT_TRUE(built);
   EXPECT_EQ(::access(TarIndexPath(paths[0], cache.path()).c_str(), R_OK), 0);
   // A corrupt cache file is ignored.
-  testing::WriteFile(paths[0] + ".idx", Text("STKTIDX2 garbage"));
+  testing::WriteFile(paths[0] + ".idx", Text("STKTIDX3 garbage"));
   auto fixed = LoadOrBuildTarIndex(paths[0], spec, "", &built);
   EXPECT_TRUE(built);
   EXPECT_EQ(fixed.value().entries.size(), 6u);
@@ -365,6 +366,164 @@ TEST(ShardsTest, BadOptions) {
   o.mode = ShardMode::kAuto;
   o.spec.image_exts.clear();
   EXPECT_EQ(OpenShards(o).status().code(), StatusCode::kInvalidArgument);
+}
+
+// A ustar shard of `n` samples (k<i>.jpg, a JPEG padded with zeros to at
+// least `jpg_bytes` bytes; k<i>.cls). `ends[i]` is where sample i's last
+// member ends (the end-of-archive blocks follow the last one).
+std::vector<uint8_t> UstarShard(int n, size_t jpg_bytes, std::vector<size_t>* ends) {
+  std::vector<TarEntry> entries;
+  ends->clear();
+  size_t at = 0;
+  for (int i = 0; i < n; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    std::vector<uint8_t> jpg = testing::EncodeJpeg(testing::MakePixels(20, 20, i), 20, 20);
+    if (jpg.size() < jpg_bytes) jpg.resize(jpg_bytes, 0);
+    at += 512 + (jpg.size() + 511) / 512 * 512 + 1024;
+    ends->push_back(at);
+    entries.push_back({key + ".jpg", std::move(jpg)});
+    entries.push_back({key + ".cls", Text(std::to_string(i))});
+  }
+  return MakeTar(entries, TarFormat::kUstar);
+}
+
+// Sets the size field of the ustar header at `at` and redoes its checksum.
+void SetDeclaredSize(std::vector<uint8_t>* tar, size_t at, uint64_t size) {
+  std::snprintf(reinterpret_cast<char*>(tar->data() + at + 124), 12, "%011llo",
+                static_cast<unsigned long long>(size));
+  std::memset(tar->data() + at + 148, ' ', 8);
+  unsigned sum = 0;
+  for (int i = 0; i < 512; ++i) sum += (*tar)[at + i];
+  std::snprintf(reinterpret_cast<char*>(tar->data() + at + 148), 8, "%06o", sum);
+  (*tar)[at + 155] = ' ';
+}
+
+// Issue 32 item 11: in indexed mode a member declaring 900 MiB in a small
+// shard got a 900 MiB buffer at its first read (then "shard shorter than its
+// index"), and max_sample_bytes was not applied at all. Both are checked
+// when the index is built and again before a read allocates.
+TEST(ShardsTest, IndexedMembersAreBoundedByTheLimitAndTheFileSize) {
+  testing::TempDir dir;
+  // k1's label comes first, so its sample is complete when the image member
+  // (declaring 900 MiB, with the 2000 bytes the file really has) is read.
+  std::vector<uint8_t> jpg = testing::EncodeJpeg(testing::MakePixels(20, 20, 1), 20, 20);
+  jpg.resize(2000, 0);
+  std::vector<uint8_t> tar = MakeTar({{"k0.jpg", jpg}, {"k0.cls", Text("0")},
+                                      {"k1.cls", Text("1")}, {"k1.jpg", jpg},
+                                      {"k2.jpg", jpg}, {"k2.cls", Text("2")}},
+                                     TarFormat::kUstar);
+  const size_t k1_jpg = 512 + 2048 + 1024 + 1024;  // its header
+  SetDeclaredSize(&tar, k1_jpg, uint64_t{900} << 20);
+  tar.resize(k1_jpg + 512 + 2048);
+  std::vector<size_t> ends;
+  testing::WriteFile(dir.path() + "/huge.tar", tar);
+  auto src = Open(dir.path() + "/huge.tar", ShardMode::kIndexed);
+  ASSERT_NE(src, nullptr);
+  auto* ra = dynamic_cast<RandomAccessSource*>(src.get());
+  ASSERT_NE(ra, nullptr);
+  SampleScratch scratch;
+  SampleData data;
+  ASSERT_TRUE(ra->ReadIndex(0, &scratch, &data).ok());
+  for (int64_t i = 1; i < ra->size(); ++i) {
+    const Status st = ra->ReadIndex(i, &scratch, &data);
+    EXPECT_FALSE(st.ok()) << i;
+  }
+  const Status st = ra->ReadIndex(1, &scratch, &data);
+  EXPECT_NE(st.message().find("k1.jpg"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find("huge.tar"), std::string::npos) << st.ToString();
+  EXPECT_LT(scratch.bytes.capacity(), size_t{4} << 20);  // was 900 MiB
+
+  // max_sample_bytes applies in indexed mode as in stream mode.
+  testing::WriteFile(dir.path() + "/big.tar", UstarShard(2, 5000, &ends));
+  ShardOptions o;
+  o.patterns = {dir.path() + "/big.tar"};
+  o.mode = ShardMode::kIndexed;
+  o.spec.max_member_bytes = 4000;
+  auto limited = OpenShards(o);
+  ASSERT_TRUE(limited.ok()) << limited.status().ToString();
+  auto* lra = dynamic_cast<RandomAccessSource*>(limited.value().get());
+  const Status over = lra->ReadIndex(0, &scratch, &data);
+  EXPECT_FALSE(over.ok());
+  EXPECT_NE(over.message().find("max_sample_bytes"), std::string::npos) << over.ToString();
+  EXPECT_NE(over.message().find("k0.jpg"), std::string::npos) << over.ToString();
+}
+
+// Issue 32 item 18: a shard cut exactly at a member boundary (no
+// end-of-archive blocks) read as a complete, shorter shard. In indexed mode
+// it is an error after the samples it has (raised, or one skip).
+TEST(ShardsTest, ShardWithoutEndOfArchiveBlocksIsAnErrorWhenIndexed) {
+  testing::TempDir dir;
+  std::vector<size_t> ends;
+  std::vector<uint8_t> tar = UstarShard(5, 1000, &ends);
+  ASSERT_GT(tar.size(), ends[4] + 1023);
+  tar.resize(ends[2]);  // the last two samples are gone
+  testing::WriteFile(dir.path() + "/cut.tar", tar);
+  auto src = Open(dir.path() + "/cut.tar", ShardMode::kIndexed);
+  ASSERT_NE(src, nullptr);
+  LoaderOptions o = Options(2, 2, false);
+  Epoch raised = RunEpoch(Loader::Create(src, o).value().get());
+  ASSERT_FALSE(raised.status.ok());
+  EXPECT_NE(raised.status.message().find("cut.tar"), std::string::npos) << raised.status.ToString();
+  EXPECT_NE(raised.status.message().find("end-of-archive"), std::string::npos)
+      << raised.status.ToString();
+  o.on_error = OnError::kSkip;
+  Epoch skipped = RunEpoch(Loader::Create(src, o).value().get());
+  ASSERT_TRUE(skipped.status.ok()) << skipped.status.ToString();
+  EXPECT_EQ(skipped.ids.size(), 3u);
+  EXPECT_EQ(skipped.skipped, 1);
+  // The intact shard, end blocks and all, has no such error.
+  testing::WriteFile(dir.path() + "/whole.tar", UstarShard(5, 1000, &ends));
+  Epoch whole = RunEpoch(
+      Loader::Create(Open(dir.path() + "/whole.tar", ShardMode::kIndexed), Options(2, 2, false))
+          .value().get());
+  EXPECT_TRUE(whole.status.ok()) << whole.status.ToString();
+  EXPECT_EQ(whole.ids.size(), 5u);
+}
+
+// ... and in stream mode under a declared length= it is an error too (the
+// declared samples would otherwise be made up by repeats): 4 of the 6
+// declared samples are there, then the error.
+TEST(ShardsTest, ShardWithoutEndOfArchiveBlocksIsAnErrorUnderADeclaredLength) {
+  testing::TempDir dir;
+  std::vector<size_t> ends;
+  std::vector<uint8_t> tar = UstarShard(6, 1000, &ends);
+  tar.resize(ends[3]);
+  testing::WriteFile(dir.path() + "/cut.tar", tar);
+  ShardOptions so;
+  so.patterns = {dir.path() + "/cut.tar"};
+  so.mode = ShardMode::kStream;
+  so.length = 6;
+  auto src = OpenShards(so);
+  ASSERT_TRUE(src.ok());
+  Epoch e = RunEpoch(Loader::Create(src.value(), Options(2, 1, false)).value().get());
+  ASSERT_FALSE(e.status.ok());
+  EXPECT_NE(e.status.message().find("end-of-archive"), std::string::npos) << e.status.ToString();
+  EXPECT_EQ(e.ids.size(), 4u);  // the batches before the one holding the error
+  EXPECT_GE(src.value()->truncated_shards(), 1);  // each pass over it counts
+}
+
+// Issue 32 item 37: the resume fingerprint hashed absolute paths, so a
+// checkpoint could not be resumed with the data moved or mounted elsewhere.
+// It identifies the dataset now (names relative to where it lies, sizes,
+// the shards' indexes): the same shards in another directory have the same
+// fingerprint, other shards another one.
+TEST(ShardsTest, FingerprintDoesNotDependOnWhereTheShardsLie) {
+  testing::TempDir a, b, c;
+  WriteShards(a.path(), 2, 5);
+  WriteShards(b.path(), 2, 5);
+  WriteShards(c.path(), 2, 6);
+  for (ShardMode mode : {ShardMode::kIndexed, ShardMode::kStream}) {
+    auto sa = Open(a.path() + "/train-*.tar", mode);
+    auto sb = Open(b.path() + "/train-*.tar", mode);
+    auto sc = Open(c.path() + "/train-*.tar", mode);
+    EXPECT_EQ(sa->Fingerprint(), sb->Fingerprint()) << static_cast<int>(mode);
+    EXPECT_NE(sa->Fingerprint(), sc->Fingerprint()) << static_cast<int>(mode);  // other sizes
+  }
+  // Other shard names are another dataset.
+  testing::TempDir d;
+  WriteShards(d.path(), 3, 5);
+  EXPECT_NE(Open(a.path() + "/train-*.tar", ShardMode::kStream)->Fingerprint(),
+            Open(d.path() + "/train-*.tar", ShardMode::kStream)->Fingerprint());
 }
 
 }  // namespace

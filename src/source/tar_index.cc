@@ -17,8 +17,11 @@
 namespace stoker {
 namespace {
 
-// Version 2 added the inode, ctime and content fingerprint (issue 17 item 12).
-constexpr char kMagic[8] = {'S', 'T', 'K', 'T', 'I', 'D', 'X', '2'};
+// Version 2 added the inode, ctime and content fingerprint (issue 17 item 12);
+// version 3 marks members past the shard's end and shards without their
+// end-of-archive blocks as bad entries (issue 32 items 11, 18), so indexes
+// built before are rebuilt.
+constexpr char kMagic[8] = {'S', 'T', 'K', 'T', 'I', 'D', 'X', '3'};
 constexpr size_t kFingerprintSpan = 64 << 10;
 
 void Put(std::string* out, uint64_t v) {
@@ -241,6 +244,16 @@ StatusOr<TarIndex> LoadOrBuildTarIndex(const std::string& shard, const SampleSpe
     }
     if (end) break;
     TarIndexEntry e;
+    if (s.data_offset > static_cast<int64_t>(id.size) - s.data_size) {
+      // The header's size is a claim the file does not back: a bad sample,
+      // never a buffer of that size at read time.
+      e.offset = -1;
+      e.member = shard + ": member " + s.image_member + ": declares " +
+                 std::to_string(s.data_size) + " bytes, more than the " +
+                 std::to_string(id.size) + "-byte shard holds (truncated or corrupt)";
+      index.entries.push_back(std::move(e));
+      continue;
+    }
     e.offset = s.data_offset;
     e.size = s.data_size;
     e.label = s.label;

@@ -13,7 +13,9 @@
 // the same size and mtime still gets a new ctime).
 // A sample that cannot be indexed (damaged member, no image) is kept as a
 // bad entry, so that reading it is an error of that sample alone (skipped
-// under on_error="skip"); damage that ends the tar ends the index there. Format (little-endian): "STKTIDX2", u64 shard size, i64
+// under on_error="skip"); damage that ends the tar ends the index there, as do a member declaring
+// more bytes than the shard holds and a shard without its end-of-archive
+// blocks (both bad entries). Format (little-endian): "STKTIDX3", u64 shard size, i64
 // mtime ns, u64 inode, i64 ctime ns, u64 fingerprint, u32 + bytes of the sample spec, u64 sample count, then per sample i64 offset, i64 size, i64
 // label, u32 key length, u32 member length, key bytes, member bytes.
 //

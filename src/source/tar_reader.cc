@@ -35,9 +35,11 @@ long TarReader::ReadCallback(struct archive* a, void* self_ptr, const void** buf
 }
 
 StatusOr<std::unique_ptr<TarReader>> TarReader::Open(std::unique_ptr<ByteStream> stream,
-                                                     int64_t max_member_bytes) {
+                                                     int64_t max_member_bytes,
+                                                     bool require_end_of_archive) {
   std::unique_ptr<TarReader> r(new TarReader(std::move(stream)));
   r->max_member_bytes_ = max_member_bytes;
+  r->require_end_ = require_end_of_archive;
   r->buffer_.resize(kReadChunk);
   r->archive_ = archive_read_new();
   if (r->archive_ == nullptr) return ResourceExhaustedError(r->name() + ": archive_read_new failed");
@@ -50,7 +52,7 @@ StatusOr<std::unique_ptr<TarReader>> TarReader::Open(std::unique_ptr<ByteStream>
       ARCHIVE_OK) {
     const char* msg = archive_error_string(r->archive_);
     Status s = r->stream_error_.ok()
-                   ? DataLossError(r->name() + ": before the first member: " +
+                   ? DataLossError(r->Where() + ": before the first member: " +
                                    (msg ? msg : "cannot read the archive"))
                    : r->stream_error_;
     return s;
@@ -68,6 +70,18 @@ Status TarReader::Next(TarMember* member, bool* end) {
     struct archive_entry* entry = nullptr;
     const int rc = archive_read_next_header(archive_, &entry);
     if (rc == ARCHIVE_EOF) {
+      // libarchive ends quietly when the input ends right after a member.
+      // With the end-of-archive blocks present, the tar reader has consumed
+      // at least one zero block past the last member's data.
+      if (members_end_ >= 0 && archive_filter_bytes(archive_, 0) < members_end_ + 512) {
+        missing_end_ = true;
+        if (require_end_) {
+          failed_ = true;
+          return DataLossError(Where() + ": ends after member " + member_ +
+                               " without the end-of-archive blocks (cut at a member boundary: "
+                               "the shard looks truncated)");
+        }
+      }
       *end = true;
       DrainStream();
       return Status::OK();
@@ -76,9 +90,9 @@ Status TarReader::Next(TarMember* member, bool* end) {
       failed_ = true;
       const std::string where = member_.empty() ? std::string("at the first member")
                                                 : "after member " + member_;
-      if (!stream_error_.ok()) return stream_error_.WithContext(name() + ": " + where);
+      if (!stream_error_.ok()) return stream_error_.WithContext(Where() + ": " + where);
       const char* msg = archive_error_string(archive_);
-      return DataLossError(name() + ": " + where + ": " + (msg ? msg : "damaged tar header"));
+      return DataLossError(Where() + ": " + where + ": " + (msg ? msg : "damaged tar header"));
     }
     const char* path = archive_entry_pathname(entry);
     if (path == nullptr) path = archive_entry_pathname_utf8(entry);
@@ -86,12 +100,13 @@ Status TarReader::Next(TarMember* member, bool* end) {
     if (archive_entry_filetype(entry) != AE_IFREG) continue;
     if (archive_entry_sparse_count(entry) > 0) {  // its bytes are not stored contiguously
       failed_ = true;
-      return DataLossError(name() + ": member " + member_ + ": sparse members are not supported");
+      return DataLossError(Where() + ": member " + member_ + ": sparse members are not supported");
     }
     member->path = member_;
     member->size = archive_entry_size(entry);
     member_size_ = member->size;
     member->data_offset = archive_filter_bytes(archive_, 0);
+    members_end_ = member->data_offset + (member->size + 511) / 512 * 512;
     return Status::OK();
   }
 }
@@ -110,7 +125,7 @@ void TarReader::DrainStream() {
 Status TarReader::ReadData(std::vector<uint8_t>* out) {
   if (member_size_ > max_member_bytes_) {
     failed_ = true;
-    return DataLossError(name() + ": member " + member_ + ": " + std::to_string(member_size_) +
+    return DataLossError(Where() + ": member " + member_ + ": " + std::to_string(member_size_) +
                          " bytes, more than the limit of " + std::to_string(max_member_bytes_) +
                          " (max_sample_bytes)");
   }
@@ -127,15 +142,15 @@ Status TarReader::ReadData(std::vector<uint8_t>* out) {
     if (n == 0) break;
     if (n < 0) {
       failed_ = true;
-      if (!stream_error_.ok()) return stream_error_.WithContext(name() + ": member " + member_);
+      if (!stream_error_.ok()) return stream_error_.WithContext(Where() + ": member " + member_);
       const char* msg = archive_error_string(archive_);
-      return DataLossError(name() + ": member " + member_ + ": " + (msg ? msg : "read failed"));
+      return DataLossError(Where() + ": member " + member_ + ": " + (msg ? msg : "read failed"));
     }
     got += static_cast<size_t>(n);
   }
   if (got != total) {
     failed_ = true;
-    return DataLossError(name() + ": member " + member_ + ": truncated (" + std::to_string(got) +
+    return DataLossError(Where() + ": member " + member_ + ": truncated (" + std::to_string(got) +
                          " of " + std::to_string(member_size_) + " bytes)");
   }
   return Status::OK();
@@ -194,7 +209,7 @@ StatusOr<std::unique_ptr<ShardSampleReader>> ShardSampleReader::Open(const std::
 
 StatusOr<std::unique_ptr<ShardSampleReader>> ShardSampleReader::FromStream(
     std::unique_ptr<ByteStream> stream, const SampleSpec& spec, bool read_images) {
-  auto tar = TarReader::Open(std::move(stream), spec.max_member_bytes);
+  auto tar = TarReader::Open(std::move(stream), spec.max_member_bytes, spec.require_end_of_archive);
   if (!tar.ok()) return tar.status();
   return std::unique_ptr<ShardSampleReader>(
       new ShardSampleReader(std::move(tar).value(), spec, read_images));

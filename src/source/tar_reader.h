@@ -48,12 +48,19 @@ struct TarMember {
 class TarReader {
  public:
   static StatusOr<std::unique_ptr<TarReader>> Open(std::unique_ptr<ByteStream> stream,
-                                                   int64_t max_member_bytes = int64_t{256} << 20);
+                                                   int64_t max_member_bytes = int64_t{256} << 20,
+                                                   bool require_end_of_archive = false);
   ~TarReader();
 
   // The next regular-file member (directories, links and the like are
-  // passed over); `*end` at the end of the archive.
+  // passed over); `*end` at the end of the archive. A stream that ends right
+  // after a member, without the end-of-archive blocks, ends too (libarchive
+  // and Python's tarfile accept it) and sets missing_end_of_archive(), or,
+  // with `require_end_of_archive`, is a DataLoss error naming the last member.
   Status Next(TarMember* member, bool* end);
+  // Whether the archive ended without its end-of-archive blocks (after at
+  // least one member), once Next() reported the end.
+  bool missing_end_of_archive() const { return missing_end_; }
   // The current member's data, whole; `out` is resized to its size.
   Status ReadData(std::vector<uint8_t>* out);
   const std::string& name() const { return stream_->name(); }
@@ -62,6 +69,9 @@ class TarReader {
   explicit TarReader(std::unique_ptr<ByteStream> stream);
   static long ReadCallback(struct archive* a, void* self, const void** buffer);
   void DrainStream();
+  // The stream's name, plus where its bytes come from when that is not the
+  // name (a cache file): for error messages.
+  std::string Where() const { return name() + stream_->origin(); }
 
   std::unique_ptr<ByteStream> stream_;
   struct archive* archive_ = nullptr;
@@ -70,6 +80,9 @@ class TarReader {
   std::string member_;   // current member path, for messages
   int64_t member_size_ = 0;
   int64_t max_member_bytes_ = 0;
+  bool require_end_ = false;
+  bool missing_end_ = false;
+  int64_t members_end_ = -1;  // where the last member's (padded) data ends; -1: no member
   bool failed_ = false;
 };
 
@@ -106,6 +119,8 @@ class ShardSampleReader {
   // its capacity across calls.
   Status Next(ShardSample* sample, bool* end);
   const std::string& name() const { return tar_->name(); }
+  // The shard ended without its end-of-archive blocks (TarReader).
+  bool missing_end_of_archive() const { return tar_->missing_end_of_archive(); }
 
  private:
   ShardSampleReader(std::unique_ptr<TarReader> tar, const SampleSpec& spec, bool read_images)

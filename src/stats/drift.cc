@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json.h"
+
 namespace stoker {
 namespace {
 
@@ -26,12 +28,16 @@ DriftVerdict ClassBalance(const DatasetStats& now, const DatasetStats& old, doub
   }
   // Classes are matched by name; when the two sides share no name (e.g. a
   // folder against shards that only number their classes), by label.
+  // Names as a saved report holds them (bytes that are not UTF-8 as \xNN),
+  // so a live dataset matches its own report.
   std::set<std::string> old_names;
-  for (const ClassStat& c : old.classes) old_names.insert(c.name);
+  for (const ClassStat& c : old.classes) old_names.insert(EscapeNonUtf8(c.name));
   bool by_label = true;
-  for (const ClassStat& c : now.classes) by_label = by_label && old_names.count(c.name) == 0;
+  for (const ClassStat& c : now.classes) {
+    by_label = by_label && old_names.count(EscapeNonUtf8(c.name)) == 0;
+  }
   auto key = [by_label](const ClassStat& c) {
-    return by_label ? "label " + std::to_string(c.label) : c.name;
+    return by_label ? "label " + std::to_string(c.label) : EscapeNonUtf8(c.name);
   };
   std::map<std::string, std::pair<int64_t, int64_t>> by_name;  // name -> (now, old)
   for (const ClassStat& c : now.classes) by_name[key(c)].first += c.count;

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json.h"
 #include "base/process.h"
 #include "codec/decoder.h"
 #include "ops/geometry.h"
@@ -447,15 +448,65 @@ Json HistogramJson(const Histogram& h) {
 
 Json NumberOrNull(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 
+// Counts in a report are integers in [0, 2^53] (exact in every JSON reader),
+// and so is any sum of them: a report of 10^30 or -5 images is refused, not
+// turned into "critical inf".
+constexpr int64_t kMaxCount = int64_t{1} << 53;
+
+Status ReadCount(const Json& v, const std::string& what, int64_t* out) {
+  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > kMaxCount) ||
+      v.get<int64_t>() < 0 || v.get<int64_t>() > kMaxCount) {
+    return InvalidArgumentError("not a stoker stats report: " + what + " is " + v.dump() +
+                                ", not a count (an integer from 0 to 2^53)");
+  }
+  *out = v.get<int64_t>();
+  return Status::OK();
+}
+
 Status ReadHistogram(const Json& j, const char* key, Histogram* h) {
   if (!j.contains(key) || !j[key].is_array()) {
     return InvalidArgumentError(std::string("not a stoker stats report: no \"") + key + "\"");
   }
+  int64_t total = 0;
   for (const Json& pair : j[key]) {
     if (!pair.is_array() || pair.size() != 2) {
       return InvalidArgumentError(std::string("\"") + key + "\": entries must be [value, count]");
     }
-    (*h)[pair[0].get<int64_t>()] += pair[1].get<int64_t>();
+    int64_t value = 0, count = 0;
+    STOKER_RETURN_IF_ERROR(ReadCount(pair[0], std::string("a value in \"") + key + "\"", &value));
+    STOKER_RETURN_IF_ERROR(ReadCount(pair[1], std::string("a count in \"") + key + "\"", &count));
+    total += count;
+    if (total > kMaxCount) {
+      return InvalidArgumentError(std::string("not a stoker stats report: the counts in \"") +
+                                  key + "\" add up to more than 2^53");
+    }
+    (*h)[value] += count;
+  }
+  return Status::OK();
+}
+
+Status ReadCountMap(const Json& j, const char* key, std::map<std::string, int64_t>* out) {
+  const Json& m = j.at(key);
+  if (!m.is_object()) {
+    return InvalidArgumentError(std::string("not a stoker stats report: \"") + key +
+                                "\" is not an object");
+  }
+  for (const auto& [name, v] : m.items()) {
+    STOKER_RETURN_IF_ERROR(ReadCount(v, std::string("\"") + key + "\"[" + name + "]",
+                                     &(*out)[name]));
+  }
+  return Status::OK();
+}
+
+// Mean and std of pixels in [0, 1]: finite, in [0, 1].
+Status ReadUnitTriple(const Json& j, const char* key, std::array<double, 3>* out) {
+  *out = j.at(key).get<std::array<double, 3>>();
+  for (double v : *out) {
+    if (!std::isfinite(v) || v < 0 || v > 1) {
+      return InvalidArgumentError(std::string("not a stoker stats report: \"") + key +
+                                  "\" holds " + j.at(key).dump() +
+                                  ", not three numbers in [0, 1]");
+    }
   }
   return Status::OK();
 }
@@ -463,16 +514,19 @@ Status ReadHistogram(const Json& j, const char* key, Histogram* h) {
 }  // namespace
 
 std::string StatsToJson(const DatasetStats& s) {
+  // Names are bytes (file and folder names): those that are not UTF-8 are
+  // written as \xNN text (EscapeNonUtf8), which JSON can hold.
+  const auto text = [](const std::string& v) { return EscapeNonUtf8(v); };
   Json j;
   j["stoker_stats"] = 1;
-  j["source"] = s.source;
+  j["source"] = text(s.source);
   j["resolution"] = s.resolution;
   j["samples"] = s.samples;
   j["images"] = s.images;
   j["unreadable"] = s.errors.size();
   Json classes = Json::array();
   for (const ClassStat& c : s.classes) {
-    classes.push_back({{"label", c.label}, {"name", c.name}, {"count", c.count}});
+    classes.push_back({{"label", c.label}, {"name", text(c.name)}, {"count", c.count}});
   }
   j["classes"] = classes;
   j["unlabelled"] = s.unlabelled;
@@ -486,10 +540,18 @@ std::string StatsToJson(const DatasetStats& s) {
   j["mean"] = s.mean;
   j["std"] = s.stddev;
   j["duplicates_checked"] = s.duplicates_checked;
-  j["duplicates"] = s.duplicates;
+  Json duplicates = Json::array();
+  for (const std::vector<std::string>& group : s.duplicates) {
+    Json g = Json::array();
+    for (const std::string& name : group) g.push_back(text(name));
+    duplicates.push_back(std::move(g));
+  }
+  j["duplicates"] = duplicates;
   j["redundant_copies"] = s.RedundantCopies();
   Json errors = Json::array();
-  for (const SampleError& e : s.errors) errors.push_back({{"name", e.name}, {"error", e.message}});
+  for (const SampleError& e : s.errors) {
+    errors.push_back({{"name", text(e.name)}, {"error", text(e.message)}});
+  }
   j["errors"] = errors;
   j["seconds"] = s.seconds;
   j["images_per_sec"] = s.seconds > 0 ? s.samples / s.seconds : 0.0;
@@ -507,21 +569,29 @@ StatusOr<DatasetStats> StatsFromJson(const std::string& text) {
   try {
     s.source = j.value("source", "");
     s.resolution = j.at("resolution").get<int>();
-    s.samples = j.at("samples").get<int64_t>();
-    s.images = j.at("images").get<int64_t>();
+    STOKER_RETURN_IF_ERROR(ReadCount(j.at("samples"), "\"samples\"", &s.samples));
+    STOKER_RETURN_IF_ERROR(ReadCount(j.at("images"), "\"images\"", &s.images));
+    int64_t labelled = 0;
     for (const Json& c : j.at("classes")) {
-      s.classes.push_back({c.at("label").get<int64_t>(), c.at("name").get<std::string>(),
-                           c.at("count").get<int64_t>()});
+      ClassStat cs{c.at("label").get<int64_t>(), c.at("name").get<std::string>(), 0};
+      STOKER_RETURN_IF_ERROR(ReadCount(c.at("count"), "the count of class " + cs.name, &cs.count));
+      labelled += cs.count;
+      if (labelled > kMaxCount) {
+        return InvalidArgumentError("not a stoker stats report: the class counts add up to "
+                                    "more than 2^53");
+      }
+      s.classes.push_back(std::move(cs));
     }
-    s.unlabelled = j.value("unlabelled", int64_t{0});
+    STOKER_RETURN_IF_ERROR(
+        ReadCount(j.value("unlabelled", Json(0)), "\"unlabelled\"", &s.unlabelled));
     STOKER_RETURN_IF_ERROR(ReadHistogram(j, "widths", &s.widths));
     STOKER_RETURN_IF_ERROR(ReadHistogram(j, "heights", &s.heights));
     STOKER_RETURN_IF_ERROR(ReadHistogram(j, "aspects_milli", &s.aspects));
-    s.formats = j.at("formats").get<std::map<std::string, int64_t>>();
-    s.modes = j.at("modes").get<std::map<std::string, int64_t>>();
-    s.pixels = j.at("pixels").get<int64_t>();
-    s.mean = j.at("mean").get<std::array<double, 3>>();
-    s.stddev = j.at("std").get<std::array<double, 3>>();
+    STOKER_RETURN_IF_ERROR(ReadCountMap(j, "formats", &s.formats));
+    STOKER_RETURN_IF_ERROR(ReadCountMap(j, "modes", &s.modes));
+    STOKER_RETURN_IF_ERROR(ReadCount(j.at("pixels"), "\"pixels\"", &s.pixels));
+    STOKER_RETURN_IF_ERROR(ReadUnitTriple(j, "mean", &s.mean));
+    STOKER_RETURN_IF_ERROR(ReadUnitTriple(j, "std", &s.stddev));
     s.duplicates_checked = j.value("duplicates_checked", false);
     s.duplicates = j.value("duplicates", std::vector<std::vector<std::string>>{});
     for (const Json& e : j.value("errors", Json::array())) {

@@ -377,5 +377,72 @@ TEST(CompareStats, SameAndShifted) {
   EXPECT_FALSE(CompareStats(now, old, DriftOptions{})[0].shifted);
 }
 
+// Issue 32 item 3: a class folder or a file whose name is not UTF-8 made
+// StatsToJson throw (nlohmann's type_error 316), so `stoker stats` aborted
+// with or without --json. Such bytes are written as \xNN now, the report
+// stays valid UTF-8 JSON and reads back, and --against still matches the
+// class by name.
+TEST(StatsJson, NamesThatAreNotUtf8) {
+  TempDir dir;
+  const std::string latin1 = "caf\xe9";  // "cafe" with e-acute in Latin-1
+  MakeDirs(dir.path() + "/" + latin1);
+  MakeDirs(dir.path() + "/ok");
+  WriteFile(dir.path() + "/" + latin1 + "/a.png", SolidPng(4, 4, 255, 0, 0));
+  WriteFile(dir.path() + "/ok/b\xff.png", std::vector<uint8_t>{1, 2, 3});  // unreadable
+  auto folder = ImageFolder::Open(dir.path());
+  ASSERT_TRUE(folder.ok()) << folder.status().ToString();
+  auto s = ComputeStats(folder.value().get(), StatsOptions{});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  std::string json;
+  ASSERT_NO_THROW(json = StatsToJson(s.value()));
+  EXPECT_NE(json.find("caf\\\\xe9"), std::string::npos) << json;  // "caf\\xe9" in JSON
+  EXPECT_NE(json.find("b\\\\xff.png"), std::string::npos) << json;
+  auto back = StatsFromJson(json);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back.value().classes[0].name, "caf\\xe9");
+  EXPECT_NE(FormatStats(s.value()).find("caf"), std::string::npos);
+  // The live dataset against its saved report: the classes match by name.
+  const std::vector<DriftVerdict> v = CompareStats(s.value(), back.value(), DriftOptions{});
+  EXPECT_FALSE(v[0].shifted) << v[0].detail;
+  EXPECT_EQ(v[0].detail.find("matched by label"), std::string::npos) << v[0].detail;
+}
+
+// Issue 32 item 31: a report whose counts are absurd (10^30 or negative)
+// was read (10^30 through a double), and --against then printed "critical
+// inf" and exited 0. Such a report is refused, naming the member.
+TEST(StatsJson, AbsurdCountsAreRefused) {
+  DatasetStats s;
+  s.samples = s.images = 2;
+  s.classes = {{0, "a", 2}};
+  s.widths = {{10, 2}};
+  s.heights = {{10, 2}};
+  s.aspects = {{1000, 2}};
+  s.pixels = 200;
+  const std::string good = StatsToJson(s);
+  ASSERT_TRUE(StatsFromJson(good).ok());
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string j = good;
+    const size_t at = j.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return j.replace(at, from.size(), to);
+  };
+  for (const std::string& bad :
+       {with("\"widths\":[[10,2]]", "\"widths\":[[10,1e30]]"),
+        with("\"widths\":[[10,2]]", "\"widths\":[[10,-5]]"),
+        with("\"widths\":[[10,2]]", "\"widths\":[[10,1000000000000000000]]"),
+        with("\"heights\":[[10,2]]", "\"heights\":[[10,2.5]]"),
+        with("\"aspects_milli\":[[1000,2]]", "\"aspects_milli\":[[-3,2]]"),
+        with("\"count\":2", "\"count\":-1"),
+        with("\"samples\":2", "\"samples\":1e30"),
+        with("\"pixels\":200", "\"pixels\":-200"),
+        with("\"mean\":[0.0,0.0,0.0]", "\"mean\":[0.0,1e300,0.0]")}) {
+    auto r = StatsFromJson(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    if (!r.ok()) {
+      EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace stoker

@@ -181,7 +181,7 @@ StatusOr<MadeSource> MakeUnsizedStreamShards(const std::string& dir, const Data&
 // streamed (remote shards always are), length declared.
 StatusOr<MadeSource> MakeHttpShards(const std::string& dir, const Data& data) {
   WriteShards(dir, data, ".tar", TarFilter::kNone);
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<HttpFileServer> server, HttpFileServer::Start(dir));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<HttpServer> server, ServeFiles(dir));
   ShardOptions o = StreamOptions(ShardPattern(server->url(), ".tar"), Data::kSamples);
   o.mode = ShardMode::kAuto;
   STOKER_ASSIGN_OR_RETURN(auto shards, OpenShards(o));

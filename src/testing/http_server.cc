@@ -2,7 +2,6 @@
 #include "testing/http_server.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -13,11 +12,29 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <map>
+#include <fstream>
+#include <sstream>
 
 namespace stoker::testing {
 namespace {
+
+const char* Reason(int status) {
+  switch (status) {
+    case 200: return "OK";
+    case 206: return "Partial Content";
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 304: return "Not Modified";
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 416: return "Range Not Satisfiable";
+    case 503: return "Service Unavailable";
+    default: return "Status";
+  }
+}
 
 bool SendAll(int fd, const char* p, size_t n) {
   while (n > 0) {
@@ -30,19 +47,8 @@ bool SendAll(int fd, const char* p, size_t n) {
   return true;
 }
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-struct Request {
-  std::string method, path;
-  bool has_range = false;
-  int64_t range_first = 0, range_last = -1;  // -1: to the end
-};
-
 // Parses the request head (up to the blank line). False when malformed.
-bool ParseRequest(const std::string& head, Request* r) {
+bool ParseRequest(const std::string& head, HttpRequest* r) {
   const size_t eol = head.find("\r\n");
   const std::string line = head.substr(0, eol);
   const size_t a = line.find(' '), b = line.rfind(' ');
@@ -51,62 +57,47 @@ bool ParseRequest(const std::string& head, Request* r) {
   r->path = line.substr(a + 1, b - a - 1);
   const size_t q = r->path.find('?');
   if (q != std::string::npos) r->path.resize(q);
-  for (size_t pos = eol; pos != std::string::npos && pos + 2 < head.size();) {
-    const size_t next = head.find("\r\n", pos + 2);
-    const std::string h = head.substr(pos + 2, next == std::string::npos ? std::string::npos
-                                                                           : next - pos - 2);
-    pos = next;
+  for (size_t pos = eol + 2; pos < head.size();) {
+    const size_t end = head.find("\r\n", pos);
+    if (end == std::string::npos || end == pos) break;
+    const std::string h = head.substr(pos, end - pos);
+    pos = end + 2;
     const size_t colon = h.find(':');
-    if (colon == std::string::npos || Lower(h.substr(0, colon)) != "range") continue;
-    std::string v = h.substr(colon + 1);
-    v.erase(0, v.find_first_not_of(' '));
-    long long first = 0, last = -1;
-    if (std::sscanf(v.c_str(), "bytes=%lld-%lld", &first, &last) >= 1) {
-      r->has_range = true;
-      r->range_first = first;
-      r->range_last = last;
-    }
+    if (colon == std::string::npos) continue;
+    std::string name = h.substr(0, colon);
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const size_t v = h.find_first_not_of(' ', colon + 1);
+    r->headers[name] = v == std::string::npos ? std::string() : h.substr(v);
   }
   return true;
 }
 
-void Respond(int fd, const char* status, int64_t length, const std::string& extra) {
-  const std::string head = std::string("HTTP/1.1 ") + status + "\r\nContent-Length: " +
-                           std::to_string(length) + "\r\n" + extra +
-                           "Connection: close\r\n\r\n";
-  SendAll(fd, head.data(), head.size());
-}
-
 }  // namespace
 
-StatusOr<std::unique_ptr<HttpFileServer>> HttpFileServer::Start(const std::string& root) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return IoError(std::string("socket: ") + std::strerror(errno));
+HttpServer::HttpServer(Handler handler) : handler_(std::move(handler)) {
+  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = 0;  // the kernel picks a free port
   socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 64) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    const std::string why = std::strerror(errno);
-    ::close(fd);
-    return IoError("bind/listen on 127.0.0.1: " + why);
+  if (listen_fd_ < 0 ||
+      ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::listen(listen_fd_, 64) != 0 ||
+      ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    std::fprintf(stderr, "HttpServer: bind/listen on 127.0.0.1: %s\n", std::strerror(errno));
+    std::abort();
   }
-  const int wake = ::eventfd(0, EFD_CLOEXEC);
-  if (wake < 0) {
-    ::close(fd);
-    return IoError(std::string("eventfd: ") + std::strerror(errno));
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC);
+  if (wake_fd_ < 0) {
+    std::fprintf(stderr, "HttpServer: eventfd: %s\n", std::strerror(errno));
+    std::abort();
   }
-  std::unique_ptr<HttpFileServer> server(new HttpFileServer(root, fd, wake, ntohs(addr.sin_port)));
-  server->acceptor_ = std::thread([s = server.get()] { s->AcceptLoop(); });
-  return server;
+  port_ = ntohs(addr.sin_port);
+  acceptor_ = std::thread([this] { AcceptLoop(); });
 }
 
-HttpFileServer::HttpFileServer(std::string root, int listen_fd, int wake_fd, int port)
-    : root_(std::move(root)), listen_fd_(listen_fd), wake_fd_(wake_fd), port_(port) {}
-
-HttpFileServer::~HttpFileServer() {
+HttpServer::~HttpServer() {
   {
     MutexLock lock(&mu_);
     stopping_ = true;
@@ -125,9 +116,21 @@ HttpFileServer::~HttpFileServer() {
   ::close(wake_fd_);
 }
 
-std::string HttpFileServer::url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+std::string HttpServer::url(const std::string& path) const {
+  return "http://127.0.0.1:" + std::to_string(port_) + path;
+}
 
-void HttpFileServer::AcceptLoop() {
+std::vector<HttpRequest> HttpServer::requests() const {
+  MutexLock lock(&mu_);
+  return requests_;
+}
+
+int64_t HttpServer::request_count() const {
+  MutexLock lock(&mu_);
+  return static_cast<int64_t>(requests_.size());
+}
+
+void HttpServer::AcceptLoop() {
   for (;;) {
     pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0) {
@@ -163,56 +166,79 @@ void HttpFileServer::AcceptLoop() {
   }
 }
 
-void HttpFileServer::Serve(int fd) {
+void HttpServer::Serve(int fd) {
   std::string head;
-  char buf[4096];
+  char buf[8192];
   while (head.find("\r\n\r\n") == std::string::npos) {
     const ssize_t k = ::recv(fd, buf, sizeof buf, 0);
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0 || head.size() > (64 << 10)) return;
     head.append(buf, static_cast<size_t>(k));
   }
-  requests_.fetch_add(1, std::memory_order_relaxed);
-  Request r;
-  if (!ParseRequest(head, &r) || (r.method != "GET" && r.method != "HEAD")) {
-    Respond(fd, "400 Bad Request", 0, "");
-    return;
-  }
-  const int file = r.path.find("..") == std::string::npos
-                       ? ::open((root_ + r.path).c_str(), O_RDONLY | O_CLOEXEC)
-                       : -1;
-  struct stat st{};
-  if (file < 0 || ::fstat(file, &st) != 0 || !S_ISREG(st.st_mode)) {
-    if (file >= 0) ::close(file);
-    Respond(fd, "404 Not Found", 0, "");
-    return;
-  }
-  const int64_t size = st.st_size;
-  int64_t first = 0, last = size - 1;
-  if (r.has_range) {
-    first = r.range_first;
-    if (r.range_last >= 0) last = std::min(r.range_last, size - 1);
-    if (first >= size || first > last) {
-      ::close(file);
-      Respond(fd, "416 Range Not Satisfiable", 0,
-              "Content-Range: bytes */" + std::to_string(size) + "\r\n");
-      return;
-    }
-    Respond(fd, "206 Partial Content", last - first + 1,
-            "Content-Range: bytes " + std::to_string(first) + "-" + std::to_string(last) + "/" +
-                std::to_string(size) + "\r\n");
+  HttpRequest r;
+  HttpResponse resp;
+  if (!ParseRequest(head, &r)) {
+    resp.status = 400;
   } else {
-    Respond(fd, "200 OK", size, "");
-  }
-  if (r.method == "GET") {
-    for (int64_t at = first; at <= last;) {
-      const ssize_t k = ::pread(file, buf, static_cast<size_t>(std::min<int64_t>(
-                                               sizeof buf, last - at + 1)), at);
-      if (k <= 0 || !SendAll(fd, buf, static_cast<size_t>(k))) break;
-      at += k;
+    {
+      MutexLock lock(&mu_);
+      requests_.push_back(r);
     }
+    resp = handler_(r);
   }
-  ::close(file);
+  std::string out = "HTTP/1.1 " + std::to_string(resp.status) + " " + Reason(resp.status) + "\r\n";
+  for (const auto& [name, value] : resp.headers) out += name + ": " + value + "\r\n";
+  out += "Content-Length: " + std::to_string(resp.body.size()) + "\r\nConnection: close\r\n\r\n";
+  if (r.method != "HEAD") out += resp.body;
+  SendAll(fd, out.data(), out.size());
+  ::shutdown(fd, SHUT_WR);
+}
+
+HttpResponse Object(const HttpRequest& request, const std::string& body, const std::string& etag,
+                    const std::string& last_modified) {
+  HttpResponse resp;
+  if (!etag.empty()) resp.headers.emplace_back("ETag", etag);
+  if (!last_modified.empty()) resp.headers.emplace_back("Last-Modified", last_modified);
+  const std::string range = request.header("range");
+  long long first = 0, last = -1;
+  if (std::sscanf(range.c_str(), "bytes=%lld-%lld", &first, &last) >= 1) {
+    const long long size = static_cast<long long>(body.size());
+    if (last < 0 || last >= size) last = size - 1;
+    if (first < 0 || first >= size || first > last) {
+      resp.status = 416;
+      resp.headers.emplace_back("Content-Range", "bytes */" + std::to_string(size));
+      return resp;
+    }
+    resp.status = 206;
+    resp.headers.emplace_back("Content-Range", "bytes " + std::to_string(first) + "-" +
+                                                   std::to_string(last) + "/" +
+                                                   std::to_string(size));
+    resp.body = body.substr(static_cast<size_t>(first), static_cast<size_t>(last - first + 1));
+    return resp;
+  }
+  resp.body = body;
+  return resp;
+}
+
+StatusOr<std::unique_ptr<HttpServer>> ServeFiles(const std::string& root) {
+  struct stat st{};
+  if (::stat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return IoError("ServeFiles: not a folder: " + root);
+  }
+  return std::make_unique<HttpServer>([root](const HttpRequest& r) {
+    HttpResponse not_found{404, {}, ""};
+    if ((r.method != "GET" && r.method != "HEAD") || r.path.find("..") != std::string::npos) {
+      return not_found;
+    }
+    const std::string path = root + r.path;
+    struct stat fst{};
+    if (::stat(path.c_str(), &fst) != 0 || !S_ISREG(fst.st_mode)) return not_found;
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    if (!in) return not_found;
+    return Object(r, bytes.str());
+  });
 }
 
 }  // namespace stoker::testing
