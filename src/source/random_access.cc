@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "base/rng.h"
+#include "source/ranked_reader.h"
 #include "source/sampler.h"
 #include "stoker/source.h"
 
@@ -70,54 +71,25 @@ uint64_t RandomAccessSource::Fingerprint() const {
 
 namespace {
 
-// Reads the rank's share of the permuted epoch: its position p is the
-// global position GlobalPosition(n, spec, p) of the permutation.
-class PermutedReader : public EpochReader {
+// Reads the rank's share of the permuted epoch: global position g reads
+// index perm[g] (g itself when perm is empty).
+class PermutedReader : public RankedReader {
  public:
   PermutedReader(const RandomAccessSource* source, std::vector<uint32_t> perm, int64_t n,
                  const EpochSpec& spec)
-      : source_(source), perm_(std::move(perm)), n_(n), spec_(spec) {
-    const RankShare share = RankShareOf(n, spec);
-    size_ = share.samples;
-    padded_ = share.padded;
-    identity_ = spec.world_size <= 1 && spec.offset <= 0;
-  }
-
-  int64_t size() const override { return size_; }
-  bool random_access() const override { return true; }
-  int64_t padded() const override { return padded_; }
-
-  Status Read(int64_t position, SampleScratch* scratch, SampleData* out, bool* end) override {
-    if (position < 0 || position >= size_) {
-      *end = true;
-      return Status::OK();
-    }
-    *end = false;
-    return source_->ReadIndex(Index(position), scratch, out);
-  }
-
-  int64_t KeyAt(int64_t position) const override {
-    return position < 0 || position >= size_ ? -1 : Index(position);
-  }
-
-  std::string Name(int64_t position) const override {
-    if (position < 0 || position >= size_) return "<position " + std::to_string(position) + ">";
-    return source_->NameOf(Index(position));
-  }
+      : RankedReader(n, spec), source_(source), perm_(std::move(perm)) {}
 
  private:
-  int64_t Index(int64_t position) const {
-    const int64_t g = identity_ ? position : GlobalPosition(n_, spec_, position);
-    return perm_.empty() ? g : perm_[g];
+  Status ReadGlobal(int64_t g, SampleScratch* scratch, SampleData* out) const override {
+    return source_->ReadIndex(Index(g), scratch, out);
   }
+  int64_t KeyOfGlobal(int64_t g) const override { return Index(g); }
+  std::string NameOfGlobal(int64_t g) const override { return source_->NameOf(Index(g)); }
+
+  int64_t Index(int64_t g) const { return perm_.empty() ? g : perm_[static_cast<size_t>(g)]; }
 
   const RandomAccessSource* source_;
-  std::vector<uint32_t> perm_;  // empty: identity
-  int64_t n_;                   // samples in the whole epoch
-  EpochSpec spec_;
-  int64_t size_ = 0;            // this rank's positions
-  int64_t padded_ = 0;
-  bool identity_ = true;        // one rank, no offset: position == global position
+  const std::vector<uint32_t> perm_;  // empty: identity
 };
 
 }  // namespace
@@ -128,10 +100,7 @@ StatusOr<std::unique_ptr<EpochReader>> RandomAccessSource::StartEpoch(const Epoc
     return InvalidArgumentError("sources of more than 2^32 samples are not supported");
   }
   std::vector<uint32_t> perm;
-  if (spec.world_size < 1 || spec.rank < 0 || spec.rank >= spec.world_size) {
-    return InvalidArgumentError("rank " + std::to_string(spec.rank) + " is not in [0, world_size " +
-                                std::to_string(spec.world_size) + ")");
-  }
+  STOKER_RETURN_IF_ERROR(CheckRank(spec));
   int64_t epoch_size = n;
   if (spec.sampler != nullptr && spec.sampler->kind != SamplerSpec::Kind::kAll) {
     const std::vector<int64_t> labels =
