@@ -2,7 +2,7 @@
 #include "pipeline/sample_processor.h"
 
 #include "base/clock.h"
-#include "ops/color.h"
+#include "ops/transform_ops.h"
 
 #include <algorithm>
 #include <chrono>
@@ -94,7 +94,7 @@ SampleProcessor::SampleProcessor(const ProcessorConfig& config, const PixelWrite
     : config_(config), writer_(writer), decoder_(config.decoder) {
   for (const Transform& t : config_.transforms) {
     if (t.photometric()) photometric_.push_back(&t);
-    if (t.kind == Transform::Kind::kRandomErasing) erasing_.push_back(&t);
+    if (StageOf(t) == TransformStage::kTensor) tensor_ops_.push_back(&t);
   }
 }
 
@@ -127,7 +127,7 @@ Status SampleProcessor::FinishResample(Rng* rng, uint8_t* slot, StageTimes* time
     if (!resampler_.Finish(&SinkToSlot, &ctx)) {
       return InternalError("resampler: input rows missing");
     }
-    for (const Transform* t : erasing_) Erase(*t, rng, slot);
+    RunTensorOps(rng, slot);
     return Status::OK();
   }
   // Photometric ops: the output-size image in scratch, the ops in place,
@@ -137,16 +137,16 @@ Status SampleProcessor::FinishResample(Rng* rng, uint8_t* slot, StageTimes* time
     return InternalError("resampler: input rows missing");
   }
   for (const Transform* t : photometric_) {
-    if (t->kind == Transform::Kind::kCallback) {
+    if (t->callback != nullptr) {
       STOKER_RETURN_IF_ERROR(RunCallback(*t, rng, times));
     } else {
-      ApplyPhotometric(*t, rng, &out_, &aux_);
+      OpsOf(*t).image(*t, rng, &out_, &aux_);
     }
   }
   for (int y = 0; y < out_.height(); ++y) {
     writer_->WriteRow(out_.row(y), y, out_.height(), out_.width(), slot);
   }
-  for (const Transform* t : erasing_) Erase(*t, rng, slot);
+  RunTensorOps(rng, slot);
   return Status::OK();
 }
 
@@ -160,26 +160,10 @@ Status SampleProcessor::RunCallback(const Transform& t, Rng* rng, StageTimes* ti
   return Status::OK();
 }
 
-void SampleProcessor::Erase(const Transform& t, Rng* rng, uint8_t* slot) const {
-  // torchvision.transforms.RandomErasing.forward / get_params (ops/geometry.h).
-  const int img_h = out_h_, img_w = out_w_;
-  Rect r;
-  if (!SampleRandomErasing(img_w, img_h, t, rng, &r)) return;
-  // All-zero bytes are 0 in uint8, float32, float16 and bfloat16.
-  const size_t elem = DTypeSize(writer_->dtype());
-  if (writer_->layout() == Layout::kNCHW) {
-    for (int c = 0; c < 3; ++c) {
-      for (int y = r.y; y < r.bottom(); ++y) {
-        std::memset(slot + ((static_cast<size_t>(c) * img_h + y) * img_w + r.x) * elem, 0,
-                    static_cast<size_t>(r.width) * elem);
-      }
-    }
-  } else {
-    for (int y = r.y; y < r.bottom(); ++y) {
-      std::memset(slot + (static_cast<size_t>(y) * img_w + r.x) * 3 * elem, 0,
-                  static_cast<size_t>(r.width) * 3 * elem);
-    }
-  }
+void SampleProcessor::RunTensorOps(Rng* rng, uint8_t* slot) const {
+  const OutputTensor out{slot, out_h_, out_w_, DTypeSize(writer_->dtype()),
+                         writer_->layout() == Layout::kNCHW};
+  for (const Transform* t : tensor_ops_) OpsOf(*t).tensor(*t, rng, out);
 }
 
 Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const SampleOutput& out,

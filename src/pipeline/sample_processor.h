@@ -128,8 +128,8 @@ class SampleProcessor {
   Status FinishResample(Rng* rng, uint8_t* slot, StageTimes* times);
   // Callback `t` on out_; its time into times->callback_ns.
   Status RunCallback(const Transform& t, Rng* rng, StageTimes* times);
-  // torchvision's RandomErasing (value 0) on the written sample in `slot`.
-  void Erase(const Transform& t, Rng* rng, uint8_t* slot) const;
+  // The kTensor transforms (RandomErasing) on the converted sample at `slot`.
+  void RunTensorOps(Rng* rng, uint8_t* slot) const;
   void WriteFrom(const RgbView& src, int origin_x, int origin_y, uint8_t* slot);
 
   const ProcessorConfig& config_;
@@ -139,7 +139,7 @@ class SampleProcessor {
   AxisCoeffs h_, v_;
   RgbImage stage_a_, stage_b_;
   std::vector<const Transform*> photometric_;  // into config_.transforms, in list order
-  std::vector<const Transform*> erasing_;      // RandomErasing, applied to the slot last
+  std::vector<const Transform*> tensor_ops_;   // kTensor (RandomErasing), on the slot last
   RgbImage out_, aux_;  // the output-size image and a second buffer for the photometric ops
   int last_scale_denom_ = 1;
   int out_h_ = 0, out_w_ = 0;  // the size of the sample being written
