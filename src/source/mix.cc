@@ -419,7 +419,8 @@ class MixSourceImpl : public MixSource {
   }
 
   std::string Describe() const override {
-    std::string d = "Mix(" + std::to_string(sources_.size()) + " sources: ";
+    std::string d = "Mix(" + std::to_string(sources_.size()) +
+                    (sources_.size() == 1 ? " source: " : " sources: ");
     for (size_t i = 0; i < sources_.size(); ++i) {
       d += (i ? "; " : "") + sources_[i]->Describe() + " p=" + Num(p_[i]);
     }
