@@ -46,7 +46,7 @@ def sections(C) -> list:
                 for name, intro in C.transform_sections()]
     return [
         ("Sources", "Where samples come from. Pass one to `Loader`.",
-         ["ImageFolder", "Npy", "HDF5", "Shards"]),
+         ["ImageFolder", "Npy", "HDF5", "Shards", "Mix"]),
         ("Loading", "", ["Loader", "diagnose"]),
         ("Sampling", "Which samples each epoch visits (`Loader(..., sampler=...)`); draws "
          "depend on `(seed, epoch)` only.", ["WeightedSampler", "ClassBalanced", "Subset"]),
@@ -243,10 +243,14 @@ def describe(stoker, C, name: str) -> list[str]:
             if base.__module__ == C.__name__:
                 members += [(m, v) for m, v in vars(base).items()
                             if not m.startswith("_") and m not in dict(members)]
+        def signature(m, v):  # (params, return, doc) of a method or static method
+            if isinstance(v, staticmethod):
+                return function_signature(getattr(obj, m), m)
+            return method_signature(v, m)
         doc_of = lambda m, v: (property_doc(v) if isinstance(v, property)
-                               else method_signature(v, m)[2].strip())
+                               else signature(m, v)[2].strip())
         sig_of = lambda m, v: (f"`{m}` → `{property_type(v)}`" if isinstance(v, property)
-                               else "`{}({})` → `{}`".format(m, *method_signature(v, m)[:2]))
+                               else "`{}({})` → `{}`".format(m, *signature(m, v)[:2]))
     else:
         kind = "class " if isinstance(obj, type) else ""
         out.append(f"### {kind}`stoker.{name}{py_signature(obj)}`")

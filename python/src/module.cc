@@ -14,6 +14,7 @@ void RegisterDiagnose(pybind11::module_& m);    // bind_diagnose.cc
 void RegisterDevice(pybind11::module_& m);      // bind_cuda.cc
 void RegisterArrays(pybind11::module_& m);      // bind_arrays.cc
 void RegisterShards(pybind11::module_& m);      // bind_shards.cc
+void RegisterMix(pybind11::module_& m);         // bind_mix.cc
 }  // namespace stoker::python
 
 PYBIND11_MODULE(_C, m) {
@@ -27,4 +28,5 @@ PYBIND11_MODULE(_C, m) {
   stoker::python::RegisterDevice(m);
   stoker::python::RegisterArrays(m);
   stoker::python::RegisterShards(m);
+  stoker::python::RegisterMix(m);
 }

@@ -110,6 +110,59 @@ class LoaderOptions:
     """
     def __init__(self, *, batch_size: int = ..., shuffle: bool = ..., seed: int = ..., drop_last: bool = ..., transforms: List[Transform] = ..., threads: int = ..., prefetch: int = ..., dtype: str = ..., layout: str = ..., on_error: str = ..., dct_scaling: bool = ..., max_pixels: int = ..., auto_threads: bool = ..., auto_prefetch: bool = ..., max_threads: int = ..., max_prefetch: int = ..., allocator: BatchAllocator = ..., sampler: SamplerSpec = ..., cache: Optional[str] = ..., cache_bytes: int = ..., rank: int = ..., world_size: int = ..., local_world_size: int = ..., collate: str = ...) -> None: ...
 
+class Mix(Source):
+    """Several sources read as one, with weights: a Source, passed to Loader like any other.
+
+        mix = stoker.Mix([stoker.ImageFolder("web"), stoker.ImageFolder("curated")],
+                         weights=[0.7, 0.3], stop="first_exhausted")
+        loader = stoker.Loader(mix, batch_size=256, shuffle=True, return_indices=True)
+        for images, labels, ids in loader:
+            source = stoker.Mix.source_of(ids)   # 0 (web) or 1 (curated), per sample
+
+    sources: a list of random-access sources (ImageFolder, Npy, HDF5, Shards over local
+      uncompressed .tar), each with at least one sample, at most 127. A stream (compressed or
+      remote Shards) is refused: the epoch's sequence is drawn before it starts, and a stream
+      cannot be read at any position of it exactly (ranks, resume); convert such shards to
+      local .tar (`stoker convert`) or read them with their own Loader. A Mix is not a source
+      of a Mix: list all the sources in one.
+    weights: one number per source, finite and > 0 (not necessarily summing to 1); None: each
+      source's size (every sample equally likely).
+    stop: how long an epoch is when neither num_samples nor replacement is given.
+      "all_exhausted" (default): every sample of every source once; each draw picks among the
+      sources with samples left at the weights' rates, so a source used up leaves the mix.
+      "first_exhausted": the epoch ends where the first source, relative to its weight, runs
+      out; no sample twice, and each source's share is exact (about L * weight, L the length).
+    num_samples: samples per epoch, each source its exact share of them (about num_samples *
+      weight); a source whose share exceeds its size is read again, pass after pass (a new
+      order each pass when shuffled): fixed proportions by up- or down-sampling.
+    replacement: True: independent draws (a source by weight, then one of its samples
+      uniformly), num_samples of them (default: the sources' sizes summed); shares are random.
+    labels: "same" (default): every source reports the same classes (or none: one integer
+      label space); "union": labels mapped by class name into the union of the class lists;
+      "per_source": labels kept as each source gives them (tell them apart by source_of).
+
+    The epoch's sequence (which source, which of its samples) is a function of (seed, epoch)
+    and these arguments only: the same for any thread count, split exactly by ranks, resumed
+    exactly at any world size. Loader(shuffle=True) shuffles each source and interleaves the
+    sources at random; shuffle=False reads each source in order, interleaved evenly by weight.
+    A sample's id (return_indices=True) carries its source in its high bits: source_of(ids)
+    and id_in_source(ids) take it apart. Loader(sampler=) does not apply to a Mix.
+    See docs/mixing.md for the semantics next to tf.data and WebDataset.
+    """
+    def __init__(self, sources: object, weights: Optional[List[float]] = ..., *, stop: Optional[str] = ..., num_samples: Optional[int] = ..., replacement: bool = ..., labels: str = ...) -> None: ...
+    @property
+    def sources(self) -> List[Source]: ...
+    @property
+    def probabilities(self) -> List[float]: ...
+    @property
+    def stop(self) -> str: ...
+    @property
+    def samples_per_source(self) -> List[int]: ...
+    @staticmethod
+    def source_of(ids: object) -> object: ...
+    @staticmethod
+    def id_in_source(ids: object) -> object: ...
+
 class Npy(Source):
     """Images from a memory-mapped .npy file, labels from another.
 

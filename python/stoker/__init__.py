@@ -15,7 +15,7 @@ straight into its slot of a pooled batch buffer.
             ...
 """
 
-from stoker._C import HDF5, ImageFolder, Npy, StokerError
+from stoker._C import HDF5, ImageFolder, Mix, Npy, StokerError
 from stoker._device import DeviceAugment
 from stoker._loader import Loader, diagnose
 from stoker._sampler import ClassBalanced, Subset, WeightedSampler
@@ -33,6 +33,7 @@ __all__ = [
     "HDF5",
     "ImageFolder",
     "Loader",
+    "Mix",
     "diagnose",
     "Npy",
     "Shards",

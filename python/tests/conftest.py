@@ -180,6 +180,17 @@ SMALL_CLASSES = {"cat": 13, "dog": 11, "emu": 13}
 
 
 @pytest.fixture(scope="session")
+def tiny_root(tmp_path_factory):
+    """A tiny ImageFolder: 13 PNGs of 24x20, image i in class c{i % 3}."""
+    root = tmp_path_factory.mktemp("tiny")
+    for i in range(13):
+        c = root / f"c{i % 3}"
+        c.mkdir(exist_ok=True)
+        save_png(photo(24, 20, i), c / f"{i:02d}.png")
+    return str(root)
+
+
+@pytest.fixture(scope="session")
 def small_root(tmp_path_factory):
     """A small ImageFolder for the Loader contract: 37 images, 3 classes, mixed sizes/formats."""
     root = tmp_path_factory.mktemp("small")

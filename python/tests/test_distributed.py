@@ -65,13 +65,8 @@ def npy(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory):
-    d = tmp_path_factory.mktemp("folder")
-    for i in range(13):
-        c = d / f"c{i % 3}"
-        c.mkdir(exist_ok=True)
-        Image.fromarray(photo(24, 20, i)).save(c / f"{i:02d}.png")
-    return stoker.ImageFolder(str(d))
+def folder(tiny_root):
+    return stoker.ImageFolder(tiny_root)
 
 
 @pytest.fixture(scope="module")

@@ -30,12 +30,16 @@ DecodedCache::Shard& DecodedCache::ShardOf(int64_t key) {
 
 void DecodedCache::NoteDemand(int64_t key, size_t bytes) {
   if (key < 0) return;
-  const size_t word = static_cast<size_t>(key) / 64;
-  const uint64_t bit = uint64_t{1} << (key % 64);
   MutexLock lock(&demand_mu_);
-  if (word >= seen_.size()) seen_.resize(std::max(word + 1, seen_.size() * 2), 0);
-  if ((seen_[word] & bit) != 0) return;
-  seen_[word] |= bit;
+  if (key < kDenseKeys) {
+    const size_t word = static_cast<size_t>(key) / 64;
+    const uint64_t bit = uint64_t{1} << (key % 64);
+    if (word >= seen_.size()) seen_.resize(std::max(word + 1, seen_.size() * 2), 0);
+    if ((seen_[word] & bit) != 0) return;
+    seen_[word] |= bit;
+  } else if (!seen_sparse_.insert(key).second) {
+    return;
+  }
   const uint64_t h = Mix64(static_cast<uint64_t>(key));
   for (size_t k = 1; k <= demand_.size(); ++k) demand_[k - 1][h % k] += bytes;
 }

@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "stoker/mutex.h"
@@ -105,11 +106,15 @@ class DecodedCache {
   std::atomic<int64_t> hits_{0}, misses_{0}, inserted_{0}, evicted_{0}, rejected_{0};
   std::atomic<size_t> bytes_{0};
   std::atomic<int64_t> entries_{0};
-  // Keys ever inserted (a bit per key: keys are source indices) and, for
+  // Keys ever inserted and, for
   // each shard count a capacity could give (1 .. requested), the bytes each
   // shard would hold with all of them.
   mutable Mutex demand_mu_;
+  // Keys seen so far: a bitset for keys below kDenseKeys (sample indices),
+  // a hash set for the rest (sparse keys: a Mix's source bits, ids).
+  static constexpr int64_t kDenseKeys = int64_t{1} << 27;  // at most 16 MiB of bits
   std::vector<uint64_t> seen_ STOKER_GUARDED_BY(demand_mu_);
+  std::unordered_set<int64_t> seen_sparse_ STOKER_GUARDED_BY(demand_mu_);
   std::vector<std::vector<size_t>> demand_ STOKER_GUARDED_BY(demand_mu_);
 };
 

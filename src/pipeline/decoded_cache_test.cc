@@ -96,6 +96,22 @@ TEST(DecodedCacheTest, AdviceNamesTheCapacityNeededWhenTooSmall) {
   EXPECT_EQ(big.stats().hits, samples);
 }
 
+// Keys are any sample ids, not only dense indices: a Mix's ids carry the
+// source in bits 56..62. They once sized a bitset by the key (bad_alloc).
+TEST(DecodedCacheTest, SparseKeysAreCountedOnceWithoutADenseTable) {
+  const size_t one = Image(40, 40, 0)->bytes();
+  DecodedCache dense(2 * one, 1), sparse(2 * one, 1);
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    for (int64_t k = 0; k < 6; ++k) {
+      const int64_t key = (k % 2) << 56 | k;
+      if (sparse.Lookup(key) == nullptr) ASSERT_TRUE(sparse.Insert(key, Image(40, 40, 1)));
+      if (dense.Lookup(k) == nullptr) ASSERT_TRUE(dense.Insert(k, Image(40, 40, 1)));
+    }
+  }
+  EXPECT_GT(sparse.NeededCapacity(), 2 * one);  // six images seen, not twelve
+  EXPECT_EQ(sparse.NeededCapacity(), dense.NeededCapacity());
+}
+
 TEST(DecodedCacheTest, ConcurrentUseStaysWithinTheBound) {
   const size_t one = Image(32, 32, 0)->bytes();
   DecodedCache cache(64 * one, 4);

@@ -115,6 +115,11 @@ StatusOr<int64_t> EpochSamples(const Source& source, const LoaderOptions& option
   if (options.sampler.kind == SamplerSpec::Kind::kAll) return source.size();
   const auto* random_access = dynamic_cast<const RandomAccessSource*>(&source);
   if (random_access == nullptr || source.size() < 0) {
+    if (source.random_access()) {  // a Mix (stoker/mix.h)
+      return InvalidArgumentError("sampler= does not apply to " + source.Describe() +
+                                  ": a Mix draws its own epoch (set its weights, num_samples "
+                                  "or replacement instead)");
+    }
     return InvalidArgumentError("sampler= needs a random-access source (folder, npy, hdf5, "
                                 "indexed shards); " + source.Describe() + " is a stream");
   }

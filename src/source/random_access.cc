@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "base/rng.h"
+#include "source/ranked_reader.h"
 #include "source/sampler.h"
 #include "stoker/source.h"
 
@@ -93,54 +94,25 @@ uint64_t RandomAccessSource::Fingerprint() const {
 
 namespace {
 
-// Reads the rank's share of the permuted epoch: its position p is the
-// global position GlobalPosition(n, spec, p) of the permutation.
-class PermutedReader : public EpochReader {
+// Reads the rank's share of the epoch: global position g reads index
+// order_.At(g) (a held permutation, draws made on demand, or g itself).
+class PermutedReader : public RankedReader {
  public:
   PermutedReader(const RandomAccessSource* source, EpochOrder order, int64_t n,
                  const EpochSpec& spec)
-      : source_(source), order_(std::move(order)), n_(n), spec_(spec) {
-    const RankShare share = RankShareOf(n, spec);
-    size_ = share.samples;
-    padded_ = share.padded;
-    identity_ = spec.world_size <= 1 && spec.offset <= 0;
-  }
-
-  int64_t size() const override { return size_; }
-  bool random_access() const override { return true; }
-  int64_t padded() const override { return padded_; }
-
-  Status Read(int64_t position, SampleScratch* scratch, SampleData* out, bool* end) override {
-    if (position < 0 || position >= size_) {
-      *end = true;
-      return Status::OK();
-    }
-    *end = false;
-    return source_->ReadIndex(Index(position), scratch, out);
-  }
-
-  int64_t KeyAt(int64_t position) const override {
-    return position < 0 || position >= size_ ? -1 : Index(position);
-  }
-
-  std::string Name(int64_t position) const override {
-    if (position < 0 || position >= size_) return "<position " + std::to_string(position) + ">";
-    return source_->NameOf(Index(position));
-  }
+      : RankedReader(n, spec), source_(source), order_(std::move(order)) {}
 
  private:
-  int64_t Index(int64_t position) const {
-    const int64_t g = identity_ ? position : GlobalPosition(n_, spec_, position);
-    return order_.At(g);
+  Status ReadGlobal(int64_t g, SampleScratch* scratch, SampleData* out) const override {
+    return source_->ReadIndex(Index(g), scratch, out);
   }
+  int64_t KeyOfGlobal(int64_t g) const override { return Index(g); }
+  std::string NameOfGlobal(int64_t g) const override { return source_->NameOf(Index(g)); }
+
+  int64_t Index(int64_t g) const { return order_.At(g); }
 
   const RandomAccessSource* source_;
   EpochOrder order_;  // global position -> source index (held, drawn on demand, identity)
-  int64_t n_;                   // samples in the whole epoch
-  EpochSpec spec_;
-  int64_t size_ = 0;            // this rank's positions
-  int64_t padded_ = 0;
-  bool identity_ = true;        // one rank, no offset: position == global position
 };
 
 }  // namespace
@@ -150,10 +122,7 @@ StatusOr<std::unique_ptr<EpochReader>> RandomAccessSource::StartEpoch(const Epoc
   if (n > int64_t{0xFFFFFFFF}) {
     return InvalidArgumentError("sources of more than 2^32 samples are not supported");
   }
-  if (spec.world_size < 1 || spec.rank < 0 || spec.rank >= spec.world_size) {
-    return InvalidArgumentError("rank " + std::to_string(spec.rank) + " is not in [0, world_size " +
-                                std::to_string(spec.world_size) + ")");
-  }
+  STOKER_RETURN_IF_ERROR(CheckRank(spec));
   int64_t epoch_size = n;
   EpochOrder order(n);
   if (spec.sampler != nullptr && spec.sampler->kind != SamplerSpec::Kind::kAll) {

@@ -8,6 +8,9 @@
 
 #include <cstdio>
 
+#include <numeric>
+
+#include "stoker/mix.h"
 #include "stoker/sources.h"
 #include "testing/conformance.h"
 #include "testing/http_server.h"
@@ -39,6 +42,23 @@ std::vector<uint8_t> Encoded(const Data& data, int i) {
 
 std::set<int64_t> Labels(const std::set<int>& samples) { return {samples.begin(), samples.end()}; }
 
+// The sample numbers a source holds: all of them, or (a Mix's sources) a part.
+using Samples = std::vector<int>;
+Samples All() {
+  Samples v(Data::kSamples);
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+
+// `data` for a source holding `samples`: only its own samples corrupt.
+Data Part(const Data& data, const Samples& samples) {
+  Data part;
+  for (int i : samples) {
+    if (data.corrupt.count(i)) part.corrupt.insert(i);
+  }
+  return part;
+}
+
 Status Check(bool ok, const std::string& what) {
   return ok ? Status::OK() : InternalError("conformance data: " + what + " failed");
 }
@@ -56,44 +76,50 @@ StatusOr<MadeSource> MakeImageFolder(const std::string& dir, const Data& data) {
   return MadeSource{folder, Labels(data.corrupt), nullptr};
 }
 
-// images.npy uint8 [N, H, W, 3] and labels.npy int64 [N]. A corrupt request
-// cuts the images file inside its last sample after opening it (the mapped
-// file shrinks under the source: DataLoss for that sample, not SIGBUS).
-StatusOr<MadeSource> MakeNpy(const std::string& dir, const Data& data) {
+// images.npy uint8 [N, H, W, 3] and labels.npy int64 [N] of `samples`. A
+// corrupt request cuts the images file inside its last sample after opening
+// it (the mapped file shrinks under the source: DataLoss for that sample,
+// not SIGBUS).
+StatusOr<MadeSource> NpyOf(const std::string& dir, const Data& data, const Samples& samples) {
   std::vector<uint8_t> pixels, labels;
-  for (int i = 0; i < Data::kSamples; ++i) {
+  for (int i : samples) {
     const std::vector<uint8_t> p = ConformancePixels(i);
     pixels.insert(pixels.end(), p.begin(), p.end());
     for (int b = 0; b < 8; ++b) labels.push_back(static_cast<uint8_t>(b == 0 ? i : 0));
   }
+  const int64_t n = static_cast<int64_t>(samples.size());
   const std::string images = dir + "/images.npy";
-  const std::vector<uint8_t> file =
-      NpyBytes("|u1", {Data::kSamples, Data::kHeight, Data::kWidth, 3}, pixels);
+  const std::vector<uint8_t> file = NpyBytes("|u1", {n, Data::kHeight, Data::kWidth, 3}, pixels);
   WriteFile(images, file);
-  WriteFile(dir + "/labels.npy", NpyBytes("<i8", {Data::kSamples}, labels));
+  WriteFile(dir + "/labels.npy", NpyBytes("<i8", {n}, labels));
   STOKER_ASSIGN_OR_RETURN(auto npy, NpySource::Open(images, dir + "/labels.npy"));
   std::set<int64_t> corrupt;
   if (!data.corrupt.empty()) {
     STOKER_RETURN_IF_ERROR(Check(::truncate(images.c_str(), file.size() - 10) == 0, "truncate"));
-    corrupt.insert(Data::kSamples - 1);
+    corrupt.insert(samples.back());
   }
   return MadeSource{npy, corrupt, nullptr};
 }
 
-// data.h5: "images" 1-D variable-length uint8 (encoded files), "labels" int64.
-StatusOr<MadeSource> MakeHdf5(const std::string& dir, const Data& data) {
+StatusOr<MadeSource> MakeNpy(const std::string& dir, const Data& data) {
+  return NpyOf(dir, data, All());
+}
+
+// data.h5: "images" 1-D variable-length uint8 (encoded files), "labels"
+// int64, of `samples`.
+StatusOr<MadeSource> Hdf5Of(const std::string& dir, const Data& data, const Samples& samples) {
   std::vector<std::vector<uint8_t>> files;
   std::vector<hvl_t> rows;
   std::vector<int64_t> labels;
-  for (int i = 0; i < Data::kSamples; ++i) files.push_back(Encoded(data, i));
-  for (int i = 0; i < Data::kSamples; ++i) {
-    rows.push_back(hvl_t{files[i].size(), files[i].data()});
-    labels.push_back(i);
+  for (int i : samples) files.push_back(Encoded(data, i));
+  for (size_t k = 0; k < samples.size(); ++k) {
+    rows.push_back(hvl_t{files[k].size(), files[k].data()});
+    labels.push_back(samples[k]);
   }
   const std::string path = dir + "/data.h5";
   const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   STOKER_RETURN_IF_ERROR(Check(file >= 0, "H5Fcreate"));
-  const hsize_t dims[1] = {Data::kSamples};
+  const hsize_t dims[1] = {samples.size()};
   const hid_t space = H5Screate_simple(1, dims, nullptr);
   const hid_t type = H5Tvlen_create(H5T_STD_U8LE);
   const hid_t mem = H5Tvlen_create(H5T_NATIVE_UINT8);
@@ -114,14 +140,19 @@ StatusOr<MadeSource> MakeHdf5(const std::string& dir, const Data& data) {
   return MadeSource{h5, Labels(data.corrupt), nullptr};
 }
 
-// kShards WebDataset shards "train-NN<ext>" of equal size, in dataset order:
-// key "sNN", members sNN.jpg and sNN.cls.
+StatusOr<MadeSource> MakeHdf5(const std::string& dir, const Data& data) {
+  return Hdf5Of(dir, data, All());
+}
+
+// `shards` WebDataset shards "train-NN<ext>" of equal size holding `samples`
+// in order: key "sNN", members sNN.jpg and sNN.cls.
 void WriteShards(const std::string& dir, const Data& data, const std::string& ext,
-                 TarFilter filter) {
-  const int per = Data::kSamples / Data::kShards;
-  for (int s = 0; s < Data::kShards; ++s) {
+                 TarFilter filter, const Samples& samples = All(), int shards = Data::kShards) {
+  const size_t per = samples.size() / static_cast<size_t>(shards);
+  for (int s = 0; s < shards; ++s) {
     std::vector<TarEntry> entries;
-    for (int i = s * per; i < (s + 1) * per; ++i) {
+    for (size_t k = s * per; k < (s + 1) * per; ++k) {
+      const int i = samples[k];
       char key[16];
       std::snprintf(key, sizeof key, "s%02d", i);
       entries.push_back({std::string(key) + ".jpg", Encoded(data, i)});
@@ -133,9 +164,10 @@ void WriteShards(const std::string& dir, const Data& data, const std::string& ex
   }
 }
 
-std::string ShardPattern(const std::string& base, const std::string& ext) {
+std::string ShardPattern(const std::string& base, const std::string& ext,
+                         int shards = Data::kShards) {
   char range[32];
-  std::snprintf(range, sizeof range, "/train-{00..%02d}", Data::kShards - 1);
+  std::snprintf(range, sizeof range, "/train-{00..%02d}", shards - 1);
   return base + range + ext;
 }
 
@@ -153,13 +185,18 @@ ShardOptions StreamOptions(const std::string& pattern, int64_t length) {
   return o;
 }
 
-StatusOr<MadeSource> MakeIndexedShards(const std::string& dir, const Data& data) {
-  WriteShards(dir, data, ".tar", TarFilter::kNone);
+StatusOr<MadeSource> IndexedShardsOf(const std::string& dir, const Data& data,
+                                     const Samples& samples, int shards) {
+  WriteShards(dir, data, ".tar", TarFilter::kNone, samples, shards);
   ShardOptions o;
-  o.patterns = {ShardPattern(dir, ".tar")};
+  o.patterns = {ShardPattern(dir, ".tar", shards)};
   o.mode = ShardMode::kIndexed;
-  STOKER_ASSIGN_OR_RETURN(auto shards, OpenShards(o));
-  return MadeSource{shards, Labels(data.corrupt), nullptr};
+  STOKER_ASSIGN_OR_RETURN(auto source, OpenShards(o));
+  return MadeSource{source, Labels(data.corrupt), nullptr};
+}
+
+StatusOr<MadeSource> MakeIndexedShards(const std::string& dir, const Data& data) {
+  return IndexedShardsOf(dir, data, All(), Data::kShards);
 }
 
 // zstd-compressed local shards, streamed, with the epoch's length declared.
@@ -188,6 +225,31 @@ StatusOr<MadeSource> MakeHttpShards(const std::string& dir, const Data& data) {
   return MadeSource{shards, Labels(data.corrupt), server};
 }
 
+// A Mix (stoker/mix.h) of three sources of three kinds, source c holding the
+// samples i with i % 3 == c: indexed shards, HDF5, Npy. Default options:
+// every sample once per epoch, weights = sizes (equal), so the unshuffled
+// schedule alternates 0, 1, 2, 0, ... and reads the dataset in order.
+StatusOr<MadeSource> MakeMix(const std::string& dir, const Data& data) {
+  std::vector<Samples> parts(3);
+  for (int i = 0; i < Data::kSamples; ++i) parts[static_cast<size_t>(i % 3)].push_back(i);
+  std::vector<MadeSource> made;
+  for (int c = 0; c < 3; ++c) {
+    const std::string sub = dir + "/" + std::to_string(c);
+    MakeDirs(sub);
+    const Data part = Part(data, parts[static_cast<size_t>(c)]);
+    STOKER_ASSIGN_OR_RETURN(
+        MadeSource m, c == 0   ? IndexedShardsOf(sub, part, parts[0], 4)
+                      : c == 1 ? Hdf5Of(sub, part, parts[1])
+                               : NpyOf(sub, part, parts[2]));
+    made.push_back(std::move(m));
+  }
+  std::set<int64_t> corrupt;
+  for (const MadeSource& m : made) corrupt.insert(m.corrupt.begin(), m.corrupt.end());
+  STOKER_ASSIGN_OR_RETURN(auto mix,
+                          MixSource::Open({made[0].source, made[1].source, made[2].source}));
+  return MadeSource{mix, corrupt, nullptr};
+}
+
 }  // namespace
 
 const std::vector<SourceFactory>& ConformanceSources() {
@@ -199,6 +261,7 @@ const std::vector<SourceFactory>& ConformanceSources() {
       {"ShardsStream", MakeStreamShards},
       {"ShardsStreamUnsized", MakeUnsizedStreamShards},
       {"ShardsHttp", MakeHttpShards},
+      {"Mix", MakeMix},
   };
   return sources;
 }
