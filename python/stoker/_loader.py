@@ -601,6 +601,8 @@ class Loader:
         self._finish_current(superseded=True)
         self._generation += 1
         (self._feeder or self._impl).start()
+        if self._resumed is not None and int(impl.epoch) != self._resumed[0]:
+            self._resumed = None  # the resumed epoch was left: len() is whole again
         if self._batch_transform is not None:
             # The batch transform follows the epoch now running, continuing a resumed
             # epoch's draws where the checkpoint left them.

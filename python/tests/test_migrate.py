@@ -259,6 +259,16 @@ def test_len_after_a_mid_epoch_resume_counts_the_batches_left(source, world):
     assert len(resumed) < len(make(source, shuffle=True, seed=1, batch_size=2))
     resumed.set_epoch(7)
     assert len(resumed) == len(make(source, shuffle=True, seed=1, batch_size=2))
+    # Leaving the resumed epoch early: the next iter() runs the next epoch, whole.
+    resumed = make(source, shuffle=True, seed=1, batch_size=2)
+    resumed.load_state_dict(state)
+    short = len(resumed)
+    it = iter(resumed)
+    assert len(it) == short
+    next(it)
+    del it
+    it = iter(resumed)
+    assert len(resumed) == len(it) == len(make(source, shuffle=True, seed=1, batch_size=2))
 
 
 def test_default_seed_follows_torch(source):
