@@ -57,9 +57,10 @@ def sections(C) -> list:
     ] + families + [
         ("Python steps", "A Python function per sample, on the uint8 output-size image.",
          ["Lambda"]),
-        ("On the batch", "", ["MixUp", "CutMix"]),
+        ("On the batch", "As `Loader(batch_transform=...)` or called on the batches.",
+         ["MixUp", "CutMix", "RandomChoice"]),
         ("GPU", "", ["DeviceAugment"]),
-        ("Errors", "", ["StokerError"]),
+        ("Errors and warnings", "", ["StokerError", "MigrationWarning"]),
     ]
 
 
@@ -251,6 +252,9 @@ def describe(stoker, C, name: str) -> list[str]:
                                else signature(m, v)[2].strip())
         sig_of = lambda m, v: (f"`{m}` → `{property_type(v)}`" if isinstance(v, property)
                                else "`{}({})` → `{}`".format(m, *signature(m, v)[:2]))
+    elif isinstance(obj, type) and issubclass(obj, BaseException):  # a Python warning
+        out.append(f"### `stoker.{name}` (a `{obj.__bases__[0].__name__}`)")
+        members, doc_of, sig_of = [], None, None
     else:
         kind = "class " if isinstance(obj, type) else ""
         out.append(f"### {kind}`stoker.{name}{py_signature(obj)}`")

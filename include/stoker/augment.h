@@ -29,10 +29,11 @@ namespace stoker {
 // (factor), "gaussian_blur_3" / "_9" / "_23" (kernel size; arg = sigma).
 Status ApplyColorOp(const std::string& op, double arg, int width, int height, uint8_t* rgb);
 
-// torchvision's _apply_op(img, op, magnitude, NEAREST, fill) for the policy
-// ops named as torchvision names them ("Identity", "ShearX", ..., "Invert").
+// torchvision's _apply_op(img, op, magnitude, interpolation, fill) for the
+// policy ops named as torchvision names them ("Identity", "ShearX", ...,
+// "Invert"); interpolation: PIL's code, 0 (NEAREST), 2 (BILINEAR) or 3 (BICUBIC).
 Status ApplyPolicyOp(const std::string& op, double magnitude, const std::array<uint8_t, 3>& fill,
-                     int width, int height, uint8_t* rgb);
+                     int width, int height, uint8_t* rgb, int interpolation = 0);
 
 // The policies' magnitude table for an image of `width` x `height`:
 // PolicyOpCount() rows of `num_bins` values (row-major), NaN for ops without

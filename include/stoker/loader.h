@@ -65,7 +65,9 @@ struct LoaderOptions {
   int batch_size = 64;
   bool shuffle = false;
   uint64_t seed = 0;
-  // Drop the last batch when it would be short.
+  // Drop the last batch when it would be short (DataLoader's drop_last).
+  // Unless `rank_tail` says otherwise, it also drops the tail of an epoch
+  // that does not split evenly over the ranks (DistributedSampler's).
   bool drop_last = false;
   std::vector<Transform> transforms;
   // Worker threads; 0 means one per available core.
@@ -140,6 +142,14 @@ struct LoaderOptions {
   // drop_last, dropped), so every rank gets the same number of batches.
   int rank = 0;
   int world_size = 1;
+  // The rule for the samples of an epoch that do not split evenly over the
+  // ranks: kFromDropLast (kDrop under drop_last, else kPad); kPad: repeat the
+  // start of the epoch's order (DistributedSampler(drop_last=False)); kDrop:
+  // leave them out (DistributedSampler(drop_last=True)); kUneven: neither,
+  // every sample exactly once, the first ranks reading one sample more (so
+  // ranks may differ by one batch): distributed evaluation.
+  enum class RankTail { kFromDropLast, kPad, kDrop, kUneven };
+  RankTail rank_tail = RankTail::kFromDropLast;
   // Ranks on this machine: the default thread count (threads = 0) is the
   // available cores divided by it (at least 1).
   int local_world_size = 1;

@@ -64,10 +64,13 @@ struct EpochSpec {
   // samples left after `offset` are dealt round-robin, rank r taking global
   // positions offset + r, offset + r + world_size, ... The tail is padded by
   // repeating from the start of that remainder so every rank gets the same
-  // count, or dropped under `drop_last`. See RankShareOf.
+  // count, or dropped under `drop_last`, or (under `uneven`) neither: every
+  // sample exactly once, the first (left % world_size) ranks reading one more
+  // (distributed evaluation). See RankShareOf.
   int rank = 0;
   int world_size = 1;
   bool drop_last = false;
+  bool uneven = false;
   // Global positions of this epoch already consumed (by all ranks together)
   // before a resume; the epoch continues at the next one.
   int64_t offset = 0;

@@ -45,8 +45,18 @@ void RegisterLoader(py::module_& m) {
                        bool auto_threads, bool auto_prefetch, int max_threads, int max_prefetch,
                        std::shared_ptr<BatchAllocator> allocator, const SamplerSpec& sampler,
                        const std::optional<std::string>& cache, size_t cache_bytes, int rank,
-                       int world_size, int local_world_size, const std::string& collate) {
+                       int world_size, int local_world_size, const std::string& collate,
+                       const std::optional<std::string>& rank_tail) {
              LoaderOptions o;
+             using RankTail = LoaderOptions::RankTail;
+             if (!rank_tail) o.rank_tail = RankTail::kFromDropLast;
+             else if (*rank_tail == "pad") o.rank_tail = RankTail::kPad;
+             else if (*rank_tail == "drop") o.rank_tail = RankTail::kDrop;
+             else if (*rank_tail == "uneven") o.rank_tail = RankTail::kUneven;
+             else {
+               throw py::value_error("rank_tail must be None, 'pad', 'drop' or 'uneven', got '" +
+                                     *rank_tail + "'");
+             }
              if (collate == "batch") o.collate = LoaderOptions::Collate::kBatch;
              else if (collate == "list") o.collate = LoaderOptions::Collate::kList;
              else throw py::value_error("collate must be 'batch' or 'list', got '" + collate + "'");
@@ -99,7 +109,7 @@ void RegisterLoader(py::module_& m) {
            py::arg("cache_bytes") = defaults.cache_bytes, py::arg("rank") = defaults.rank,
            py::arg("world_size") = defaults.world_size,
            py::arg("local_world_size") = defaults.local_world_size,
-           py::arg("collate") = "batch");
+           py::arg("collate") = "batch", py::arg("rank_tail") = py::none());
 
   py::class_<Loader, LoaderHolder>(m, "Loader")
       .def(py::init([](std::shared_ptr<Source> source, const LoaderOptions& options) {

@@ -42,19 +42,21 @@ void RegisterOpsTesting(py::module_& m) {
         "Applies one photometric op with a fixed parameter to an RGB [H, W, 3] uint8 array.");
   m.def("_aug_op",
         [rgb_copy](const std::string& name, py::array_t<uint8_t, py::array::c_style> image,
-                   double magnitude, std::array<int, 3> fill) {
+                   double magnitude, std::array<int, 3> fill, int interpolation) {
           py::array_t<uint8_t> out = rgb_copy(image);
           const Status s = ApplyPolicyOp(
               name, magnitude,
               {static_cast<uint8_t>(fill[0]), static_cast<uint8_t>(fill[1]),
                static_cast<uint8_t>(fill[2])},
-              static_cast<int>(out.shape(1)), static_cast<int>(out.shape(0)), out.mutable_data());
+              static_cast<int>(out.shape(1)), static_cast<int>(out.shape(0)), out.mutable_data(),
+              interpolation);
           if (!s.ok()) throw py::value_error(s.message());
           return out;
         },
         py::arg("op"), py::arg("image"), py::arg("magnitude"),
-        py::arg("fill") = std::array<int, 3>{0, 0, 0},
-        "torchvision's _apply_op(img, op, magnitude, NEAREST, fill) on an RGB uint8 array.");
+        py::arg("fill") = std::array<int, 3>{0, 0, 0}, py::arg("interpolation") = 0,
+        "torchvision's _apply_op(img, op, magnitude, interpolation, fill) on an RGB uint8\n"
+        "array (interpolation: PIL's code, 0 NEAREST, 2 BILINEAR, 3 BICUBIC).");
   m.def("_aug_magnitudes",
         [](int num_bins, bool wide, int width, int height) {
           // [ops, num_bins]: the magnitude table (NaN for ops without one).

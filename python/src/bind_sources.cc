@@ -54,10 +54,12 @@ void RegisterSources(py::module_& m) {
   py::class_<ImageFolder, Source, std::shared_ptr<ImageFolder>>(
       m, "ImageFolder",
       "Images in root/<class>/<file>, as torchvision's ImageFolder finds them: the same\n"
-      "classes (sorted sub-folder names), labels and sample order. JPEG and PNG files;\n"
-      "sub-folders walked recursively, symbolic links followed. root may be str, bytes or\n"
-      "os.PathLike. Raises StokerError if root does not exist, has no class folders, or a\n"
-      "class has no images.")
+      "classes (sorted sub-folder names), labels and sample order. The files of\n"
+      "torchvision's IMG_EXTENSIONS, any case: JPEG (.jpg .jpeg), PNG, WebP, TIFF (.tif\n"
+      ".tiff), BMP and PNM (.ppm .pgm); sub-folders walked recursively, symbolic links\n"
+      "followed. root may be str, bytes or os.PathLike. Transforms go to stoker.Loader\n"
+      "(transforms=, target_transform=), not here. Raises StokerError if root does not\n"
+      "exist, has no class folders, or a class has no images.")
       .def(py::init([](const py::object& root_arg) {
              const std::string root = FsPath(root_arg);
              StatusOr<std::shared_ptr<ImageFolder>> f = [&] {

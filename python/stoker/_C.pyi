@@ -61,10 +61,12 @@ class HDF5(Source):
 
 class ImageFolder(Source):
     """Images in root/<class>/<file>, as torchvision's ImageFolder finds them: the same
-    classes (sorted sub-folder names), labels and sample order. JPEG and PNG files;
-    sub-folders walked recursively, symbolic links followed. root may be str, bytes or
-    os.PathLike. Raises StokerError if root does not exist, has no class folders, or a
-    class has no images.
+    classes (sorted sub-folder names), labels and sample order. The files of
+    torchvision's IMG_EXTENSIONS, any case: JPEG (.jpg .jpeg), PNG, WebP, TIFF (.tif
+    .tiff), BMP and PNM (.ppm .pgm); sub-folders walked recursively, symbolic links
+    followed. root may be str, bytes or os.PathLike. Transforms go to stoker.Loader
+    (transforms=, target_transform=), not here. Raises StokerError if root does not
+    exist, has no class folders, or a class has no images.
     """
     def __init__(self, root: object) -> None: ...
     @property
@@ -108,7 +110,7 @@ class LoaderOptions:
     default, for Loader(source, options) and DeviceLoader(source, options, ...). The
     C++ Loader checks them (ValueError naming the option).
     """
-    def __init__(self, *, batch_size: int = ..., shuffle: bool = ..., seed: int = ..., drop_last: bool = ..., transforms: List[Transform] = ..., threads: int = ..., prefetch: int = ..., dtype: str = ..., layout: str = ..., on_error: str = ..., dct_scaling: bool = ..., max_pixels: int = ..., auto_threads: bool = ..., auto_prefetch: bool = ..., max_threads: int = ..., max_prefetch: int = ..., allocator: BatchAllocator = ..., sampler: SamplerSpec = ..., cache: Optional[str] = ..., cache_bytes: int = ..., rank: int = ..., world_size: int = ..., local_world_size: int = ..., collate: str = ...) -> None: ...
+    def __init__(self, *, batch_size: int = ..., shuffle: bool = ..., seed: int = ..., drop_last: bool = ..., transforms: List[Transform] = ..., threads: int = ..., prefetch: int = ..., dtype: str = ..., layout: str = ..., on_error: str = ..., dct_scaling: bool = ..., max_pixels: int = ..., auto_threads: bool = ..., auto_prefetch: bool = ..., max_threads: int = ..., max_prefetch: int = ..., allocator: BatchAllocator = ..., sampler: SamplerSpec = ..., cache: Optional[str] = ..., cache_bytes: int = ..., rank: int = ..., world_size: int = ..., local_world_size: int = ..., collate: str = ..., rank_tail: Optional[str] = ...) -> None: ...
 
 class Mix(Source):
     """Several sources read as one, with weights: a Source, passed to Loader like any other.
@@ -217,7 +219,7 @@ class Transform:
     def photometric(self) -> bool: ...
 
 def _aug_magnitudes(num_bins: int, wide: bool, width: int, height: int) -> numpy.ndarray: ...
-def _aug_op(op: str, image: numpy.ndarray, magnitude: float, fill: List[int] = ...) -> numpy.ndarray: ...
+def _aug_op(op: str, image: numpy.ndarray, magnitude: float, fill: List[int] = ..., interpolation: int = ...) -> numpy.ndarray: ...
 def _color_op(op: str, image: numpy.ndarray, arg: float = ...) -> numpy.ndarray: ...
 def _decode(data: bytes, max_pixels: int = ...) -> numpy.ndarray: ...
 def _device_reference(images: numpy.ndarray, ids: numpy.ndarray, epoch: int, dtype: str, layout: str, normalize: bool, mean: List[float], std: List[float], augment: dict, seed: int) -> numpy.ndarray: ...

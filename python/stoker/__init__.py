@@ -16,11 +16,16 @@ straight into its slot of a pooled batch buffer.
 """
 
 from stoker._C import HDF5, ImageFolder, Mix, Npy, StokerError
+from stoker import _sources
+_sources.guard_class(ImageFolder, ("root",))
+_sources.guard_class(Npy, ("images", "labels", "layout"))
+_sources.guard_class(HDF5, ("path", "images", "labels"))
 from stoker._device import DeviceAugment
 from stoker._loader import Loader, diagnose
 from stoker._sampler import ClassBalanced, Subset, WeightedSampler
 from stoker._shards import Shards
-from stoker._batch import CutMix, MixUp
+from stoker._sampler import MigrationWarning
+from stoker._batch import CutMix, MixUp, RandomChoice
 # One class per declared transform (src/ops/*_transforms.cc), plus Compose and Lambda.
 from stoker._transforms import *  # noqa: F401,F403
 from stoker import _transforms
@@ -28,11 +33,13 @@ from stoker import _transforms
 __all__ = [
     "CutMix",
     "MixUp",
+    "RandomChoice",
     "ClassBalanced",
     "DeviceAugment",
     "HDF5",
     "ImageFolder",
     "Loader",
+    "MigrationWarning",
     "Mix",
     "diagnose",
     "Npy",

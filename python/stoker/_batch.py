@@ -1,4 +1,5 @@
-"""Batch-level augmentations with torchvision.transforms.v2's names and meaning: MixUp, CutMix.
+"""Batch-level augmentations with torchvision.transforms.v2's names and meaning: MixUp,
+CutMix, and RandomChoice among them.
 
 They mix a batch with itself rolled by one (as v2 does) and turn integer labels into soft
 labels ``[B, num_classes]`` float32. Call them on the batches the Loader yields, in the
@@ -10,8 +11,17 @@ training loop (CPU or GPU tensors)::
         for images, labels in loader:
             images, labels = mix(images, labels)
 
-Randomness: lambda (Beta(alpha, alpha)) and the CutMix box are drawn from
-``(seed, epoch, call index within the epoch)``, so runs repeat whatever the thread count.
+or, simpler, give one to the Loader as ``batch_transform=``: the loader applies it to every
+batch it yields, follows its epoch, and keeps its random state in ``state_dict()``, so a
+resumed run mixes exactly as an uninterrupted one. The recipe's random choice per batch::
+
+    mix = stoker.RandomChoice([stoker.MixUp(alpha=0.2, num_classes=1000),
+                               stoker.CutMix(alpha=1.0, num_classes=1000)])
+    loader = stoker.Loader(..., batch_transform=mix)
+
+Randomness: lambda (Beta(alpha, alpha)), the CutMix box and RandomChoice's pick are drawn
+from ``(seed, epoch, call index within the epoch)``, so runs repeat whatever the thread
+count; ``state_dict()`` / ``load_state_dict()`` save and restore that position.
 Images are float ``[B, C, H, W]`` (layout="NCHW", the default) or ``[B, H, W, C]`` with
 ``layout="NHWC"``.
 """
@@ -50,6 +60,18 @@ class _BatchMix:
         """Restart the draws for `epoch` (call it with the Loader's set_epoch)."""
         self._epoch = int(epoch)
         self._step = 0
+
+    def state_dict(self) -> dict:
+        """The draws' position: {"seed", "epoch", "step"} (plain ints)."""
+        return {"seed": self.seed, "epoch": self._epoch, "step": self._step}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Continues the draws from ``state_dict()``'s position. ValueError for another
+        seed (the draws would differ)."""
+        if int(state["seed"]) != self.seed:
+            raise ValueError(f"{type(self).__name__}: the state was saved with seed="
+                             f"{state['seed']}, this one has seed={self.seed}")
+        self._epoch, self._step = int(state["epoch"]), int(state["step"])
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(alpha={self.alpha}, num_classes={self.num_classes}, "
@@ -121,3 +143,48 @@ class CutMix(_BatchMix):
         soft = soft.roll(1, 0).mul_(1.0 - lam_adjusted).add_(soft.mul(lam_adjusted))
         self.last_lam, self.last_box = lam_adjusted, (x1, y1, x2, y2)
         return out, soft
+
+
+class RandomChoice(_BatchMix):
+    """v2.RandomChoice on the batch: each call applies one of ``transforms`` (MixUp or
+    CutMix), picked with probabilities ``p`` (default: equal), e.g. torchvision's recipe
+    ``RandomChoice([MixUp(alpha=0.2), CutMix(alpha=1.0)])``. The pick and the chosen
+    transform's draws come from this object's ``(seed, epoch, step)``; the transforms'
+    own seeds and positions are not used."""
+
+    _SALT = 3
+
+    def __init__(self, transforms, p=None, *, seed: int = 0):
+        transforms = list(transforms)
+        if not transforms or not all(isinstance(t, (MixUp, CutMix)) for t in transforms):
+            raise TypeError("RandomChoice: transforms must be a non-empty list of "
+                            "stoker.MixUp / stoker.CutMix (per-sample random choices are "
+                            "not implemented)")
+        classes = {t.num_classes for t in transforms}
+        if len(classes) != 1 or len({t.layout for t in transforms}) != 1:
+            raise ValueError("RandomChoice: the transforms must have the same num_classes "
+                             "and layout")
+        if p is None:
+            p = [1.0] * len(transforms)
+        p = [float(v) for v in p]
+        if len(p) != len(transforms) or any(not v >= 0 for v in p) or sum(p) <= 0:
+            raise ValueError(f"RandomChoice: p must be {len(transforms)} non-negative "
+                             f"numbers with a positive sum, got {p!r}")
+        self.transforms = transforms
+        self.p = [v / sum(p) for v in p]
+        self.num_classes = transforms[0].num_classes
+        self.layout = transforms[0].layout
+        self.seed = int(seed)
+        self._epoch = 0
+        self._step = 0
+
+    def __repr__(self) -> str:
+        return f"RandomChoice({self.transforms!r}, p={self.p}, seed={self.seed})"
+
+    def _check(self, images):
+        self.transforms[0]._check(images)
+
+    def _mix(self, images, labels, rng):
+        k = int(rng.choice(len(self.transforms), p=self.p))
+        self.last_choice = k
+        return self.transforms[k]._mix(images, labels, rng)

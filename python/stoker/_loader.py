@@ -6,6 +6,7 @@ import atexit
 import numbers
 import os
 import threading
+import warnings
 import weakref
 from typing import Optional, Sequence
 
@@ -107,15 +108,62 @@ def _distributed_ranks(rank, world_size):
     return rank, world_size, local
 
 
+# DataLoader arguments stoker has no counterpart for: each gets a TypeError saying what
+# to write instead (the ones it maps, num_workers, pin_memory, prefetch_factor and a torch
+# sampler, are arguments of Loader).
+_DATALOADER_ONLY = {
+    "collate_fn": "stoker makes each batch itself: collate='list' keeps each sample's own "
+                  "size (detection, segmentation), target_transform= maps labels, and "
+                  "stoker.MixUp / stoker.CutMix / stoker.RandomChoice work on the batch",
+    "worker_init_fn": "stoker's workers are native threads that run no Python per worker; "
+                      "every sample's randomness comes from (seed, epoch, index): pass seed=",
+    "persistent_workers": "stoker's threads always persist across epochs (and prefetch the "
+                          "next epoch's first batches): remove the argument",
+    "batch_sampler": "pass batch_size= and drop_last=, and sampler= for the indices",
+    "generator": "pass seed= (by default the seed follows torch.initial_seed(), so "
+                 "torch.manual_seed controls it)",
+    "timeout": "the loader has no worker processes to time out; a stalled read raises "
+               "StokerError from the source's own timeouts",
+    "multiprocessing_context": "stoker's workers are native threads, not processes: remove "
+                               "the argument",
+    "pin_memory_device": "pass device='cuda:N' to make batches on that GPU, or "
+                         "pin_memory=True for page-locked host batches",
+}
+
+
+def _default_seed(world_size: int) -> int:
+    """The seed when none is given: with ranks 0 (DistributedSampler's default, the same on
+    every rank, so the ranks' shares stay disjoint), else torch.initial_seed() when torch is
+    imported, so torch.manual_seed controls it as it controls DataLoader's; else 0."""
+    if world_size > 1 or torch is None:
+        return 0
+    return int(torch.initial_seed()) % 2**64
+
+
+def _rank_share(n: int, rank: int, world_size: int, rank_tail: str) -> int:
+    """Samples rank `rank` reads of `n` dealt over `world_size` ranks (RankShareOf)."""
+    if rank_tail == "uneven":
+        return n // world_size + (1 if rank < n % world_size else 0)
+    if rank_tail == "drop":
+        return n // world_size
+    return -(-n // world_size)
+
+
 class Loader:
     """Batches of (images, labels) from a source, made on native threads.
 
     Args:
       source: a source, e.g. ``stoker.ImageFolder(root)``.
       batch_size: samples per batch.
-      shuffle: shuffle the order, drawn from ``(seed, epoch)``.
-      seed: the seed for the order and for every sample's augmentation.
-      drop_last: drop the last batch when it would be short.
+      shuffle: shuffle the order, drawn from ``(seed, epoch)`` (default False).
+      seed: the seed for the order and for every sample's augmentation. Default: derived
+        from ``torch.initial_seed()`` when torch is imported, so ``torch.manual_seed(s)``
+        before building the loader controls it, as it controls DataLoader's (0 without
+        torch); with ranks (world_size > 1), 0, as DistributedSampler's default, so every
+        rank draws the same order. An explicit ``seed=`` wins.
+      drop_last: drop the last batch when it would be short (``DataLoader(drop_last=)``).
+        With ranks and ``rank_tail=None`` it also drops the tail that does not split evenly
+        over the ranks (``DistributedSampler(drop_last=True)``).
       transforms: stoker transforms (torchvision names): one, a list, ``stoker.Compose([...])``
         or ``torchvision.transforms.Compose([...])`` of them; must end in a fixed size unless
         ``collate="list"``. A Python callable (or ``stoker.Lambda(fn)``) runs per sample on
@@ -162,14 +210,42 @@ class Loader:
         naming the reason, when no CUDA device can be used.
       device_augment: ``stoker.DeviceAugment(...)``: batched GPU augmentations (CUDA only).
       rank, world_size: data-parallel training: this process reads rank ``rank``'s share of
-        every epoch (``DistributedSampler``'s rule: every rank gets the same number of
-        batches; the tail is padded by repeating the start of the epoch's order, or dropped
-        under ``drop_last``; ``stats()["padded_samples"]``). None: from ``torch.distributed``
+        every epoch (``DistributedSampler``'s rule: samples dealt round-robin; the tail that
+        does not split evenly follows ``rank_tail``). None: from ``torch.distributed``
         when it is initialised, else torchrun's ``RANK``/``WORLD_SIZE``, else 0 and 1. The
         default ``threads`` is then the available cores divided by ``LOCAL_WORLD_SIZE``.
+      rank_tail: with ranks, the samples of an epoch that do not split evenly over them:
+        "pad" (``DistributedSampler(drop_last=False)``: repeat the start of the epoch's order
+        so every rank gets the same number of samples; ``stats()["padded_samples"]``; the
+        repeats are counted twice in an eval metric), "drop" (``DistributedSampler(
+        drop_last=True)``: leave them out), or "uneven" (every sample exactly once, no
+        padding: the first ranks read one sample more, so their batch counts may differ by
+        one; random-access sources). None (default): "drop" under ``drop_last=True``, else
+        "pad". The short last batch is ``drop_last``'s alone once ``rank_tail`` is given:
+        distributed evaluation is ``rank_tail="uneven", drop_last=False``.
       sampler: which samples each epoch visits: ``stoker.WeightedSampler(...)``,
-        ``stoker.ClassBalanced()``, ``stoker.Subset(indices)`` or any sequence of indices
-        (default: every sample once). Draws depend on ``(seed, epoch)`` only.
+        ``stoker.ClassBalanced()``, ``stoker.Subset(indices)`` or a sequence of indices
+        (default: every sample once). Draws depend on ``(seed, epoch)`` only. A torch
+        sampler is mapped to stoker's equivalent with a ``stoker.MigrationWarning`` that
+        says what to write: ``DistributedSampler`` to ``rank``/``world_size``/``shuffle``/
+        ``seed``/``rank_tail`` (the epoch is split once; its ``set_epoch`` sets the
+        loader's epoch), ``RandomSampler`` to ``shuffle=True`` (with replacement:
+        ``WeightedSampler``), ``SequentialSampler`` to ``shuffle=False``,
+        ``SubsetRandomSampler`` to ``Subset`` with ``shuffle=True``,
+        ``WeightedRandomSampler`` to ``WeightedSampler``; other samplers (their order is
+        drawn in Python each epoch) and iterators raise TypeError.
+      batch_transform: ``stoker.MixUp``, ``stoker.CutMix`` or ``stoker.RandomChoice([...])``
+        (or a callable ``(images, labels) -> (images, labels)``), applied to every batch
+        in the iterating thread (float dtypes, collate="batch"). The loader sets its epoch
+        and keeps its random state in ``state_dict()``, so a resumed run mixes (and
+        trains) exactly as an uninterrupted one.
+      num_workers, pin_memory, prefetch_factor: DataLoader's names, mapped with a
+        ``stoker.MigrationWarning``: ``num_workers=N`` is ``threads=N`` (0: 1),
+        ``pin_memory=True`` makes batches in page-locked memory (ignored, as by DataLoader,
+        without CUDA), ``prefetch_factor=k`` is ``prefetch=k * num_workers`` (the same
+        batches in flight). ``collate_fn``, ``worker_init_fn``, ``persistent_workers``,
+        ``batch_sampler``, ``generator``, ``timeout``, ``multiprocessing_context`` and
+        ``pin_memory_device`` raise TypeError naming stoker's equivalent.
       cache: keep samples in memory so later epochs skip reading and decoding:
         ``"decoded"`` keeps whole decoded images (random transforms still run every epoch;
         images are decoded at full size, so ``dct_scaling`` is off), ``"output"`` keeps
@@ -187,16 +263,24 @@ class Loader:
     checkpoint the position in the epoch (resumable at another world size).
     """
 
-    def __init__(self, source, *, batch_size: int, shuffle: bool = False, seed: int = 0,
-                 drop_last: bool = False, transforms=(), target_transform=None,
+    def __init__(self, source, *, batch_size: int, shuffle: Optional[bool] = None,
+                 seed: Optional[int] = None, drop_last: bool = False, transforms=(), target_transform=None,
                  threads=None, prefetch=2, dtype: str = "float32",
                  layout: str = "NCHW", on_error: str = "raise", return_indices: bool = False,
                  dct_scaling="auto", max_pixels: int = 1 << 28,
                  max_threads: Optional[int] = None, max_prefetch: int = 8, device: str = "cpu",
                  device_augment=None, sampler=None, cache: Optional[str] = None,
                  cache_bytes: Optional[int] = None, rank: Optional[int] = None,
-                 world_size: Optional[int] = None, collate: str = "batch"):
+                 world_size: Optional[int] = None, collate: str = "batch",
+                 rank_tail: Optional[str] = None, num_workers: Optional[int] = None,
+                 pin_memory: Optional[bool] = None, prefetch_factor: Optional[int] = None,
+                 batch_transform=None, **dataloader_only):
         # Every argument is checked here, in one place (issue 17 items 18-19).
+        for name in dataloader_only:
+            if name in _DATALOADER_ONLY:
+                raise TypeError(f"Loader() has no {name}= (a DataLoader argument): "
+                                f"{_DATALOADER_ONLY[name]}")
+            raise TypeError(f"Loader() got an unexpected keyword argument {name!r}")
         if not isinstance(source, _C.Source):
             hint = (f": did you mean stoker.ImageFolder({source!r})?"
                     if isinstance(source, (str, bytes)) or hasattr(source, "__fspath__") else "")
@@ -207,8 +291,14 @@ class Loader:
         if dtype not in _DTYPES:
             raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}")
         batch_size = _int_arg("batch_size", batch_size, 1, _INT_MAX)
-        seed = _int_arg("seed", seed, 0, 2**64 - 1)
-        shuffle = _bool_arg("shuffle", shuffle)
+        if seed is not None:
+            seed = _int_arg("seed", seed, 0, 2**64 - 1)
+        if shuffle is not None:
+            shuffle = _bool_arg("shuffle", shuffle)
+        if rank_tail is not None:
+            rank_tail = _choice_arg("rank_tail", rank_tail, ("pad", "drop", "uneven"))
+        threads, prefetch, allocator = self._map_dataloader_args(
+            threads, prefetch, num_workers, pin_memory, prefetch_factor)
         drop_last = _bool_arg("drop_last", drop_last)
         return_indices = _bool_arg("return_indices", return_indices)
         on_error = _choice_arg("on_error", on_error, ("raise", "skip"))
@@ -222,6 +312,15 @@ class Loader:
         if target_transform is not None and not callable(target_transform):
             raise TypeError(f"target_transform must be callable, got {target_transform!r}")
         self._target_transform = target_transform
+        if batch_transform is not None:
+            if not callable(batch_transform):
+                raise TypeError(f"batch_transform must be stoker.MixUp, stoker.CutMix, "
+                                f"stoker.RandomChoice or a callable, got {batch_transform!r}")
+            if dtype == "uint8" or collate == "list":
+                raise ValueError("batch_transform mixes float batches: it needs "
+                                 "dtype='float32' (or float16/bfloat16) and collate='batch'")
+        self._batch_transform = batch_transform
+        self._batch_transform_resume = None  # its state_dict() part, until the epoch runs
         dct_auto = isinstance(dct_scaling, str) and dct_scaling == "auto"
         if isinstance(dct_scaling, str):
             if dct_scaling != "auto":
@@ -242,7 +341,44 @@ class Loader:
             raise ValueError(f"prefetch must be a positive int or 'auto', got {prefetch!r}")
         threads = _int_arg("threads", threads, 0, _INT_MAX)
         prefetch = _int_arg("prefetch", prefetch, 1, _INT_MAX)
+        self._sampler = sampler
+        self._torch_sampler = None
+        if _sampler.is_torch_sampler(sampler):
+            try:
+                size = len(source)
+            except TypeError:
+                raise TypeError(f"sampler={type(sampler).__name__}(...) needs a source of "
+                                f"known length; {source!r} is a stream") from None
+            mapped = _sampler.from_torch(sampler, size)
+            notes = []
+            for key, given in (("shuffle", shuffle), ("rank", rank), ("world_size", world_size),
+                               ("rank_tail", rank_tail), ("seed", seed)):
+                if key not in mapped:
+                    continue
+                if given is not None and given != mapped[key]:
+                    raise ValueError(f"{key}={given!r} contradicts sampler="
+                                     f"{type(sampler).__name__}(...), which means "
+                                     f"{key}={mapped[key]!r}: give one of them")
+            shuffle = mapped["shuffle"]
+            if "rank" in mapped:
+                rank, world_size = mapped["rank"], mapped["world_size"]
+                rank_tail, seed = mapped["rank_tail"], mapped["seed"]
+                self._torch_sampler = sampler
+            warnings.warn(f"sampler={type(sampler).__name__}(...) is mapped to stoker's "
+                          f"equivalent: {mapped['note']}; write that instead to silence "
+                          "this warning", _sampler.MigrationWarning, stacklevel=2)
+            sampler = mapped["sampler"]
+        shuffle = bool(shuffle)
         rank, world_size, local_world_size = _distributed_ranks(rank, world_size)
+        self._seed_from_torch = seed is None and world_size == 1 and torch is not None
+        if seed is None:
+            seed = _default_seed(world_size)
+        self._rank, self._world_size = rank, world_size
+        self._rank_tail = rank_tail if rank_tail is not None else (
+            "drop" if drop_last else "pad")
+        self._drop_last = drop_last
+        self._batch_size = batch_size
+        self._resumed = None  # (epoch, batches left) after a mid-epoch load_state_dict
         if cache not in (None, "decoded", "output"):
             raise ValueError(f"cache must be None, 'decoded' or 'output', got {cache!r}")
         if cache is not None:
@@ -277,7 +413,8 @@ class Loader:
             auto_prefetch=auto_prefetch, max_threads=int(max_threads or 0),
             max_prefetch=int(max_prefetch), sampler=sampler_spec, cache=cache,
             cache_bytes=int(cache_bytes or 0), rank=rank, world_size=world_size,
-            local_world_size=local_world_size, collate=collate)
+            local_world_size=local_world_size, collate=collate, rank_tail=rank_tail,
+            allocator=allocator)
         if device != "cpu" or device_augment is not None:
             if collate == "list":
                 raise ValueError(
@@ -294,6 +431,42 @@ class Loader:
             self._impl = _C.Loader(source, options)
         if any(t.name == "Lambda" for t in transforms):
             _WITH_CALLABLES.add(self)
+        if self._torch_sampler is not None and hasattr(self._torch_sampler, "set_epoch"):
+            # The training loop's sampler.set_epoch(epoch) sets the loader's epoch.
+            _forward_set_epoch(self._torch_sampler, self)
+
+    @staticmethod
+    def _map_dataloader_args(threads, prefetch, num_workers, pin_memory, prefetch_factor):
+        """DataLoader's num_workers, pin_memory and prefetch_factor as stoker's threads,
+        prefetch and batch allocator, with a MigrationWarning naming them."""
+        notes, allocator = [], None
+        if num_workers is not None:
+            num_workers = _int_arg("num_workers", num_workers, 0, _INT_MAX)
+            if threads is not None:
+                raise TypeError("give threads= or num_workers= (DataLoader's name), not both")
+            threads = max(1, num_workers)
+            notes.append(f"num_workers={num_workers} -> threads={threads}")
+        if prefetch_factor is not None:
+            prefetch_factor = _int_arg("prefetch_factor", prefetch_factor, 1, _INT_MAX)
+            if prefetch != 2:
+                raise TypeError("give prefetch= or prefetch_factor= (DataLoader's name), not "
+                                "both")
+            workers = threads if isinstance(threads, int) and threads > 0 else 1
+            prefetch = prefetch_factor * workers
+            notes.append(f"prefetch_factor={prefetch_factor} -> prefetch={prefetch} (batches "
+                         "in flight)")
+        if pin_memory is not None and _bool_arg("pin_memory", pin_memory):
+            if torch is not None and torch.cuda.is_available():
+                allocator = _C.pinned_allocator(torch.cuda.current_device())
+                notes.append("pin_memory=True -> batches in page-locked memory (or pass "
+                             "device='cuda' to have them on the GPU)")
+            else:
+                notes.append("pin_memory=True ignored: no CUDA device (as DataLoader does)")
+        if notes:
+            warnings.warn("DataLoader arguments mapped: " + "; ".join(notes) + ". Write "
+                          "stoker's names to silence this warning", _sampler.MigrationWarning,
+                          stacklevel=3)
+        return threads, prefetch, allocator
 
     def _live(self):
         if self._impl is None:
@@ -301,15 +474,50 @@ class Loader:
         return self._impl
 
     def __len__(self) -> int:
-        """Batches per epoch for this rank."""
+        """Batches per epoch for this rank; after a mid-epoch ``load_state_dict()``, the
+        batches left in the resumed epoch (until that epoch ends or ``set_epoch()`` names
+        another), so progress bars and ETAs count what will come."""
         n = self._live().__len__()
         if n < 0:  # a stream (e.g. compressed or remote shards): the length is unknown
             raise TypeError("this loader's source is a stream of unknown length; it has no len()")
+        if self._resumed is not None:
+            return self._resumed[1]
         return n
 
     def set_epoch(self, epoch: int) -> None:
         """Sets the epoch the next iteration runs (order and augmentation depend on it)."""
-        self._live().set_epoch(_int_arg("epoch", epoch, 0, 2**63 - 1))
+        epoch = _int_arg("epoch", epoch, 0, 2**63 - 1)
+        if self._resumed is not None and epoch != self._resumed[0]:
+            self._resumed = None
+        self._live().set_epoch(epoch)
+
+    @property
+    def dataset(self):
+        """The source (DataLoader's name for it)."""
+        return self._source
+
+    @property
+    def sampler(self):
+        """The ``sampler=`` given (None: every sample once)."""
+        return self._sampler
+
+    @property
+    def batch_size(self) -> int:
+        return self._batch_size
+
+    @property
+    def drop_last(self) -> bool:
+        """Whether a short last batch is dropped."""
+        return self._drop_last
+
+    @property
+    def rank_tail(self) -> str:
+        """"pad", "drop" or "uneven" (see the class docstring)."""
+        return self._rank_tail
+
+    @property
+    def seed(self) -> int:
+        return self._seed
 
     @property
     def epoch(self) -> int:
@@ -322,10 +530,13 @@ class Loader:
         its samples consumed over all ranks (every rank reports the same when they take the
         same number of batches, as DDP does), or the next epoch at 0 after an epoch's end."""
         epoch, consumed, world_size = (self._feeder or self._live()).state()
-        return {"version": STATE_VERSION, "seed": self._seed, "shuffle": self._shuffle,
-                "epoch": int(epoch), "consumed": int(consumed), "world_size": int(world_size),
-                "num_samples": int(self._impl.num_samples),
-                "fingerprint": int(self._impl.fingerprint)}
+        state = {"version": STATE_VERSION, "seed": self._seed, "shuffle": self._shuffle,
+                 "epoch": int(epoch), "consumed": int(consumed), "world_size": int(world_size),
+                 "num_samples": int(self._impl.num_samples),
+                 "fingerprint": int(self._impl.fingerprint)}
+        if hasattr(self._batch_transform, "state_dict"):
+            state["batch_transform"] = self._batch_transform.state_dict()
+        return state
 
     def load_state_dict(self, state: dict) -> None:
         """Resumes from ``state_dict()``'s dict, possibly saved at another world size: the next
@@ -354,10 +565,22 @@ class Loader:
                              "names differs from this loader's source)")
         for key, mine in (("seed", self._seed), ("shuffle", self._shuffle)):
             if key in state and type(mine)(state[key]) != mine:
+                hint = ""
+                if key == "seed" and self._seed_from_torch:
+                    hint = (" (this loader's seed came from torch.initial_seed(): call "
+                            "torch.manual_seed() with the first run's seed before building "
+                            "the loader, or pass seed=)")
                 raise ValueError(f"the state was saved with {key}={state[key]!r}, this loader "
-                                 f"has {key}={mine!r}: the epoch's order would differ")
+                                 f"has {key}={mine!r}: the epoch's order would differ{hint}")
         self._finish_current()
         impl.resume(epoch, consumed, world_size)
+        self._batch_transform_resume = state.get("batch_transform")
+        self._resumed = None
+        n = int(impl.num_samples)
+        if n >= 0 and 0 < consumed < n:
+            share = _rank_share(n - consumed, self._rank, self._world_size, self._rank_tail)
+            b = self._batch_size
+            self._resumed = (epoch, share // b if self._drop_last else -(-share // b))
 
     @property
     def source(self):
@@ -374,10 +597,21 @@ class Loader:
         return self._live().stats()
 
     def __iter__(self):
-        self._live()
+        impl = self._live()
         self._finish_current(superseded=True)
         self._generation += 1
         (self._feeder or self._impl).start()
+        if self._resumed is not None and int(impl.epoch) != self._resumed[0]:
+            self._resumed = None  # the resumed epoch was left: len() is whole again
+        if self._batch_transform is not None:
+            # The batch transform follows the epoch now running, continuing a resumed
+            # epoch's draws where the checkpoint left them.
+            epoch, pending = int(impl.epoch), self._batch_transform_resume
+            self._batch_transform_resume = None
+            if pending is not None and int(pending.get("epoch", -1)) == epoch:
+                self._batch_transform.load_state_dict(pending)
+            elif hasattr(self._batch_transform, "set_epoch"):
+                self._batch_transform.set_epoch(epoch)
         it = _EpochIterator(self)
         self._iterator = weakref.ref(it)
         return it
@@ -417,6 +651,12 @@ class Loader:
         """"batch" or "list" (see the class docstring)."""
         return self._collate
 
+    def _mix(self, batch):
+        if self._batch_transform is None:
+            return batch
+        images, labels = self._batch_transform(batch[0], batch[1])
+        return (images, labels) + tuple(batch[2:])
+
     def _convert(self, arrays):
         images, labels, ids = arrays
         if self._target_transform is not None:
@@ -434,6 +674,20 @@ class Loader:
         if self._return_indices:
             return images, labels, ids
         return images, labels
+
+
+def _forward_set_epoch(torch_sampler, loader: Loader) -> None:
+    """Makes torch_sampler.set_epoch(e) also set the loader's epoch (weakly: the sampler
+    does not keep the loader alive)."""
+    ref = weakref.ref(loader)
+    original = torch_sampler.set_epoch
+
+    def set_epoch(epoch):
+        original(epoch)
+        target = ref()
+        if target is not None and target._impl is not None:
+            target.set_epoch(epoch)
+    torch_sampler.set_epoch = set_epoch
 
 
 def _apply_target_transform(fn, labels: np.ndarray):
@@ -479,7 +733,8 @@ class _EpochIterator:
             if self._feeder is not None:  # already device tensors
                 arrays = self._feeder.next()
                 if arrays is not None:
-                    return arrays if self._loader._return_indices else arrays[:2]
+                    return self._loader._mix(
+                        arrays if self._loader._return_indices else arrays[:2])
             else:
                 arrays = self._impl.next()
         except BaseException:
@@ -487,8 +742,9 @@ class _EpochIterator:
             raise
         if arrays is None:
             self._done = True
+            self._loader._resumed = None  # the resumed epoch is over: len() is whole again
             raise StopIteration
-        return self._loader._convert(arrays)
+        return self._loader._mix(self._loader._convert(arrays))
 
     def __len__(self) -> int:
         return len(self._loader)

@@ -76,8 +76,96 @@ class Subset:
         return f"Subset({len(self.indices)} indices)"
 
 
+class MigrationWarning(UserWarning):
+    """A torch or DataLoader argument was mapped to stoker's equivalent: the warning says
+    to what, and what to write instead to silence it."""
+
+
+def _torch_samplers():
+    try:
+        import torch.utils.data as tud
+    except ImportError:  # pragma: no cover - exercised only without torch
+        return None
+    return tud
+
+
+def is_torch_sampler(sampler) -> bool:
+    tud = _torch_samplers()
+    return tud is not None and isinstance(sampler, (tud.Sampler, tud.BatchSampler))
+
+
+def _refuse(sampler, what: str):
+    raise TypeError(f"sampler={type(sampler).__name__}(...): {what}")
+
+
+def from_torch(sampler, num_samples: int) -> dict:
+    """The Loader settings that reproduce a torch ``Sampler``'s draws with stoker's own
+    engine, as a dict: ``sampler`` (a stoker sampler or None), ``shuffle``, and for a
+    DistributedSampler ``rank``, ``world_size``, ``rank_tail`` and ``seed``; ``note``: what
+    to write instead. Raises TypeError for the samplers stoker cannot reproduce, saying
+    what to write. ``num_samples``: the source's size."""
+    tud = _torch_samplers()
+    name = type(sampler).__name__
+    if isinstance(sampler, tud.BatchSampler):
+        _refuse(sampler, "stoker makes the batches itself: pass batch_size= and drop_last= "
+                         "to stoker.Loader (and a sampler of indices, if any)")
+    if getattr(sampler, "generator", None) is not None:
+        _refuse(sampler, "a torch.Generator cannot drive stoker's draws: drop generator= "
+                         "and pass seed= to stoker.Loader")
+    if type(sampler) is tud.DistributedSampler:
+        if len(sampler.dataset) != num_samples:
+            _refuse(sampler, f"its dataset has {len(sampler.dataset)} samples, the source "
+                             f"{num_samples}")
+        tail = "drop" if sampler.drop_last else "pad"
+        out = {"sampler": None, "shuffle": bool(sampler.shuffle), "rank": int(sampler.rank),
+               "world_size": int(sampler.num_replicas), "rank_tail": tail,
+               "seed": int(sampler.seed)}
+        out["note"] = (f"rank={sampler.rank}, world_size={sampler.num_replicas}, "
+                       f"shuffle={bool(sampler.shuffle)}, seed={sampler.seed}, "
+                       f"rank_tail={tail!r} (DistributedSampler's rule, the loader splits "
+                       "the epoch once; its own order, not torch's permutation)")
+        return out
+    if type(sampler) is tud.SequentialSampler:
+        return {"sampler": None, "shuffle": False, "note": "shuffle=False"}
+    if type(sampler) is tud.RandomSampler:
+        n = int(sampler.num_samples)
+        if not sampler.replacement:
+            if n != num_samples:
+                _refuse(sampler, f"num_samples={n} without replacement is not one "
+                                 "permutation of the source: pass shuffle=True, or "
+                                 "sampler=stoker.WeightedSampler([1.0] * len(source), "
+                                 f"num_samples={n}, replacement=True)")
+            return {"sampler": None, "shuffle": True, "note": "shuffle=True"}
+        return {"sampler": WeightedSampler([1.0] * num_samples, n, True), "shuffle": False,
+                "note": f"sampler=stoker.WeightedSampler([1.0] * {num_samples}, "
+                        f"num_samples={n}, replacement=True)"}
+    if type(sampler) is tud.SubsetRandomSampler:
+        return {"sampler": Subset(list(sampler.indices)), "shuffle": True,
+                "note": "sampler=stoker.Subset(indices), shuffle=True"}
+    if type(sampler) is tud.WeightedRandomSampler:
+        weights = [float(w) for w in sampler.weights]
+        if len(weights) != num_samples:
+            _refuse(sampler, f"it has {len(weights)} weights, the source {num_samples} "
+                             "samples: stoker.WeightedSampler needs one weight per sample")
+        return {"sampler": WeightedSampler(weights, int(sampler.num_samples),
+                                           bool(sampler.replacement)),
+                "shuffle": False,
+                "note": f"sampler=stoker.WeightedSampler(weights, "
+                        f"num_samples={sampler.num_samples}, "
+                        f"replacement={bool(sampler.replacement)})"}
+    _refuse(sampler, "a torch Sampler draws its order in Python every epoch, which stoker's "
+                     "engine cannot call (using its first order every epoch would freeze "
+                     "it). Write stoker.Subset(indices) for a fixed set of indices "
+                     "(shuffle=True reshuffles it each epoch), stoker.WeightedSampler or "
+                     "stoker.ClassBalanced() for weighted draws, or rank=/world_size= for "
+                     "DistributedSampler-style splits")
+
+
 def as_spec(sampler):
-    """The engine's spec for ``sampler=``: a sampler above, or any sequence of indices."""
+    """The engine's spec for ``sampler=``: a sampler above, or a sequence of indices (a
+    list, tuple, range, numpy array or tensor). An iterator, or another object that makes
+    its indices when iterated (a sampler), raises TypeError: its first order would be
+    replayed every epoch."""
     if sampler is None:
         return _C.SamplerSpec()
     if isinstance(sampler, (WeightedSampler, ClassBalanced, Subset)):
@@ -85,4 +173,26 @@ def as_spec(sampler):
     if isinstance(sampler, (str, bytes)) or not hasattr(sampler, "__iter__"):
         raise TypeError("sampler must be stoker.WeightedSampler, stoker.ClassBalanced, "
                         f"stoker.Subset or a sequence of indices, got {type(sampler).__name__}")
+    if not _is_index_sequence(sampler):
+        raise TypeError(
+            f"sampler={type(sampler).__name__}: not a sequence of indices (a list, tuple, "
+            "range, numpy array or tensor). An object that makes its indices when iterated "
+            "would give its first order every epoch: pass stoker.Subset(list(indices)) for a "
+            "fixed set, or stoker.WeightedSampler / stoker.ClassBalanced() for random draws")
+    if hasattr(sampler, "tolist"):  # numpy arrays and tensors
+        sampler = sampler.tolist()
     return Subset(sampler)._spec
+
+
+def _is_index_sequence(obj) -> bool:
+    import collections.abc
+    if isinstance(obj, (list, tuple, range, collections.abc.Sequence)):
+        return True
+    if type(obj).__module__ == "numpy" and getattr(obj, "ndim", None) == 1:
+        return True
+    tud = _torch_samplers()
+    if tud is not None:
+        import torch
+        if isinstance(obj, torch.Tensor) and obj.dim() == 1:
+            return True
+    return False

@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 from typing import Optional, Sequence, Union
 
+import inspect
+
 from stoker import _C
+from stoker._sources import refuse_misplaced
 
 
 IMAGE_EXTENSIONS = "jpg;png;jpeg;webp;tif;tiff;bmp;ppm;pgm;pbm"
@@ -77,3 +80,7 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, la
                           int(retries), int(backoff_ms), int(cache_bytes), bool(verify),
                           os.fspath(ca_file) if ca_file else "", endpoint_url or "",
                           int(length or 0))
+
+
+Shards = refuse_misplaced("Shards", tuple(inspect.signature(Shards).parameters), Shards,
+                          max_positional=1)

@@ -205,33 +205,33 @@ class RandomInvert(Transform):
     def __init__(self, p: float = ...) -> None: ...
 
 class TrivialAugmentWide(Transform):
-    """torchvision's TrivialAugmentWide: one op of 14, uniformly, at a uniform magnitude bin with a random sign; on the output-size image, with Pillow's arithmetic (NEAREST warps).
+    """torchvision's TrivialAugmentWide: one op of 14, uniformly, at a uniform magnitude bin with a random sign; on the output-size image, with Pillow's arithmetic (warps: NEAREST by default, or BILINEAR / BICUBIC).
 
     Args:
       num_magnitude_bins: an int in [2, 1000] (default 31).
-      interpolation: InterpolationMode.NEAREST (also 'nearest', PIL.Image.NEAREST or None) (default None).
+      interpolation: InterpolationMode.NEAREST, BILINEAR or BICUBIC (also 'nearest', 'bilinear', 'bicubic' or the PIL.Image constants) (default None).
       fill: None (0), a number, or 1 or 3 numbers, each in [0, 255] (default None).
     """
     def __init__(self, num_magnitude_bins: int = ..., interpolation: Any = ..., fill: Union[None, float, Sequence[float]] = ...) -> None: ...
 
 class RandAugment(Transform):
-    """torchvision's RandAugment: `num_ops` ops drawn uniformly from 14, each at bin `magnitude` with a random sign; on the output-size image (NEAREST warps).
+    """torchvision's RandAugment: `num_ops` ops drawn uniformly from 14, each at bin `magnitude` with a random sign; on the output-size image (warps: NEAREST by default, or BILINEAR / BICUBIC).
 
     Args:
       num_ops: an int in [0, 16] (default 2).
       magnitude: an int in [0, 999] (default 9).
       num_magnitude_bins: an int in [2, 1000] (default 31).
-      interpolation: InterpolationMode.NEAREST (also 'nearest', PIL.Image.NEAREST or None) (default None).
+      interpolation: InterpolationMode.NEAREST, BILINEAR or BICUBIC (also 'nearest', 'bilinear', 'bicubic' or the PIL.Image constants) (default None).
       fill: None (0), a number, or 1 or 3 numbers, each in [0, 255] (default None).
     """
     def __init__(self, num_ops: int = ..., magnitude: int = ..., num_magnitude_bins: int = ..., interpolation: Any = ..., fill: Union[None, float, Sequence[float]] = ...) -> None: ...
 
 class AutoAugment(Transform):
-    """torchvision's AutoAugment with the ImageNet policy (the default): one of its 25 sub-policies uniformly, each of its two ops applied with its probability at its magnitude; on the output-size image (NEAREST warps). CIFAR10 and SVHN policies are not implemented.
+    """torchvision's AutoAugment with the ImageNet policy (the default): one of its 25 sub-policies uniformly, each of its two ops applied with its probability at its magnitude; on the output-size image (warps: NEAREST by default, or BILINEAR / BICUBIC). CIFAR10 and SVHN policies are not implemented.
 
     Args:
       policy: AutoAugmentPolicy.IMAGENET (or None) (default None).
-      interpolation: InterpolationMode.NEAREST (also 'nearest', PIL.Image.NEAREST or None) (default None).
+      interpolation: InterpolationMode.NEAREST, BILINEAR or BICUBIC (also 'nearest', 'bilinear', 'bicubic' or the PIL.Image constants) (default None).
       fill: None (0), a number, or 1 or 3 numbers, each in [0, 255] (default None).
     """
     def __init__(self, policy: Any = ..., interpolation: Any = ..., fill: Union[None, float, Sequence[float]] = ...) -> None: ...

@@ -112,3 +112,89 @@ def test_bad_inputs():
         stoker.MixUp(num_classes=3)(torch.zeros(2, 3, 4, 4, dtype=torch.uint8), torch.zeros(2))
     with pytest.raises(ValueError, match="alpha"):
         stoker.CutMix(alpha=0, num_classes=3)
+
+
+def test_random_choice_picks_with_p():
+    mix, cut = stoker.MixUp(alpha=0.2, num_classes=3), stoker.CutMix(alpha=1.0, num_classes=3)
+    x, y = batch()
+    only_mix = stoker.RandomChoice([mix, cut], p=[1.0, 0.0], seed=4)
+    for _ in range(20):
+        only_mix(x, y)
+        assert only_mix.last_choice == 0
+    both = stoker.RandomChoice([mix, cut], p=[0.3, 0.7], seed=4)
+    picks = []
+    for _ in range(2000):
+        out, soft = both(x, y)
+        picks.append(both.last_choice)
+        assert torch.allclose(soft.sum(1), torch.ones(4))
+    frac = np.mean(picks)
+    assert abs(frac - 0.7) < 4.5 * math.sqrt(0.21 / 2000)
+    with pytest.raises(TypeError, match="MixUp"):
+        stoker.RandomChoice([lambda a, b: (a, b)])
+    with pytest.raises(ValueError, match="p must be"):
+        stoker.RandomChoice([mix, cut], p=[1.0])
+
+
+def _train(source, *, steps_before_resume=None, epochs=2):
+    """Trains a linear model on the loader's mixed batches; returns each step's loss. With
+    steps_before_resume, stops after that many steps, checkpoints loader, model and
+    optimiser, rebuilds every object from scratch and continues from the checkpoint."""
+    def build():
+        torch.manual_seed(0)
+        model = torch.nn.Linear(3 * 8 * 8, 3)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        mix = stoker.RandomChoice([stoker.MixUp(alpha=0.2, num_classes=3),
+                                   stoker.CutMix(alpha=1.0, num_classes=3)], seed=9)
+        loader = stoker.Loader(source, batch_size=4, shuffle=True, seed=3, threads=2,
+                               transforms=[stoker.CenterCrop(8)], batch_transform=mix)
+        return model, opt, loader
+
+    def step(model, opt, images, soft):
+        loss = -(soft * torch.log_softmax(model(images.flatten(1)), 1)).sum(1).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return float(loss)
+
+    model, opt, loader = build()
+    losses, saved = [], None
+    for epoch in range(epochs):
+        for images, soft in loader:
+            losses.append(step(model, opt, images, soft))
+            if len(losses) == steps_before_resume:
+                saved = (loader.state_dict(), model.state_dict(), opt.state_dict())
+                break
+        if saved is not None:
+            break
+    if saved is None:
+        return losses
+    model, opt, loader = build()
+    loader.load_state_dict(saved[0])
+    model.load_state_dict(saved[1])
+    opt.load_state_dict(saved[2])
+    start = saved[0]["epoch"]
+    for epoch in range(start, epochs):
+        for images, soft in loader:
+            losses.append(step(model, opt, images, soft))
+    return losses
+
+
+def test_resumed_run_gives_the_same_losses_with_mixup_and_cutmix(tmp_path):
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "x.npy", rng.integers(0, 256, size=(24, 8, 8, 3), dtype=np.uint8))
+    np.save(tmp_path / "y.npy", np.arange(24) % 3)
+    source = stoker.Npy(images=str(tmp_path / "x.npy"), labels=str(tmp_path / "y.npy"))
+    whole = _train(source)
+    assert len(whole) == 12
+    for k in (1, 4, 6, 9):  # mid-epoch, at an epoch's end, in the second epoch
+        resumed = _train(source, steps_before_resume=k)
+        assert resumed == whole, k
+    # The state holds the batch transform's position.
+    loader = stoker.Loader(source, batch_size=4, transforms=[stoker.CenterCrop(8)],
+                           batch_transform=stoker.MixUp(num_classes=3))
+    it = iter(loader)
+    next(it), next(it)
+    assert loader.state_dict()["batch_transform"]["step"] == 2
+    with pytest.raises(ValueError, match="float"):
+        stoker.Loader(source, batch_size=4, dtype="uint8", transforms=[stoker.CenterCrop(8)],
+                      batch_transform=stoker.MixUp(num_classes=3))

@@ -55,8 +55,12 @@ Status ApplyColorOp(const std::string& op, double arg, int width, int height, ui
 }
 
 Status ApplyPolicyOp(const std::string& op, double magnitude, const std::array<uint8_t, 3>& fill,
-                     int width, int height, uint8_t* rgb) {
+                     int width, int height, uint8_t* rgb, int interpolation) {
   STOKER_RETURN_IF_ERROR(CheckSize(width, height, rgb));
+  if (interpolation != kPilNearest && interpolation != kPilBilinear &&
+      interpolation != kPilBicubic) {
+    return InvalidArgumentError("interpolation must be 0 (NEAREST), 2 (BILINEAR) or 3 (BICUBIC)");
+  }
   int found = -1;
   for (int k = 0; k < kNumAugOpsAll; ++k) {
     if (op == AugOpName(static_cast<AugOp>(k))) found = k;
@@ -64,7 +68,7 @@ Status ApplyPolicyOp(const std::string& op, double magnitude, const std::array<u
   if (found < 0) return InvalidArgumentError("unknown policy op '" + op + "'");
   RgbImage img, scratch;
   CopyIn(width, height, rgb, &img);
-  ApplyAugOp(static_cast<AugOp>(found), magnitude, fill, &img, &scratch);
+  ApplyAugOp(static_cast<AugOp>(found), magnitude, interpolation, fill, &img, &scratch);
   CopyOut(img, rgb);
   return Status::OK();
 }

@@ -28,12 +28,12 @@ float LinspaceF(double start_d, double end_d, int steps, int i) {
                      : end - step * static_cast<float>(steps - i - 1);
 }
 
-// F.affine on a PIL image with an explicit centre, NEAREST.
+// F.affine on a PIL image with an explicit centre.
 void TorchvisionAffine(double angle, double tx, double ty, double scale, double shear_x,
-                       double shear_y, double cx, double cy, const std::array<uint8_t, 3>& fill,
-                       RgbImage* img, RgbImage* scratch) {
+                       double shear_y, double cx, double cy, int interpolation,
+                       const std::array<uint8_t, 3>& fill, RgbImage* img, RgbImage* scratch) {
   stoker::TorchvisionAffine(angle, tx, ty, scale, shear_x, shear_y, /*has_center=*/true, cx, cy,
-                            kPilNearest, fill, img, scratch);
+                            interpolation, fill, img, scratch);
 }
 
 }  // namespace
@@ -81,33 +81,32 @@ double AugMagnitude(AugOp op, int bin, int num_bins, bool wide, int width, int h
   }
 }
 
-void RotateNearest(double angle, const std::array<uint8_t, 3>& fill, RgbImage* img,
-                   RgbImage* scratch) {
-  PilRotate(angle, kPilNearest, /*has_center=*/false, 0.0, 0.0, fill, img, scratch);
-}
-
-void ApplyAugOp(AugOp op, double magnitude, const std::array<uint8_t, 3>& fill, RgbImage* img,
-                RgbImage* scratch) {
+void ApplyAugOp(AugOp op, double magnitude, int interpolation, const std::array<uint8_t, 3>& fill,
+                RgbImage* img, RgbImage* scratch) {
   const int w = img->width(), h = img->height();
+  const int interp = interpolation;
   switch (op) {
     case AugOp::kIdentity: break;
     case AugOp::kShearX:
-      TorchvisionAffine(0.0, 0, 0, 1.0, std::atan(magnitude) * kRadToDeg, 0.0, 0, 0, fill, img,
-                        scratch);
+      TorchvisionAffine(0.0, 0, 0, 1.0, std::atan(magnitude) * kRadToDeg, 0.0, 0, 0, interp, fill,
+                        img, scratch);
       break;
     case AugOp::kShearY:
-      TorchvisionAffine(0.0, 0, 0, 1.0, 0.0, std::atan(magnitude) * kRadToDeg, 0, 0, fill, img,
-                        scratch);
+      TorchvisionAffine(0.0, 0, 0, 1.0, 0.0, std::atan(magnitude) * kRadToDeg, 0, 0, interp, fill,
+                        img, scratch);
       break;
     case AugOp::kTranslateX:
       TorchvisionAffine(0.0, static_cast<int>(magnitude), 0, 1.0, 0.0, 0.0, w * 0.5, h * 0.5,
-                        fill, img, scratch);
+                        interp, fill, img, scratch);
       break;
     case AugOp::kTranslateY:
       TorchvisionAffine(0.0, 0, static_cast<int>(magnitude), 1.0, 0.0, 0.0, w * 0.5, h * 0.5,
-                        fill, img, scratch);
+                        interp, fill, img, scratch);
       break;
-    case AugOp::kRotate: RotateNearest(magnitude, fill, img, scratch); break;
+    case AugOp::kRotate:
+      // PIL's Image.rotate(angle): counter-clockwise degrees, about the centre, no expand.
+      PilRotate(magnitude, interp, /*has_center=*/false, 0.0, 0.0, fill, img, scratch);
+      break;
     case AugOp::kBrightness: AdjustBrightness(img, static_cast<float>(1.0 + magnitude)); break;
     case AugOp::kColor: AdjustSaturation(img, static_cast<float>(1.0 + magnitude)); break;
     case AugOp::kContrast: AdjustContrast(img, static_cast<float>(1.0 + magnitude)); break;
@@ -219,7 +218,9 @@ void ApplyAugPolicy(AugPolicy policy, const Transform& t, Rng* rng, RgbImage* im
   const std::array<uint8_t, 3> fill = {static_cast<uint8_t>(t.fill[0]),
                                        static_cast<uint8_t>(t.fill[1]),
                                        static_cast<uint8_t>(t.fill[2])};
-  for (int i = 0; i < n; ++i) ApplyAugOp(draws[i].op, draws[i].magnitude, fill, img, scratch);
+  for (int i = 0; i < n; ++i) {
+    ApplyAugOp(draws[i].op, draws[i].magnitude, t.interpolation, fill, img, scratch);
+  }
 }
 
 }  // namespace

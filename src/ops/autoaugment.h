@@ -49,15 +49,11 @@ const char* AugOpName(AugOp op);
 double AugMagnitude(AugOp op, int bin, int num_bins, bool wide, int width, int height,
                     bool* has_magnitude, bool* is_signed);
 
-// _apply_op(img, op, magnitude, NEAREST, fill). `scratch` holds a copy for
-// the geometric ops.
-void ApplyAugOp(AugOp op, double magnitude, const std::array<uint8_t, 3>& fill, RgbImage* img,
-                RgbImage* scratch);
-
-// PIL's Image.rotate(angle) (counter-clockwise degrees, centre, no expand)
-// with NEAREST.
-void RotateNearest(double angle, const std::array<uint8_t, 3>& fill, RgbImage* img,
-                   RgbImage* scratch);
+// _apply_op(img, op, magnitude, interpolation, fill): `interpolation` is
+// kPilNearest, kPilBilinear or kPilBicubic (ops/warp.h), used by the warps.
+// `scratch` holds a copy for the geometric ops.
+void ApplyAugOp(AugOp op, double magnitude, int interpolation, const std::array<uint8_t, 3>& fill,
+                RgbImage* img, RgbImage* scratch);
 
 enum class AugPolicy { kTrivialAugmentWide, kRandAugment, kAutoAugment };
 // The policy of TrivialAugmentWide / RandAugment / AutoAugment `t`.

@@ -79,10 +79,15 @@ void DeclareOutputTransforms(TransformFamily& f) {
                 "not implemented: a stoker.Lambda(fn, rng=True) can draw whether to apply its "
                 "step");
   f.NotProvided("RandomChoice",
-                "not implemented: a stoker.Lambda(fn, rng=True) can draw which step to apply");
+                "per sample not implemented: a stoker.Lambda(fn, rng=True) can draw which step "
+                "to apply; on the batch (RandomChoice([MixUp, CutMix])) pass "
+                "batch_transform=stoker.RandomChoice([stoker.MixUp(...), stoker.CutMix(...)]) "
+                "to the Loader");
   f.NotProvided("RandomOrder", "not implemented: list the transforms in one order");
-  f.NotProvided("MixUp", "use stoker.MixUp(num_classes=...) on the batches in the training loop");
-  f.NotProvided("CutMix", "use stoker.CutMix(num_classes=...) on the batches in the training loop");
+  f.NotProvided("MixUp", "pass batch_transform=stoker.MixUp(num_classes=...) to the Loader, or "
+                         "call it on the batches in the training loop");
+  f.NotProvided("CutMix", "pass batch_transform=stoker.CutMix(num_classes=...) to the Loader, or "
+                          "call it on the batches in the training loop");
 }
 
 }  // namespace stoker

@@ -6,13 +6,15 @@
 // reads.
 #include "ops/autoaugment.h"
 #include "ops/transform_registry.h"
+#include "ops/warp.h"
 
 namespace stoker {
 namespace {
 
 constexpr char kPolicies[] =
-    "same names and arguments (`interpolation` NEAREST, `fill`); on the output-size image; "
-    "every op bit-identical to torchvision's `_apply_op` on PIL at the same magnitude";
+    "same names and arguments (`interpolation` NEAREST (default), BILINEAR or BICUBIC, "
+    "`fill`); on the output-size image; every op bit-identical to torchvision's `_apply_op` on "
+    "PIL at the same magnitude and interpolation";
 
 Status CheckMagnitude(const TransformSchema& s, const Transform& t) {
   if (t.magnitude < t.num_magnitude_bins) return Status::OK();
@@ -28,21 +30,22 @@ void DeclarePolicyTransforms(TransformFamily& f) {
   f.Declare("TrivialAugmentWide", TransformStage::kImage)
       .Doc("torchvision's TrivialAugmentWide: one op of 14, uniformly, at a uniform magnitude "
            "bin with a random sign; on the output-size image, with Pillow's arithmetic "
-           "(NEAREST warps).")
+           "(warps: NEAREST by default, or BILINEAR / BICUBIC).")
       .Torchvision(kPolicies)
       .Param(params::Int("num_magnitude_bins", &Transform::num_magnitude_bins, 2, 1000, 31))
-      .Param(params::NearestOnly("interpolation"))
+      .Param(params::WarpInterpolation("interpolation", kPilNearest))
       .Param(params::Fill("fill", ArgValue()))
       .Image(&ApplyTrivialAugmentWide);
 
   f.Declare("RandAugment", TransformStage::kImage)
       .Doc("torchvision's RandAugment: `num_ops` ops drawn uniformly from 14, each at bin "
-           "`magnitude` with a random sign; on the output-size image (NEAREST warps).")
+           "`magnitude` with a random sign; on the output-size image (warps: NEAREST by default, "
+           "or BILINEAR / BICUBIC).")
       .Torchvision(kPolicies)
       .Param(params::Int("num_ops", &Transform::num_ops, 0, 16, 2))
       .Param(params::Int("magnitude", &Transform::magnitude, 0, 999, 9))
       .Param(params::Int("num_magnitude_bins", &Transform::num_magnitude_bins, 2, 1000, 31))
-      .Param(params::NearestOnly("interpolation"))
+      .Param(params::WarpInterpolation("interpolation", kPilNearest))
       .Param(params::Fill("fill", ArgValue()))
       .Check(&CheckMagnitude)
       .Image(&ApplyRandAugment);
@@ -50,8 +53,8 @@ void DeclarePolicyTransforms(TransformFamily& f) {
   f.Declare("AutoAugment", TransformStage::kImage)
       .Doc("torchvision's AutoAugment with the ImageNet policy (the default): one of its 25 "
            "sub-policies uniformly, each of its two ops applied with its probability at its "
-           "magnitude; on the output-size image (NEAREST warps). CIFAR10 and SVHN policies are "
-           "not implemented.")
+           "magnitude; on the output-size image (warps: NEAREST by default, or BILINEAR / "
+           "BICUBIC). CIFAR10 and SVHN policies are not implemented.")
       .Torchvision(std::string(kPolicies) + "; the ImageNet policy (the CIFAR10 and SVHN "
                                             "policies raise)")
       .Param(params::Only("policy", ArgValue(), {ArgValue(), "imagenet"},
@@ -59,7 +62,7 @@ void DeclarePolicyTransforms(TransformFamily& f) {
                           "stoker has the ImageNet policy only; use stoker.RandAugment or "
                           "stoker.TrivialAugmentWide otherwise",
                           "IMAGENET"))
-      .Param(params::NearestOnly("interpolation"))
+      .Param(params::WarpInterpolation("interpolation", kPilNearest))
       .Param(params::Fill("fill", ArgValue()))
       .Image(&ApplyAutoAugment);
 

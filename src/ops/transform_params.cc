@@ -638,13 +638,6 @@ ParamSchema AntialiasOnly(std::string name) {
               "stoker always antialiases, as torchvision does on PIL images");
 }
 
-ParamSchema NearestOnly(std::string name) {
-  return Only(std::move(name), ArgValue(), {ArgValue(), "nearest", 0},
-              "InterpolationMode.NEAREST (also 'nearest', PIL.Image.NEAREST or None)",
-              "stoker's policies use InterpolationMode.NEAREST (torchvision's default for "
-              "them) with Pillow's arithmetic");
-}
-
 ParamSchema Ignored(std::string name, bool default_value, std::string why) {
   ParamSchema p = OnlyIf(
       std::move(name), default_value,

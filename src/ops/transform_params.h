@@ -118,8 +118,6 @@ ParamSchema OnlyIf(std::string name, ArgValue default_value,
 ParamSchema BilinearOnly(std::string name);
 // antialias= of the resampling transforms: True or None (stoker always antialiases).
 ParamSchema AntialiasOnly(std::string name);
-// interpolation= of the policies: NEAREST only.
-ParamSchema NearestOnly(std::string name);
 // An argument stoker accepts with any bool and ignores (inplace=).
 ParamSchema Ignored(std::string name, bool default_value, std::string why);
 

@@ -12,7 +12,10 @@ EpochSpec SpecFor(const LoaderOptions& options, int64_t epoch, int64_t offset) {
   spec.shuffle = options.shuffle;
   spec.rank = options.rank;
   spec.world_size = options.world_size;
-  spec.drop_last = options.drop_last;
+  using RankTail = LoaderOptions::RankTail;
+  spec.drop_last = options.rank_tail == RankTail::kDrop ||
+                   (options.rank_tail == RankTail::kFromDropLast && options.drop_last);
+  spec.uneven = options.rank_tail == RankTail::kUneven;
   spec.offset = offset;
   spec.sampler = &options.sampler;
   return spec;

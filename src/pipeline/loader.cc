@@ -36,7 +36,8 @@ LoaderImpl::LoaderImpl(std::shared_ptr<Source> source, const LoaderOptions& opti
       active_threads_(plan_.active),
       cursor_(options.world_size, epoch_samples),
       assembler_(pool_.get(), options.batch_size, options.drop_last,
-                 options.world_size > 1 && options.on_error == OnError::kSkip),
+                 options.world_size > 1 && options.on_error == OnError::kSkip &&
+                     options.rank_tail != LoaderOptions::RankTail::kUneven),
       ring_(&lock_, RingSlots(options), std::min(options.prefetch, RingSlots(options)),
             pool_.get(), options.batch_size),
       prefetch_(&lock_, RingSlots(options), plan_.workers, pool_.get(), options.batch_size),

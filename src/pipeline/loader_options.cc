@@ -97,6 +97,13 @@ Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options,
         "batches: declare the epoch's length (stoker.Shards(..., length=TOTAL_SAMPLES)) or use "
         "mode=\"indexed\" (local uncompressed .tar shards)");
   }
+  if (options.rank_tail == LoaderOptions::RankTail::kUneven && options.world_size > 1 &&
+      dynamic_cast<const RandomAccessSource*>(&source) == nullptr) {
+    return InvalidArgumentError(
+        "rank_tail='uneven' deals an epoch's samples out one by one, which needs a "
+        "random-access source; " + source.Describe() + " is a stream (use mode=\"indexed\" "
+        "shards, or rank_tail='pad' with a declared length)");
+  }
   if (options.local_world_size < 1) {
     return InvalidArgumentError("local_world_size must be >= 1, got " +
                                 std::to_string(options.local_world_size));

@@ -144,6 +144,50 @@ TEST(Ranks, UnionIsTheEpochWithEqualBatchCounts) {
   }
 }
 
+// rank_tail separates DistributedSampler's drop_last (the rank tail) from
+// DataLoader's (the short last batch). kUneven with drop_last=false is the
+// distributed-evaluation set-up: every sample exactly once over the ranks,
+// no padding, each rank's last batch short.
+TEST(Ranks, RankTailIsSeparateFromTheShortBatch) {
+  using RankTail = LoaderOptions::RankTail;
+  constexpr int kN = 23;
+  auto src = std::make_shared<MemorySource>(Samples(kN));
+  for (int w = 1; w <= 4; ++w) {
+    for (RankTail tail : {RankTail::kUneven, RankTail::kPad, RankTail::kDrop}) {
+      for (bool drop_short : {false, true}) {
+        std::multiset<int64_t> all;
+        for (int r = 0; r < w; ++r) {
+          LoaderOptions o = Options(r, w, 2, drop_short);
+          o.rank_tail = tail;
+          auto loader = MakeLoader(src, o);
+          ASSERT_NE(loader, nullptr);
+          Delivered run;
+          ASSERT_TRUE(loader->Start().ok());
+          Take(loader.get(), &run);
+          // The rank's share under the tail rule, then DataLoader's batching.
+          int64_t share = (kN + w - 1) / w;
+          if (tail == RankTail::kDrop) share = kN / w;
+          if (tail == RankTail::kUneven) share = kN / w + (r < kN % w ? 1 : 0);
+          const int64_t taken = drop_short ? share / 4 * 4 : share;
+          EXPECT_EQ(static_cast<int64_t>(run.ids.size()), taken) << w << " " << r;
+          EXPECT_EQ(run.batches(), loader->num_batches());
+          for (int b = 0; b + 1 < run.batches(); ++b) EXPECT_EQ(run.sizes[b], 4);
+          if (!drop_short && share % 4 != 0) EXPECT_EQ(run.sizes.back(), share % 4);
+          EXPECT_EQ(loader->stats().padded_samples,
+                    tail == RankTail::kPad ? (kN + w - 1) / w * w - kN : 0);
+          all.insert(run.ids.begin(), run.ids.end());
+        }
+        const std::set<int64_t> distinct(all.begin(), all.end());
+        if (tail == RankTail::kUneven && !drop_short) {
+          EXPECT_EQ(all.size(), static_cast<size_t>(kN)) << "every sample exactly once, w " << w;
+          EXPECT_EQ(distinct.size(), static_cast<size_t>(kN));
+        }
+        if (tail != RankTail::kPad) EXPECT_EQ(distinct.size(), all.size()) << "no repeats";
+      }
+    }
+  }
+}
+
 TEST(Ranks, SameShareAndPixelsForAnyThreadCount) {
   auto src = std::make_shared<MemorySource>(Samples(23));
   for (int r = 0; r < 3; ++r) {

@@ -25,6 +25,11 @@ RankShare RankShareOf(int64_t n, const EpochSpec& spec) {
   RankShare share;
   const int64_t w = std::max(1, spec.world_size);
   const int64_t left = std::max<int64_t>(0, n - std::max<int64_t>(0, spec.offset));
+  if (spec.uneven) {  // no padding, no drop: ranks below left % w read one more
+    share.samples = left / w + (spec.rank < left % w ? 1 : 0);
+    share.padded = 0;
+    return share;
+  }
   share.samples = spec.drop_last ? left / w : (left + w - 1) / w;
   share.padded = spec.drop_last ? 0 : share.samples * w - left;
   return share;
