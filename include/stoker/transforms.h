@@ -150,6 +150,11 @@ struct Transform {
   // for messages and ToString ("Lambda(name)").
   std::shared_ptr<const SampleCallback> callback;
   std::string name;
+  // The record fields it applies to (stoker/record.h): image fields (mode
+  // RGB) for the image transforms. Empty: the primary image. A transform
+  // applied to several image fields draws its random parameters once for all
+  // of them (docs/architecture.md, "Records").
+  std::vector<std::string> fields;
 
   static Transform RandomResizedCrop(int height, int width, double scale_min = 0.08,
                                      double scale_max = 1.0, double ratio_min = 3.0 / 4.0,

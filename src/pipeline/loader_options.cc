@@ -137,8 +137,8 @@ Status CheckAugmentation(const Transform& t) {
 
 }  // namespace
 
-Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options, int* height,
-                             int* width) {
+Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options,
+                             const RecordPlan& plan, int* height, int* width) {
   if (options.batch_size < 1) {
     return InvalidArgumentError("batch_size must be >= 1, got " +
                                 std::to_string(options.batch_size));
@@ -170,11 +170,13 @@ Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options,
         "cache_bytes needs a random-access source (folder, npy, hdf5, indexed shards); " +
         source.Describe() + " is a stream: cache its shards on disk with cache_dir instead");
   }
-  if (options.collate == LoaderOptions::Collate::kList) {
+  if (plan.image < 0) {
+    *height = *width = 0;  // a record without an image
+  } else if (options.collate == LoaderOptions::Collate::kList) {
     // Each sample keeps its own size; a fixed one is reported when there is.
-    if (!StaticOutputSize(options.transforms, height, width).ok()) *height = *width = 0;
+    if (!StaticOutputSize(plan.primary_transforms, height, width).ok()) *height = *width = 0;
   } else {
-    Status fixed = StaticOutputSize(options.transforms, height, width);
+    Status fixed = StaticOutputSize(plan.primary_transforms, height, width);
     if (!fixed.ok() && fixed.message().find("fixed image size") != std::string::npos) {
       return InvalidArgumentError(fixed.message() +
                                   ", or use collate=\"list\" for per-sample sizes");
@@ -198,9 +200,18 @@ Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options,
           " after the crops, resizes and flips (as torchvision's recipes do)");
     }
   }
-  int normalizes = 0;
+  // At most one Normalize per image field.
+  std::vector<int> normalizes(plan.schema.fields.size(), 0);
   for (const Transform& t : options.transforms) {
-    if (t.kind == Transform::Kind::kNormalize && ++normalizes > 1) {
+    bool twice = false;
+    for (size_t k = 0; k < plan.schema.fields.size(); ++k) {
+      const FieldSpec& f = plan.schema.fields[k];
+      if (t.kind == Transform::Kind::kNormalize &&
+          AppliesTo(t, f.name, static_cast<int>(k) == plan.image) && ++normalizes[k] > 1) {
+        twice = true;
+      }
+    }
+    if (twice) {
       return InvalidArgumentError(
           "more than one Normalize in the transforms: keep one (a second Normalize would be "
           "applied to already normalised values, which stoker's single pass cannot do)");
@@ -324,21 +335,24 @@ int RingSlots(const LoaderOptions& options) {
                                : options.prefetch;
 }
 
-std::shared_ptr<BatchPool> MakeBatchPool(const LoaderOptions& options, int height, int width) {
+std::shared_ptr<BatchPool> MakeBatchPool(const LoaderOptions& options, int height, int width,
+                                         const RecordPlan& plan) {
   BatchShape shape;
+  shape.image = plan.image >= 0;
+  shape.fields = plan.layouts;
   shape.batch_size = options.batch_size;
   shape.height = height;
   shape.width = width;
   shape.dtype = options.dtype;
   shape.layout = options.layout;
-  shape.variable = options.collate == LoaderOptions::Collate::kList;
+  shape.variable = shape.image && options.collate == LoaderOptions::Collate::kList;
   return BatchPool::Create(shape, options.allocator ? options.allocator : HostAllocator(),
                            2 * RingSlots(options) + 2);
 }
 
-ProcessorConfig MakeProcessorConfig(const LoaderOptions& options) {
+ProcessorConfig MakeProcessorConfig(const LoaderOptions& options, const RecordPlan& plan) {
   ProcessorConfig c;
-  c.transforms = options.transforms;
+  c.transforms = plan.primary_transforms;
   c.dct_scaling = options.dct_scaling;
   c.decoder.max_pixels = options.max_pixels;
   c.timing = options.stage_timing;

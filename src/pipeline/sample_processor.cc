@@ -121,13 +121,23 @@ Status SampleProcessor::Resample(const RgbView& src, int origin_x, int origin_y,
   return FinishResample(rng, slot, times);
 }
 
+Rng* SampleProcessor::DrawRng(const Transform& t, Rng* own) {
+  const size_t k = static_cast<size_t>(&t - config_.transforms.data());
+  if (log_ != nullptr) log_->at[k] = *own;
+  if (replay_ != nullptr && k < config_.shared_draws.size() && config_.shared_draws[k] >= 0) {
+    replayed_ = replay_->at[static_cast<size_t>(config_.shared_draws[k])];
+    return &replayed_;
+  }
+  return own;
+}
+
 Status SampleProcessor::FinishResample(Rng* rng, uint8_t* slot, StageTimes* times) {
   if (photometric_.empty()) {  // fast path: rows go straight into the slot
     SinkCtx ctx{writer_, slot, out_h_};
     if (!resampler_.Finish(&SinkToSlot, &ctx)) {
       return InternalError("resampler: input rows missing");
     }
-    for (const Transform* t : erasing_) Erase(*t, rng, slot);
+    for (const Transform* t : erasing_) Erase(*t, DrawRng(*t, rng), slot);
     return Status::OK();
   }
   // Photometric ops: the output-size image in scratch, the ops in place,
@@ -138,15 +148,15 @@ Status SampleProcessor::FinishResample(Rng* rng, uint8_t* slot, StageTimes* time
   }
   for (const Transform* t : photometric_) {
     if (t->kind == Transform::Kind::kCallback) {
-      STOKER_RETURN_IF_ERROR(RunCallback(*t, rng, times));
+      STOKER_RETURN_IF_ERROR(RunCallback(*t, DrawRng(*t, rng), times));
     } else {
-      ApplyPhotometric(*t, rng, &out_, &aux_);
+      ApplyPhotometric(*t, DrawRng(*t, rng), &out_, &aux_);
     }
   }
   for (int y = 0; y < out_.height(); ++y) {
     writer_->WriteRow(out_.row(y), y, out_.height(), out_.width(), slot);
   }
-  for (const Transform* t : erasing_) Erase(*t, rng, slot);
+  for (const Transform* t : erasing_) Erase(*t, DrawRng(*t, rng), slot);
   return Status::OK();
 }
 
@@ -195,7 +205,26 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const Sample
     STOKER_RETURN_IF_ERROR(decoder_.Open(sample.bytes, sample.size, &header));
   }
   GeometryPlan plan;
-  STOKER_RETURN_IF_ERROR(PlanGeometry(config_.transforms, header.width, header.height, rng, &plan));
+  if (log_ != nullptr) {
+    log_->at.resize(config_.transforms.size(), Rng(0));
+    log_->geometry = *rng;
+    log_->width = header.width;
+    log_->height = header.height;
+  }
+  Rng* geometry_rng = rng;
+  if (replay_ != nullptr && config_.shared_geometry) {
+    if (header.width != replay_->width || header.height != replay_->height) {
+      return InvalidArgumentError(
+          "its image is " + std::to_string(header.width) + "x" + std::to_string(header.height) +
+          " but the primary image is " + std::to_string(replay_->width) + "x" +
+          std::to_string(replay_->height) +
+          ": a geometric transform applied to several image fields needs them of one size");
+    }
+    replayed_ = replay_->geometry;
+    geometry_rng = &replayed_;
+  }
+  STOKER_RETURN_IF_ERROR(
+      PlanGeometry(config_.transforms, header.width, header.height, geometry_rng, &plan));
   uint8_t* slot = out.slot;
   if (out.buffer != nullptr) {  // variable size: this sample's own
     if (plan.width() <= 0 || plan.height() <= 0) {
@@ -203,8 +232,19 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const Sample
                                   std::to_string(plan.height()) + "x" +
                                   std::to_string(plan.width()) + ")");
     }
-    STOKER_ASSIGN_OR_RETURN(slot, out.buffer->ReserveSlot(out.index, plan.height(),
-                                                          plan.width()));
+    if (out.field >= 0) {
+      const FieldLayout& layout = out.buffer->shape().fields[static_cast<size_t>(out.field)];
+      const size_t bytes = static_cast<size_t>(plan.height()) * plan.width() * 3 *
+                           DTypeSize(writer_->dtype());
+      const int64_t dims[3] = {writer_->layout() == Layout::kNCHW ? 3 : plan.height(),
+                               writer_->layout() == Layout::kNCHW ? plan.height() : plan.width(),
+                               writer_->layout() == Layout::kNCHW ? plan.width() : 3};
+      STOKER_ASSIGN_OR_RETURN(slot, out.buffer->ReserveField(out.field, out.index, bytes,
+                                                             layout.elem, dims, 3));
+    } else {
+      STOKER_ASSIGN_OR_RETURN(slot, out.buffer->ReserveSlot(out.index, plan.height(),
+                                                            plan.width()));
+    }
   } else if (plan.width() != writer_->width() || plan.height() != writer_->height()) {
     return InternalError("planned output size does not match the batch");
   }
