@@ -23,11 +23,9 @@ LoaderImpl::LoaderImpl(std::shared_ptr<Source> source, const LoaderOptions& opti
       height_(height),
       width_(width),
       record_plan_(std::move(plan)),
-      writer_(options.dtype, options.layout, height, width,
-              HasNormalize(record_plan_->primary_transforms),
-              NormalizeOf(record_plan_->primary_transforms).mean,
-              NormalizeOf(record_plan_->primary_transforms).std),
-      processor_config_(MakeProcessorConfig(options, *record_plan_)),
+      writer_(options.dtype, options.layout, height, width, HasNormalize(options.transforms),
+              NormalizeOf(options.transforms).mean, NormalizeOf(options.transforms).std),
+      processor_config_(MakeProcessorConfig(options)),
       // Workers: `threads`, or up to the ceiling when tuned (the ones
       // above the active count park).
       cores_(std::max(1, AvailableCores() / std::max(1, options.local_world_size))),

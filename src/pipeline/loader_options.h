@@ -57,9 +57,8 @@ int RingSlots(const LoaderOptions& options);
 // Records: the plan's fields get their storage in every buffer.
 std::shared_ptr<BatchPool> MakeBatchPool(const LoaderOptions& options, int height, int width,
                                          const RecordPlan& plan);
-// The primary image's processor settings from `options` (its transforms:
-// plan.primary_transforms).
-ProcessorConfig MakeProcessorConfig(const LoaderOptions& options, const RecordPlan& plan);
+// The primary image's processor settings from `options`.
+ProcessorConfig MakeProcessorConfig(const LoaderOptions& options);
 
 }  // namespace stoker
 

@@ -6,7 +6,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/rng.h"
 
 namespace stoker {
 namespace {
@@ -28,33 +27,15 @@ std::string Shape(const std::vector<int64_t>& dims) {
 }  // namespace
 
 RecordProcessor::RecordProcessor(const RecordPlan* plan, const DecoderOptions& decoder)
-    : plan_(plan), native_(decoder) {
-  for (const RecordFieldPlan& f : plan->fields) {
-    images_.push_back(f.config != nullptr
-                          ? std::make_unique<SampleProcessor>(*f.config, f.writer.get())
-                          : nullptr);
-    if (images_.back() != nullptr && plan->log_draws) images_.back()->set_draw_replay(&log_);
-  }
-}
-
-size_t RecordProcessor::scratch_bytes() const {
-  size_t n = native_.scratch_bytes();
-  for (const auto& p : images_) {
-    if (p != nullptr) n += p->scratch_bytes();
-  }
-  return n;
-}
+    : plan_(plan), native_(decoder) {}
 
 bool RecordProcessor::TrimScratch() {
-  bool any = false;
-  for (const auto& p : images_) {
-    if (p != nullptr && p->TrimScratch()) any = true;
-  }
-  return any;
+  if (native_.scratch_bytes() == 0) return false;
+  native_.ReleaseScratch();
+  return true;
 }
 
-Status RecordProcessor::Process(const SampleData& sample, uint64_t seed, int64_t epoch,
-                                BatchBuffer* buf, int s, StageTimes* times) {
+Status RecordProcessor::Process(const SampleData& sample, BatchBuffer* buf, int s) {
   if (sample.num_fields != static_cast<int>(plan_->schema.fields.size()) ||
       sample.fields == nullptr) {
     return InternalError("the source gave " + std::to_string(sample.num_fields) +
@@ -63,19 +44,17 @@ Status RecordProcessor::Process(const SampleData& sample, uint64_t seed, int64_t
   }
   for (const RecordFieldPlan& f : plan_->fields) {
     const FieldValue& v = sample.fields[f.schema_index];
-    Status st = ProcessField(f, v, sample, seed, epoch, buf, s, times);
+    Status st = ProcessField(f, v, buf, s);
     if (!st.ok()) return st.WithContext("field '" + f.spec.name + "'");
   }
   return Status::OK();
 }
 
 Status RecordProcessor::ProcessField(const RecordFieldPlan& f, const FieldValue& v,
-                                     const SampleData& sample, uint64_t seed, int64_t epoch,
-                                     BatchBuffer* buf, int s, StageTimes* times) {
+                                     BatchBuffer* buf, int s) {
   const int b = f.batch_field;
   switch (f.spec.kind) {
     case FieldKind::kImage:
-      if (f.config != nullptr) return WriteImage(f, v, sample, seed, epoch, buf, s, times);
       return WriteNative(f, v, buf, s);
     case FieldKind::kArray:
       return WriteArray(f, v, buf, s);
@@ -177,38 +156,6 @@ Status RecordProcessor::WriteNative(const RecordFieldPlan& f, const FieldValue& 
         return buf->ReserveField(b, s, bytes, elem, dims, 3);
       },
       &info);
-}
-
-Status RecordProcessor::WriteImage(const RecordFieldPlan& f, const FieldValue& v,
-                                   const SampleData& sample, uint64_t seed, int64_t epoch,
-                                   BatchBuffer* buf, int s, StageTimes* times) {
-  SampleData image;
-  image.id = sample.id;
-  if (v.raw) {
-    if (v.ndim != 3 || v.dims[2] != 3 || v.dtype != ElemType::kUint8) {
-      return InvalidArgumentError("raw RGB images must be uint8 [H, W, 3], got " +
-                                  Shape(v.dims.data(), v.ndim));
-    }
-    image.pixels = v.data;
-    image.pixel_height = static_cast<int>(v.dims[0]);
-    image.pixel_width = static_cast<int>(v.dims[1]);
-    image.pixel_stride = v.stride != 0 ? v.stride : static_cast<ptrdiff_t>(v.dims[1]) * 3;
-  } else {
-    image.bytes = v.data;
-    image.size = v.size;
-  }
-  Rng rng(HashSeed(seed, static_cast<uint64_t>(epoch), static_cast<uint64_t>(sample.id),
-                   static_cast<uint64_t>(1 + f.schema_index)));
-  SampleOutput out;
-  const FieldLayout& layout = buf->shape().fields[static_cast<size_t>(f.batch_field)];
-  if (layout.fixed) {
-    out.slot = buf->field_slot(f.batch_field, s).data;
-  } else {
-    out.buffer = buf;
-    out.index = s;
-    out.field = f.batch_field;
-  }
-  return images_[static_cast<size_t>(f.batch_field)]->Process(image, &rng, out, times);
 }
 
 }  // namespace stoker

@@ -2,7 +2,7 @@
 #include "pipeline/sample_processor.h"
 
 #include "base/clock.h"
-#include "ops/color.h"
+#include "ops/transform_ops.h"
 
 #include <algorithm>
 #include <chrono>
@@ -94,7 +94,7 @@ SampleProcessor::SampleProcessor(const ProcessorConfig& config, const PixelWrite
     : config_(config), writer_(writer), decoder_(config.decoder) {
   for (const Transform& t : config_.transforms) {
     if (t.photometric()) photometric_.push_back(&t);
-    if (t.kind == Transform::Kind::kRandomErasing) erasing_.push_back(&t);
+    if (StageOf(t) == TransformStage::kTensor) tensor_ops_.push_back(&t);
   }
 }
 
@@ -121,23 +121,13 @@ Status SampleProcessor::Resample(const RgbView& src, int origin_x, int origin_y,
   return FinishResample(rng, slot, times);
 }
 
-Rng* SampleProcessor::DrawRng(const Transform& t, Rng* own) {
-  const size_t k = static_cast<size_t>(&t - config_.transforms.data());
-  if (log_ != nullptr) log_->at[k] = *own;
-  if (replay_ != nullptr && k < config_.shared_draws.size() && config_.shared_draws[k] >= 0) {
-    replayed_ = replay_->at[static_cast<size_t>(config_.shared_draws[k])];
-    return &replayed_;
-  }
-  return own;
-}
-
 Status SampleProcessor::FinishResample(Rng* rng, uint8_t* slot, StageTimes* times) {
   if (photometric_.empty()) {  // fast path: rows go straight into the slot
     SinkCtx ctx{writer_, slot, out_h_};
     if (!resampler_.Finish(&SinkToSlot, &ctx)) {
       return InternalError("resampler: input rows missing");
     }
-    for (const Transform* t : erasing_) Erase(*t, DrawRng(*t, rng), slot);
+    RunTensorOps(rng, slot);
     return Status::OK();
   }
   // Photometric ops: the output-size image in scratch, the ops in place,
@@ -147,16 +137,16 @@ Status SampleProcessor::FinishResample(Rng* rng, uint8_t* slot, StageTimes* time
     return InternalError("resampler: input rows missing");
   }
   for (const Transform* t : photometric_) {
-    if (t->kind == Transform::Kind::kCallback) {
-      STOKER_RETURN_IF_ERROR(RunCallback(*t, DrawRng(*t, rng), times));
+    if (t->callback != nullptr) {
+      STOKER_RETURN_IF_ERROR(RunCallback(*t, rng, times));
     } else {
-      ApplyPhotometric(*t, DrawRng(*t, rng), &out_, &aux_);
+      OpsOf(*t).image(*t, rng, &out_, &aux_);
     }
   }
   for (int y = 0; y < out_.height(); ++y) {
     writer_->WriteRow(out_.row(y), y, out_.height(), out_.width(), slot);
   }
-  for (const Transform* t : erasing_) Erase(*t, DrawRng(*t, rng), slot);
+  RunTensorOps(rng, slot);
   return Status::OK();
 }
 
@@ -170,26 +160,10 @@ Status SampleProcessor::RunCallback(const Transform& t, Rng* rng, StageTimes* ti
   return Status::OK();
 }
 
-void SampleProcessor::Erase(const Transform& t, Rng* rng, uint8_t* slot) const {
-  // torchvision.transforms.RandomErasing.forward / get_params (ops/geometry.h).
-  const int img_h = out_h_, img_w = out_w_;
-  Rect r;
-  if (!SampleRandomErasing(img_w, img_h, t, rng, &r)) return;
-  // All-zero bytes are 0 in uint8, float32, float16 and bfloat16.
-  const size_t elem = DTypeSize(writer_->dtype());
-  if (writer_->layout() == Layout::kNCHW) {
-    for (int c = 0; c < 3; ++c) {
-      for (int y = r.y; y < r.bottom(); ++y) {
-        std::memset(slot + ((static_cast<size_t>(c) * img_h + y) * img_w + r.x) * elem, 0,
-                    static_cast<size_t>(r.width) * elem);
-      }
-    }
-  } else {
-    for (int y = r.y; y < r.bottom(); ++y) {
-      std::memset(slot + (static_cast<size_t>(y) * img_w + r.x) * 3 * elem, 0,
-                  static_cast<size_t>(r.width) * 3 * elem);
-    }
-  }
+void SampleProcessor::RunTensorOps(Rng* rng, uint8_t* slot) const {
+  const OutputTensor out{slot, out_h_, out_w_, DTypeSize(writer_->dtype()),
+                         writer_->layout() == Layout::kNCHW};
+  for (const Transform* t : tensor_ops_) OpsOf(*t).tensor(*t, rng, out);
 }
 
 Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const SampleOutput& out,
@@ -205,26 +179,7 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const Sample
     STOKER_RETURN_IF_ERROR(decoder_.Open(sample.bytes, sample.size, &header));
   }
   GeometryPlan plan;
-  if (log_ != nullptr) {
-    log_->at.resize(config_.transforms.size(), Rng(0));
-    log_->geometry = *rng;
-    log_->width = header.width;
-    log_->height = header.height;
-  }
-  Rng* geometry_rng = rng;
-  if (replay_ != nullptr && config_.shared_geometry) {
-    if (header.width != replay_->width || header.height != replay_->height) {
-      return InvalidArgumentError(
-          "its image is " + std::to_string(header.width) + "x" + std::to_string(header.height) +
-          " but the primary image is " + std::to_string(replay_->width) + "x" +
-          std::to_string(replay_->height) +
-          ": a geometric transform applied to several image fields needs them of one size");
-    }
-    replayed_ = replay_->geometry;
-    geometry_rng = &replayed_;
-  }
-  STOKER_RETURN_IF_ERROR(
-      PlanGeometry(config_.transforms, header.width, header.height, geometry_rng, &plan));
+  STOKER_RETURN_IF_ERROR(PlanGeometry(config_.transforms, header.width, header.height, rng, &plan));
   uint8_t* slot = out.slot;
   if (out.buffer != nullptr) {  // variable size: this sample's own
     if (plan.width() <= 0 || plan.height() <= 0) {
@@ -232,19 +187,8 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const Sample
                                   std::to_string(plan.height()) + "x" +
                                   std::to_string(plan.width()) + ")");
     }
-    if (out.field >= 0) {
-      const FieldLayout& layout = out.buffer->shape().fields[static_cast<size_t>(out.field)];
-      const size_t bytes = static_cast<size_t>(plan.height()) * plan.width() * 3 *
-                           DTypeSize(writer_->dtype());
-      const int64_t dims[3] = {writer_->layout() == Layout::kNCHW ? 3 : plan.height(),
-                               writer_->layout() == Layout::kNCHW ? plan.height() : plan.width(),
-                               writer_->layout() == Layout::kNCHW ? plan.width() : 3};
-      STOKER_ASSIGN_OR_RETURN(slot, out.buffer->ReserveField(out.field, out.index, bytes,
-                                                             layout.elem, dims, 3));
-    } else {
-      STOKER_ASSIGN_OR_RETURN(slot, out.buffer->ReserveSlot(out.index, plan.height(),
-                                                            plan.width()));
-    }
+    STOKER_ASSIGN_OR_RETURN(slot, out.buffer->ReserveSlot(out.index, plan.height(),
+                                                          plan.width()));
   } else if (plan.width() != writer_->width() || plan.height() != writer_->height()) {
     return InternalError("planned output size does not match the batch");
   }

@@ -29,13 +29,6 @@
 // geometry plan; the slot is then reserved for that size in the batch buffer
 // (SampleOutput::buffer) and written exactly as a fixed-size slot is.
 //
-// Records with several image fields (pipeline/record_processor.h): the
-// primary image's processor logs its random stream's state before each draw
-// (DrawLog: the geometry plan, then each transform), and the processor of
-// another image field replays those states for the transforms they share
-// (ProcessorConfig::shared_draws), so a transform applied to several fields
-// draws once. Without a log or replay nothing changes.
-//
 // Thread-safety: NOT thread-safe; one per worker thread. Owns scratch that
 // is reused (no per-sample allocation in steady state).
 #ifndef STOKER_PIPELINE_SAMPLE_PROCESSOR_H_
@@ -78,23 +71,6 @@ struct ProcessorConfig {
   // photos the buffered path is faster (measured: ~15% less decode + resample
   // time per image on 224x224 crops of ImageNet JPEGs), and its memory is small.
   size_t stream_rows_min_bytes = size_t{16} << 20;
-  // Records: per transform of `transforms`, its index in the primary image's
-  // list when it is shared with it (its draws are replayed from the primary's
-  // DrawLog), else -1; and whether the geometry plan is shared. Empty: this
-  // processor draws everything from its own stream (the primary image).
-  std::vector<int> shared_draws;
-  bool shared_geometry = false;
-};
-
-// The random stream's state before each draw of one Process(): `geometry`
-// before the plan, `at[k]` before transform k's (photometric, callback,
-// erasing), and the image's size (another field sharing the geometry must
-// have the same).
-struct DrawLog {
-  Rng geometry{0};
-  std::vector<Rng> at;
-  int width = 0;
-  int height = 0;
 };
 
 // Nanoseconds spent in each part of Process().
@@ -111,9 +87,6 @@ struct SampleOutput {
   uint8_t* slot = nullptr;
   BatchBuffer* buffer = nullptr;
   int index = 0;
-  // With `buffer`: the record field (BatchBuffer::ReserveField) to write
-  // instead of the primary image's slot; -1: the primary image.
-  int field = -1;
 };
 
 class SampleProcessor {
@@ -138,11 +111,6 @@ class SampleProcessor {
   bool TrimScratch();
   // Last scale denominator used (1 unless DCT scaling kicked in); for tests.
   int last_scale_denom() const { return last_scale_denom_; }
-  // Records: log this processor's draws into `log` (the primary image), or
-  // replay `replay`'s for the shared transforms (another image field). Null:
-  // neither. The log must outlive the Process() calls.
-  void set_draw_log(DrawLog* log) { log_ = log; }
-  void set_draw_replay(const DrawLog* replay) { replay_ = replay; }
 
  private:
   int64_t Clock() const;  // NowNs(), or 0 when timing is off
@@ -160,12 +128,9 @@ class SampleProcessor {
   Status FinishResample(Rng* rng, uint8_t* slot, StageTimes* times);
   // Callback `t` on out_; its time into times->callback_ns.
   Status RunCallback(const Transform& t, Rng* rng, StageTimes* times);
-  // torchvision's RandomErasing (value 0) on the written sample in `slot`.
-  void Erase(const Transform& t, Rng* rng, uint8_t* slot) const;
+  // The kTensor transforms (RandomErasing) on the converted sample at `slot`.
+  void RunTensorOps(Rng* rng, uint8_t* slot) const;
   void WriteFrom(const RgbView& src, int origin_x, int origin_y, uint8_t* slot);
-  // The stream transform `t` draws from: `own`, after logging its state (the
-  // primary image), or the primary's logged state (a shared transform).
-  Rng* DrawRng(const Transform& t, Rng* own);
 
   const ProcessorConfig& config_;
   const PixelWriter* writer_;
@@ -174,13 +139,10 @@ class SampleProcessor {
   AxisCoeffs h_, v_;
   RgbImage stage_a_, stage_b_;
   std::vector<const Transform*> photometric_;  // into config_.transforms, in list order
-  std::vector<const Transform*> erasing_;      // RandomErasing, applied to the slot last
+  std::vector<const Transform*> tensor_ops_;   // kTensor (RandomErasing), on the slot last
   RgbImage out_, aux_;  // the output-size image and a second buffer for the photometric ops
   int last_scale_denom_ = 1;
   int out_h_ = 0, out_w_ = 0;  // the size of the sample being written
-  DrawLog* log_ = nullptr;
-  const DrawLog* replay_ = nullptr;
-  Rng replayed_{0};  // a shared transform's stream, copied from replay_
 };
 
 }  // namespace stoker

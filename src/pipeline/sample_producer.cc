@@ -68,7 +68,6 @@ SampleProducer::SampleProducer(const ProducerContext& context)
     : ctx_(context), processor_(*context.processor, context.writer) {
   if (ctx_.record != nullptr && ctx_.record->records()) {
     record_ = std::make_unique<RecordProcessor>(ctx_.record, ctx_.processor->decoder);
-    processor_.set_draw_log(record_->draw_log());
   }
 }
 
@@ -128,7 +127,7 @@ bool SampleProducer::Produce(EpochReader* reader, int64_t epoch, int64_t p, int 
             r = processor_.Process(sample, &rng, out, &times);
           }
           if (r.ok() && record_ != nullptr) {
-            r = record_->Process(sample, options.seed, epoch, buf, s, &times);
+            r = record_->Process(sample, buf, s);
           }
           threw = false;
           return r;
