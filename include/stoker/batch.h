@@ -73,9 +73,6 @@ struct FieldLayout {
 
 struct BatchShape {
   int batch_size = 0;  // capacity in samples
-  // Whether batches carry a primary image (a record of arrays may have none:
-  // height, width 0, no image block).
-  bool image = true;
   int height = 0;      // 0 when `variable`
   int width = 0;
   DType dtype = DType::kFloat32;
@@ -83,8 +80,17 @@ struct BatchShape {
   // Each sample has its own height x width (collate="list"): no contiguous
   // image block; slot i is a region of its own (BatchBuffer::ReserveSlot).
   bool variable = false;
+  // Whether batches carry a primary image (a record of arrays may have none:
+  // height, width 0, no image block).
+  bool image = true;
   // Records: the other fields, in the order the batch reports them.
   std::vector<FieldLayout> fields;
+  // Records: whether the batch is reported as a record (name -> field) rather
+  // than (images, labels), and the names of the primary image and label
+  // fields ("" when the schema has none).
+  bool records = false;
+  std::string image_name = "image";
+  std::string label_name = "label";
   size_t sample_bytes() const { return static_cast<size_t>(height) * width * 3 * DTypeSize(dtype); }
 };
 

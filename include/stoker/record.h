@@ -10,9 +10,10 @@
 //
 // Kinds:
 //   kImage   encoded bytes (every decoder stoker has) or raw pixels. Mode kRGB
-//            (the default) converts to 8-bit RGB and runs the transforms that
-//            name the field; kNative keeps what the file holds (grey, grey +
-//            alpha, RGB, RGBA; 8 or 16 bits), untransformed, as [H, W, C].
+//            (the default) converts to 8-bit RGB and runs the loader's
+//            transforms (one RGB image field per source). kNative (what the
+//            file holds: grey, RGBA, 16 bits) is declared for sources to come
+//            and not read yet (the Loader refuses it: Unimplemented).
 //   kArray   any ElemType, any per-sample shape (.npy members and memmaps,
 //            HDF5 datasets, raw bytes with a declared dtype and shape).
 //   kLabel   an integer (int64), as today's label.
@@ -22,7 +23,7 @@
 //   kJson    a JSON document (checked in the worker, parsed by the consumer).
 //
 // Which image and which label are "primary" (the fast path, the tuple form,
-// the GPU stage, the transforms' default field): the field named "image" of
+// the GPU stage, the field the transforms apply to): the field named "image" of
 // kind kImage in mode kRGB, else the first such field; the field named
 // "label" of kind kLabel, else the first kLabel field.
 //

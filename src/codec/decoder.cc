@@ -119,31 +119,6 @@ class ImageDecoder::Jpeg {
     return DecodeImpl(req, nullptr, nullptr, out);
   }
 
-  // After Open(): a greyscale JPEG's one channel, whole, into alloc's rows.
-  bool Grey() const { return cinfo_.jpeg_color_space == JCS_GRAYSCALE; }
-  Status DecodeGrey(const NativeAlloc& alloc, NativeInfo* info) {
-    if (setjmp(err_.jump)) return Fail();
-    cinfo_.out_color_space = JCS_GRAYSCALE;
-    cinfo_.scale_num = 1;
-    cinfo_.scale_denom = 1;
-    jpeg_start_decompress(&cinfo_);
-    info->width = static_cast<int>(cinfo_.output_width);
-    info->height = static_cast<int>(cinfo_.output_height);
-    info->channels = 1;
-    info->bytes_per_sample = 1;
-    StatusOr<uint8_t*> dst = alloc(*info);
-    if (!dst.ok()) {
-      jpeg_abort_decompress(&cinfo_);
-      return dst.status();
-    }
-    while (cinfo_.output_scanline < cinfo_.output_height) {
-      JSAMPROW row = dst.value() + static_cast<size_t>(cinfo_.output_scanline) * info->width;
-      jpeg_read_scanlines(&cinfo_, &row, 1);
-    }
-    jpeg_finish_decompress(&cinfo_);
-    return Status::OK();
-  }
-
   // The region's rows one at a time through a one-row buffer, to `fn`
   // (ImageDecoder::DecodeRows); `out` gets the region, not pixels.
   Status DecodeRows(const DecodeRequest& req, ImageDecoder::RowFn fn, void* ctx,
@@ -530,44 +505,6 @@ class ImageDecoder::Png {
     return Status::OK();
   }
 
-  // After Open(): the image with its own channels and bit depth (>= 8).
-  Status DecodeNative(const NativeAlloc& alloc, NativeInfo* info) {
-    if (png_ == nullptr) return InternalError("PNG DecodeNative() without Open()");
-    if (setjmp(png_jmpbuf(png_))) return Fail();
-    const int color = png_get_color_type(png_, info_);
-    const int depth = png_get_bit_depth(png_, info_);
-    if (color == PNG_COLOR_TYPE_PALETTE) {
-      PadPalette(depth);
-      png_set_palette_to_rgb(png_);
-    }
-    if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png_);
-    if (png_get_valid(png_, info_, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(png_);
-    if (depth == 16) png_set_swap(png_);  // PNG is big-endian; this host is not
-    png_set_interlace_handling(png_);
-    png_read_update_info(png_, info_);
-    info->width = static_cast<int>(png_get_image_width(png_, info_));
-    info->height = static_cast<int>(png_get_image_height(png_, info_));
-    info->channels = png_get_channels(png_, info_);
-    info->bytes_per_sample = png_get_bit_depth(png_, info_) == 16 ? 2 : 1;
-    const size_t row = static_cast<size_t>(info->width) * info->channels * info->bytes_per_sample;
-    if (png_get_rowbytes(png_, info_) != row) {
-      Reset();
-      return InternalError("PNG native transform gave " +
-                           std::to_string(png_get_rowbytes(png_, info_)) +
-                           " bytes per row, expected " + std::to_string(row));
-    }
-    StatusOr<uint8_t*> dst = alloc(*info);
-    if (!dst.ok()) {
-      Reset();
-      return dst.status();
-    }
-    rows_.resize(static_cast<size_t>(info->height));
-    for (int y = 0; y < info->height; ++y) rows_[static_cast<size_t>(y)] = dst.value() + row * y;
-    png_read_image(png_, rows_.data());
-    Reset();
-    return Status::OK();
-  }
-
   Status Decode(const DecodeRequest& req, DecodedRegion* out) {
     if (png_ == nullptr) return InternalError("PNG Decode() without Open()");
     if (setjmp(png_jmpbuf(png_))) return Fail();
@@ -757,31 +694,6 @@ Status ImageDecoder::DecodeWhole(const DecodeRequest& req, DecodedRegion* out) {
   out->scale_denom = 1;
   out->scaled_width = w;
   out->scaled_height = h;
-  return Status::OK();
-}
-
-Status ImageDecoder::DecodeNative(const uint8_t* data, size_t size, const NativeAlloc& alloc,
-                                  NativeInfo* info) {
-  ImageHeader h;
-  STOKER_RETURN_IF_ERROR(Open(data, size, &h));
-  const ImageFormat f = current_;
-  if (f == ImageFormat::kPng) {
-    current_ = ImageFormat::kUnknown;
-    return png_->DecodeNative(alloc, info);
-  }
-  if (f == ImageFormat::kJpeg && jpeg_->Grey()) {
-    current_ = ImageFormat::kUnknown;
-    return jpeg_->DecodeGrey(alloc, info);
-  }
-  DecodedRegion r;
-  STOKER_RETURN_IF_ERROR(Decode(DecodeRequest{}, &r));
-  info->width = r.pixels.width;
-  info->height = r.pixels.height;
-  info->channels = 3;
-  info->bytes_per_sample = 1;
-  STOKER_ASSIGN_OR_RETURN(uint8_t* dst, alloc(*info));
-  const size_t row = static_cast<size_t>(info->width) * 3;
-  for (int y = 0; y < info->height; ++y) std::memcpy(dst + row * y, r.pixels.row(y), row);
   return Status::OK();
 }
 

@@ -45,7 +45,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 
 #include "codec/image.h"
@@ -89,20 +88,6 @@ struct DecodedRegion {
   int scaled_width = 0;
   int scaled_height = 0;
 };
-
-// An image as stored (records' image mode kNative, stoker/record.h): its own
-// channels (1 grey, 2 grey + alpha, 3 RGB, 4 RGBA) and bytes per sample (1,
-// or 2 for 16-bit PNG, native byte order).
-struct NativeInfo {
-  int width = 0;
-  int height = 0;
-  int channels = 0;
-  int bytes_per_sample = 1;
-};
-// Where DecodeNative writes: called once the size is known; returns memory
-// for height rows of width * channels * bytes_per_sample bytes, packed, or
-// an error (which DecodeNative returns).
-using NativeAlloc = std::function<StatusOr<uint8_t*>(const NativeInfo& info)>;
 
 struct DecoderOptions {
   // Images with more pixels than this are refused before any pixel memory is
@@ -150,14 +135,6 @@ class ImageDecoder {
 
   // Decodes the whole image at full size (convenience for tests and tools).
   Status DecodeAll(const uint8_t* data, size_t size, DecodedRegion* out);
-
-  // The whole image as stored, into `alloc`'s memory: PNG keeps its colour
-  // type's channels (palette expanded to RGB, tRNS becoming alpha, bit
-  // depths below 8 expanded) and 16-bit samples; a greyscale JPEG stays one
-  // channel; other JPEGs and the other formats give 8-bit RGB as Decode()
-  // does. The same checks (max_pixels, truncation) as Decode().
-  Status DecodeNative(const uint8_t* data, size_t size, const NativeAlloc& alloc,
-                      NativeInfo* info);
 
   // Pixel memory held between images (for accounting), and a way to free it
   // (after an oversized image; invalidates the last DecodedRegion).

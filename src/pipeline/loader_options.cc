@@ -178,6 +178,9 @@ std::shared_ptr<BatchPool> MakeBatchPool(const LoaderOptions& options, int heigh
   BatchShape shape;
   shape.image = plan.image >= 0;
   shape.fields = plan.layouts;
+  shape.records = !plan.schema.IsImageLabel();
+  shape.image_name = plan.image >= 0 ? plan.schema.fields[static_cast<size_t>(plan.image)].name : "";
+  shape.label_name = plan.label >= 0 ? plan.schema.fields[static_cast<size_t>(plan.label)].name : "";
   shape.batch_size = options.batch_size;
   shape.height = height;
   shape.width = width;

@@ -9,13 +9,12 @@
 //    they are for an image + label source.
 //  - The primary label goes to the labels array, as today.
 //  - Every other field is a batch field (BatchShape::fields, in schema
-//    order), untransformed: a native image is decoded as stored; arrays,
-//    labels, scalars, text, bytes and json are checked against the schema
-//    and copied into their slot.
+//    order), untransformed: arrays, labels, scalars, text, bytes and json are
+//    checked against the schema and copied into their slot.
 //
 // Rules checked here (InvalidArgument naming the field): the schema is valid
-// (CheckSchema); at most one image field is RGB (the transformed one; other
-// image fields are declared native); transforms need an RGB image field.
+// (CheckSchema); at most one image field, RGB (native image fields are not
+// read yet: Unimplemented); transforms need an RGB image field.
 //
 // Thread-safety: immutable after MakeRecordPlan; shared by the workers.
 #ifndef STOKER_PIPELINE_RECORD_PLAN_H_

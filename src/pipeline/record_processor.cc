@@ -26,14 +26,7 @@ std::string Shape(const std::vector<int64_t>& dims) {
 
 }  // namespace
 
-RecordProcessor::RecordProcessor(const RecordPlan* plan, const DecoderOptions& decoder)
-    : plan_(plan), native_(decoder) {}
-
-bool RecordProcessor::TrimScratch() {
-  if (native_.scratch_bytes() == 0) return false;
-  native_.ReleaseScratch();
-  return true;
-}
+RecordProcessor::RecordProcessor(const RecordPlan* plan) : plan_(plan) {}
 
 Status RecordProcessor::Process(const SampleData& sample, BatchBuffer* buf, int s) {
   if (sample.num_fields != static_cast<int>(plan_->schema.fields.size()) ||
@@ -54,8 +47,8 @@ Status RecordProcessor::ProcessField(const RecordFieldPlan& f, const FieldValue&
                                      BatchBuffer* buf, int s) {
   const int b = f.batch_field;
   switch (f.spec.kind) {
-    case FieldKind::kImage:
-      return WriteNative(f, v, buf, s);
+    case FieldKind::kImage:  // MakeRecordPlan refuses native images
+      return InternalError("native image fields are not read");
     case FieldKind::kArray:
       return WriteArray(f, v, buf, s);
     case FieldKind::kLabel:
@@ -121,41 +114,6 @@ Status RecordProcessor::WriteArray(const RecordFieldPlan& f, const FieldValue& v
                           buf->ReserveField(f.batch_field, s, bytes, v.dtype, v.dims.data(), v.ndim));
   if (bytes > 0) std::memcpy(slot, v.data, bytes);
   return Status::OK();
-}
-
-Status RecordProcessor::WriteNative(const RecordFieldPlan& f, const FieldValue& v,
-                                    BatchBuffer* buf, int s) {
-  const int b = f.batch_field;
-  if (v.raw) {  // pixels as stored: [H, W, C] rows `stride` apart
-    if (v.ndim != 3) return InternalError("raw image without [H, W, C] dims");
-    const size_t row = static_cast<size_t>(v.dims[1] * v.dims[2]) * ElemSize(v.dtype);
-    const size_t bytes = row * static_cast<size_t>(v.dims[0]);
-    STOKER_ASSIGN_OR_RETURN(uint8_t* slot, buf->ReserveField(b, s, bytes, v.dtype, v.dims.data(), 3));
-    const ptrdiff_t stride = v.stride != 0 ? v.stride : static_cast<ptrdiff_t>(row);
-    for (int64_t y = 0; y < v.dims[0]; ++y) {
-      std::memcpy(slot + row * static_cast<size_t>(y), v.data + stride * y, row);
-    }
-    return Status::OK();
-  }
-  const FieldLayout& layout = buf->shape().fields[static_cast<size_t>(b)];
-  NativeInfo info;
-  return native_.DecodeNative(
-      v.data, v.size,
-      [&](const NativeInfo& i) -> StatusOr<uint8_t*> {
-        const ElemType elem = i.bytes_per_sample == 2 ? ElemType::kUint16 : ElemType::kUint8;
-        const int64_t dims[3] = {i.height, i.width, i.channels};
-        if (layout.fixed && (elem != layout.elem || layout.dims.size() != 3 ||
-                             layout.dims[0] != dims[0] || layout.dims[1] != dims[1] ||
-                             layout.dims[2] != dims[2])) {
-          return InvalidArgumentError(std::string("image ") + Shape(dims, 3) + " " +
-                                      ElemTypeName(elem) + ", the source declares " +
-                                      Shape(layout.dims) + " " + ElemTypeName(layout.elem));
-        }
-        const size_t bytes = static_cast<size_t>(i.height) * i.width * i.channels *
-                             i.bytes_per_sample;
-        return buf->ReserveField(b, s, bytes, elem, dims, 3);
-      },
-      &info);
 }
 
 }  // namespace stoker

@@ -3,8 +3,6 @@
 // RecordProcessor: what one worker does with a record's fields besides the
 // primary image and label (pipeline/record_plan.h), writing each into its
 // slot of the batch buffer:
-//  - a native image: decoded as stored (ImageDecoder::DecodeNative), or raw
-//    pixels copied, as [H, W, C];
 //  - an array: its dtype and shape checked against the schema, its bytes
 //    copied into the field's block (fixed shape: a memcpy of the row) or its
 //    slot's region (variable shape);
@@ -14,8 +12,8 @@
 // adds the sample's name and applies on_error. A failed field leaves the
 // sample failed: no record is delivered with a field of another sample.
 //
-// Thread-safety: NOT thread-safe; one per worker. Owns its scratch (a
-// decoder's), reused from sample to sample.
+// Thread-safety: NOT thread-safe; one per worker; holds no scratch (the
+// batch's regions are reused).
 #ifndef STOKER_PIPELINE_RECORD_PROCESSOR_H_
 #define STOKER_PIPELINE_RECORD_PROCESSOR_H_
 
@@ -23,7 +21,6 @@
 #include <memory>
 #include <vector>
 
-#include "codec/decoder.h"
 #include "pipeline/record_plan.h"
 #include "stoker/batch.h"
 #include "stoker/source.h"
@@ -32,22 +29,16 @@ namespace stoker {
 
 class RecordProcessor {
  public:
-  explicit RecordProcessor(const RecordPlan* plan, const DecoderOptions& decoder);
+  explicit RecordProcessor(const RecordPlan* plan);
 
   // Writes every batch field of `sample` into slot `s` of `buf`.
   Status Process(const SampleData& sample, BatchBuffer* buf, int s);
 
-  size_t scratch_bytes() const { return native_.scratch_bytes(); }
-  // Frees the decoder's scratch; true if it held any.
-  bool TrimScratch();
-
  private:
   Status ProcessField(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
-  Status WriteNative(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
   Status WriteArray(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
 
   const RecordPlan* plan_;
-  ImageDecoder native_;
 };
 
 }  // namespace stoker

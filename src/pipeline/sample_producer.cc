@@ -67,13 +67,12 @@ void CopyFields(const SampleData& sample, CachedImage* out) {
 SampleProducer::SampleProducer(const ProducerContext& context)
     : ctx_(context), processor_(*context.processor, context.writer) {
   if (ctx_.record != nullptr && ctx_.record->records()) {
-    record_ = std::make_unique<RecordProcessor>(ctx_.record, ctx_.processor->decoder);
+    record_ = std::make_unique<RecordProcessor>(ctx_.record);
   }
 }
 
 size_t SampleProducer::scratch_bytes() const {
-  return processor_.scratch_bytes() + scratch_.bytes.capacity() +
-         (record_ != nullptr ? record_->scratch_bytes() : 0);
+  return processor_.scratch_bytes() + scratch_.bytes.capacity();
 }
 
 bool SampleProducer::Produce(EpochReader* reader, int64_t epoch, int64_t p, int s,
@@ -268,7 +267,6 @@ void SampleProducer::TrimScratch() {
   if (budget == 0) return;
   if (scratch_bytes() <= budget) return;
   bool released = processor_.TrimScratch();
-  if (record_ != nullptr && record_->TrimScratch()) released = true;
   if (scratch_bytes() > budget) {
     std::vector<uint8_t>().swap(scratch_.bytes);
     released = true;
