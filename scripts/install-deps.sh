@@ -20,6 +20,7 @@ PACKAGES=(
   python3-torch python3-torchvision python3-matplotlib
   python3-setuptools python3-wheel python3-build python3-venv python3-pip
   clang
+  dpkg-dev xz-utils  # scripts/gpu-kit.sh: apt-get source, the kit's .tar.xz
 )
 if [[ "${1:-}" == "fuzz" ]]; then
   PACKAGES+=(clang-14 libclang-rt-14-dev)

@@ -106,6 +106,10 @@ class Hdf5Source : public RandomAccessSource {
   virtual bool is_open() const = 0;
 };
 
+// Whether this build reads HDF5 (CMake option STOKER_WITH_HDF5, default on). Without
+// it, Hdf5Source::Open returns Unimplemented saying that stoker was built without HDF5.
+bool BuiltWithHdf5();
+
 // ---- Tar shards in the WebDataset convention, local or over HTTP ----
 //
 // Members that share a key (the member path up to the first dot of its
@@ -124,6 +128,11 @@ struct SampleSpec {
   // (max_sample_bytes, 256 MiB). Below it, memory follows the bytes present.
   int64_t max_member_bytes = int64_t{256} << 20;
 };
+
+// Whether this build reads http(s):// and s3:// shards (CMake option STOKER_WITH_CURL,
+// default on: libcurl). Without it, opening such a URL returns Unimplemented saying
+// that stoker was built without libcurl; local shards are unaffected.
+bool BuiltWithCurl();
 
 // How remote (http(s)://, s3://) shards are read: retries with exponential
 // backoff that resume from the byte reached (HTTP Range), TLS verification,

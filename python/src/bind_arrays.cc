@@ -19,6 +19,9 @@ namespace py = pybind11;
 namespace stoker::python {
 
 void RegisterArrays(py::module_& m) {
+  m.def("built_with_hdf5", &BuiltWithHdf5,
+        "Whether this build reads HDF5 (CMake STOKER_WITH_HDF5); without it stoker.HDF5 "
+        "raises, naming the reason.");
   py::class_<NpySource, Source, std::shared_ptr<NpySource>>(m, "Npy", R"doc(
 Images from a memory-mapped .npy file, labels from another; or records of several arrays.
 

@@ -14,6 +14,9 @@ namespace py = pybind11;
 namespace stoker::python {
 
 void RegisterShards(py::module_& m) {
+  m.def("built_with_curl", &BuiltWithCurl,
+        "Whether this build reads http(s):// and s3:// shards (CMake STOKER_WITH_CURL: "
+        "libcurl); without it such URLs raise, naming the reason.");
   m.def(
       "open_shards",
       [](const std::vector<std::string>& patterns, const std::string& image,

@@ -27,6 +27,25 @@ MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
 
 
+def _built_with(part: str) -> bool:
+    from stoker import _C
+    return getattr(_C, f"built_with_{part}")()
+
+
+# The optional parts of the build (CMake STOKER_WITH_HDF5, STOKER_WITH_CURL): tests that
+# need one are skipped, naming the reason, in a build without it.
+_WITHOUT = {"hdf5": "stoker was built without HDF5 (STOKER_WITH_HDF5=OFF)",
+            "curl": "stoker was built without libcurl (STOKER_WITH_CURL=OFF)"}
+needs_hdf5 = pytest.mark.skipif(not _built_with("hdf5"), reason=_WITHOUT["hdf5"])
+needs_curl = pytest.mark.skipif(not _built_with("curl"), reason=_WITHOUT["curl"])
+
+
+def skip_unless_built_with(part: str) -> None:
+    """For fixtures (marks do not apply to them): skip the test needing them."""
+    if not _built_with(part):
+        pytest.skip(_WITHOUT[part])
+
+
 def photo(width: int, height: int, seed: int) -> np.ndarray:
     """A photo-like RGB uint8 array [height, width, 3]."""
     rng = np.random.default_rng(seed)

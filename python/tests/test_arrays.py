@@ -14,7 +14,7 @@ import torchvision.transforms as T
 from PIL import Image
 
 import stoker
-from conftest import MEAN, STD, photo
+from conftest import MEAN, STD, needs_hdf5, photo
 
 N, H, W = 10, 48, 64
 
@@ -156,6 +156,7 @@ def h5file(arrays, pixels):
     return path
 
 
+@needs_hdf5
 def test_hdf5_raw_and_encoded_match_npy(arrays, h5file):
     t = [stoker.RandomResizedCrop(24), stoker.RandomHorizontalFlip()]
     want = run(stoker.Npy(str(arrays / "x.npy"), str(arrays / "y.npy")), t, shuffle=True,
@@ -172,6 +173,14 @@ def test_hdf5_raw_and_encoded_match_npy(arrays, h5file):
     assert run(stoker.HDF5(str(h5file), labels=None), VAL)[1].tolist() == [-1] * N
 
 
+@pytest.mark.skipif(stoker._C.built_with_hdf5(), reason="stoker was built with HDF5")
+def test_without_hdf5_the_error_names_the_file_and_the_reason(tmp_path):
+    path = str(tmp_path / "x.h5")
+    with pytest.raises(stoker.StokerError, match="x.h5: stoker was built without HDF5"):
+        stoker.HDF5(path)
+
+
+@needs_hdf5
 def test_hdf5_errors(tmp_path, h5file):
     with pytest.raises(ValueError, match="no such dataset"):
         stoker.HDF5(str(h5file), images="nope")

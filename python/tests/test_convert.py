@@ -22,7 +22,7 @@ import torchvision.transforms as T
 from PIL import Image
 
 import stoker
-from conftest import photo, save_jpeg, save_png
+from conftest import needs_hdf5, photo, save_jpeg, save_png
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -147,6 +147,7 @@ def test_npy_source(tmp_path):
     assert first.shape == (30, 40, 3) and np.abs(first - x[0]).mean() < 8  # q90 on noisy pixels
 
 
+@needs_hdf5
 def test_hdf5_source(tmp_path):
     h5py = pytest.importorskip("h5py")
     x = np.stack([photo(40, 30, i) for i in range(4)])

@@ -19,7 +19,7 @@ import pytest
 from PIL import Image
 
 import stoker
-from conftest import photo
+from conftest import needs_hdf5, photo
 
 T = [stoker.Resize((8, 8))]
 
@@ -113,6 +113,7 @@ def test_npy_1001_samples_any_world_size(npy, world):
     check_ranks(npy, 1001, world, shuffle=True, seed=3)
 
 
+@needs_hdf5
 @pytest.mark.parametrize("world", [2, 3, 4])
 def test_folder_hdf5_indexed_shards(folder, hdf5, tmp_path, world):
     check_ranks(folder, 13, world, shuffle=True)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import stoker
-from conftest import photo, save_jpeg, stoker_python_dir
+from conftest import needs_curl, photo, save_jpeg, stoker_python_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 VAL = [stoker.Resize(40), stoker.CenterCrop(32)]
@@ -471,6 +471,7 @@ def test_folder_deeper_than_path_max_is_an_error_not_a_silent_loss(tmp_path):
 
 # ------------------------------------- item 4: Ctrl-C during a stalled transfer ----
 
+@needs_curl
 def test_sigint_cancels_a_stalled_remote_transfer(tmp_path):
     shard = write_tar(tmp_path / "s-0.tar", [(f"k{i}.{e}", jpeg_bytes(i) if e == "jpg" else b"1")
                                               for i in range(8) for e in ("jpg", "cls")])

@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 
 import stoker
+from conftest import skip_unless_built_with
 from test_shards import collect, free_port, samples, tar_bytes, wait_listening
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -170,6 +171,7 @@ class _VerifyingProxy(socketserver.StreamRequestHandler):
 @pytest.fixture(scope="module")
 def s3rver(tmp_path_factory):
     """s3rver on a loopback port with the bucket, and the local copies of what it holds."""
+    skip_unless_built_with("curl")
     if not os.path.exists(S3RVER):
         if os.environ.get("CI"):  # CI ran `make deps`: a missing server is a broken install
             pytest.fail("s3rver is not installed (scripts/install-deps.sh installs it)")

@@ -25,7 +25,7 @@ import pytest
 from PIL import Image
 
 import stoker
-from conftest import photo
+from conftest import needs_curl, photo
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "data", "wds-written")
 
@@ -320,6 +320,7 @@ http {{
         proc.wait(timeout=10)
 
 
+@needs_curl
 def test_http_shards_from_nginx(nginx, variants, tmp_path):
     local = collect(stoker.Shards(variants["zstd"]))
     url = nginx + "/zstd/train-{000000..000002}.tar.zst"
@@ -339,6 +340,14 @@ def test_http_shards_from_nginx(nginx, variants, tmp_path):
     assert plain[1] == local[1]
 
 
+@pytest.mark.skipif(stoker._C.built_with_curl(), reason="stoker was built with libcurl")
+def test_without_curl_remote_shards_name_the_url_and_the_reason():
+    for url in ("http://127.0.0.1:1/s-0.tar", "s3://bucket/s-0.tar"):
+        with pytest.raises(stoker.StokerError, match="built without libcurl"):
+            collect(stoker.Shards(url, retries=1))
+
+
+@needs_curl
 def test_http_404_names_the_url(nginx):
     url = nginx + "/zstd/missing-000000.tar"
     with pytest.raises(stoker.StokerError, match="missing-000000.tar.*404"):
@@ -406,6 +415,7 @@ def dropping_server(variants):
         server.server_close()
 
 
+@needs_curl
 def test_http_dropped_connections_resume_without_loss_or_duplicates(dropping_server, variants):
     server, base = dropping_server
     local = collect(stoker.Shards(variants["gzip"]))
@@ -423,6 +433,7 @@ def test_http_dropped_connections_resume_without_loss_or_duplicates(dropping_ser
         assert 0 < offsets[0] < offsets[1]
 
 
+@needs_curl
 def test_http_gives_up_with_a_clear_error(dropping_server):
     server, base = dropping_server
     server.errors_first = 100
@@ -430,6 +441,7 @@ def test_http_gives_up_with_a_clear_error(dropping_server):
         collect(stoker.Shards(base + "/gzip/train-000000.tar.gz", retries=3, backoff_ms=1))
 
 
+@needs_curl
 def test_http_cache_completes_when_the_tar_ends_before_the_file(nginx, variants, tmp_path):
     # libarchive stops at the end-of-archive blocks; 300 KB of padding follow them here.
     root = os.path.dirname(os.path.dirname(variants["plain"]))

@@ -262,6 +262,8 @@ class HttpStream : public ByteStream {
 
 }  // namespace
 
+bool BuiltWithCurl() { return true; }
+
 StatusOr<std::unique_ptr<ByteStream>> OpenHttpStream(const std::string& url,
                                                      const StreamOptions& options,
                                                      const RemoteRequest& request) {

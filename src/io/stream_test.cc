@@ -58,6 +58,7 @@ TEST(StreamTest, RemoteUrlsAndCachePaths) {
 }
 
 TEST(StreamTest, UnreachableServerIsAnErrorNamingTheUrl) {
+  if (!BuiltWithCurl()) GTEST_SKIP() << "stoker was built without libcurl (STOKER_WITH_CURL=OFF)";
   StreamOptions o;
   o.max_attempts = 2;
   o.backoff_ms = 1;
@@ -73,6 +74,20 @@ TEST(StreamTest, UnreachableServerIsAnErrorNamingTheUrl) {
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("http://127.0.0.1:1/x.tar"), std::string::npos) << st.ToString();
   EXPECT_NE(st.message().find("2 attempts"), std::string::npos) << st.ToString();
+}
+
+// A build without libcurl refuses remote URLs, naming the URL and the reason.
+TEST(StreamTest, WithoutCurlRemoteUrlsNameTheReason) {
+  if (BuiltWithCurl()) GTEST_SKIP() << "stoker was built with libcurl (STOKER_WITH_CURL=ON)";
+  for (const std::string url : {"http://127.0.0.1:1/x.tar", "https://example.com/x.tar",
+                                "s3://bucket/x.tar"}) {
+    auto s = OpenStream(url, StreamOptions());
+    ASSERT_FALSE(s.ok()) << url;
+    EXPECT_EQ(s.status().code(), StatusCode::kUnimplemented) << s.status().ToString();
+    EXPECT_NE(s.status().message().find(url), std::string::npos) << s.status().ToString();
+    EXPECT_NE(s.status().message().find("built without libcurl"), std::string::npos)
+        << s.status().ToString();
+  }
 }
 
 // ------------------------------------------------------------------ node-wide cache

@@ -11,6 +11,8 @@
 namespace stoker {
 
 // The serial HDF5 library is not thread-safe: every call goes through here.
+bool BuiltWithHdf5() { return true; }
+
 Mutex& Hdf5Mutex() {
   static Mutex mu;
   return mu;
