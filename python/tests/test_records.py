@@ -158,6 +158,7 @@ def test_tuple_sources_unchanged(data):
     src = stoker.Npy(str(d / "image.npy"), str(d / "label.npy"))
     assert not src.records
     assert list(src.fields) == ["image", "label"]
-    x, y = next(iter(stoker.Loader(src, batch_size=4, dtype="uint8")))
+    x, y = next(iter(stoker.Loader(src, batch_size=4, dtype="uint8",
+                                   transforms=[stoker.CenterCrop((16, 20))])))
     assert tuple(x.shape) == (4, 3, 16, 20)
     np.testing.assert_array_equal(y.numpy(), np.arange(4))

@@ -202,7 +202,7 @@ BatchPool::~BatchPool() {
 
 void BatchPool::Free(BatchBuffer* b) {
   if (b->fence_) b->fence_();
-  if (b->images_ != nullptr) allocator_->Deallocate(b->images_, b->image_bytes());
+  if (shape_.image) allocator_->Deallocate(b->images_, b->image_bytes());
   for (BatchBuffer::Region& r : b->regions_) {
     if (r.data == nullptr) continue;
     allocator_->Deallocate(r.data, r.capacity);
@@ -272,7 +272,7 @@ StatusOr<BatchBuffer*> BatchPool::Acquire() {
   nb->shape_ = shape_;
   nb->pool_ = this;
   if (shape_.variable) nb->regions_.resize(static_cast<size_t>(shape_.batch_size));
-  if (shape_.image && !shape_.variable) {
+  if (shape_.image) {  // (variable: an empty block, as before records)
     auto mem = allocator_->Allocate(nb->image_bytes());
     if (!mem.ok()) {
       delete nb;
@@ -283,7 +283,7 @@ StatusOr<BatchBuffer*> BatchPool::Acquire() {
   Status fields = AllocateFields(nb);
   if (!fields.ok()) {
     FreeFields(nb);
-    if (nb->images_ != nullptr) allocator_->Deallocate(nb->images_, nb->image_bytes());
+    if (shape_.image) allocator_->Deallocate(nb->images_, nb->image_bytes());
     delete nb;
     return fields;
   }

@@ -109,7 +109,7 @@ struct Epoch {
   Status status;
 };
 
-Epoch Run(std::shared_ptr<Source> source, const LoaderOptions& o) {
+Epoch RunRecords(std::shared_ptr<Source> source, const LoaderOptions& o) {
   Epoch e;
   auto loader = Loader::Create(std::move(source), o);
   EXPECT_TRUE(loader.ok()) << loader.status().ToString();
@@ -170,14 +170,14 @@ TEST(RecordTest, FieldsStayWithTheirSampleUnderSkipAndThreads) {
   auto source = std::make_shared<RecordSource>(30, bad);
   LoaderOptions o = Options(1);
   o.on_error = OnError::kSkip;
-  const Epoch one = Run(source, o);
+  const Epoch one = RunRecords(source, o);
   ASSERT_TRUE(one.status.ok()) << one.status.ToString();
   EXPECT_EQ(one.records.size(), 30u - bad.size());
   for (int b : bad) EXPECT_EQ(one.records.count(b), 0u);
   ExpectOwnFields(one);
   for (int threads : {2, 5}) {
     o.threads = threads;
-    const Epoch e = Run(source, o);
+    const Epoch e = RunRecords(source, o);
     EXPECT_EQ(e.order, one.order) << threads << " threads";
     EXPECT_TRUE(e.records == one.records) << threads << " threads";
   }
@@ -188,14 +188,14 @@ TEST(RecordTest, RanksAndCachesKeepEveryField) {
   auto source = std::make_shared<RecordSource>(26, bad);
   LoaderOptions o = Options(3);
   o.on_error = OnError::kSkip;
-  const Epoch whole = Run(source, o);
+  const Epoch whole = RunRecords(source, o);
   ExpectOwnFields(whole);
   std::set<int64_t> seen;
   for (int rank = 0; rank < 3; ++rank) {
     LoaderOptions r = o;
     r.rank = rank;
     r.world_size = 3;
-    const Epoch e = Run(source, r);
+    const Epoch e = RunRecords(source, r);
     ASSERT_TRUE(e.status.ok()) << e.status.ToString();
     ExpectOwnFields(e);
     for (const auto& [label, rec] : e.records) {
@@ -236,7 +236,7 @@ TEST(RecordTest, RanksAndCachesKeepEveryField) {
 TEST(RecordTest, ABadFieldNamesTheSampleAndTheField) {
   auto source = std::make_shared<RecordSource>(8, std::set<int>{5});
   LoaderOptions o = Options(2);
-  const Epoch e = Run(source, o);
+  const Epoch e = RunRecords(source, o);
   ASSERT_FALSE(e.status.ok());
   EXPECT_NE(e.status.message().find("rec5"), std::string::npos) << e.status.ToString();
   EXPECT_NE(e.status.message().find("field 'caption'"), std::string::npos)
