@@ -14,6 +14,14 @@
 // pool, so in steady state no batch memory is allocated; samples move between
 // slots (and buffers) by swapping regions, not by copying.
 //
+// Records (stoker/record.h): every field besides the primary image and label
+// has its own storage in the buffer (BatchShape::fields): a fixed-shape field
+// one block of batch_size samples from the same allocator (pinned when it
+// is), a variable one (varying shape, text, bytes, json) a region per slot,
+// grown and recycled as the images' regions are. A sample's fields move
+// together: CopySample / MoveSample move the image, every field, the label
+// and the id of one slot, never parts of two.
+//
 // Ownership: BatchPool owns idle buffers; a BatchPtr owns a buffer while the
 // user holds it and returns it to the pool when the last copy dies (the pool
 // is kept alive by the BatchPtr). Thread-safety: BatchPool is thread-safe; a
@@ -31,6 +39,7 @@
 #include <vector>
 
 #include "stoker/mutex.h"
+#include "stoker/record.h"
 #include "stoker/status.h"
 #include "stoker/thread_annotations.h"
 #include "stoker/types.h"
@@ -50,6 +59,18 @@ class BatchAllocator {
 // 64-byte aligned host memory (std::aligned_alloc).
 std::shared_ptr<BatchAllocator> HostAllocator();
 
+// A field of a record batch besides the primary image and label: what each
+// slot holds (elements of `elem` with the per-sample shape `dims` when
+// `fixed`; else each slot its own shape, and for arrays whose dtype varies,
+// its own element type).
+struct FieldLayout {
+  FieldSpec spec;  // as the source declares it (name, kind)
+  ElemType elem = ElemType::kUint8;
+  std::vector<int64_t> dims;
+  bool fixed = false;
+  size_t sample_bytes() const;
+};
+
 struct BatchShape {
   int batch_size = 0;  // capacity in samples
   int height = 0;      // 0 when `variable`
@@ -59,7 +80,28 @@ struct BatchShape {
   // Each sample has its own height x width (collate="list"): no contiguous
   // image block; slot i is a region of its own (BatchBuffer::ReserveSlot).
   bool variable = false;
+  // Whether batches carry a primary image (a record of arrays may have none:
+  // height, width 0, no image block).
+  bool image = true;
+  // Records: the other fields, in the order the batch reports them.
+  std::vector<FieldLayout> fields;
+  // Records: whether the batch is reported as a record (name -> field) rather
+  // than (images, labels), and the names of the primary image and label
+  // fields ("" when the schema has none).
+  bool records = false;
+  std::string image_name = "image";
+  std::string label_name = "label";
   size_t sample_bytes() const { return static_cast<size_t>(height) * width * 3 * DTypeSize(dtype); }
+};
+
+// One slot of a record field: where its sample is and what shape it has.
+struct FieldSlot {
+  uint8_t* data = nullptr;
+  size_t capacity = 0;  // variable fields: the region's size (0 for fixed)
+  size_t bytes = 0;
+  ElemType elem = ElemType::kUint8;
+  int ndim = 0;
+  std::array<int64_t, kMaxFieldDims> dims{};
 };
 
 class BatchPool;
@@ -94,6 +136,27 @@ class BatchBuffer {
   void SwapSlots(int i, BatchBuffer* other, int j);
   // Bytes of slot memory held (variable-size batches).
   size_t region_bytes() const;
+  // Records: the fields besides the primary image and label (shape().fields).
+  int num_fields() const { return static_cast<int>(fields_.size()); }
+  // A fixed field's block (batch_size samples), or null.
+  uint8_t* field_block(int f) { return fields_[static_cast<size_t>(f)].block; }
+  const FieldSlot& field_slot(int f, int i) const {
+    return fields_[static_cast<size_t>(f)].slots[static_cast<size_t>(i)];
+  }
+  // Makes slot i of field f hold `bytes` bytes: a fixed field checks the size
+  // (Internal when it differs) and returns the slot's place in the block; a
+  // variable one records elem and dims and grows the slot's region only when
+  // it is too small. Called by the one thread writing slot i. Errors:
+  // ResourceExhausted when the allocator fails.
+  StatusOr<uint8_t*> ReserveField(int f, int i, size_t bytes, ElemType elem,
+                                  const int64_t* dims, int ndim);
+  // Copies sample `from` of `src` (image, every field, label, id) into slot
+  // `to`; variable parts get their regions reserved first
+  // (ResourceExhausted when that fails). `src` may be this buffer.
+  Status CopySample(int to, const BatchBuffer& src, int from);
+  // The same when `src`'s slot is not read again: variable parts move by
+  // swapping regions, without a copy (fixed parts are copied).
+  void MoveSample(int to, BatchBuffer* src, int from);
   int64_t* labels() { return labels_.data(); }
   const int64_t* labels() const { return labels_.data(); }
   int64_t* ids() { return ids_.data(); }
@@ -101,6 +164,8 @@ class BatchBuffer {
   std::vector<Status>& errors() { return errors_; }
   const BatchShape& shape() const { return shape_; }
   size_t image_bytes() const { return static_cast<size_t>(shape_.batch_size) * shape_.sample_bytes(); }
+  // Bytes of the fixed fields' blocks.
+  size_t field_block_bytes() const;
 
   // Number of valid samples (the last batch of an epoch may be short).
   int size = 0;
@@ -119,11 +184,18 @@ class BatchBuffer {
     int height = 0;
     int width = 0;
   };
+  struct FieldStore {
+    uint8_t* block = nullptr;      // fixed fields
+    std::vector<FieldSlot> slots;  // one per slot
+  };
   BatchBuffer() = default;
+  // Grows `slot`'s region to hold `bytes` (the pool's allocator).
+  Status GrowRegion(FieldSlot* slot, size_t bytes);
   BatchShape shape_;
   BatchPool* pool_ = nullptr;  // the pool that made it (outlives it)
   uint8_t* images_ = nullptr;
   std::vector<Region> regions_;  // variable-size batches: one per slot
+  std::vector<FieldStore> fields_;  // records: one per BatchShape::fields entry
   std::vector<int64_t> labels_;
   std::vector<int64_t> ids_;
   std::vector<Status> errors_;
@@ -157,6 +229,10 @@ class BatchPool : public std::enable_shared_from_this<BatchPool> {
   friend class BatchBuffer;
   BatchPool(const BatchShape& shape, std::shared_ptr<BatchAllocator> allocator, int max_idle);
   void Free(BatchBuffer* b);
+  // A new buffer's field storage (blocks of the fixed fields, slots), and
+  // giving it back.
+  Status AllocateFields(BatchBuffer* b);
+  void FreeFields(BatchBuffer* b);
 
   const BatchShape shape_;
   const std::shared_ptr<BatchAllocator> allocator_;
@@ -196,6 +272,16 @@ class Batch {
   std::array<int64_t, 3> sample_dims(int i) const;
   size_t sample_bytes(int i) const { return buffer_->slot_bytes(i); }
   const int64_t* labels() const { return buffer_->labels(); }
+  // Whether the batch has a primary image (records may not).
+  bool has_image() const { return shape().image; }
+  // Records: the fields besides the primary image and label.
+  int num_fields() const { return buffer_->num_fields(); }
+  const FieldLayout& field(int f) const { return shape().fields[static_cast<size_t>(f)]; }
+  int FindField(const std::string& name) const;
+  // A fixed field's samples, [size, dims...] of field(f).elem, contiguous.
+  const uint8_t* field_block(int f) const { return buffer_->field_block(f); }
+  // Sample i of field f (any field): its bytes, element type and shape.
+  const FieldSlot& field_sample(int f, int i) const { return buffer_->field_slot(f, i); }
   // Dataset index of each sample (after on_error="skip" replacement: the
   // replacement's index).
   const int64_t* ids() const { return buffer_->ids(); }

@@ -21,21 +21,49 @@
 #ifndef STOKER_SOURCE_H_
 #define STOKER_SOURCE_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "stoker/record.h"
 #include "stoker/sampler.h"
 #include "stoker/status.h"
 
 namespace stoker {
 
+// One field's value in a sample as read (records: stoker/record.h), by kind:
+//  - kImage: encoded bytes in [data, data + size); or, with `raw`, pixels:
+//    dims {H, W, C}, rows `stride` bytes apart, elements `dtype` (uint8 for
+//    mode kRGB with C = 3; uint8 or uint16 for kNative).
+//  - kArray: the sample's elements in [data, data + size), C order, native
+//    byte order, of `dtype` with shape dims[0..ndim).
+//  - kLabel: `i`. kScalar: `i` (dtype kInt64) or `f` (dtype kFloat64).
+//  - kText, kBytes, kJson: the bytes in [data, data + size).
+// Pointers follow SampleData's rule.
+struct FieldValue {
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  ElemType dtype = ElemType::kUint8;
+  int ndim = 0;
+  std::array<int64_t, kMaxFieldDims> dims{};
+  ptrdiff_t stride = 0;
+  bool raw = false;
+  int64_t i = 0;
+  double f = 0;
+};
+
 // Per-thread scratch a source may fill (file bytes). Owned by the engine's
 // worker and reused from sample to sample.
 struct SampleScratch {
   std::vector<uint8_t> bytes;
+  // Records: one value per field of the source's schema, and a byte buffer
+  // per field for sources that copy (sized by the source; reused, so the
+  // steady state allocates nothing).
+  std::vector<FieldValue> fields;
+  std::vector<std::vector<uint8_t>> field_bytes;
 };
 
 // One sample as read. Pointers stay valid until the next Read() with the
@@ -53,6 +81,13 @@ struct SampleData {
   int pixel_width = 0;
   int pixel_height = 0;
   ptrdiff_t pixel_stride = 0;
+  // Records (a schema with fields besides the primary image and label): one
+  // value per field of Source::schema(), in schema order. The primary image
+  // and the primary label are given in the members above (their entries here
+  // are not read); a schema without an image leaves bytes and pixels null.
+  // Null and 0 for image + label sources.
+  const FieldValue* fields = nullptr;
+  int num_fields = 0;
 };
 
 struct EpochSpec {
@@ -144,6 +179,8 @@ class Source {
   // Such a shard is read as complete, or ends with an error under a
   // declared length. 0 for other sources.
   virtual int64_t truncated_shards() const { return 0; }
+  // The fields every sample has (stoker/record.h). Default: image + label.
+  virtual Schema schema() const { return Schema::ImageLabel(); }
 };
 
 // Base for sources that can read any sample by index in [0, size()).

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "stoker/source.h"
@@ -64,6 +65,16 @@ class NpySource : public RandomAccessSource {
   static StatusOr<std::shared_ptr<NpySource>> Open(const std::string& images_path,
                                                    const std::string& labels_path,
                                                    const std::string& layout = "");
+  // Records (stoker/record.h): several aligned .npy arrays, one array field
+  // each, in the order given ({name, path}). Each array is C order, native
+  // byte order, of any numpy dtype (bool, int8..int64, uint8..uint64,
+  // float16/32/64) and shape [N, ...]; sample i of field f is row i of its
+  // array, a [...]-shaped array, handed out zero-copy (a pointer into the
+  // mapping) and copied once into the batch. Every array must have the same
+  // N (InvalidArgument naming both fields otherwise). height(), width() and
+  // channels() are 0.
+  static StatusOr<std::shared_ptr<NpySource>> OpenFields(
+      const std::vector<std::pair<std::string, std::string>>& fields);
 
   virtual int height() const = 0;
   virtual int width() const = 0;

@@ -42,14 +42,82 @@ py::dtype NumpyDType(DType d) {
 
 }  // namespace
 
+namespace {
+
+std::vector<py::ssize_t> Strides(const std::vector<py::ssize_t>& shape, py::ssize_t item) {
+  std::vector<py::ssize_t> strides(shape.size());
+  py::ssize_t s = item;
+  for (size_t k = shape.size(); k-- > 0;) {
+    strides[k] = s;
+    s *= shape[k];
+  }
+  return strides;
+}
+
+// One sample of a variable field: an array of its own shape, text as str,
+// bytes as bytes, json parsed.
+py::object FieldSample(const FieldLayout& f, const FieldSlot& slot, const py::capsule& owner,
+                       const py::object& json_loads) {
+  const char* data = reinterpret_cast<const char*>(slot.data);
+  switch (f.spec.kind) {
+    case FieldKind::kText: {
+      PyObject* text =
+          PyUnicode_DecodeUTF8(data ? data : "", static_cast<py::ssize_t>(slot.bytes), "strict");
+      if (text == nullptr) throw py::error_already_set();
+      return py::reinterpret_steal<py::object>(text);
+    }
+    case FieldKind::kBytes: return py::bytes(data ? data : "", slot.bytes);
+    case FieldKind::kJson: return json_loads(py::bytes(data ? data : "", slot.bytes));
+    default: break;
+  }
+  std::vector<py::ssize_t> shape(slot.dims.begin(), slot.dims.begin() + slot.ndim);
+  const py::ssize_t item = static_cast<py::ssize_t>(ElemSize(slot.elem));
+  return py::array(py::dtype(ElemTypeName(slot.elem)), shape, Strides(shape, item), slot.data,
+                   owner);
+}
+
+// A record batch: name -> array [size, ...] (fixed fields, the primary
+// image and label) or list of per-sample values (variable fields).
+py::dict RecordArrays(const Batch& b, py::object images, py::array labels,
+                      const py::capsule& owner) {
+  py::dict d;
+  const BatchShape& shape = b.shape();
+  if (shape.image && !shape.image_name.empty()) d[py::str(shape.image_name)] = images;
+  if (!shape.label_name.empty()) d[py::str(shape.label_name)] = labels;
+  py::object json_loads;
+  for (int f = 0; f < b.num_fields(); ++f) {
+    const FieldLayout& l = b.field(f);
+    if (l.fixed) {
+      std::vector<py::ssize_t> dims = {static_cast<py::ssize_t>(b.size())};
+      for (int64_t x : l.dims) dims.push_back(static_cast<py::ssize_t>(x));
+      const py::ssize_t item = static_cast<py::ssize_t>(ElemSize(l.elem));
+      d[py::str(l.spec.name)] = py::array(py::dtype(ElemTypeName(l.elem)), dims,
+                                          Strides(dims, item), b.field_block(f), owner);
+      continue;
+    }
+    if (l.spec.kind == FieldKind::kJson && !json_loads) {
+      json_loads = py::module_::import("json").attr("loads");
+    }
+    py::list list(static_cast<size_t>(b.size()));
+    for (int i = 0; i < b.size(); ++i) {
+      list[static_cast<size_t>(i)] = FieldSample(l, b.field_sample(f, i), owner, json_loads);
+    }
+    d[py::str(l.spec.name)] = std::move(list);
+  }
+  return d;
+}
+
+}  // namespace
+
 py::tuple BatchArrays(BatchPtr batch) {
   auto* holder = new BatchPtr(std::move(batch));
   py::capsule owner(holder, [](void* p) { delete static_cast<BatchPtr*>(p); });
   const Batch& b = **holder;
   const py::dtype dt = NumpyDType(b.shape().dtype);
   const py::ssize_t item = static_cast<py::ssize_t>(DTypeSize(b.shape().dtype));
-  py::object images;
-  if (b.variable()) {
+  py::object images = py::none();
+  if (!b.has_image()) {
+  } else if (b.variable()) {
     py::list list(static_cast<size_t>(b.size()));
     for (int i = 0; i < b.size(); ++i) {
       const auto dims = b.sample_dims(i);
@@ -72,6 +140,7 @@ py::tuple BatchArrays(BatchPtr batch) {
                    {static_cast<py::ssize_t>(8)}, b.labels(), owner);
   py::array ids(py::dtype::of<int64_t>(), {static_cast<py::ssize_t>(b.size())},
                 {static_cast<py::ssize_t>(8)}, b.ids(), owner);
+  if (b.shape().records) return py::make_tuple(RecordArrays(b, images, labels, owner), ids);
   return py::make_tuple(images, labels, ids);
 }
 

@@ -18,6 +18,10 @@ namespace stoker::python {
 // tensor made from it) dies. A variable-size batch (collate="list") gives a
 // list of per-sample arrays as images, each [3, H, W] or [H, W, 3], all
 // sharing the one capsule. bfloat16 is uint16 (the caller views it).
+// Records (BatchShape::records): (fields, ids), fields a dict name -> numpy
+// array [size, ...] for fixed-shape fields (the primary image and label
+// among them) or a list of per-sample values (arrays, str for text, bytes,
+// parsed json) for the others.
 pybind11::tuple BatchArrays(BatchPtr batch);
 
 // A StageStats as the dict Loader.stats() shows.

@@ -8,6 +8,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "errors.h"
 #include "stoker/sources.h"
@@ -21,7 +23,13 @@ void RegisterArrays(py::module_& m) {
         "Whether this build reads HDF5 (CMake STOKER_WITH_HDF5); without it stoker.HDF5 "
         "raises, naming the reason.");
   py::class_<NpySource, Source, std::shared_ptr<NpySource>>(m, "Npy", R"doc(
-Images from a memory-mapped .npy file, labels from another.
+Images from a memory-mapped .npy file, labels from another; or records of several arrays.
+
+Npy({"x": "features.npy", "y": "targets.npy"}): records, one array field per .npy file,
+  in the dict's order. Each array is C order, little-endian, any numpy dtype (bool,
+  int8..int64, uint8..uint64, float16/32/64), shape [N, ...], every one with the same N.
+  Sample i is row i of each array (read from the mapping, copied once into the batch);
+  batches are dicts name -> tensor [batch, ...].
 
 images: uint8 [N, H, W, C] or [N, C, H, W], C 3 (RGB) or 1 (grey, made RGB), C order.
   [N, H, W, 3] is served without a copy (the page cache's pages); NCHW and grey
@@ -40,6 +48,19 @@ layout: None (read from the shape; last dimension 1 or 3 means NHWC), "NHWC" or 
              return std::move(s).value();
            }),
            py::arg("images"), py::arg("labels") = py::none(), py::arg("layout") = py::none())
+      .def(py::init([](const py::dict& fields) {
+             std::vector<std::pair<std::string, std::string>> f;
+             for (const auto& [k, v] : fields) {
+               f.emplace_back(py::str(k).cast<std::string>(), FsPath(py::reinterpret_borrow<py::object>(v)));
+             }
+             StatusOr<std::shared_ptr<NpySource>> s = [&] {
+               py::gil_scoped_release release;
+               return NpySource::OpenFields(f);
+             }();
+             if (!s.ok()) Throw(s.status());
+             return std::move(s).value();
+           }),
+           py::arg("fields"))
       .def_property_readonly("height", &NpySource::height)
       .def_property_readonly("width", &NpySource::width)
       .def_property_readonly("channels", &NpySource::channels)

@@ -49,7 +49,18 @@ void RegisterSources(py::module_& m) {
             for (const std::string& c : s.classes()) out.push_back(FsDecode(c));
             return out;
           },
-          "The class names, index = label.");
+          "The class names, index = label.")
+      .def_property_readonly(
+          "fields",
+          [](const Source& s) {
+            py::dict d;
+            for (const FieldSpec& f : s.schema().fields) d[py::str(f.name)] = f.ToString();
+            return d;
+          },
+          "The fields of every sample (records): name -> description, in order.")
+      .def_property_readonly(
+          "records", [](const Source& s) { return !s.schema().IsImageLabel(); },
+          "Whether batches are records (dicts of fields) rather than (images, labels).");
 
   py::class_<ImageFolder, Source, std::shared_ptr<ImageFolder>>(
       m, "ImageFolder",

@@ -42,6 +42,10 @@ class Source:
     def __len__(self) -> int: ...
     @property
     def classes(self) -> List[str]: ...
+    @property
+    def fields(self) -> dict: ...
+    @property
+    def records(self) -> bool: ...
 
 class HDF5(Source):
     """Samples from datasets of an HDF5 file.
@@ -166,7 +170,13 @@ class Mix(Source):
     def id_in_source(ids: object) -> object: ...
 
 class Npy(Source):
-    """Images from a memory-mapped .npy file, labels from another.
+    """Images from a memory-mapped .npy file, labels from another; or records of several arrays.
+
+    Npy({"x": "features.npy", "y": "targets.npy"}): records, one array field per .npy file,
+      in the dict's order. Each array is C order, little-endian, any numpy dtype (bool,
+      int8..int64, uint8..uint64, float16/32/64), shape [N, ...], every one with the same N.
+      Sample i is row i of each array (read from the mapping, copied once into the batch);
+      batches are dicts name -> tensor [batch, ...].
 
     images: uint8 [N, H, W, C] or [N, C, H, W], C 3 (RGB) or 1 (grey, made RGB), C order.
       [N, H, W, 3] is served without a copy (the page cache's pages); NCHW and grey
@@ -176,7 +186,7 @@ class Npy(Source):
       integers), or None (every label -1).
     layout: None (read from the shape; last dimension 1 or 3 means NHWC), "NHWC" or "NCHW".
     """
-    def __init__(self, images: str, labels: Optional[str] = ..., layout: Optional[str] = ...) -> None: ...
+    def __init__(self, **kwargs) -> None: ...
     @property
     def height(self) -> int: ...
     @property

@@ -311,6 +311,14 @@ class Loader:
         transforms = _transform_list(transforms)
         if target_transform is not None and not callable(target_transform):
             raise TypeError(f"target_transform must be callable, got {target_transform!r}")
+        self._records = bool(source.records)
+        # The primary image (as the engine picks it): "image", else the first RGB image field.
+        rgb = [n for n, d in source.fields.items() if d.startswith(f"{n}: image RGB")]
+        self._image_field = "image" if "image" in rgb else (rgb[0] if rgb else None)
+        if self._records and target_transform is not None:
+            raise ValueError(f"target_transform applies to the labels of (images, labels) "
+                             f"batches; {source!r} yields records (dicts of fields): transform "
+                             f"the fields in your training step")
         self._target_transform = target_transform
         if batch_transform is not None:
             if not callable(batch_transform):
@@ -415,6 +423,10 @@ class Loader:
             cache_bytes=int(cache_bytes or 0), rank=rank, world_size=world_size,
             local_world_size=local_world_size, collate=collate, rank_tail=rank_tail,
             allocator=allocator)
+        if self._records and (device != "cpu" or device_augment is not None):
+            raise ValueError(f"device={device!r} is not supported for records ({source!r}) "
+                             "yet: use device='cpu' and move the batch's tensors with "
+                             ".to(device, non_blocking=True)")
         if device != "cpu" or device_augment is not None:
             if collate == "list":
                 raise ValueError(
@@ -658,6 +670,8 @@ class Loader:
         return (images, labels) + tuple(batch[2:])
 
     def _convert(self, arrays):
+        if len(arrays) == 2:
+            return self._convert_record(*arrays)
         images, labels, ids = arrays
         if self._target_transform is not None:
             labels = _apply_target_transform(self._target_transform, labels)
@@ -674,6 +688,34 @@ class Loader:
         if self._return_indices:
             return images, labels, ids
         return images, labels
+
+
+    def _convert_record(self, fields, ids):
+        """A record batch: every numpy array as a tensor (uint16/32/64 arrays stay numpy:
+        torch has no such dtypes), lists stay lists of per-sample values."""
+        if torch is not None:
+            image = self._image_field
+
+            def tensor(a, bfloat16=False):
+                if not isinstance(a, np.ndarray):
+                    return a
+                if bfloat16:
+                    return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+                if a.dtype in (np.uint16, np.uint32, np.uint64):
+                    return a
+                return torch.from_numpy(a)
+            out = {}
+            for name, value in fields.items():
+                bf = self._dtype == "bfloat16" and name == image
+                if isinstance(value, list):
+                    out[name] = [tensor(v, bf) for v in value]
+                else:
+                    out[name] = tensor(value, bf)
+            fields = out
+            ids = torch.from_numpy(ids)
+        if self._return_indices:
+            return fields, ids
+        return fields
 
 
 def _forward_set_epoch(torch_sampler, loader: Loader) -> None:
@@ -783,6 +825,11 @@ def diagnose(loader: Loader, step_fn=None, batches: int = 30) -> dict:
     step = None
     if step_fn is not None:
         def step(arrays):
-            images, labels = loader._convert(arrays)[:2]
-            step_fn(images, labels)
+            batch = loader._convert(arrays)
+            if isinstance(batch, dict):
+                step_fn(batch)
+            elif isinstance(batch[0], dict):
+                step_fn(batch[0])
+            else:
+                step_fn(batch[0], batch[1])
     return _C.diagnose(loader._impl, step, int(batches))

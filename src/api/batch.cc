@@ -1,5 +1,6 @@
 // Copyright 2026 The stoker Authors.
 #include <cstdlib>
+#include <cstring>
 #include <utility>
 
 #include "stoker/batch.h"
@@ -68,6 +69,105 @@ void BatchBuffer::SwapSlots(int i, BatchBuffer* other, int j) {
   std::swap(regions_[static_cast<size_t>(i)], other->regions_[static_cast<size_t>(j)]);
 }
 
+size_t FieldLayout::sample_bytes() const {
+  size_t n = ElemSize(elem);
+  for (int64_t d : dims) n *= static_cast<size_t>(d < 0 ? 0 : d);
+  return n;
+}
+
+size_t BatchBuffer::field_block_bytes() const {
+  size_t n = 0;
+  for (const FieldLayout& f : shape_.fields) {
+    if (f.fixed) n += static_cast<size_t>(shape_.batch_size) * f.sample_bytes();
+  }
+  return n;
+}
+
+Status BatchBuffer::GrowRegion(FieldSlot* slot, size_t bytes) {
+  if (slot->data != nullptr && bytes <= slot->capacity) return Status::OK();
+  const size_t cap = RegionCapacity(bytes);
+  STOKER_ASSIGN_OR_RETURN(void* mem, pool_->allocator_->Allocate(cap));
+  if (slot->data != nullptr) {
+    pool_->allocator_->Deallocate(slot->data, slot->capacity);
+    pool_->region_bytes_.fetch_sub(slot->capacity, std::memory_order_relaxed);
+  }
+  slot->data = static_cast<uint8_t*>(mem);
+  slot->capacity = cap;
+  pool_->region_bytes_.fetch_add(cap, std::memory_order_relaxed);
+  pool_->region_allocations_.fetch_add(1, std::memory_order_relaxed);
+  return Status::OK();
+}
+
+StatusOr<uint8_t*> BatchBuffer::ReserveField(int f, int i, size_t bytes, ElemType elem,
+                                             const int64_t* dims, int ndim) {
+  const FieldLayout& layout = shape_.fields[static_cast<size_t>(f)];
+  FieldSlot& slot = fields_[static_cast<size_t>(f)].slots[static_cast<size_t>(i)];
+  if (layout.fixed) {
+    if (bytes != slot.bytes) {
+      return InternalError("field '" + layout.spec.name + "': " + std::to_string(bytes) +
+                           " bytes for a slot of " + std::to_string(slot.bytes));
+    }
+    return slot.data;
+  }
+  if (ndim < 0 || ndim > kMaxFieldDims) return InternalError("too many dimensions");
+  STOKER_RETURN_IF_ERROR(GrowRegion(&slot, bytes));
+  slot.bytes = bytes;
+  slot.elem = elem;
+  slot.ndim = ndim;
+  for (int k = 0; k < ndim; ++k) slot.dims[static_cast<size_t>(k)] = dims[k];
+  return slot.data;
+}
+
+Status BatchBuffer::CopySample(int to, const BatchBuffer& src, int from) {
+  if (shape_.image) {
+    uint8_t* target = slot(to);
+    if (shape_.variable) {
+      STOKER_ASSIGN_OR_RETURN(target,
+                              ReserveSlot(to, src.slot_height(from), src.slot_width(from)));
+    }
+    std::memcpy(target, src.slot(from), src.slot_bytes(from));
+  }
+  for (int f = 0; f < num_fields(); ++f) {
+    const FieldSlot& s = src.field_slot(f, from);
+    STOKER_ASSIGN_OR_RETURN(uint8_t* target,
+                            ReserveField(f, to, s.bytes, s.elem, s.dims.data(), s.ndim));
+    if (s.bytes > 0 && target != s.data) std::memcpy(target, s.data, s.bytes);
+  }
+  labels_[static_cast<size_t>(to)] = src.labels_[static_cast<size_t>(from)];
+  ids_[static_cast<size_t>(to)] = src.ids_[static_cast<size_t>(from)];
+  errors_[static_cast<size_t>(to)] = Status::OK();
+  return Status::OK();
+}
+
+void BatchBuffer::MoveSample(int to, BatchBuffer* src, int from) {
+  if (shape_.image) {
+    if (shape_.variable) {
+      src->SwapSlots(from, this, to);
+    } else if (src != this || from != to) {
+      std::memcpy(slot(to), src->slot(from), src->slot_bytes(from));
+    }
+  }
+  for (int f = 0; f < num_fields(); ++f) {
+    FieldSlot& a = fields_[static_cast<size_t>(f)].slots[static_cast<size_t>(to)];
+    FieldSlot& b = src->fields_[static_cast<size_t>(f)].slots[static_cast<size_t>(from)];
+    if (shape_.fields[static_cast<size_t>(f)].fixed) {
+      if (&a != &b) std::memcpy(a.data, b.data, b.bytes);
+    } else {
+      std::swap(a, b);
+    }
+  }
+  labels_[static_cast<size_t>(to)] = src->labels_[static_cast<size_t>(from)];
+  ids_[static_cast<size_t>(to)] = src->ids_[static_cast<size_t>(from)];
+  errors_[static_cast<size_t>(to)] = Status::OK();
+}
+
+int Batch::FindField(const std::string& name) const {
+  for (int f = 0; f < num_fields(); ++f) {
+    if (field(f).spec.name == name) return f;
+  }
+  return -1;
+}
+
 size_t BatchBuffer::region_bytes() const {
   size_t n = 0;
   for (const Region& r : regions_) n += r.capacity;
@@ -102,13 +202,53 @@ BatchPool::~BatchPool() {
 
 void BatchPool::Free(BatchBuffer* b) {
   if (b->fence_) b->fence_();
-  allocator_->Deallocate(b->images_, b->image_bytes());
+  if (shape_.image) allocator_->Deallocate(b->images_, b->image_bytes());
   for (BatchBuffer::Region& r : b->regions_) {
     if (r.data == nullptr) continue;
     allocator_->Deallocate(r.data, r.capacity);
     region_bytes_.fetch_sub(r.capacity, std::memory_order_relaxed);
   }
+  FreeFields(b);
   delete b;
+}
+
+void BatchPool::FreeFields(BatchBuffer* b) {
+  for (size_t f = 0; f < b->fields_.size(); ++f) {
+    BatchBuffer::FieldStore& store = b->fields_[f];
+    if (store.block != nullptr) {
+      allocator_->Deallocate(store.block, static_cast<size_t>(shape_.batch_size) *
+                                              shape_.fields[f].sample_bytes());
+      continue;
+    }
+    for (FieldSlot& s : store.slots) {
+      if (s.data == nullptr || s.capacity == 0) continue;
+      allocator_->Deallocate(s.data, s.capacity);
+      region_bytes_.fetch_sub(s.capacity, std::memory_order_relaxed);
+    }
+  }
+}
+
+Status BatchPool::AllocateFields(BatchBuffer* b) {
+  b->fields_.resize(shape_.fields.size());
+  for (size_t f = 0; f < shape_.fields.size(); ++f) {
+    const FieldLayout& layout = shape_.fields[f];
+    BatchBuffer::FieldStore& store = b->fields_[f];
+    store.slots.resize(static_cast<size_t>(shape_.batch_size));
+    if (!layout.fixed) continue;
+    const size_t per = layout.sample_bytes();
+    STOKER_ASSIGN_OR_RETURN(void* mem,
+                            allocator_->Allocate(static_cast<size_t>(shape_.batch_size) * per));
+    store.block = static_cast<uint8_t*>(mem);
+    for (int i = 0; i < shape_.batch_size; ++i) {
+      FieldSlot& s = store.slots[static_cast<size_t>(i)];
+      s.data = store.block + static_cast<size_t>(i) * per;
+      s.bytes = per;
+      s.elem = layout.elem;
+      s.ndim = static_cast<int>(layout.dims.size());
+      for (size_t k = 0; k < layout.dims.size(); ++k) s.dims[k] = layout.dims[k];
+    }
+  }
+  return Status::OK();
 }
 
 StatusOr<BatchBuffer*> BatchPool::Acquire() {
@@ -132,12 +272,21 @@ StatusOr<BatchBuffer*> BatchPool::Acquire() {
   nb->shape_ = shape_;
   nb->pool_ = this;
   if (shape_.variable) nb->regions_.resize(static_cast<size_t>(shape_.batch_size));
-  auto mem = allocator_->Allocate(nb->image_bytes());
-  if (!mem.ok()) {
-    delete nb;
-    return mem.status();
+  if (shape_.image) {  // (variable: an empty block, as before records)
+    auto mem = allocator_->Allocate(nb->image_bytes());
+    if (!mem.ok()) {
+      delete nb;
+      return mem.status();
+    }
+    nb->images_ = static_cast<uint8_t*>(mem.value());
   }
-  nb->images_ = static_cast<uint8_t*>(mem.value());
+  Status fields = AllocateFields(nb);
+  if (!fields.ok()) {
+    FreeFields(nb);
+    if (shape_.image) allocator_->Deallocate(nb->images_, nb->image_bytes());
+    delete nb;
+    return fields;
+  }
   nb->labels_.assign(shape_.batch_size, 0);
   nb->ids_.assign(shape_.batch_size, -1);
   nb->errors_.assign(shape_.batch_size, Status::OK());
@@ -166,7 +315,12 @@ int BatchPool::allocated() const {
 
 size_t BatchPool::allocated_bytes() const {
   MutexLock lock(&mu_);
-  return static_cast<size_t>(allocated_) * shape_.batch_size * shape_.sample_bytes() +
+  size_t fixed_fields = 0;
+  for (const FieldLayout& f : shape_.fields) {
+    if (f.fixed) fixed_fields += f.sample_bytes();
+  }
+  const size_t image = shape_.image && !shape_.variable ? shape_.sample_bytes() : 0;
+  return static_cast<size_t>(allocated_) * shape_.batch_size * (image + fixed_fields) +
          region_bytes_.load(std::memory_order_relaxed);
 }
 

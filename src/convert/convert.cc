@@ -160,6 +160,11 @@ StatusOr<ConvertResult> ConvertToShards(Source* source, const ConvertOptions& op
   if (options.subsampling != 444 && options.subsampling != 422 && options.subsampling != 420) {
     return InvalidArgumentError("subsampling must be 444, 422 or 420");
   }
+  if (!source->schema().IsImageLabel()) {
+    return UnimplementedError("convert: " + source->Describe() +
+                              " is a source of records; writing fields other than an image "
+                              "and a label is not supported yet");
+  }
   // Class names go to classes.json beside the shards. One already there
   // (another split converted into the same directory) must name the same
   // classes unless overwriting.

@@ -322,6 +322,11 @@ StatusOr<std::unique_ptr<DeviceLoader>> CreateDeviceLoader(std::shared_ptr<Sourc
 StatusOr<std::unique_ptr<DeviceLoader>> DeviceLoader::Create(std::shared_ptr<Source> source,
                                                              const LoaderOptions& options,
                                                              const DeviceLoaderOptions& device) {
+  if (source != nullptr && !source->schema().IsImageLabel()) {
+    return UnimplementedError(
+        "records (" + source->schema().ToString() + ") are not fed to the device stage yet: "
+        "use device='cpu' and move the batch's tensors with .to(device, non_blocking=True)");
+  }
   const bool host = device.device == kHostDevice;
   return device::CreateDeviceLoader(
       std::move(source), options, device,

@@ -88,6 +88,11 @@ StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const Batc
                              const DiagnoseOptions& options) {
   const int n = std::max(1, options.batches);
   Diagnosis d;
+  if (!loader->source()->schema().IsImageLabel()) {
+    // Mode 4 re-reads the source's encoded images only, which a record is more than.
+    return UnimplementedError("diagnose: records (" + loader->source()->schema().ToString() +
+                              ") are not diagnosed yet; time your loop over the loader");
+  }
   // One batch from the pipeline for the cached modes.
   STOKER_RETURN_IF_ERROR(loader->Start());
   BatchPtr batch;

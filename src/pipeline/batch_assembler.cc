@@ -62,27 +62,11 @@ BatchBuffer* BatchAssembler::Assemble(int64_t b, int batch_size, int64_t valid_e
 }
 
 Status BatchAssembler::CopySample(BatchBuffer* src, int from, BatchBuffer* dst, int to) {
-  uint8_t* target = dst->slot(to);
-  if (src->shape().variable) {
-    STOKER_ASSIGN_OR_RETURN(target,
-                            dst->ReserveSlot(to, src->slot_height(from), src->slot_width(from)));
-  }
-  std::memcpy(target, src->slot(from), src->slot_bytes(from));
-  dst->labels()[to] = src->labels()[from];
-  dst->ids()[to] = src->ids()[from];
-  dst->errors()[to] = Status::OK();
-  return Status::OK();
+  return dst->CopySample(to, *src, from);
 }
 
 void BatchAssembler::MoveSample(BatchBuffer* src, int from, BatchBuffer* dst, int to) {
-  if (!src->shape().variable) {
-    (void)CopySample(src, from, dst, to);  // fixed size: cannot fail
-    return;
-  }
-  src->SwapSlots(from, dst, to);
-  dst->labels()[to] = src->labels()[from];
-  dst->ids()[to] = src->ids()[from];
-  dst->errors()[to] = Status::OK();
+  dst->MoveSample(to, src, from);
 }
 
 void BatchAssembler::BeginEpoch() {

@@ -65,12 +65,12 @@ class BatchAssembler {
   // left empty go back to `pool`.
   static BatchBuffer* Assemble(int64_t b, int batch_size, int64_t valid_end, BatchBuffer* buf,
                                Carry* carry, BatchPool* pool);
-  // Copies sample `from` of `src` into slot `to` of `dst` (pixels, label,
-  // id). Variable-size batches reserve the slot first (ResourceExhausted
-  // when that fails).
+  // Copies sample `from` of `src` into slot `to` of `dst`: pixels, every
+  // record field, label, id (BatchBuffer::CopySample). Variable-size parts
+  // reserve the slot first (ResourceExhausted when that fails).
   static Status CopySample(BatchBuffer* src, int from, BatchBuffer* dst, int to);
-  // The same when `src`'s slot is not read again: variable-size samples move
-  // by swapping regions, without a copy.
+  // The same when `src`'s slot is not read again: variable-size parts move
+  // by swapping regions, without a copy (BatchBuffer::MoveSample).
   static void MoveSample(BatchBuffer* src, int from, BatchBuffer* dst, int to);
 
   // --- The assembler's state (the caller holds the loader's lock). ---

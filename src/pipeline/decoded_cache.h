@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "stoker/mutex.h"
+#include "stoker/source.h"
 #include "stoker/thread_annotations.h"
 
 namespace stoker {
@@ -37,7 +38,16 @@ struct CachedImage {
   int height = 0;
   int64_t id = -1;     // the sample's id and label, as read
   int64_t label = -1;
-  size_t bytes() const { return pixels.capacity() + sizeof(CachedImage); }
+  // Records: the sample's other fields, their bytes held in field_bytes
+  // (cache="decoded": every schema field's value as read; cache="output":
+  // each batch field's finished slot).
+  std::vector<FieldValue> fields;
+  std::vector<std::vector<uint8_t>> field_bytes;
+  size_t bytes() const {
+    size_t n = pixels.capacity() + sizeof(CachedImage) + fields.capacity() * sizeof(FieldValue);
+    for (const auto& b : field_bytes) n += b.capacity() + sizeof(b);
+    return n;
+  }
 };
 
 struct DecodedCacheStats {

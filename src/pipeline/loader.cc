@@ -15,12 +15,14 @@
 namespace stoker {
 
 LoaderImpl::LoaderImpl(std::shared_ptr<Source> source, const LoaderOptions& options,
-                       int height, int width, int64_t epoch_samples)
+                       int height, int width, int64_t epoch_samples,
+                       std::shared_ptr<const RecordPlan> plan)
     : source_(std::move(source)),
       options_(options),
       epoch_samples_total_(epoch_samples),
       height_(height),
       width_(width),
+      record_plan_(std::move(plan)),
       writer_(options.dtype, options.layout, height, width, HasNormalize(options.transforms),
               NormalizeOf(options.transforms).mean, NormalizeOf(options.transforms).std),
       processor_config_(MakeProcessorConfig(options)),
@@ -28,7 +30,7 @@ LoaderImpl::LoaderImpl(std::shared_ptr<Source> source, const LoaderOptions& opti
       // above the active count park).
       cores_(std::max(1, AvailableCores() / std::max(1, options.local_world_size))),
       plan_(PlanThreads(options, cores_)),
-      pool_(MakeBatchPool(options, height, width)),
+      pool_(MakeBatchPool(options, height, width, *record_plan_)),
       cache_(options.cache_bytes > 0 ? std::make_unique<DecodedCache>(options.cache_bytes)
                                      : nullptr),
       counters_(static_cast<size_t>(plan_.workers)),
@@ -50,6 +52,7 @@ LoaderImpl::LoaderImpl(std::shared_ptr<Source> source, const LoaderOptions& opti
       cache_ != nullptr && options_.cache_kind == LoaderOptions::CacheKind::kOutput;
   producer_.skips = &skips_;
   producer_.scratch_releases = &scratch_releases_;
+  producer_.record = record_plan_.get();
   if (options_.auto_threads || options_.auto_prefetch) {
     TunerConfig tc;
     tc.tune_threads = options_.auto_threads;
@@ -218,10 +221,12 @@ StatusOr<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<Source> source,
                                                  const LoaderOptions& options) {
   if (source == nullptr) return InvalidArgumentError("source is null");
   int height = 0, width = 0;
-  STOKER_RETURN_IF_ERROR(ValidateLoaderOptions(*source, options, &height, &width));
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const RecordPlan> plan,
+                          MakeRecordPlan(source->schema(), options));
+  STOKER_RETURN_IF_ERROR(ValidateLoaderOptions(*source, options, *plan, &height, &width));
   STOKER_ASSIGN_OR_RETURN(const int64_t epoch_samples, EpochSamples(*source, options));
-  return std::unique_ptr<Loader>(
-      new LoaderImpl(std::move(source), options, height, width, epoch_samples));
+  return std::unique_ptr<Loader>(new LoaderImpl(std::move(source), options, height, width,
+                                                epoch_samples, std::move(plan)));
 }
 
 }  // namespace stoker

@@ -42,6 +42,7 @@
 #include "pipeline/loader_options.h"
 #include "pipeline/loader_stats.h"
 #include "pipeline/next_epoch_prefetch.h"
+#include "pipeline/record_plan.h"
 #include "pipeline/sample_processor.h"
 #include "pipeline/sample_producer.h"
 #include "pipeline/skip_ledger.h"
@@ -55,7 +56,7 @@ namespace stoker {
 class LoaderImpl : public Loader {
  public:
   LoaderImpl(std::shared_ptr<Source> source, const LoaderOptions& options, int height, int width,
-             int64_t epoch_samples);
+             int64_t epoch_samples, std::shared_ptr<const RecordPlan> plan);
   ~LoaderImpl() override;
 
   int64_t num_samples() const override { return epoch_samples_total_; }
@@ -111,6 +112,7 @@ class LoaderImpl : public Loader {
   const LoaderOptions options_;
   const int64_t epoch_samples_total_;  // samples per epoch (the sampler's draws); -1: a stream
   const int height_, width_;
+  const std::shared_ptr<const RecordPlan> record_plan_;  // the source's fields
   const PixelWriter writer_;
   const ProcessorConfig processor_config_;
   const int cores_;  // available cores / local_world_size

@@ -10,8 +10,8 @@
 
 namespace stoker {
 
-Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options, int* height,
-                             int* width) {
+Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options,
+                             const RecordPlan& plan, int* height, int* width) {
   if (options.batch_size < 1) {
     return InvalidArgumentError("batch_size must be >= 1, got " +
                                 std::to_string(options.batch_size));
@@ -46,7 +46,9 @@ Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options,
         "cache_bytes needs a random-access source (folder, npy, hdf5, indexed shards); " +
         source.Describe() + " is a stream: cache its shards on disk with cache_dir instead");
   }
-  if (options.collate == LoaderOptions::Collate::kList) {
+  if (plan.image < 0) {
+    *height = *width = 0;  // a record without an image
+  } else if (options.collate == LoaderOptions::Collate::kList) {
     // Each sample keeps its own size; a fixed one is reported when there is.
     if (!StaticOutputSize(options.transforms, height, width).ok()) *height = *width = 0;
   } else {
@@ -183,14 +185,20 @@ int RingSlots(const LoaderOptions& options) {
                                : options.prefetch;
 }
 
-std::shared_ptr<BatchPool> MakeBatchPool(const LoaderOptions& options, int height, int width) {
+std::shared_ptr<BatchPool> MakeBatchPool(const LoaderOptions& options, int height, int width,
+                                         const RecordPlan& plan) {
   BatchShape shape;
+  shape.image = plan.image >= 0;
+  shape.fields = plan.layouts;
+  shape.records = !plan.schema.IsImageLabel();
+  shape.image_name = plan.image >= 0 ? plan.schema.fields[static_cast<size_t>(plan.image)].name : "";
+  shape.label_name = plan.label >= 0 ? plan.schema.fields[static_cast<size_t>(plan.label)].name : "";
   shape.batch_size = options.batch_size;
   shape.height = height;
   shape.width = width;
   shape.dtype = options.dtype;
   shape.layout = options.layout;
-  shape.variable = options.collate == LoaderOptions::Collate::kList;
+  shape.variable = shape.image && options.collate == LoaderOptions::Collate::kList;
   return BatchPool::Create(shape, options.allocator ? options.allocator : HostAllocator(),
                            2 * RingSlots(options) + 2);
 }

@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "pipeline/record_plan.h"
 #include "pipeline/sample_processor.h"
 #include "stoker/batch.h"
 #include "stoker/loader.h"
@@ -20,10 +21,11 @@
 
 namespace stoker {
 
-// OK when `options` can drive a Loader over `source`; then `*height` and
-// `*width` hold the fixed output size the transforms end in.
-Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options, int* height,
-                             int* width);
+// OK when `options` can drive a Loader over `source`, whose fields `plan`
+// describes (MakeRecordPlan); then `*height` and `*width` hold the fixed
+// output size the primary image's transforms end in (0 without an image).
+Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options,
+                             const RecordPlan& plan, int* height, int* width);
 
 // The Normalize of a transform list, if any: identity mean 0, std 1 otherwise.
 bool HasNormalize(const std::vector<Transform>& transforms);
@@ -52,8 +54,10 @@ int RingSlots(const LoaderOptions& options);
 // The engine's batch pool for `options` at the output size: it keeps idle the
 // ring's buffers, the next epoch's prefetch (up to the ring's size more at an
 // epoch's end) and two the consumer holds, so no boundary reallocates.
-std::shared_ptr<BatchPool> MakeBatchPool(const LoaderOptions& options, int height, int width);
-// The per-sample processor's settings from `options`.
+// Records: the plan's fields get their storage in every buffer.
+std::shared_ptr<BatchPool> MakeBatchPool(const LoaderOptions& options, int height, int width,
+                                         const RecordPlan& plan);
+// The primary image's processor settings from `options`.
 ProcessorConfig MakeProcessorConfig(const LoaderOptions& options);
 
 }  // namespace stoker

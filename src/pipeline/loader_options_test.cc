@@ -38,7 +38,9 @@ class UnsizedSource : public Source {
 
 Status Check(const Source& src, const LoaderOptions& o) {
   int h = 0, w = 0;
-  return ValidateLoaderOptions(src, o, &h, &w);
+  auto plan = MakeRecordPlan(src.schema(), o);
+  if (!plan.ok()) return plan.status();
+  return ValidateLoaderOptions(src, o, *plan.value(), &h, &w);
 }
 
 TEST(LoaderOptionsTest, GivesTheOutputSize) {
@@ -46,7 +48,9 @@ TEST(LoaderOptionsTest, GivesTheOutputSize) {
   LoaderOptions o = Train(4);
   o.transforms = {Transform::Resize(40), Transform::CenterCrop(24, 32)};
   int h = 0, w = 0;
-  ASSERT_TRUE(ValidateLoaderOptions(*src, o, &h, &w).ok());
+  auto plan = MakeRecordPlan(src->schema(), o);
+  ASSERT_TRUE(plan.ok());
+  ASSERT_TRUE(ValidateLoaderOptions(*src, o, *plan.value(), &h, &w).ok());
   EXPECT_EQ(h, 24);
   EXPECT_EQ(w, 32);
 }

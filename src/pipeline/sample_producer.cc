@@ -35,8 +35,45 @@ Status NoThrow(F&& f, N&& name) {
 
 }  // namespace
 
+namespace {
+
+// Records: copies of the sample's field values and their bytes into `out`
+// (the decoded cache keeps them with the decoded image).
+void CopyFields(const SampleData& sample, CachedImage* out) {
+  out->fields.assign(sample.fields, sample.fields + sample.num_fields);
+  out->field_bytes.resize(static_cast<size_t>(sample.num_fields));
+  for (int k = 0; k < sample.num_fields; ++k) {
+    FieldValue& v = out->fields[static_cast<size_t>(k)];
+    std::vector<uint8_t>& b = out->field_bytes[static_cast<size_t>(k)];
+    if (v.data == nullptr) continue;
+    size_t bytes = v.size;
+    if (v.raw && v.ndim == 3) {  // raw pixels: packed rows
+      const size_t row = static_cast<size_t>(v.dims[1] * v.dims[2]) * ElemSize(v.dtype);
+      bytes = row * static_cast<size_t>(v.dims[0]);
+      b.resize(bytes);
+      for (int64_t y = 0; y < v.dims[0]; ++y) {
+        std::memcpy(b.data() + row * y, v.data + v.stride * y, row);
+      }
+      v.stride = static_cast<ptrdiff_t>(row);
+    } else {
+      b.assign(v.data, v.data + bytes);
+    }
+    v.data = b.data();
+  }
+}
+
+}  // namespace
+
 SampleProducer::SampleProducer(const ProducerContext& context)
-    : ctx_(context), processor_(*context.processor, context.writer) {}
+    : ctx_(context), processor_(*context.processor, context.writer) {
+  if (ctx_.record != nullptr && ctx_.record->records()) {
+    record_ = std::make_unique<RecordProcessor>(ctx_.record);
+  }
+}
+
+size_t SampleProducer::scratch_bytes() const {
+  return processor_.scratch_bytes() + scratch_.bytes.capacity();
+}
 
 bool SampleProducer::Produce(EpochReader* reader, int64_t epoch, int64_t p, int s,
                              BatchBuffer* buf, WorkerCounters* c, bool prefetch) {
@@ -68,7 +105,9 @@ bool SampleProducer::Produce(EpochReader* reader, int64_t epoch, int64_t p, int 
   }
   if (st.ok() && end) st = DataLossError("source ended before position " + std::to_string(pos));
   if (st.ok()) {
-    c->Add(c->bytes, static_cast<int64_t>(sample.size));
+    int64_t bytes = static_cast<int64_t>(sample.size);
+    for (int k = 0; k < sample.num_fields; ++k) bytes += static_cast<int64_t>(sample.fields[k].size);
+    c->Add(c->bytes, bytes);
     Rng rng(HashSeed(options.seed, static_cast<uint64_t>(epoch),
                      static_cast<uint64_t>(sample.id), static_cast<uint64_t>(attempt)));
     StageTimes times;
@@ -82,7 +121,13 @@ bool SampleProducer::Produce(EpochReader* reader, int64_t epoch, int64_t p, int 
           } else {
             out.slot = buf->slot(s);
           }
-          Status r = processor_.Process(sample, &rng, out, &times);
+          Status r;
+          if (ctx_.record == nullptr || ctx_.record->image >= 0) {
+            r = processor_.Process(sample, &rng, out, &times);
+          }
+          if (r.ok() && record_ != nullptr) {
+            r = record_->Process(sample, buf, s);
+          }
           threw = false;
           return r;
         },
@@ -136,6 +181,7 @@ Status SampleProducer::ReadThroughCache(EpochReader* reader, int64_t pos, Sample
     if (!processor_.DecodeWhole(*sample, image.get()).ok()) return Status::OK();
     image->id = sample->id;
     image->label = sample->label;
+    if (sample->fields != nullptr) CopyFields(*sample, image.get());
     (void)ctx_.cache->Insert(key, image);  // too large for the cache: used this once
     *cached = std::move(image);
     *decode_ns = NowNs() - t0;
@@ -151,6 +197,10 @@ Status SampleProducer::ReadThroughCache(EpochReader* reader, int64_t pos, Sample
   sample->pixel_width = img.width;
   sample->pixel_height = img.height;
   sample->pixel_stride = static_cast<ptrdiff_t>(img.width) * 3;
+  if (!img.fields.empty()) {
+    sample->fields = img.fields.data();
+    sample->num_fields = static_cast<int>(img.fields.size());
+  }
   return Status::OK();
 }
 
@@ -167,7 +217,13 @@ bool SampleProducer::ServeFromOutputCache(EpochReader* reader, int64_t pos, int 
     if (!reserved.ok()) return false;  // made again (and failing there, named)
     slot = reserved.value();
   }
-  std::memcpy(slot, hit->pixels.data(), buf->slot_bytes(s));
+  if (buf->shape().image) std::memcpy(slot, hit->pixels.data(), buf->slot_bytes(s));
+  for (int f = 0; f < buf->num_fields() && f < static_cast<int>(hit->fields.size()); ++f) {
+    const FieldValue& v = hit->fields[static_cast<size_t>(f)];
+    auto reserved = buf->ReserveField(f, s, v.size, v.dtype, v.dims.data(), v.ndim);
+    if (!reserved.ok()) return false;  // made again (and failing there, named)
+    if (v.size > 0) std::memcpy(reserved.value(), v.data, v.size);
+  }
   buf->labels()[s] = hit->label;
   buf->ids()[s] = hit->id;
   buf->errors()[s] = Status::OK();
@@ -180,10 +236,25 @@ void SampleProducer::StoreInOutputCache(EpochReader* reader, int64_t pos, int s,
   const int64_t key = reader->KeyAt(pos);
   if (key < 0) return;
   auto image = std::make_shared<CachedImage>();
-  const size_t bytes = buf->slot_bytes(s);
-  image->pixels.assign(buf->slot(s), buf->slot(s) + bytes);
-  image->width = buf->slot_width(s);
-  image->height = buf->slot_height(s);
+  if (buf->shape().image) {
+    const size_t bytes = buf->slot_bytes(s);
+    image->pixels.assign(buf->slot(s), buf->slot(s) + bytes);
+    image->width = buf->slot_width(s);
+    image->height = buf->slot_height(s);
+  }
+  image->fields.resize(static_cast<size_t>(buf->num_fields()));
+  image->field_bytes.resize(static_cast<size_t>(buf->num_fields()));
+  for (int f = 0; f < buf->num_fields(); ++f) {
+    const FieldSlot& slot = buf->field_slot(f, s);
+    std::vector<uint8_t>& b = image->field_bytes[static_cast<size_t>(f)];
+    b.assign(slot.data, slot.data + slot.bytes);
+    FieldValue& v = image->fields[static_cast<size_t>(f)];
+    v.data = b.data();
+    v.size = slot.bytes;
+    v.dtype = slot.elem;
+    v.ndim = slot.ndim;
+    v.dims = slot.dims;
+  }
   image->id = buf->ids()[s];
   image->label = buf->labels()[s];
   (void)ctx_.cache->Insert(key, std::move(image));

@@ -9,7 +9,9 @@
 // skipped slot (BatchAssembler::kSkippedId) counted in the SkipLedger; past a
 // stream's end an empty slot. No exception leaves it (a bad_alloc is a
 // ResourceExhausted sample error). After each sample it trims the worker's
-// scratch to the budget.
+// scratch to the budget. Records (pipeline/record_plan.h): after the primary
+// image, a RecordProcessor writes the sample's other fields into their slots;
+// an error in any field fails the whole sample. Both caches keep every field.
 //
 // Thread-safety: one per worker, used by that worker only. What it shares
 // (the cache, the ledger, the reader, the release counter) is thread-safe.
@@ -22,6 +24,8 @@
 
 #include "pipeline/decoded_cache.h"
 #include "pipeline/loader_stats.h"
+#include "pipeline/record_plan.h"
+#include "pipeline/record_processor.h"
 #include "pipeline/sample_processor.h"
 #include "pipeline/skip_ledger.h"
 #include "stoker/batch.h"
@@ -39,6 +43,7 @@ struct ProducerContext {
   bool output_cache = false;      // `cache` holds finished samples (kOutput)
   SkipLedger* skips = nullptr;
   std::atomic<int64_t>* scratch_releases = nullptr;  // times scratch was trimmed
+  const RecordPlan* record = nullptr;  // the source's fields
 };
 
 class SampleProducer {
@@ -54,7 +59,7 @@ class SampleProducer {
                WorkerCounters* c, bool prefetch);
 
   // Scratch held between samples (processor's and the read buffer).
-  size_t scratch_bytes() const { return processor_.scratch_bytes() + scratch_.bytes.capacity(); }
+  size_t scratch_bytes() const;
 
  private:
   Status ReadThroughCache(EpochReader* reader, int64_t pos, SampleData* sample, bool* end,
@@ -66,6 +71,7 @@ class SampleProducer {
 
   const ProducerContext ctx_;
   SampleProcessor processor_;
+  std::unique_ptr<RecordProcessor> record_;  // records only
   SampleScratch scratch_;
 };
 

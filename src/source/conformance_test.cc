@@ -332,6 +332,40 @@ TEST_P(SourceConformanceTest, SkipsACorruptSample) {
   EXPECT_LT(r.labels.size(), static_cast<size_t>(kN));
 }
 
+// Record sources (a field "aux" besides the image and label: sample i's is
+// int32 {i, -i}): every delivered sample's aux is its own, under skip
+// compaction, ranks and several threads.
+TEST_P(SourceConformanceTest, RecordFieldsFollowTheirSample) {
+  MadeSource bad = Make({5, 30});
+  ASSERT_TRUE(bad.source);
+  if (bad.source->schema().Find("aux") < 0) GTEST_SKIP() << "not a record source";
+  int64_t delivered = 0;
+  for (int rank = 0; rank < 2; ++rank) {
+    LoaderOptions o = Options(3, rank, 2);
+    o.on_error = OnError::kSkip;
+    auto loader = testing::MakeLoader(bad.source, o);
+    ASSERT_TRUE(loader);
+    ASSERT_TRUE(loader->Start().ok());
+    for (;;) {
+      BatchPtr b;
+      bool end = false;
+      ASSERT_TRUE(loader->Next(&b, &end).ok());
+      if (end) break;
+      const int aux = b->FindField("aux");
+      ASSERT_GE(aux, 0);
+      const auto* v = reinterpret_cast<const int32_t*>(b->field_block(aux));
+      for (int i = 0; i < b->size(); ++i) {
+        const int64_t label = b->labels()[i];
+        if (b->ids()[i] < 0) continue;  // rank padding repeats a delivered sample
+        EXPECT_EQ(v[2 * i], label);
+        EXPECT_EQ(v[2 * i + 1], -label);
+        ++delivered;
+      }
+    }
+  }
+  EXPECT_GT(delivered, 0);
+}
+
 TEST_P(SourceConformanceTest, CloseMidEpoch) {
   MadeSource m = Make();
   ASSERT_TRUE(m.source);

@@ -94,7 +94,7 @@ Status ParseDescr(const std::string& d, NpyHeader* h) {
     size = size * 10 + (d[i] - '0');
   }
   const bool ok = h->kind == 'b' ? size == 1
-                  : h->kind == 'f' ? (size == 4 || size == 8)
+                  : h->kind == 'f' ? (size == 2 || size == 4 || size == 8)
                                    : (size == 1 || size == 2 || size == 4 || size == 8);
   if (!ok) return Bad("unsupported dtype '" + d + "'");
   h->item_size = size;
@@ -196,6 +196,10 @@ Status ParseNpyLabels(const uint8_t* data, size_t size, std::vector<int64_t>* ou
   if (h.shape.size() != 1) {
     return InvalidArgumentError("labels must be a 1-D array, got " +
                                 std::to_string(h.shape.size()) + " dimensions");
+  }
+  if (h.kind == 'f' && h.item_size == 2) {
+    return InvalidArgumentError("labels must be integers, bools, float32 or float64, got "
+                                "float16");
   }
   const int64_t count = h.shape[0];
   const bool big = h.byte_order == '>';

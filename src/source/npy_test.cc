@@ -62,6 +62,14 @@ TEST(NpyHeaderTest, AcceptsNumpyVariants) {
   ASSERT_TRUE(Parse(RawHeader("{'descr': '|b1', 'fortran_order': False, 'shape': (2L, 1L), }  \n",
                               "xx"), &h).ok());
   EXPECT_EQ(h.shape, (std::vector<int64_t>{2, 1}));
+  // float16 (record arrays), but not as labels.
+  const std::vector<uint8_t> half = RawHeader("{'descr': '<f2', 'fortran_order': False, 'shape': (2,)}\n",
+                                     "xxxx");
+  ASSERT_TRUE(Parse(half, &h).ok());
+  EXPECT_EQ(h.kind, 'f');
+  EXPECT_EQ(h.item_size, 2);
+  std::vector<int64_t> labels;
+  EXPECT_FALSE(ParseNpyLabels(half.data(), half.size(), &labels).ok());
 }
 
 TEST(NpyHeaderTest, RejectsMalformedHeaders) {
@@ -74,7 +82,7 @@ TEST(NpyHeaderTest, RejectsMalformedHeaders) {
       "{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (1,)}\n",  // structured
       "{'descr': '<U4', 'fortran_order': False, 'shape': (1,)}\n",         // unicode dtype
       "{'descr': '<u3', 'fortran_order': False, 'shape': (1,)}\n",         // odd size
-      "{'descr': '<f2', 'fortran_order': False, 'shape': (1,)}\n",         // float16
+      "{'descr': '<f3', 'fortran_order': False, 'shape': (1,)}\n",         // odd float size
       "{'descr': '|u1', 'fortran_order': 0, 'shape': (1,)}\n",             // not a bool
       "{'descr': '|u1', 'fortran_order': False, 'shape': (-1,)}\n",        // negative
       "{'descr': '|u1', 'fortran_order': False, 'shape': (1 2)}\n",        // no comma

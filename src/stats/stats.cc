@@ -299,6 +299,11 @@ bool InspectImage(const uint8_t* data, size_t size, std::string* format, std::st
 StatusOr<DatasetStats> ComputeStats(Source* source, const StatsOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   if (options.resolution < 0) return InvalidArgumentError("resolution must be >= 0");
+  if (source->schema().image() < 0) {
+    return UnimplementedError("stats: " + source->Describe() +
+                              " has no image field; statistics of other fields are not "
+                              "computed yet");
+  }
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<EpochReader> reader, source->StartEpoch(EpochSpec{}));
   const int64_t n = reader->size();
   const bool keep_names = !reader->random_access();

@@ -105,6 +105,37 @@ StatusOr<MadeSource> MakeNpy(const std::string& dir, const Data& data) {
   return NpyOf(dir, data, All());
 }
 
+// Records (NpySource::OpenFields): image.npy uint8 [N, H, W, 3] (the primary
+// image), label.npy int64 [N] (the primary label) and aux.npy int32 [N, 2]
+// holding {i, -i} (an array field every batch move must carry with its
+// sample). A corrupt request cuts image.npy inside its last sample.
+StatusOr<MadeSource> MakeNpyRecords(const std::string& dir, const Data& data) {
+  std::vector<uint8_t> pixels, labels, aux;
+  for (int i = 0; i < Data::kSamples; ++i) {
+    const std::vector<uint8_t> p = ConformancePixels(i);
+    pixels.insert(pixels.end(), p.begin(), p.end());
+    for (int b = 0; b < 8; ++b) labels.push_back(static_cast<uint8_t>(b == 0 ? i : 0));
+    const int32_t a[2] = {i, -i};
+    aux.insert(aux.end(), reinterpret_cast<const uint8_t*>(a),
+               reinterpret_cast<const uint8_t*>(a) + sizeof a);
+  }
+  const std::string images = dir + "/image.npy";
+  const std::vector<uint8_t> file =
+      NpyBytes("|u1", {Data::kSamples, Data::kHeight, Data::kWidth, 3}, pixels);
+  WriteFile(images, file);
+  WriteFile(dir + "/label.npy", NpyBytes("<i8", {Data::kSamples}, labels));
+  WriteFile(dir + "/aux.npy", NpyBytes("<i4", {Data::kSamples, 2}, aux));
+  STOKER_ASSIGN_OR_RETURN(auto npy, NpySource::OpenFields({{"image", images},
+                                                           {"label", dir + "/label.npy"},
+                                                           {"aux", dir + "/aux.npy"}}));
+  std::set<int64_t> corrupt;
+  if (!data.corrupt.empty()) {
+    STOKER_RETURN_IF_ERROR(Check(::truncate(images.c_str(), file.size() - 10) == 0, "truncate"));
+    corrupt.insert(Data::kSamples - 1);
+  }
+  return MadeSource{npy, corrupt, nullptr};
+}
+
 // data.h5: "images" 1-D variable-length uint8 (encoded files), "labels"
 // int64, of `samples`.
 StatusOr<MadeSource> Hdf5Of(const std::string& dir, const Data& data, const Samples& samples) {
@@ -256,6 +287,7 @@ const std::vector<SourceFactory>& ConformanceSources() {
   static const std::vector<SourceFactory> sources = {
       {"ImageFolder", MakeImageFolder},
       {"Npy", MakeNpy},
+      {"NpyRecords", MakeNpyRecords},
       {"Hdf5", MakeHdf5},
       {"ShardsIndexed", MakeIndexedShards},
       {"ShardsStream", MakeStreamShards},

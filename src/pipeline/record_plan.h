@@ -1,0 +1,58 @@
+// Copyright 2026 The stoker Authors.
+//
+// RecordPlan: what the engine does with each field of a source's schema
+// (stoker/record.h), decided once when a Loader is made.
+//
+//  - The primary image (Schema::image()) takes today's path (SampleProcessor
+//    into the image block or the collate="list" regions) with every
+//    transform of LoaderOptions::transforms: its pixels are exactly what
+//    they are for an image + label source.
+//  - The primary label goes to the labels array, as today.
+//  - Every other field is a batch field (BatchShape::fields, in schema
+//    order), untransformed: arrays, labels, scalars, text, bytes and json are
+//    checked against the schema and copied into their slot.
+//
+// Rules checked here (InvalidArgument naming the field): the schema is valid
+// (CheckSchema); at most one image field, RGB (native image fields are not
+// read yet: Unimplemented); transforms need an RGB image field.
+//
+// Thread-safety: immutable after MakeRecordPlan; shared by the workers.
+#ifndef STOKER_PIPELINE_RECORD_PLAN_H_
+#define STOKER_PIPELINE_RECORD_PLAN_H_
+
+#include <memory>
+#include <vector>
+
+#include "stoker/batch.h"
+#include "stoker/loader.h"
+#include "stoker/record.h"
+
+namespace stoker {
+
+struct RecordFieldPlan {
+  int schema_index = -1;  // into the schema (and SampleData::fields)
+  int batch_field = -1;   // into BatchShape::fields
+  FieldSpec spec;
+};
+
+struct RecordPlan {
+  Schema schema;
+  int image = -1;  // the primary image's schema index, or -1
+  int label = -1;  // the primary label's, or -1
+  std::vector<RecordFieldPlan> fields;  // batch fields, in schema order
+  std::vector<FieldLayout> layouts;     // BatchShape::fields
+
+  bool records() const { return !fields.empty(); }
+};
+
+// Plans `schema` for `options`. Errors: InvalidArgument, as the header says.
+StatusOr<std::shared_ptr<const RecordPlan>> MakeRecordPlan(const Schema& schema,
+                                                           const LoaderOptions& options);
+
+// The batch layout of a field that is not the primary image (fixed when every
+// sample has one dtype and shape).
+FieldLayout DataLayout(const FieldSpec& spec);
+
+}  // namespace stoker
+
+#endif  // STOKER_PIPELINE_RECORD_PLAN_H_

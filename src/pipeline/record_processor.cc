@@ -1,0 +1,119 @@
+// Copyright 2026 The stoker Authors.
+#include "pipeline/record_processor.h"
+
+#include <cstring>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+
+namespace stoker {
+namespace {
+
+std::string Shape(const int64_t* dims, int ndim) {
+  std::string s = "[";
+  for (int k = 0; k < ndim; ++k) s += (k ? ", " : "") + std::to_string(dims[k]);
+  return s + "]";
+}
+
+std::string Shape(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t k = 0; k < dims.size(); ++k) {
+    s += (k ? ", " : "") + (dims[k] < 0 ? std::string("*") : std::to_string(dims[k]));
+  }
+  return s + "]";
+}
+
+}  // namespace
+
+RecordProcessor::RecordProcessor(const RecordPlan* plan) : plan_(plan) {}
+
+Status RecordProcessor::Process(const SampleData& sample, BatchBuffer* buf, int s) {
+  if (sample.num_fields != static_cast<int>(plan_->schema.fields.size()) ||
+      sample.fields == nullptr) {
+    return InternalError("the source gave " + std::to_string(sample.num_fields) +
+                         " field values for a schema of " +
+                         std::to_string(plan_->schema.fields.size()));
+  }
+  for (const RecordFieldPlan& f : plan_->fields) {
+    const FieldValue& v = sample.fields[f.schema_index];
+    Status st = ProcessField(f, v, buf, s);
+    if (!st.ok()) return st.WithContext("field '" + f.spec.name + "'");
+  }
+  return Status::OK();
+}
+
+Status RecordProcessor::ProcessField(const RecordFieldPlan& f, const FieldValue& v,
+                                     BatchBuffer* buf, int s) {
+  const int b = f.batch_field;
+  switch (f.spec.kind) {
+    case FieldKind::kImage:  // MakeRecordPlan refuses native images
+      return InternalError("native image fields are not read");
+    case FieldKind::kArray:
+      return WriteArray(f, v, buf, s);
+    case FieldKind::kLabel:
+    case FieldKind::kScalar: {
+      const ElemType want = f.spec.kind == FieldKind::kLabel ? ElemType::kInt64 : f.spec.dtype;
+      if (v.dtype != want) {
+        return InvalidArgumentError(std::string("a ") + ElemTypeName(v.dtype) + " value, the "
+                                    "schema says " + ElemTypeName(want));
+      }
+      STOKER_ASSIGN_OR_RETURN(uint8_t* slot, buf->ReserveField(b, s, 8, want, nullptr, 0));
+      if (want == ElemType::kInt64) {
+        std::memcpy(slot, &v.i, 8);
+      } else {
+        std::memcpy(slot, &v.f, 8);
+      }
+      return Status::OK();
+    }
+    case FieldKind::kText:
+      if (!IsValidUtf8(v.data, v.size)) return DataLossError("not valid UTF-8 text");
+      break;
+    case FieldKind::kJson:
+      if (!nlohmann::json::accept(v.data, v.data + v.size)) {
+        return DataLossError("not a valid JSON document");
+      }
+      break;
+    case FieldKind::kBytes:
+      break;
+  }
+  const int64_t n = static_cast<int64_t>(v.size);
+  STOKER_ASSIGN_OR_RETURN(uint8_t* slot, buf->ReserveField(b, s, v.size, ElemType::kUint8, &n, 1));
+  if (v.size > 0) std::memcpy(slot, v.data, v.size);
+  return Status::OK();
+}
+
+Status RecordProcessor::WriteArray(const RecordFieldPlan& f, const FieldValue& v,
+                                   BatchBuffer* buf, int s) {
+  const FieldSpec& spec = f.spec;
+  if (spec.dtype_known && v.dtype != spec.dtype) {
+    return InvalidArgumentError(std::string("dtype ") + ElemTypeName(v.dtype) +
+                                ", the source declares " + ElemTypeName(spec.dtype));
+  }
+  if (v.ndim < 0 || v.ndim > kMaxFieldDims) return InternalError("bad array rank");
+  if (spec.shape_known) {
+    bool same = static_cast<size_t>(v.ndim) == spec.shape.size();
+    for (int k = 0; same && k < v.ndim; ++k) {
+      if (spec.shape[static_cast<size_t>(k)] >= 0 &&
+          spec.shape[static_cast<size_t>(k)] != v.dims[static_cast<size_t>(k)]) {
+        same = false;
+      }
+    }
+    if (!same) {
+      return InvalidArgumentError("shape " + Shape(v.dims.data(), v.ndim) +
+                                  ", the source declares " + Shape(spec.shape));
+    }
+  }
+  size_t bytes = ElemSize(v.dtype);
+  for (int k = 0; k < v.ndim; ++k) bytes *= static_cast<size_t>(v.dims[static_cast<size_t>(k)]);
+  if (bytes != v.size) {
+    return DataLossError(std::to_string(v.size) + " bytes for shape " +
+                         Shape(v.dims.data(), v.ndim) + " of " + ElemTypeName(v.dtype));
+  }
+  STOKER_ASSIGN_OR_RETURN(uint8_t* slot,
+                          buf->ReserveField(f.batch_field, s, bytes, v.dtype, v.dims.data(), v.ndim));
+  if (bytes > 0) std::memcpy(slot, v.data, bytes);
+  return Status::OK();
+}
+
+}  // namespace stoker

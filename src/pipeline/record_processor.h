@@ -1,0 +1,46 @@
+// Copyright 2026 The stoker Authors.
+//
+// RecordProcessor: what one worker does with a record's fields besides the
+// primary image and label (pipeline/record_plan.h), writing each into its
+// slot of the batch buffer:
+//  - an array: its dtype and shape checked against the schema, its bytes
+//    copied into the field's block (fixed shape: a memcpy of the row) or its
+//    slot's region (variable shape);
+//  - a label or scalar: the number; text (checked UTF-8), bytes, json
+//    (checked to parse): the bytes into the slot's region.
+// Errors name the field ("field 'caption': not valid UTF-8"); the caller
+// adds the sample's name and applies on_error. A failed field leaves the
+// sample failed: no record is delivered with a field of another sample.
+//
+// Thread-safety: NOT thread-safe; one per worker; holds no scratch (the
+// batch's regions are reused).
+#ifndef STOKER_PIPELINE_RECORD_PROCESSOR_H_
+#define STOKER_PIPELINE_RECORD_PROCESSOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "pipeline/record_plan.h"
+#include "stoker/batch.h"
+#include "stoker/source.h"
+
+namespace stoker {
+
+class RecordProcessor {
+ public:
+  explicit RecordProcessor(const RecordPlan* plan);
+
+  // Writes every batch field of `sample` into slot `s` of `buf`.
+  Status Process(const SampleData& sample, BatchBuffer* buf, int s);
+
+ private:
+  Status ProcessField(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
+  Status WriteArray(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
+
+  const RecordPlan* plan_;
+};
+
+}  // namespace stoker
+
+#endif  // STOKER_PIPELINE_RECORD_PROCESSOR_H_

@@ -1,0 +1,325 @@
+// Copyright 2026 The stoker Authors.
+//
+// Records through the engine (stoker/record.h, pipeline/record_plan.h): a
+// source whose samples carry an image, a label, a fixed-shape array, a
+// variable-shape array and a text. Every delivered record's fields must come
+// from one sample (the label names it), under skip compaction, ranks, both
+// caches and any thread count; a bad field is an error naming the sample and
+// the field.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "pipeline/record_plan.h"
+#include "stoker/batch.h"
+#include "stoker/loader.h"
+#include "stoker/record.h"
+#include "stoker/source.h"
+#include "testing/test_images.h"
+
+namespace stoker {
+namespace {
+
+constexpr int kW = 20, kH = 16;
+
+// Sample i: pixels MakePixels(kW, kH, i), label i, "pair" int64 [2] =
+// {i, 1000 + i}, "ragged" float32 [i % 3 + 1] all i, "caption" text "s<i>"
+// (not UTF-8 for the samples in `bad`).
+class RecordSource : public RandomAccessSource {
+ public:
+  RecordSource(int n, std::set<int> bad) : n_(n), bad_(std::move(bad)) {
+    for (int i = 0; i < n; ++i) pixels_.push_back(testing::MakePixels(kW, kH, i));
+  }
+  int64_t size() const override { return n_; }
+  std::string Describe() const override { return "RecordSource"; }
+  std::string NameOf(int64_t i) const override { return "rec" + std::to_string(i); }
+  Schema schema() const override {
+    Schema s;
+    s.fields = {ImageField("image"), LabelField("label"),
+                ArrayField("pair", ElemType::kInt64, {2}),
+                ArrayField("ragged", ElemType::kFloat32, {-1}), TextField("caption")};
+    return s;
+  }
+  Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const override {
+    const int i = static_cast<int>(index);
+    scratch->fields.assign(5, FieldValue());
+    scratch->field_bytes.resize(5);
+    auto& pair = scratch->field_bytes[2];
+    const int64_t p[2] = {i, 1000 + i};
+    pair.assign(reinterpret_cast<const uint8_t*>(p), reinterpret_cast<const uint8_t*>(p) + 16);
+    FieldValue& pv = scratch->fields[2];
+    pv.data = pair.data();
+    pv.size = 16;
+    pv.dtype = ElemType::kInt64;
+    pv.ndim = 1;
+    pv.dims[0] = 2;
+    auto& ragged = scratch->field_bytes[3];
+    std::vector<float> r(static_cast<size_t>(i % 3 + 1), static_cast<float>(i));
+    ragged.assign(reinterpret_cast<const uint8_t*>(r.data()),
+                  reinterpret_cast<const uint8_t*>(r.data()) + r.size() * 4);
+    FieldValue& rv = scratch->fields[3];
+    rv.data = ragged.data();
+    rv.size = ragged.size();
+    rv.dtype = ElemType::kFloat32;
+    rv.ndim = 1;
+    rv.dims[0] = static_cast<int64_t>(r.size());
+    auto& text = scratch->field_bytes[4];
+    const std::string t = "s" + std::to_string(i);
+    text.assign(t.begin(), t.end());
+    if (bad_.count(i)) text.push_back(0xFF);
+    scratch->fields[4].data = text.data();
+    scratch->fields[4].size = text.size();
+    *out = SampleData();
+    out->id = index;
+    out->label = index;
+    out->pixels = pixels_[static_cast<size_t>(i)].data();
+    out->size = pixels_[static_cast<size_t>(i)].size();
+    out->pixel_width = kW;
+    out->pixel_height = kH;
+    out->pixel_stride = kW * 3;
+    out->fields = scratch->fields.data();
+    out->num_fields = 5;
+    return Status::OK();
+  }
+
+ private:
+  const int n_;
+  const std::set<int> bad_;
+  std::vector<std::vector<uint8_t>> pixels_;
+};
+
+struct Record {
+  std::vector<uint8_t> pixels;
+  std::vector<int64_t> pair;
+  std::vector<float> ragged;
+  std::string caption;
+  bool operator==(const Record& o) const {
+    return pixels == o.pixels && pair == o.pair && ragged == o.ragged && caption == o.caption;
+  }
+};
+
+// Label -> record, in delivery order (labels in `order`); the first error.
+struct Epoch {
+  std::vector<int64_t> order;
+  std::map<int64_t, Record> records;
+  Status status;
+};
+
+Epoch RunRecords(std::shared_ptr<Source> source, const LoaderOptions& o) {
+  Epoch e;
+  auto loader = Loader::Create(std::move(source), o);
+  EXPECT_TRUE(loader.ok()) << loader.status().ToString();
+  if (!loader.ok()) return e;
+  EXPECT_TRUE(loader.value()->Start().ok());
+  for (;;) {
+    BatchPtr b;
+    bool end = false;
+    e.status = loader.value()->Next(&b, &end);
+    if (!e.status.ok() || end) break;
+    EXPECT_EQ(b->num_fields(), 3);
+    const int pair = b->FindField("pair"), ragged = b->FindField("ragged"),
+              caption = b->FindField("caption");
+    EXPECT_TRUE(b->field(pair).fixed);
+    EXPECT_FALSE(b->field(ragged).fixed);
+    for (int i = 0; i < b->size(); ++i) {
+      Record r;
+      r.pixels.assign(b->sample(i), b->sample(i) + b->sample_bytes(i));
+      const int64_t* p = reinterpret_cast<const int64_t*>(b->field_block(pair)) + 2 * i;
+      r.pair.assign(p, p + 2);
+      const FieldSlot& rs = b->field_sample(ragged, i);
+      EXPECT_EQ(rs.ndim, 1);
+      const float* f = reinterpret_cast<const float*>(rs.data);
+      r.ragged.assign(f, f + rs.dims[0]);
+      const FieldSlot& cs = b->field_sample(caption, i);
+      r.caption.assign(reinterpret_cast<const char*>(cs.data), cs.bytes);
+      const int64_t label = b->labels()[i];
+      e.order.push_back(label);
+      e.records[label] = std::move(r);
+    }
+  }
+  return e;
+}
+
+LoaderOptions Options(int threads) {
+  LoaderOptions o;
+  o.batch_size = 4;
+  o.threads = threads;
+  o.shuffle = true;
+  o.seed = 3;
+  o.dtype = DType::kUint8;
+  o.transforms = {Transform::RandomResizedCrop(8, 8), Transform::RandomHorizontalFlip()};
+  return o;
+}
+
+// Every field of record `label` is sample `label`'s.
+void ExpectOwnFields(const Epoch& e) {
+  for (const auto& [label, r] : e.records) {
+    EXPECT_EQ(r.pair, (std::vector<int64_t>{label, 1000 + label}));
+    EXPECT_EQ(r.ragged, std::vector<float>(static_cast<size_t>(label % 3 + 1),
+                                           static_cast<float>(label)));
+    EXPECT_EQ(r.caption, "s" + std::to_string(label));
+  }
+}
+
+TEST(RecordTest, FieldsStayWithTheirSampleUnderSkipAndThreads) {
+  const std::set<int> bad = {1, 6, 7, 13};
+  auto source = std::make_shared<RecordSource>(30, bad);
+  LoaderOptions o = Options(1);
+  o.on_error = OnError::kSkip;
+  const Epoch one = RunRecords(source, o);
+  ASSERT_TRUE(one.status.ok()) << one.status.ToString();
+  EXPECT_EQ(one.records.size(), 30u - bad.size());
+  for (int b : bad) EXPECT_EQ(one.records.count(b), 0u);
+  ExpectOwnFields(one);
+  for (int threads : {2, 5}) {
+    o.threads = threads;
+    const Epoch e = RunRecords(source, o);
+    EXPECT_EQ(e.order, one.order) << threads << " threads";
+    EXPECT_TRUE(e.records == one.records) << threads << " threads";
+  }
+}
+
+TEST(RecordTest, RanksAndCachesKeepEveryField) {
+  const std::set<int> bad = {4, 9};
+  auto source = std::make_shared<RecordSource>(26, bad);
+  LoaderOptions o = Options(3);
+  o.on_error = OnError::kSkip;
+  const Epoch whole = RunRecords(source, o);
+  ExpectOwnFields(whole);
+  std::set<int64_t> seen;
+  for (int rank = 0; rank < 3; ++rank) {
+    LoaderOptions r = o;
+    r.rank = rank;
+    r.world_size = 3;
+    const Epoch e = RunRecords(source, r);
+    ASSERT_TRUE(e.status.ok()) << e.status.ToString();
+    ExpectOwnFields(e);
+    for (const auto& [label, rec] : e.records) {
+      seen.insert(label);
+      EXPECT_TRUE(rec == whole.records.at(label));
+    }
+  }
+  EXPECT_EQ(seen.size(), whole.records.size());
+  // The output cache serves every field of a sample from its second epoch.
+  LoaderOptions c = o;
+  c.shuffle = false;
+  c.transforms = {Transform::Resize(8), Transform::CenterCrop(8, 8)};
+  c.cache_kind = LoaderOptions::CacheKind::kOutput;
+  c.cache_bytes = 1 << 24;
+  auto loader = Loader::Create(source, c).value();
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    ASSERT_TRUE(loader->Start().ok());
+    int n = 0;
+    for (;;) {
+      BatchPtr b;
+      bool end = false;
+      ASSERT_TRUE(loader->Next(&b, &end).ok());
+      if (end) break;
+      const int pair = b->FindField("pair"), caption = b->FindField("caption");
+      for (int i = 0; i < b->size(); ++i, ++n) {
+        const int64_t label = b->labels()[i];
+        EXPECT_EQ(reinterpret_cast<const int64_t*>(b->field_block(pair))[2 * i], label);
+        const FieldSlot& cs = b->field_sample(caption, i);
+        EXPECT_EQ(std::string(reinterpret_cast<const char*>(cs.data), cs.bytes),
+                  "s" + std::to_string(label));
+      }
+    }
+    EXPECT_EQ(n, 24);
+  }
+  EXPECT_GT(loader->stats().cache_hits, 0);
+}
+
+TEST(RecordTest, ABadFieldNamesTheSampleAndTheField) {
+  auto source = std::make_shared<RecordSource>(8, std::set<int>{5});
+  LoaderOptions o = Options(2);
+  const Epoch e = RunRecords(source, o);
+  ASSERT_FALSE(e.status.ok());
+  EXPECT_NE(e.status.message().find("rec5"), std::string::npos) << e.status.ToString();
+  EXPECT_NE(e.status.message().find("field 'caption'"), std::string::npos)
+      << e.status.ToString();
+  EXPECT_NE(e.status.message().find("UTF-8"), std::string::npos) << e.status.ToString();
+}
+
+TEST(RecordTest, BatchMovesCarryEveryField) {
+  BatchShape shape;
+  shape.batch_size = 3;
+  shape.height = 2;
+  shape.width = 2;
+  shape.dtype = DType::kUint8;
+  FieldLayout fixed;
+  fixed.spec = ArrayField("f", ElemType::kInt32, {2});
+  fixed.elem = ElemType::kInt32;
+  fixed.dims = {2};
+  fixed.fixed = true;
+  FieldLayout var;
+  var.spec = TextField("t");
+  shape.fields = {fixed, var};
+  auto pool = BatchPool::Create(shape, HostAllocator(), 2);
+  BatchBuffer* a = pool->Acquire().value();
+  BatchBuffer* b = pool->Acquire().value();
+  for (int i = 0; i < 3; ++i) {
+    std::memset(a->slot(i), 10 + i, a->slot_bytes(i));
+    const int32_t v[2] = {i, -i};
+    std::memcpy(a->ReserveField(0, i, 8, ElemType::kInt32, nullptr, 0).value(), v, 8);
+    const std::string t(static_cast<size_t>(i + 1), static_cast<char>('a' + i));
+    const int64_t n = static_cast<int64_t>(t.size());
+    std::memcpy(a->ReserveField(1, i, t.size(), ElemType::kUint8, &n, 1).value(), t.data(),
+                t.size());
+    a->labels()[i] = i;
+    a->ids()[i] = 100 + i;
+  }
+  // Wrong size for a fixed field: refused.
+  EXPECT_FALSE(a->ReserveField(0, 0, 4, ElemType::kInt32, nullptr, 0).ok());
+  ASSERT_TRUE(b->CopySample(0, *a, 2).ok());
+  b->MoveSample(1, a, 1);
+  for (int to : {0, 1}) {
+    const int from = to == 0 ? 2 : 1;
+    EXPECT_EQ(b->slot(to)[0], 10 + from);
+    EXPECT_EQ(reinterpret_cast<const int32_t*>(b->field_slot(0, to).data)[1], -from);
+    const FieldSlot& t = b->field_slot(1, to);
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(t.data), t.bytes),
+              std::string(static_cast<size_t>(from + 1), static_cast<char>('a' + from)));
+    EXPECT_EQ(b->labels()[to], from);
+    EXPECT_EQ(b->ids()[to], 100 + from);
+  }
+  pool->Release(a);
+  pool->Release(b);
+}
+
+TEST(RecordTest, PlanRefusesWhatItCannotServe) {
+  LoaderOptions o;
+  Schema two;
+  two.fields = {ImageField("image"), ImageField("depth"), LabelField()};
+  auto p = MakeRecordPlan(two, o);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("'depth'"), std::string::npos);
+  two.fields[1].image_mode = ImageMode::kNative;
+  EXPECT_EQ(MakeRecordPlan(two, o).status().code(), StatusCode::kUnimplemented);
+  Schema arrays;
+  arrays.fields = {ArrayField("x", ElemType::kFloat32, {4})};
+  o.transforms = {Transform::Resize(8)};
+  EXPECT_FALSE(MakeRecordPlan(arrays, o).ok());
+  Schema dup;
+  dup.fields = {ArrayField("x", ElemType::kFloat32, {4}), TextField("x")};
+  EXPECT_FALSE(CheckSchema(dup).ok());
+}
+
+TEST(RecordTest, Utf8Check) {
+  auto ok = [](const std::string& s) {
+    return IsValidUtf8(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+  };
+  EXPECT_TRUE(ok("plain"));
+  EXPECT_TRUE(ok("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"));
+  EXPECT_FALSE(ok("\xFF"));
+  EXPECT_FALSE(ok("\xC0\xAF"));          // overlong '/'
+  EXPECT_FALSE(ok("\xED\xA0\x80"));      // surrogate
+  EXPECT_FALSE(ok("\xF4\x90\x80\x80"));  // past U+10FFFF
+  EXPECT_FALSE(ok("\xE2\x82"));          // truncated
+}
+
+}  // namespace
+}  // namespace stoker
