@@ -9,7 +9,9 @@
 // skipped slot (BatchAssembler::kSkippedId) counted in the SkipLedger; past a
 // stream's end an empty slot. No exception leaves it (a bad_alloc is a
 // ResourceExhausted sample error). After each sample it trims the worker's
-// scratch to the budget.
+// scratch to the budget. While the loader's tracer is on it records the
+// read and cache spans and hands a SampleTrace to the processor for the rest
+// (stoker/trace.h); with a SizeTally it counts the image's size.
 //
 // Thread-safety: one per worker, used by that worker only. What it shares
 // (the cache, the ledger, the reader, the release counter) is thread-safe.
@@ -23,6 +25,7 @@
 #include "pipeline/decoded_cache.h"
 #include "pipeline/loader_stats.h"
 #include "pipeline/sample_processor.h"
+#include "pipeline/size_tally.h"
 #include "pipeline/skip_ledger.h"
 #include "stoker/batch.h"
 #include "stoker/loader.h"
@@ -39,11 +42,19 @@ struct ProducerContext {
   bool output_cache = false;      // `cache` holds finished samples (kOutput)
   SkipLedger* skips = nullptr;
   std::atomic<int64_t>* scratch_releases = nullptr;  // times scratch was trimmed
+  Tracer* tracer = nullptr;                // never null in a Loader
+  const TraceNames* trace_names = nullptr;
 };
 
 class SampleProducer {
  public:
   explicit SampleProducer(const ProducerContext& context);
+
+  // The worker's trace lane (its spans) and size tally (null: none).
+  void AttachWorker(TraceLane* lane, SizeTally* tally) {
+    lane_ = lane;
+    tally_ = tally;
+  }
 
   // Makes position p of `reader` (epoch `epoch`) into slot s of `buf`,
   // counting its work in `c`. `prefetch`: p is a position of the next
@@ -53,6 +64,8 @@ class SampleProducer {
   bool Produce(EpochReader* reader, int64_t epoch, int64_t p, int s, BatchBuffer* buf,
                WorkerCounters* c, bool prefetch);
 
+  TraceLane* lane() const { return lane_; }
+
   // Scratch held between samples (processor's and the read buffer).
   size_t scratch_bytes() const { return processor_.scratch_bytes() + scratch_.bytes.capacity(); }
 
@@ -60,13 +73,15 @@ class SampleProducer {
   Status ReadThroughCache(EpochReader* reader, int64_t pos, SampleData* sample, bool* end,
                           std::shared_ptr<const CachedImage>* cached, int64_t* decode_ns);
   bool ServeFromOutputCache(EpochReader* reader, int64_t pos, int s, BatchBuffer* buf,
-                            WorkerCounters* c);
+                            WorkerCounters* c, const SampleTrace* trace);
   void StoreInOutputCache(EpochReader* reader, int64_t pos, int s, BatchBuffer* buf);
   void TrimScratch();
 
   const ProducerContext ctx_;
   SampleProcessor processor_;
   SampleScratch scratch_;
+  TraceLane* lane_ = nullptr;
+  SizeTally* tally_ = nullptr;
 };
 
 }  // namespace stoker
