@@ -89,7 +89,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   config.dct_scaling = rng.Below(2) == 0;
   config.decoder.max_pixels = kMaxPixels;
   int oh = out, ow = config.transforms.back().width;
-  if (config.transforms.back().kind == Transform::Kind::kRandomHorizontalFlip) ow = out;
+  if (config.transforms.back().name() == "RandomHorizontalFlip") ow = out;
   PixelWriter writer(DType::kFloat32, Layout::kNCHW, oh, ow, false, {0, 0, 0}, {1, 1, 1});
   SampleProcessor processor(config, &writer);
   std::vector<uint8_t> slot(writer.sample_bytes());

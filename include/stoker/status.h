@@ -31,6 +31,7 @@ enum class StatusCode : int {
   kResourceExhausted = 6,  // a configured limit was exceeded
   kCancelled = 7,        // the operation was stopped on request
   kInternal = 8,         // a bug in stoker
+  kWrongType = 9,        // an argument of the wrong type (Python: TypeError)
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -86,6 +87,9 @@ inline Status CancelledError(std::string m) {
 }
 inline Status InternalError(std::string m) {
   return Status(StatusCode::kInternal, std::move(m));
+}
+inline Status WrongTypeError(std::string m) {
+  return Status(StatusCode::kWrongType, std::move(m));
 }
 
 // Either a value or a non-OK Status.

@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stoker/status.h"
@@ -45,52 +46,17 @@ namespace stoker {
 using SampleCallback =
     std::function<Status(uint8_t* rgb, int width, int height, uint64_t seed)>;
 
+struct TransformSchema;  // stoker/transform_schema.h
+
+// One transform: which one (its declaration) and its parameters, as plain
+// data. Make one with MakeTransform (stoker/transform_schema.h), which takes
+// torchvision's arguments by name and checks them, or, for the common ones,
+// with the factories below (which do not check: the Loader checks every
+// transform it is given with CheckTransform).
 struct Transform {
-  enum class Kind {
-    kRandomResizedCrop,
-    kResize,
-    kCenterCrop,
-    kRandomHorizontalFlip,
-    kNormalize,
-    kRandomVerticalFlip,
-    // Photometric: applied, in list order, to the uint8 image of the output
-    // size (after all crops and resizes), with Pillow's arithmetic.
-    kColorJitter,
-    kRandomGrayscale,  // Grayscale() is RandomGrayscale(p=1)
-    kRandomAutocontrast,
-    kRandomEqualize,
-    kRandomPosterize,
-    kRandomSolarize,
-    kRandomAdjustSharpness,
-    // Policies (torchvision.transforms.autoaugment), on the output-size image
-    // like the photometric ops; NEAREST interpolation (torchvision's default).
-    kTrivialAugmentWide,
-    kRandAugment,
-    kAutoAugment,  // AutoAugmentPolicy.IMAGENET
-    // On the output tensor (after Normalize/convert), wherever it sits in the
-    // list: a rectangle set to 0 (value=0, torchvision's default). Uses p,
-    // scale_min/max and ratio_min/max.
-    kRandomErasing,
-    // Photometric too: sigma uniform in `sigma`, kernel (height, width).
-    kGaussianBlur,
-    // Geometry: padding `padding` (left, top, right, bottom), then
-    // pad_if_needed (torchvision pads both sides by the shortfall), then a
-    // uniform crop of (height, width); padding_mode and fill as torchvision.
-    kRandomCrop,
-    // A host callback (`callback`), on the output-size image in list order
-    // with the photometric ops (before Normalize and the dtype conversion).
-    kCallback,
-    // Geometric warps (torchvision's RandomRotation, RandomAffine,
-    // RandomPerspective on a PIL image), on the output-size image in list
-    // order with the photometric ops; they must follow every crop, resize
-    // and flip in the list (the loader refuses them before one).
-    // `interpolation`: Pillow's code, 0 NEAREST, 2 BILINEAR or 3 BICUBIC.
-    // `fill`.
-    kRandomRotation,     // angle uniform in `degrees`; `center` if has_center
-    kRandomAffine,       // degrees, translate, affine_scale, shear, center
-    kRandomPerspective,  // distortion_scale, p
-  };
-  Kind kind = Kind::kNormalize;
+  // The declaration (name, parameters, stage); null only for a
+  // default-constructed Transform, which no Loader accepts.
+  const TransformSchema* schema = nullptr;
   // Output size for RandomResizedCrop, CenterCrop and Resize((h, w)). For
   // Resize(size) (shorter side) `height` holds size and `width` is 0.
   int height = 0;
@@ -100,7 +66,7 @@ struct Transform {
   double ratio_min = 3.0 / 4.0, ratio_max = 4.0 / 3.0;
   // Resize(size) only: torchvision's max_size (0: none).
   int max_size = 0;
-  // Random flips and the Random* photometric ops: probability of applying.
+  // The Random* transforms: the probability of applying.
   double p = 0.5;
   // ColorJitter: factor ranges [lo, hi], drawn uniformly; a range equal to
   // the identity ({1, 1}, hue {0, 0}) is off, as torchvision's None.
@@ -108,26 +74,28 @@ struct Transform {
   std::array<double, 2> contrast{1.0, 1.0};
   std::array<double, 2> saturation{1.0, 1.0};
   std::array<double, 2> hue{0.0, 0.0};
-  // RandomPosterize: bits kept (1..8).
+  // RandomPosterize: bits kept (0..8).
   int bits = 8;
   // RandomSolarize: pixels >= threshold are inverted.
   double threshold = 128.0;
   // RandomAdjustSharpness: the sharpness factor (0 blurs, 1 is the identity).
   double sharpness_factor = 1.0;
-  // TrivialAugmentWide / RandAugment: magnitude bins, and RandAugment's
-  // number of ops and magnitude (a bin index); fill for pixels outside the
-  // warped image (0..255 per channel).
-  // RandomCrop.
+  // Padding (left, top, right, bottom) of the transforms that pad
+  // (RandomCrop), its mode (0 constant with `fill`, 1 edge, 2 reflect,
+  // 3 symmetric), and RandomCrop's pad_if_needed.
   std::array<int, 4> padding{0, 0, 0, 0};
   bool pad_if_needed = false;
-  // RandomCrop: 0 constant (`fill`), 1 edge, 2 reflect, 3 symmetric.
   int padding_mode = 0;
   // GaussianBlur: kernel (height, width), odd; sigma range.
   std::array<int, 2> kernel_size{3, 3};
   std::array<double, 2> sigma{0.1, 2.0};
+  // TrivialAugmentWide / RandAugment: magnitude bins, and RandAugment's
+  // number of ops and magnitude (a bin index).
   int num_magnitude_bins = 31;
   int num_ops = 2;
   int magnitude = 9;
+  // The colour of pixels from outside the image (pads, warps, policies),
+  // 0..255 per channel.
   std::array<int, 3> fill{0, 0, 0};
   // RandomRotation / RandomAffine: angle range in degrees; translate as
   // fractions of (width, height) ({0, 0}: None); scale range ({1, 1}: None);
@@ -146,11 +114,14 @@ struct Transform {
   // Normalize, per RGB channel, applied to pixels scaled to [0, 1].
   std::array<float, 3> mean{0.f, 0.f, 0.f};
   std::array<float, 3> std{1.f, 1.f, 1.f};
-  // Callback: the function (shared by copies of the Transform) and a name
-  // for messages and ToString ("Lambda(name)").
+  // Callback (Lambda): the function (shared by copies of the Transform) and
+  // a name for messages and ToString ("Lambda(name)").
   std::shared_ptr<const SampleCallback> callback;
-  std::string name;
+  std::string callback_name;
 
+  // Factories for the common transforms, in torchvision's argument order;
+  // their defaults are the declared ones (a test checks). Every transform,
+  // these included, can also be made by name with MakeTransform.
   static Transform RandomResizedCrop(int height, int width, double scale_min = 0.08,
                                      double scale_max = 1.0, double ratio_min = 3.0 / 4.0,
                                      double ratio_max = 4.0 / 3.0);
@@ -198,14 +169,17 @@ struct Transform {
   // Wraps `fn` (see SampleCallback); `name` appears in ToString and errors.
   static Transform Callback(SampleCallback fn, std::string name = "callback");
 
-  // True for the kinds applied to the output-size image (ColorJitter ...,
-  // TrivialAugmentWide, RandAugment, Callback, the warps).
+  // The declared name ("RandomResizedCrop"); "" without a declaration.
+  std::string_view name() const;
+  // True for the transforms applied to the output-size image (stages kImage
+  // and kWarp: ColorJitter ..., the policies, Lambda, the warps).
   bool photometric() const;
   // True for transforms whose geometry is random (RandomResizedCrop); flips
   // are not counted: they move pixels without resampling them.
   bool random_geometry() const;
 
-  // "RandomResizedCrop(size=(224, 224), scale=(0.08, 1.0), ratio=(0.75, 1.33))".
+  // "Name(param=value, ...)" from the declared parameters, e.g.
+  // "RandomResizedCrop(size=(224, 224), scale=(0.08, 1), ratio=(0.75, 1.33333), ...)".
   std::string ToString() const;
 };
 

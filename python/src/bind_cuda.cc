@@ -29,13 +29,6 @@ namespace py = pybind11;
 namespace stoker::python {
 namespace {
 
-[[noreturn]] void Raise(const Status& s) {
-  if (s.code() == StatusCode::kInvalidArgument) throw py::value_error(s.message());
-  py::object error = py::module_::import("stoker._C").attr("StokerError");
-  PyErr_SetString(error.ptr(), s.message().c_str());
-  throw py::error_already_set();
-}
-
 // The batch behind an images array that Loader.next() returned: its base is
 // the capsule owning the BatchPtr (bind_loader.cc). Checked, not assumed.
 BatchPtr BatchOf(const py::array& images) {
@@ -76,10 +69,10 @@ DeviceOptions OptionsFrom(const std::string& dtype, const std::string& layout, b
                           const py::dict& augment) {
   DeviceOptions o;
   StatusOr<DType> dt = ParseDType(dtype);
-  if (!dt.ok()) Raise(dt.status());
+  if (!dt.ok()) Throw(dt.status());
   o.dtype = dt.value();
   StatusOr<Layout> l = ParseLayout(layout);
-  if (!l.ok()) Raise(l.status());
+  if (!l.ok()) Throw(l.status());
   o.layout = l.value();
   o.normalize = normalize;
   o.mean = mean;
@@ -131,17 +124,18 @@ void RegisterDevice(py::module_& m) {
   m.def("built_with_cuda", &BuiltWithCuda);
   m.def("parse_device", [](const std::string& d) {
     StatusOr<int> i = ParseDevice(d);
-    if (!i.ok()) Raise(i.status());
+    if (!i.ok()) Throw(i.status());
     return i.value();
-  });
+  }, py::arg("device"));
   m.def("check_cuda_device", [](int index) {
     Status s;
     {
       py::gil_scoped_release release;
       s = CheckCudaDevice(index);
     }
-    if (!s.ok()) Raise(s);
-  }, "Raises stoker.StokerError, naming the reason, unless CUDA device `index` is usable.");
+    if (!s.ok()) Throw(s);
+  }, py::arg("index"),
+        "Raises stoker.StokerError, naming the reason, unless CUDA device `index` is usable.");
 
   py::class_<DeviceStage>(m, "DeviceStage")
       .def(py::init([](int device, const std::string& dtype, const std::string& layout,
@@ -155,7 +149,7 @@ void RegisterDevice(py::module_& m) {
                py::gil_scoped_release release;
                return DeviceStage::Create(o, height, width);
              }();
-             if (!stage.ok()) Raise(stage.status());
+             if (!stage.ok()) Throw(stage.status());
              return std::move(stage).value();
            }),
            py::arg("device"), py::arg("dtype"), py::arg("layout"), py::arg("normalize"),
@@ -173,7 +167,7 @@ void RegisterDevice(py::module_& m) {
                return s.Launch(batch, reinterpret_cast<void*>(out),
                                reinterpret_cast<int64_t*>(labels_out), alloc_stream);
              }();
-             if (!t.ok()) Raise(t.status());
+             if (!t.ok()) Throw(t.status());
              return reinterpret_cast<uintptr_t>(t.value().done);
            },
            py::arg("images"), py::arg("out"), py::arg("labels_out"), py::arg("alloc_stream"),
@@ -181,7 +175,7 @@ void RegisterDevice(py::module_& m) {
       .def("handoff",
            [](DeviceStage& s, uintptr_t ticket, uintptr_t stream) {
              Status st = s.Handoff(DeviceTicket{reinterpret_cast<void*>(ticket)}, stream);
-             if (!st.ok()) Raise(st);
+             if (!st.ok()) Throw(st);
            },
            py::arg("ticket"), py::arg("stream"))
       .def("synchronize", [](DeviceStage& s) {
@@ -190,7 +184,7 @@ void RegisterDevice(py::module_& m) {
           py::gil_scoped_release release;
           st = s.Synchronize();
         }
-        if (!st.ok()) Raise(st);
+        if (!st.ok()) Throw(st);
       });
 
   // The device kernel's code run on the host, for tests and for checking a
@@ -208,7 +202,7 @@ void RegisterDevice(py::module_& m) {
           const int n = static_cast<int>(images.shape(0)), h = static_cast<int>(images.shape(1)),
                     w = static_cast<int>(images.shape(2));
           StatusOr<std::array<int, 2>> size = DeviceOutputSize(o, h, w);
-          if (!size.ok()) Raise(size.status());
+          if (!size.ok()) Throw(size.status());
           const int oh = size.value()[0], ow = size.value()[1];
           std::vector<int64_t> id_list(n);
           for (int i = 0; i < n; ++i) id_list[i] = ids.at(i);
@@ -220,7 +214,7 @@ void RegisterDevice(py::module_& m) {
                         shape);
           Status st = TransformOnHost(o, images.data(), n, h, w, id_list.data(), epoch,
                                       out.mutable_data());
-          if (!st.ok()) Raise(st);
+          if (!st.ok()) Throw(st);
           return out;
         },
         py::arg("images"), py::arg("ids"), py::arg("epoch"), py::arg("dtype"), py::arg("layout"),
@@ -229,7 +223,7 @@ void RegisterDevice(py::module_& m) {
 
   m.def("pinned_allocator", [](int device) -> std::shared_ptr<BatchAllocator> {
     StatusOr<std::shared_ptr<BatchAllocator>> a = PinnedBatchAllocator(device);
-    if (!a.ok()) Raise(a.status());
+    if (!a.ok()) Throw(a.status());
     return std::move(a).value();
   }, py::arg("device"), "Page-locked batch memory for Loader(allocator=...).");
 

@@ -1,18 +1,29 @@
 // Copyright 2026 The stoker Authors.
 //
-// The stoker._C extension module: one register_*() per bound C++ module.
+// The stoker._C extension module: one Register*() per bound C++ module, in
+// dependency order (errors first: the others raise stoker.StokerError).
 #include <pybind11/pybind11.h>
 
 namespace stoker::python {
-void RegisterLoader(pybind11::module_& m);
-void RegisterDevice(pybind11::module_& m);
-void RegisterArrays(pybind11::module_& m);
-void RegisterShards(pybind11::module_& m);
+void RegisterErrors(pybind11::module_& m);      // errors.cc
+void RegisterSources(pybind11::module_& m);     // bind_sources.cc
+void RegisterTransforms(pybind11::module_& m);  // bind_transforms.cc
+void RegisterOpsTesting(pybind11::module_& m);  // bind_ops_testing.cc
+void RegisterLoader(pybind11::module_& m);      // bind_loader.cc
+void RegisterDiagnose(pybind11::module_& m);    // bind_diagnose.cc
+void RegisterDevice(pybind11::module_& m);      // bind_cuda.cc
+void RegisterArrays(pybind11::module_& m);      // bind_arrays.cc
+void RegisterShards(pybind11::module_& m);      // bind_shards.cc
 }  // namespace stoker::python
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "stoker's C++ engine (use the `stoker` package, not this module)";
+  stoker::python::RegisterErrors(m);
+  stoker::python::RegisterSources(m);
+  stoker::python::RegisterTransforms(m);
+  stoker::python::RegisterOpsTesting(m);
   stoker::python::RegisterLoader(m);
+  stoker::python::RegisterDiagnose(m);
   stoker::python::RegisterDevice(m);
   stoker::python::RegisterArrays(m);
   stoker::python::RegisterShards(m);

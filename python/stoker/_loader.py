@@ -269,12 +269,15 @@ class Loader:
         self._iterator = None
         self._feeder = None
         self._collate = collate
-        options = _C.LoaderOptions(int(batch_size), bool(shuffle), int(seed), bool(drop_last),
-                                   list(transforms), threads, int(prefetch), dtype, layout,
-                                   on_error, bool(dct_scaling), int(max_pixels), auto_threads,
-                                   auto_prefetch, int(max_threads or 0), int(max_prefetch),
-                                   None, sampler_spec, cache or "", int(cache_bytes or 0),
-                                   rank, world_size, local_world_size, collate)
+        options = _C.LoaderOptions(
+            batch_size=int(batch_size), shuffle=bool(shuffle), seed=int(seed),
+            drop_last=bool(drop_last), transforms=list(transforms), threads=threads,
+            prefetch=int(prefetch), dtype=dtype, layout=layout, on_error=on_error,
+            dct_scaling=bool(dct_scaling), max_pixels=int(max_pixels), auto_threads=auto_threads,
+            auto_prefetch=auto_prefetch, max_threads=int(max_threads or 0),
+            max_prefetch=int(max_prefetch), sampler=sampler_spec, cache=cache,
+            cache_bytes=int(cache_bytes or 0), rank=rank, world_size=world_size,
+            local_world_size=local_world_size, collate=collate)
         if device != "cpu" or device_augment is not None:
             if collate == "list":
                 raise ValueError(

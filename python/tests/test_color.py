@@ -92,8 +92,74 @@ def test_gaussian_blur_within_one_level(k):
 
 
 def test_gaussian_blur_transform_arguments():
-    assert "kernel_size=(5, 3)" in repr(stoker.GaussianBlur((3, 5), sigma=1.0))
+    # torchvision's order, (width, height), as given (the engine stores it as (height, width):
+    # test_gaussian_blur_non_square_kernel_matches_torchvision checks the pixels).
+    assert "kernel_size=(3, 5)" in repr(stoker.GaussianBlur((3, 5), sigma=1.0))
     with pytest.raises(ValueError, match="odd"):
         stoker.GaussianBlur(4)
     with pytest.raises(ValueError, match="sigma"):
         stoker.GaussianBlur(3, sigma=(2.0, 1.0))
+
+
+def test_gaussian_blur_non_square_kernel_matches_torchvision(tmp_path):
+    # kernel_size is torchvision's (width, height): a 3 wide, 9 tall kernel blurs vertically
+    # more; through the Loader, on PNGs (no resampling: the images keep their size).
+    import torch
+    import torchvision.datasets as tvd
+    import torchvision.transforms as T
+    from conftest import collect
+    (tmp_path / "a").mkdir()
+    for k in range(3):
+        Image.fromarray(photo(40, 30, 70 + k)).save(tmp_path / "a" / f"{k}.png")
+    tv = T.Compose([T.CenterCrop((30, 40)), T.GaussianBlur((3, 9), sigma=1.7), T.PILToTensor()])
+    ref = torch.stack([x for x, _ in tvd.ImageFolder(str(tmp_path), tv)])
+    out = collect(stoker.Loader(stoker.ImageFolder(str(tmp_path)), batch_size=4, dtype="uint8",
+                                transforms=[stoker.CenterCrop((30, 40)),
+                                            stoker.GaussianBlur((3, 9), sigma=1.7)],
+                                return_indices=True))[0]
+    diff = (ref.int() - out.int()).abs()
+    assert diff.max() <= 1 and (diff == 0).float().mean() > 0.99
+    swapped = collect(stoker.Loader(stoker.ImageFolder(str(tmp_path)), batch_size=4,
+                                    dtype="uint8",
+                                    transforms=[stoker.CenterCrop((30, 40)),
+                                                stoker.GaussianBlur((9, 3), sigma=1.7)],
+                                    return_indices=True))[0]
+    assert (ref.int() - swapped.int()).abs().max() > 1
+
+
+def test_random_invert_matches_torchvision(tmp_path):
+    # p=1: ImageOps.invert after the crop, as torchvision's RandomInvert on PIL; p=0: nothing.
+    import torch
+    import torchvision.datasets as tvd
+    import torchvision.transforms as T
+    from conftest import collect
+    (tmp_path / "a").mkdir()
+    for k in range(40):
+        Image.fromarray(photo(24, 18, 200 + k)).save(tmp_path / "a" / f"{k:02d}.png")
+    root = str(tmp_path)
+
+    def run(transforms, **kw):
+        loader = stoker.Loader(stoker.ImageFolder(root), batch_size=8, dtype="uint8",
+                               transforms=transforms, return_indices=True, **kw)
+        x, _, ids = collect(loader)
+        return x[ids.argsort()]  # in index order
+
+    ref = torch.stack([x for x, _ in tvd.ImageFolder(
+        root, T.Compose([T.RandomResizedCrop(16, scale=(1, 1), ratio=(4 / 3, 4 / 3)),
+                         T.RandomInvert(p=1.0), T.PILToTensor()]))])
+    # A full-image RandomResizedCrop: the same resize, then the inversion.
+    crop = stoker.RandomResizedCrop(16, scale=(1, 1), ratio=(4 / 3, 4 / 3))
+    assert torch.equal(ref, run([crop, stoker.RandomInvert(p=1.0)]))
+    plain = run([crop])
+    assert torch.equal(plain, run([crop, stoker.RandomInvert(0.0)]))
+    # p=0.5: each sample is the image or its inverse, drawn from (seed, epoch, index): the same
+    # for any thread count, about half inverted.
+    half = [run([crop, stoker.RandomInvert()], shuffle=True, seed=4, threads=n) for n in (1, 3)]
+    assert torch.equal(half[0], half[1])
+    inverted = (half[0] == 255 - plain).flatten(1).all(1)
+    untouched = (half[0] == plain).flatten(1).all(1)
+    assert bool((inverted | untouched).all())
+    assert 8 <= int(inverted.sum()) <= 32  # 40 draws of p=0.5 (binomial: > 4 sigma)
+    assert repr(stoker.RandomInvert()) == "RandomInvert(p=0.5)"
+    with pytest.raises(ValueError, match=r"RandomInvert: p must be a number in \[0, 1\], got 2"):
+        stoker.RandomInvert(2)

@@ -260,7 +260,7 @@ def test_the_native_loader_joins_its_workers_without_the_gil(small_root):
             time.sleep(0.01)
         transforms = _transform_list([stoker.Resize(({SIZE[0]}, {SIZE[1]})), slow])
         impl = stoker._C.Loader(folder, stoker._C.LoaderOptions(
-            2, False, 0, False, transforms, 3, 4, "float32", "NCHW", "raise", False, 1 << 28))
+            batch_size=2, transforms=transforms, threads=3, prefetch=4, dct_scaling=False))
         impl.start()
         impl.next()
         del impl

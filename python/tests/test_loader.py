@@ -353,21 +353,24 @@ def test_stats_counts(folder):
     (dict(transforms=[stoker.Resize(256)]), ["fixed"]),
     (dict(transforms=[]), ["fixed"]),
     (dict(transforms=[stoker.CenterCrop(32), stoker.Resize(20)]), ["fixed"]),
-    (dict(transforms=[stoker.CenterCrop(32), stoker.Normalize(MEAN, (0.2, 0.0, 0.2))]), ["std"]),
-    (dict(transforms=[stoker.CenterCrop(32), stoker.RandomHorizontalFlip(1.5)]), ["p"]),
-    (dict(transforms=[stoker.CenterCrop((0, 32))]), ["positive"]),
+    # Transforms check their arguments when made (a callable here: made in the test).
+    (lambda: dict(transforms=[stoker.CenterCrop(32), stoker.Normalize(MEAN, (0.2, 0.0, 0.2))]),
+     ["Normalize: std must be 3 non-zero numbers", "got (0.2, 0.0, 0.2)"]),
+    (lambda: dict(transforms=[stoker.CenterCrop(32), stoker.RandomHorizontalFlip(1.5)]),
+     ["RandomHorizontalFlip: p must be a number in [0, 1], got 1.5"]),
+    (lambda: dict(transforms=[stoker.CenterCrop((0, 32))]), ["CenterCrop: size", "> 0"]),
     (dict(batch_size=N + 1, drop_last=True), ["drop_last"]),
 ])
 def test_bad_arguments_raise_value_error(folder, kwargs, words):
     with pytest.raises(ValueError) as e:
-        make(folder, **kwargs)
+        make(folder, **(kwargs() if callable(kwargs) else kwargs))
     msg = str(e.value)
     for w in words:
         assert w in msg, msg
 
 
 def test_normalize_needs_three_values():
-    with pytest.raises(ValueError, match="3 values"):
+    with pytest.raises(ValueError, match=r"Normalize: mean must be 3 numbers \(R, G, B\)"):
         stoker.Normalize([0.5, 0.5], [0.5, 0.5])
 
 

@@ -97,9 +97,9 @@ def test_offsets_are_uniform(tmp_path):
 
 
 def test_arguments():
-    with pytest.raises(ValueError, match="fill values must be in"):
+    with pytest.raises(ValueError, match=r"RandomCrop: fill must be .* in \[0, 255\], got 300"):
         stoker.RandomCrop(32, padding=4, fill=300)
-    with pytest.raises(ValueError, match="padding_mode='wrap' is not supported"):
+    with pytest.raises(ValueError, match="padding_mode must be one of 'constant', 'edge', 'reflect', 'symmetric', got 'wrap'"):
         stoker.RandomCrop(32, padding=4, padding_mode="wrap")
     assert "padding_mode=reflect" in repr(stoker.RandomCrop(32, 4, padding_mode="reflect"))
     assert "RandomCrop(size=(32, 32), padding=(4, 4, 4, 4)" in repr(stoker.RandomCrop(32, 4))
@@ -184,7 +184,5 @@ def test_padded_crop_then_resize_then_crop(tmp_path, mode):
     out = collect(stoker.Loader(stoker.ImageFolder(str(r)), batch_size=4, dtype="uint8",
                                 transforms=st, return_indices=True))[0]
     assert torch.equal(ref, out)
-    with pytest.raises(ValueError, match="padding_mode must be"):
-        stoker.Loader(stoker.ImageFolder(str(r)), batch_size=2,
-                      transforms=[stoker._C.Transform.random_crop(8, 8, [1, 1, 1, 1], False, 9,
-                                                                   [0, 0, 0])])
+    # (A C++-built RandomCrop with padding_mode 9 is refused by the Loader:
+    # src/pipeline/loader_options_test.cc, InvalidTransformFieldsAreRefusedByTheirDeclaration.)

@@ -189,10 +189,11 @@ def test_ks_threshold_has_power(samples):
 
 
 def test_invalid_parameters_rejected(small_root):
-    folder = stoker.ImageFolder(small_root)
-    for t in (stoker.RandomResizedCrop(32, scale=(0.9, 0.1)),
-              stoker.RandomResizedCrop(32, ratio=(2.0, 1.0)),
-              stoker.RandomResizedCrop(32, scale=(0.0, 1.0)),
-              stoker.RandomResizedCrop(0)):
-        with pytest.raises(ValueError):
-            stoker.Loader(folder, batch_size=4, transforms=[t])
+    # Refused when made (as torchvision refuses them), naming the argument and its range.
+    for make, match in ((lambda: stoker.RandomResizedCrop(32, scale=(0.9, 0.1)),
+                         r"scale must be a pair \(min, max\) .*0 < min <= max, got \(0.9, 0.1\)"),
+                        (lambda: stoker.RandomResizedCrop(32, ratio=(2.0, 1.0)), "ratio must be"),
+                        (lambda: stoker.RandomResizedCrop(32, scale=(0.0, 1.0)), "scale must be"),
+                        (lambda: stoker.RandomResizedCrop(0), r"size must be .* > 0, got 0")):
+        with pytest.raises(ValueError, match="RandomResizedCrop: " + match):
+            make()

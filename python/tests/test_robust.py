@@ -423,7 +423,7 @@ def test_source_set_epoch_and_scale_are_validated(tmp_path):
     with pytest.raises(ValueError, match="epoch must be <="):
         l.set_epoch(2**70)
     import math
-    with pytest.raises(ValueError, match="scale must be finite"):
+    with pytest.raises(ValueError, match=r"scale must be a pair \(min, max\) of finite numbers"):
         stoker.RandomResizedCrop(32, scale=(math.nan, math.nan))
 
 

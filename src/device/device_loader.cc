@@ -20,6 +20,7 @@
 #include "stoker/device.h"
 #include "stoker/device_host.h"
 #include "stoker/device_loader.h"
+#include "stoker/transform_schema.h"
 
 namespace stoker {
 namespace {
@@ -246,7 +247,7 @@ Status SplitOptions(const LoaderOptions& options, const DeviceLoaderOptions& dev
   stage->batch_size = options.batch_size;
   // Normalize runs on the device; everything else on the host.
   for (const Transform& t : options.transforms) {
-    if (t.kind != Transform::Kind::kNormalize) {
+    if (t.schema == nullptr || t.schema->stage != TransformStage::kConvert) {
       host->transforms.push_back(t);
       continue;
     }
@@ -261,10 +262,10 @@ Status SplitOptions(const LoaderOptions& options, const DeviceLoaderOptions& dev
   // would zero uint8 pixels, which the device then normalises.
   if (stage->normalize) {
     for (const Transform& t : host->transforms) {
-      if (t.kind == Transform::Kind::kRandomErasing) {
+      if (t.schema != nullptr && t.schema->stage == TransformStage::kTensor) {
         return InvalidArgumentError(
-            "RandomErasing with Normalize is not supported with a device (it erases the "
-            "normalised output; the device normalises after the host's uint8)");
+            std::string(t.name()) + " with Normalize is not supported with a device (it works "
+            "on the normalised output; the device normalises after the host's uint8)");
       }
     }
   }

@@ -90,7 +90,7 @@ std::vector<double> SamplePolicy(const Transform& t, int width, int height, uint
   for (int i = 0; i < n; ++i) {
     Rng rng(HashSeed(seed, static_cast<uint64_t>(i)));
     AugDraw draws[16];
-    const int got = DrawAugPolicy(t, width, height, &rng, draws, 16);
+    const int got = DrawAugPolicy(AugPolicyOf(t), t, width, height, &rng, draws, 16);
     for (int j = 0; j < got && j < per_draw; ++j) {
       double* o = &out[(static_cast<size_t>(i) * per_draw + j) * 2];
       o[0] = static_cast<double>(draws[j].op);
@@ -145,14 +145,13 @@ Status ApplyWarpOp(const std::string& op, const std::vector<double>& params, int
 
 std::vector<double> SampleWarp(const Transform& t, int width, int height, uint64_t seed, int n,
                                int* per_draw) {
-  *per_draw = t.kind == Transform::Kind::kRandomRotation  ? 1
-              : t.kind == Transform::Kind::kRandomAffine ? 6
-                                                          : 9;
+  const WarpKind kind = WarpKindOf(t);
+  *per_draw = kind == WarpKind::kRotation ? 1 : kind == WarpKind::kAffine ? 6 : 9;
   std::vector<double> out(static_cast<size_t>(n) * *per_draw);
   for (int i = 0; i < n; ++i) {
     Rng rng(HashSeed(seed, static_cast<uint64_t>(i)));
     double p[9];
-    DrawWarpParams(t, width, height, &rng, p);
+    DrawWarpParams(kind, t, width, height, &rng, p);
     std::memcpy(&out[static_cast<size_t>(i) * *per_draw], p, sizeof(double) * *per_draw);
   }
   return out;

@@ -118,12 +118,7 @@ void ApplyAugOp(AugOp op, double magnitude, const std::array<uint8_t, 3>& fill, 
     case AugOp::kSolarize: Solarize(img, magnitude); break;
     case AugOp::kAutoContrast: Autocontrast(img); break;
     case AugOp::kEqualize: Equalize(img); break;
-    case AugOp::kInvert:
-      for (int y = 0; y < img->height(); ++y) {
-        uint8_t* row = img->row(y);
-        for (int i = 0; i < img->width() * 3; ++i) row[i] = static_cast<uint8_t>(255 - row[i]);
-      }
-      break;
+    case AugOp::kInvert: Invert(img); break;
   }
 }
 
@@ -184,12 +179,18 @@ int DrawAutoAugment(int width, int height, Rng* rng, AugDraw* out, int max_out) 
 
 }  // namespace
 
-int DrawAugPolicy(const Transform& t, int width, int height, Rng* rng, AugDraw* out,
-                  int max_out) {
-  if (t.kind == Transform::Kind::kAutoAugment) {
+AugPolicy AugPolicyOf(const Transform& t) {
+  if (t.name() == "AutoAugment") return AugPolicy::kAutoAugment;
+  if (t.name() == "TrivialAugmentWide") return AugPolicy::kTrivialAugmentWide;
+  return AugPolicy::kRandAugment;
+}
+
+int DrawAugPolicy(AugPolicy policy, const Transform& t, int width, int height, Rng* rng,
+                  AugDraw* out, int max_out) {
+  if (policy == AugPolicy::kAutoAugment) {
     return DrawAutoAugment(width, height, rng, out, max_out);
   }
-  const bool wide = t.kind == Transform::Kind::kTrivialAugmentWide;
+  const bool wide = policy == AugPolicy::kTrivialAugmentWide;
   const int n = std::min(wide ? 1 : t.num_ops, max_out);
   for (int i = 0; i < n; ++i) {
     const AugOp op = static_cast<AugOp>(rng->Below(kNumAugOps));
@@ -208,14 +209,29 @@ int DrawAugPolicy(const Transform& t, int width, int height, Rng* rng, AugDraw* 
   return n;
 }
 
-void ApplyAugPolicy(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch) {
+namespace {
+
+void ApplyAugPolicy(AugPolicy policy, const Transform& t, Rng* rng, RgbImage* img,
+                    RgbImage* scratch) {
   constexpr int kMaxOps = 16;
   AugDraw draws[kMaxOps];
-  const int n = DrawAugPolicy(t, img->width(), img->height(), rng, draws, kMaxOps);
+  const int n = DrawAugPolicy(policy, t, img->width(), img->height(), rng, draws, kMaxOps);
   const std::array<uint8_t, 3> fill = {static_cast<uint8_t>(t.fill[0]),
                                        static_cast<uint8_t>(t.fill[1]),
                                        static_cast<uint8_t>(t.fill[2])};
   for (int i = 0; i < n; ++i) ApplyAugOp(draws[i].op, draws[i].magnitude, fill, img, scratch);
+}
+
+}  // namespace
+
+void ApplyTrivialAugmentWide(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch) {
+  ApplyAugPolicy(AugPolicy::kTrivialAugmentWide, t, rng, img, scratch);
+}
+void ApplyRandAugment(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch) {
+  ApplyAugPolicy(AugPolicy::kRandAugment, t, rng, img, scratch);
+}
+void ApplyAutoAugment(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch) {
+  ApplyAugPolicy(AugPolicy::kAutoAugment, t, rng, img, scratch);
 }
 
 }  // namespace stoker

@@ -59,6 +59,10 @@ void ApplyAugOp(AugOp op, double magnitude, const std::array<uint8_t, 3>& fill, 
 void RotateNearest(double angle, const std::array<uint8_t, 3>& fill, RgbImage* img,
                    RgbImage* scratch);
 
+enum class AugPolicy { kTrivialAugmentWide, kRandAugment, kAutoAugment };
+// The policy of TrivialAugmentWide / RandAugment / AutoAugment `t`.
+AugPolicy AugPolicyOf(const Transform& t);
+
 // One draw of the policy `t` (kTrivialAugmentWide: one op; kRandAugment:
 // t.num_ops ops), as torchvision draws them: op uniform over the 14, then
 // (TrivialAugmentWide) the bin uniform over num_bins, then the sign.
@@ -70,11 +74,14 @@ struct AugDraw {
   AugOp op = AugOp::kIdentity;
   double magnitude = 0.0;
 };
-int DrawAugPolicy(const Transform& t, int width, int height, Rng* rng, AugDraw* out,
-                  int max_out);
+int DrawAugPolicy(AugPolicy policy, const Transform& t, int width, int height, Rng* rng,
+                  AugDraw* out, int max_out);
 
-// Draws and applies policy `t` to `img`.
-void ApplyAugPolicy(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch);
+// Draw and apply the policies to `img` (their declarations:
+// ops/policy_transforms.cc).
+void ApplyTrivialAugmentWide(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch);
+void ApplyRandAugment(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch);
+void ApplyAutoAugment(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch);
 
 }  // namespace stoker
 

@@ -11,9 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "ops/autoaugment.h"
 #include "ops/geometry.h"
-#include "ops/warp.h"
 
 namespace stoker {
 namespace {
@@ -363,49 +361,70 @@ void GaussianBlur(RgbImage* img, int kx, int ky, double sigma_x, double sigma_y,
   }
 }
 
-void ApplyPhotometric(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch) {
-  using K = Transform::Kind;
-  if (t.kind == K::kGaussianBlur) {
-    // GaussianBlur.get_params: sigma uniform in [min, max] (float32 in torch).
-    // UniformBetween: sigma = (inf, inf) gives inf (the box blur), not NaN.
-    const double sigma = static_cast<float>(UniformBetween(rng, t.sigma[0], t.sigma[1]));
-    GaussianBlur(img, t.kernel_size[1], t.kernel_size[0], sigma, sigma, scratch);
-    return;
+void Invert(RgbImage* img) {
+  for (int y = 0; y < img->height(); ++y) {
+    uint8_t* row = img->row(y);
+    for (int i = 0; i < img->width() * 3; ++i) row[i] = static_cast<uint8_t>(255 - row[i]);
   }
-  if (IsWarp(t)) {
-    ApplyWarp(t, rng, img, scratch);
-    return;
-  }
-  if (t.kind == K::kTrivialAugmentWide || t.kind == K::kRandAugment ||
-      t.kind == K::kAutoAugment) {
-    ApplyAugPolicy(t, rng, img, scratch);
-    return;
-  }
-  if (t.kind == K::kColorJitter) {
-    const ColorJitterParams p = DrawColorJitter(t, rng);
-    for (int k : p.order) {
-      if (!p.enabled[k]) continue;
-      switch (k) {
-        case 0: AdjustBrightness(img, static_cast<float>(p.factor[0])); break;
-        case 1: AdjustContrast(img, static_cast<float>(p.factor[1])); break;
-        case 2: AdjustSaturation(img, static_cast<float>(p.factor[2])); break;
-        default: AdjustHue(img, p.factor[3]); break;
-      }
+}
+
+// ------------------------------------------------------------- transforms --
+
+void ApplyColorJitter(const Transform& t, Rng* rng, RgbImage* img, RgbImage*) {
+  const ColorJitterParams p = DrawColorJitter(t, rng);
+  for (int k : p.order) {
+    if (!p.enabled[k]) continue;
+    switch (k) {
+      case 0: AdjustBrightness(img, static_cast<float>(p.factor[0])); break;
+      case 1: AdjustContrast(img, static_cast<float>(p.factor[1])); break;
+      case 2: AdjustSaturation(img, static_cast<float>(p.factor[2])); break;
+      default: AdjustHue(img, p.factor[3]); break;
     }
-    return;
   }
-  if (!(rng->Uniform() < t.p)) return;
-  switch (t.kind) {
-    case K::kRandomGrayscale: ToGrayscale(img); break;
-    case K::kRandomAutocontrast: Autocontrast(img); break;
-    case K::kRandomEqualize: Equalize(img); break;
-    case K::kRandomPosterize: Posterize(img, t.bits); break;
-    case K::kRandomSolarize: Solarize(img, t.threshold); break;
-    case K::kRandomAdjustSharpness:
-      AdjustSharpness(img, static_cast<float>(t.sharpness_factor), scratch);
-      break;
-    default: break;
-  }
+}
+
+void ApplyRandomGrayscale(const Transform& t, Rng* rng, RgbImage* img, RgbImage*) {
+  if (rng->Uniform() < t.p) ToGrayscale(img);
+}
+
+void ApplyGrayscale(const Transform&, Rng* rng, RgbImage* img, RgbImage*) {
+  // Draws one value, as RandomGrayscale(p=1) does (which Grayscale was made
+  // as before it had a declaration of its own): later transforms' draws,
+  // and so their pixels, stay as they were.
+  (void)rng->Uniform();
+  ToGrayscale(img);
+}
+
+void ApplyRandomAutocontrast(const Transform& t, Rng* rng, RgbImage* img, RgbImage*) {
+  if (rng->Uniform() < t.p) Autocontrast(img);
+}
+
+void ApplyRandomEqualize(const Transform& t, Rng* rng, RgbImage* img, RgbImage*) {
+  if (rng->Uniform() < t.p) Equalize(img);
+}
+
+void ApplyRandomPosterize(const Transform& t, Rng* rng, RgbImage* img, RgbImage*) {
+  if (rng->Uniform() < t.p) Posterize(img, t.bits);
+}
+
+void ApplyRandomSolarize(const Transform& t, Rng* rng, RgbImage* img, RgbImage*) {
+  if (rng->Uniform() < t.p) Solarize(img, t.threshold);
+}
+
+void ApplyRandomAdjustSharpness(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch) {
+  if (rng->Uniform() < t.p) AdjustSharpness(img, static_cast<float>(t.sharpness_factor), scratch);
+}
+
+void ApplyRandomInvert(const Transform& t, Rng* rng, RgbImage* img, RgbImage*) {
+  // RandomInvert.forward: torch.rand(1) < p.
+  if (rng->Uniform() < t.p) Invert(img);
+}
+
+void ApplyGaussianBlur(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch) {
+  // GaussianBlur.get_params: sigma uniform in [min, max] (float32 in torch).
+  // UniformBetween: sigma = (inf, inf) gives inf (the box blur), not NaN.
+  const double sigma = static_cast<float>(UniformBetween(rng, t.sigma[0], t.sigma[1]));
+  GaussianBlur(img, t.kernel_size[1], t.kernel_size[0], sigma, sigma, scratch);
 }
 
 }  // namespace stoker

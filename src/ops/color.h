@@ -45,6 +45,8 @@ void Equalize(RgbImage* img);
 void Posterize(RgbImage* img, int bits);
 // ImageOps.solarize: invert values >= threshold.
 void Solarize(RgbImage* img, double threshold);
+// ImageOps.invert: every value v becomes 255 - v.
+void Invert(RgbImage* img);
 // ImageEnhance.Sharpness: blend with the SMOOTH-filtered image (borders kept).
 // `scratch` holds the filtered copy.
 void AdjustSharpness(RgbImage* img, float factor, RgbImage* scratch);
@@ -67,9 +69,19 @@ struct ColorJitterParams {
 };
 ColorJitterParams DrawColorJitter(const Transform& t, Rng* rng);
 
-// Draws the parameters of photometric transform `t` from `rng` and applies it
-// to `img`. `scratch` is a second buffer some ops need.
-void ApplyPhotometric(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch);
+// The photometric transforms (their declarations: ops/color_transforms.cc):
+// each draws its parameters from `rng`, in torchvision's order, and applies
+// itself to `img`; `scratch` is a second buffer some need.
+void ApplyColorJitter(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch);
+void ApplyRandomGrayscale(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch);
+void ApplyGrayscale(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch);
+void ApplyRandomAutocontrast(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch);
+void ApplyRandomEqualize(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch);
+void ApplyRandomPosterize(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch);
+void ApplyRandomSolarize(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch);
+void ApplyRandomAdjustSharpness(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch);
+void ApplyGaussianBlur(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch);
+void ApplyRandomInvert(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch);
 
 }  // namespace stoker
 

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "stoker/transform_schema.h"
+
 namespace stoker {
 namespace {
 
@@ -148,6 +150,25 @@ TEST(ColorJitterTest, DrawsAPermutationAndFactorsInRange) {
   EXPECT_EQ(orders.size(), 24u);  // every permutation occurs
 }
 
+TEST(RandomInvertTest, InvertsWithProbabilityP) {
+  const Transform t = MakeTransform("RandomInvert", {0.3}).value();
+  RgbImage ref = Gradient(9, 7);
+  int inverted = 0;
+  for (uint64_t s = 0; s < 4000; ++s) {
+    RgbImage img = Gradient(9, 7), scratch;
+    Rng rng(s), same(s);
+    ApplyRandomInvert(t, &rng, &img, &scratch);
+    const bool applied = same.Uniform() < 0.3;  // one draw, as RandomInvert.forward
+    EXPECT_EQ(rng.Next(), same.Next());
+    for (size_t i = 0; i < Pixels(img).size(); ++i) {
+      const uint8_t want = applied ? 255 - ref.data()[i] : ref.data()[i];
+      ASSERT_EQ(img.data()[i], want) << "seed " << s << " byte " << i;
+    }
+    inverted += applied;
+  }
+  EXPECT_NEAR(inverted / 4000.0, 0.3, 0.03);
+}
+
 }  // namespace
 }  // namespace stoker
 
@@ -179,7 +200,7 @@ TEST(GaussianBlurTest, InfiniteSigmaIsTheBoxBlurAndATinyOneTheIdentity) {
   for (auto [sigma, want] : {std::pair{inf, &box}, std::pair{1e-320, &original}}) {
     RgbImage img = src, scratch;
     Rng rng(3);
-    ApplyPhotometric(Transform::GaussianBlur({3, 3}, {sigma, sigma}), &rng, &img, &scratch);
+    ApplyGaussianBlur(Transform::GaussianBlur({3, 3}, {sigma, sigma}), &rng, &img, &scratch);
     EXPECT_EQ(Pixels(img), *want) << sigma;
   }
 }

@@ -101,14 +101,6 @@ Rect SampleRandomResizedCrop(int width, int height, const Transform& t, Rng* rng
 
 namespace {
 
-// A crop of the current grid (cur_w x cur_h) given in the grid as the user
-// sees it; when the image is flipped, the user's grid is mirrored.
-Rect Unflip(Rect r, int cur_w, int cur_h, const GeometryPlan& plan) {
-  if (plan.flip) r.x = cur_w - r.x - r.width;
-  if (plan.vflip) r.y = cur_h - r.y - r.height;
-  return r;
-}
-
 // torchvision's CenterCrop offsets, including its zero padding when the crop
 // is larger than the image: the result is the crop rectangle in the
 // unpadded grid (it may extend outside it).
@@ -145,162 +137,208 @@ int FoldCoord(int v, int n, int mode) {
   return v < n ? v : period - 1 - v;
 }
 
+// ---------------------------------------------------------------- builder --
+
+GeometryBuilder::GeometryBuilder(int width, int height, GeometryPlan* plan) : plan_(plan) {
+  plan_->num_stages = 1;
+  plan_->flip = false;
+  plan_->vflip = false;
+  st_ = &plan_->stages[0];
+  *st_ = GeometryStage{Rect{0, 0, width, height}, width, height, Rect{0, 0, width, height}};
+}
+
+// A crop of the current grid given in the grid as the user sees it; when the
+// image is flipped, the user's grid is mirrored.
+Rect GeometryBuilder::Unflip(Rect r) const {
+  if (plan_->flip) r.x = width() - r.x - r.width;
+  if (plan_->vflip) r.y = height() - r.y - r.height;
+  return r;
+}
+
+void GeometryBuilder::CropCurrent(Rect r) {
+  cropped_ = true;
+  if (!resampled_) {
+    st_->crop = Rect{st_->crop.x + r.x, st_->crop.y + r.y, r.width, r.height};
+    st_->out_width = r.width;
+    st_->out_height = r.height;
+    st_->window = Rect{0, 0, r.width, r.height};
+  } else {
+    st_->window = Rect{st_->window.x + r.x, st_->window.y + r.y, r.width, r.height};
+  }
+}
+
+Status GeometryBuilder::NewStageIfResampled() {
+  if (!resampled_) return Status::OK();
+  if (plan_->num_stages == GeometryPlan::kMaxStages) {
+    return InvalidArgumentError("too many resizing transforms (at most " +
+                                std::to_string(GeometryPlan::kMaxStages) + ")");
+  }
+  const int w = width(), h = height();
+  st_ = &plan_->stages[plan_->num_stages++];
+  *st_ = GeometryStage{Rect{0, 0, w, h}, w, h, Rect{0, 0, w, h}};
+  resampled_ = false;
+  cropped_ = false;
+  return Status::OK();
+}
+
+// Opens a new stage (input: the open stage's output) unless the open one is
+// untouched (its crop is its whole input grid, no resample).
+Status GeometryBuilder::FreshStage() {
+  if (!resampled_ && !sealed_ && !cropped_) return Status::OK();
+  resampled_ = true;  // force
+  sealed_ = false;
+  return NewStageIfResampled();
+}
+
+void GeometryBuilder::ResampleTo(int w, int h) {
+  sealed_ = false;  // later crops are windows of the resampled output
+  st_->out_width = w;
+  st_->out_height = h;
+  st_->window = Rect{0, 0, w, h};
+  resampled_ = true;
+}
+
+Status GeometryBuilder::Crop(Rect r) {
+  if (sealed_) STOKER_RETURN_IF_ERROR(FreshStage());
+  CropCurrent(Unflip(r));
+  return Status::OK();
+}
+
+Status GeometryBuilder::PadCrop(Rect r, int mode, const std::array<int, 3>& fill,
+                                const std::array<int, 4>& pad1) {
+  if (mode == kPadConstant && fill[0] == 0 && fill[1] == 0 && fill[2] == 0) return Crop(r);
+  // A stage of its own, whose crop is the padded one; it takes no further crop.
+  STOKER_RETURN_IF_ERROR(FreshStage());
+  st_->pad_mode = mode;
+  st_->pad_fill = {static_cast<uint8_t>(fill[0]), static_cast<uint8_t>(fill[1]),
+                   static_cast<uint8_t>(fill[2])};
+  st_->pad1 = pad1;
+  if (plan_->flip) std::swap(st_->pad1[0], st_->pad1[2]);
+  if (plan_->vflip) std::swap(st_->pad1[1], st_->pad1[3]);
+  sealed_ = true;
+  CropCurrent(Unflip(r));
+  return Status::OK();
+}
+
+Status GeometryBuilder::Resize(int w, int h) {
+  STOKER_RETURN_IF_ERROR(NewStageIfResampled());
+  ResampleTo(w, h);
+  return Status::OK();
+}
+
+Status GeometryBuilder::ResizedCrop(Rect r, int w, int h) {
+  STOKER_RETURN_IF_ERROR(NewStageIfResampled());
+  CropCurrent(Unflip(r));
+  ResampleTo(w, h);
+  return Status::OK();
+}
+
+// ----------------------------------------------------------- the transforms --
+
+Status PlanRandomResizedCrop(const Transform& t, Rng* rng, GeometryBuilder* b) {
+  const Rect r = SampleRandomResizedCrop(b->width(), b->height(), t, rng);
+  return b->ResizedCrop(r, t.width, t.height);
+}
+
+Status PlanResize(const Transform& t, Rng*, GeometryBuilder* b) {
+  int w = t.width, h = t.height;
+  if (t.width == 0) ShorterSideSize(b->width(), b->height(), t.height, &w, &h, t.max_size);
+  return b->Resize(w, h);
+}
+
+Status PlanCenterCrop(const Transform& t, Rng*, GeometryBuilder* b) {
+  return b->Crop(CenterCropRect(b->width(), b->height(), t.width, t.height));
+}
+
+Status PlanRandomCrop(const Transform& t, Rng* rng, GeometryBuilder* b) {
+  // torchvision's RandomCrop.forward on the padded image, then the crop
+  // mapped back to the current grid (outside it: the padding).
+  int left = t.padding[0], top = t.padding[1];
+  int w = b->width() + t.padding[0] + t.padding[2];
+  int h = b->height() + t.padding[1] + t.padding[3];
+  if (t.pad_if_needed && w < t.width) {
+    const int d = t.width - w;
+    left += d;
+    w += 2 * d;
+  }
+  if (t.pad_if_needed && h < t.height) {
+    const int d = t.height - h;
+    top += d;
+    h += 2 * d;
+  }
+  if (h + 1 < t.height || w + 1 < t.width) {
+    return InvalidArgumentError("RandomCrop: required crop size (" + std::to_string(t.height) +
+                                ", " + std::to_string(t.width) +
+                                ") is larger than the input image size (" + std::to_string(h) +
+                                ", " + std::to_string(w) + ")");
+  }
+  int i = 0, j = 0;
+  if (!(w == t.width && h == t.height)) {
+    i = static_cast<int>(rng->Below(static_cast<uint64_t>(h - t.height + 1)));
+    j = static_cast<int>(rng->Below(static_cast<uint64_t>(w - t.width + 1)));
+  }
+  return b->PadCrop(Rect{j - left, i - top, t.width, t.height}, t.padding_mode, t.fill,
+                    t.padding);
+}
+
+Status PlanRandomHorizontalFlip(const Transform& t, Rng* rng, GeometryBuilder* b) {
+  if (rng->Uniform() < t.p) b->ToggleFlip();
+  return Status::OK();
+}
+
+Status PlanRandomVerticalFlip(const Transform& t, Rng* rng, GeometryBuilder* b) {
+  if (rng->Uniform() < t.p) b->ToggleVFlip();
+  return Status::OK();
+}
+
+Status PlanPad(const Transform& t, Rng*, GeometryBuilder* b) {
+  // The whole padded image: a crop of the current grid reaching `padding`
+  // beyond each side, its outside filled as torchvision's F.pad fills it.
+  const Rect r{-t.padding[0], -t.padding[1], b->width() + t.padding[0] + t.padding[2],
+               b->height() + t.padding[1] + t.padding[3]};
+  return b->PadCrop(r, t.padding_mode, t.fill, t.padding);
+}
+
+void CropOutputSize(const Transform& t, OutputSize* size) {
+  size->height = t.height;
+  size->width = t.width;
+  size->fixed = true;
+}
+
+void ResizeOutputSize(const Transform& t, OutputSize* size) {
+  size->fixed = t.width != 0;
+  size->height = t.height;
+  size->width = t.width;
+}
+
+void SameOutputSize(const Transform&, OutputSize*) {}
+
+void PadOutputSize(const Transform& t, OutputSize* size) {
+  size->height += t.padding[1] + t.padding[3];
+  size->width += t.padding[0] + t.padding[2];
+}
+
+// ----------------------------------------------------------------- the list --
+
 Status PlanGeometry(const std::vector<Transform>& transforms, int width, int height, Rng* rng,
                     GeometryPlan* plan) {
-  plan->num_stages = 1;
-  plan->flip = false;
-  plan->vflip = false;
-  GeometryStage* st = &plan->stages[0];
-  *st = GeometryStage{Rect{0, 0, width, height}, width, height, Rect{0, 0, width, height}};
-  bool resampled = false;  // does the open stage resample already?
-  // Size of the current grid: the open stage's window.
-  auto cur_w = [&] { return st->window.width; };
-  auto cur_h = [&] { return st->window.height; };
-
-  bool cropped = false;  // has the open stage a crop already?
-  auto crop_current = [&](Rect r) {  // r in the (unflipped) current grid
-    cropped = true;
-    if (!resampled) {
-      st->crop = Rect{st->crop.x + r.x, st->crop.y + r.y, r.width, r.height};
-      st->out_width = r.width;
-      st->out_height = r.height;
-      st->window = Rect{0, 0, r.width, r.height};
-    } else {
-      st->window = Rect{st->window.x + r.x, st->window.y + r.y, r.width, r.height};
-    }
-  };
-  auto new_stage_if_needed = [&]() -> Status {
-    if (!resampled) return Status::OK();
-    if (plan->num_stages == GeometryPlan::kMaxStages) {
-      return InvalidArgumentError("too many resizing transforms (at most " +
-                                  std::to_string(GeometryPlan::kMaxStages) + ")");
-    }
-    const int w = cur_w(), h = cur_h();
-    st = &plan->stages[plan->num_stages++];
-    *st = GeometryStage{Rect{0, 0, w, h}, w, h, Rect{0, 0, w, h}};
-    resampled = false;
-    cropped = false;
-    return Status::OK();
-  };
-  // A stage whose crop is a padded RandomCrop's takes no further crop.
-  bool sealed = false;
-  // Opens a new stage (input: the open stage's output) unless the open one
-  // is untouched (its crop is its whole input grid, no resample).
-  auto fresh_stage = [&]() -> Status {
-    if (!resampled && !sealed && !cropped) {
-      return Status::OK();
-    }
-    resampled = true;  // force
-    sealed = false;
-    return new_stage_if_needed();
-  };
-  auto resample_to = [&](int w, int h) {
-    sealed = false;  // later crops are windows of the resampled output
-    st->out_width = w;
-    st->out_height = h;
-    st->window = Rect{0, 0, w, h};
-    resampled = true;
-  };
-
+  GeometryBuilder b(width, height, plan);
   for (const Transform& t : transforms) {
-    switch (t.kind) {
-      case Transform::Kind::kRandomResizedCrop: {
-        STOKER_RETURN_IF_ERROR(new_stage_if_needed());
-        Rect r = SampleRandomResizedCrop(cur_w(), cur_h(), t, rng);
-        crop_current(Unflip(r, cur_w(), cur_h(), *plan));
-        resample_to(t.width, t.height);
-        break;
-      }
-      case Transform::Kind::kResize: {
-        STOKER_RETURN_IF_ERROR(new_stage_if_needed());
-        int w = t.width, h = t.height;
-        if (t.width == 0) ShorterSideSize(cur_w(), cur_h(), t.height, &w, &h, t.max_size);
-        resample_to(w, h);
-        break;
-      }
-      case Transform::Kind::kCenterCrop: {
-        if (sealed) STOKER_RETURN_IF_ERROR(fresh_stage());
-        Rect r = CenterCropRect(cur_w(), cur_h(), t.width, t.height);
-        crop_current(Unflip(r, cur_w(), cur_h(), *plan));
-        break;
-      }
-      case Transform::Kind::kRandomCrop: {
-        // torchvision's RandomCrop.forward on the padded image, then the crop
-        // mapped back to the current grid (outside it: zeros, as padding).
-        const bool padded_mode = t.padding_mode != kPadConstant || t.fill[0] != 0 ||
-                                 t.fill[1] != 0 || t.fill[2] != 0;
-        if (sealed || padded_mode) STOKER_RETURN_IF_ERROR(fresh_stage());
-        int left = t.padding[0], top = t.padding[1];
-        int w = cur_w() + t.padding[0] + t.padding[2];
-        int h = cur_h() + t.padding[1] + t.padding[3];
-        if (t.pad_if_needed && w < t.width) {
-          const int d = t.width - w;
-          left += d;
-          w += 2 * d;
-        }
-        if (t.pad_if_needed && h < t.height) {
-          const int d = t.height - h;
-          top += d;
-          h += 2 * d;
-        }
-        if (h + 1 < t.height || w + 1 < t.width) {
-          return InvalidArgumentError("RandomCrop: required crop size (" +
-                                      std::to_string(t.height) + ", " + std::to_string(t.width) +
-                                      ") is larger than the input image size (" +
-                                      std::to_string(h) + ", " + std::to_string(w) + ")");
-        }
-        int i = 0, j = 0;
-        if (!(w == t.width && h == t.height)) {
-          i = static_cast<int>(rng->Below(static_cast<uint64_t>(h - t.height + 1)));
-          j = static_cast<int>(rng->Below(static_cast<uint64_t>(w - t.width + 1)));
-        }
-        Rect r{j - left, i - top, t.width, t.height};
-        if (padded_mode) {
-          st->pad_mode = t.padding_mode;
-          st->pad_fill = {static_cast<uint8_t>(t.fill[0]), static_cast<uint8_t>(t.fill[1]),
-                          static_cast<uint8_t>(t.fill[2])};
-          st->pad1 = t.padding;
-          if (plan->flip) std::swap(st->pad1[0], st->pad1[2]);
-          if (plan->vflip) std::swap(st->pad1[1], st->pad1[3]);
-          sealed = true;
-        }
-        crop_current(Unflip(r, cur_w(), cur_h(), *plan));
-        break;
-      }
-      case Transform::Kind::kRandomHorizontalFlip:
-        if (rng->Uniform() < t.p) plan->flip = !plan->flip;
-        break;
-      case Transform::Kind::kRandomVerticalFlip:
-        if (rng->Uniform() < t.p) plan->vflip = !plan->vflip;
-        break;
-      default:  // Normalize and the photometric kinds: not geometry
-        break;
-    }
+    if (t.schema == nullptr || StageOf(t) != TransformStage::kGeometry) continue;
+    STOKER_RETURN_IF_ERROR(OpsOf(t).plan(t, rng, &b));
   }
   return Status::OK();
 }
 
 Status StaticOutputSize(const std::vector<Transform>& transforms, int* height, int* width) {
-  bool fixed = false;
+  OutputSize size;
   for (const Transform& t : transforms) {
-    switch (t.kind) {
-      case Transform::Kind::kRandomResizedCrop:
-      case Transform::Kind::kCenterCrop:
-      case Transform::Kind::kRandomCrop:
-        *height = t.height;
-        *width = t.width;
-        fixed = true;
-        break;
-      case Transform::Kind::kResize:
-        fixed = t.width != 0;
-        *height = t.height;
-        *width = t.width;
-        break;
-      default:
-        break;
-    }
+    if (t.schema == nullptr || StageOf(t) != TransformStage::kGeometry) continue;
+    OpsOf(t).output_size(t, &size);
   }
-  if (!fixed) {
+  *height = size.height;
+  *width = size.width;
+  if (!size.fixed) {
     return InvalidArgumentError(
         "the transforms do not produce a fixed image size, so samples cannot be batched: end "
         "the geometric transforms with CenterCrop(size), RandomResizedCrop(size) or "

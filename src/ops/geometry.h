@@ -16,6 +16,7 @@
 
 #include "base/rng.h"
 #include "codec/image.h"
+#include "ops/transform_ops.h"
 #include "stoker/status.h"
 #include "stoker/transforms.h"
 
@@ -57,15 +58,76 @@ struct GeometryPlan {
   int height() const { return stages[num_stages - 1].window.height; }
 };
 
-// Draws the random parameters from `rng` in list order (RandomResizedCrop:
-// area and ratio, then position; RandomHorizontalFlip: one draw) and fills
-// `plan`. Non-geometric transforms (Normalize) are ignored here.
+// Builds a GeometryPlan from the geometric transforms, in list order: each
+// one's plan function (its declaration's TransformOps::plan) calls these.
+// Rectangles are given in the current grid as the user sees it (earlier
+// flips mirror it); they may extend outside it (zeros there, as
+// torchvision's padding). Not thread-safe: one per plan.
+class GeometryBuilder {
+ public:
+  // Starts `plan` as one stage over a width x height image.
+  GeometryBuilder(int width, int height, GeometryPlan* plan);
+
+  // The current grid: the size the transforms so far give.
+  int width() const { return st_->window.width; }
+  int height() const { return st_->window.height; }
+
+  // A crop of the current grid (CenterCrop, a constant-zero RandomCrop).
+  Status Crop(Rect r);
+  // A crop whose outside is `fill` (kPadConstant) or the grid folded as
+  // np.pad folds it (edge, reflect, symmetric), through torchvision's two
+  // pads: `pad1` (left, top, right, bottom, as the user sees the grid), then
+  // whatever lies beyond it. With constant zero fill this is Crop.
+  Status PadCrop(Rect r, int mode, const std::array<int, 3>& fill,
+                 const std::array<int, 4>& pad1);
+  // Resample the current grid to w x h (Resize).
+  Status Resize(int w, int h);
+  // Crop `r`, then resample the crop to w x h (RandomResizedCrop).
+  Status ResizedCrop(Rect r, int w, int h);
+  // Mirror everything after this horizontally / vertically.
+  void ToggleFlip() { plan_->flip = !plan_->flip; }
+  void ToggleVFlip() { plan_->vflip = !plan_->vflip; }
+
+ private:
+  Rect Unflip(Rect r) const;
+  void CropCurrent(Rect r);  // r in the unflipped grid
+  Status NewStageIfResampled();
+  Status FreshStage();
+  void ResampleTo(int w, int h);
+
+  GeometryPlan* plan_;
+  GeometryStage* st_;
+  bool resampled_ = false;  // does the open stage resample already?
+  bool cropped_ = false;    // has the open stage a crop already?
+  bool sealed_ = false;     // is the open stage's crop a padded crop (no further crop)?
+};
+
+// Draws the random parameters from `rng` in list order and fills `plan`,
+// calling each geometric transform's plan function; the other stages'
+// transforms (Normalize, the photometric ones) are not geometry.
 Status PlanGeometry(const std::vector<Transform>& transforms, int width, int height, Rng* rng,
                     GeometryPlan* plan);
 
 // The output size every sample will have, or InvalidArgument naming the
 // problem when the list does not end in a fixed size (a batch needs one).
 Status StaticOutputSize(const std::vector<Transform>& transforms, int* height, int* width);
+
+// The geometric transforms' plan and output-size functions (their
+// declarations are in ops/geometry_transforms.cc).
+Status PlanRandomResizedCrop(const Transform& t, Rng* rng, GeometryBuilder* b);
+Status PlanResize(const Transform& t, Rng* rng, GeometryBuilder* b);
+Status PlanCenterCrop(const Transform& t, Rng* rng, GeometryBuilder* b);
+Status PlanRandomCrop(const Transform& t, Rng* rng, GeometryBuilder* b);
+Status PlanRandomHorizontalFlip(const Transform& t, Rng* rng, GeometryBuilder* b);
+Status PlanRandomVerticalFlip(const Transform& t, Rng* rng, GeometryBuilder* b);
+Status PlanPad(const Transform& t, Rng* rng, GeometryBuilder* b);
+// Crops set a fixed size; Resize(size) with a shorter side does not; flips
+// keep it.
+void CropOutputSize(const Transform& t, OutputSize* size);
+void ResizeOutputSize(const Transform& t, OutputSize* size);
+void SameOutputSize(const Transform& t, OutputSize* size);
+// Pad: a fixed size grows by the padding.
+void PadOutputSize(const Transform& t, OutputSize* size);
 
 // torchvision's RandomResizedCrop.get_params: a crop of the width x height
 // grid, drawn from `rng`. Exposed for the distribution tests.

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "stoker/transform_schema.h"
+
 namespace stoker {
 namespace {
 
@@ -378,6 +380,57 @@ TEST(StaticOutputSizeTest, FixedSizes) {
   ASSERT_TRUE(StaticOutputSize({T::CenterCrop(300, 300), T::Resize(64, 32)}, &h, &w).ok());
   EXPECT_EQ(h, 64);
   EXPECT_EQ(w, 32);
+}
+
+// ------------------------------------------------------------------- Pad ----
+
+Transform Pad(ArgValue padding, KeywordArgs more = {}) {
+  more.emplace_back("padding", std::move(padding));
+  StatusOr<Transform> t = MakeTransform("Pad", {}, more);
+  EXPECT_TRUE(t.ok()) << t.status().ToString();
+  return t.value();
+}
+
+TEST(PadTest, ConstantZeroIsACropReachingOutside) {
+  // (left, top, right, bottom) = (1, 2, 3, 4) around 50x40: the crop of the
+  // padded grid, zero outside, no stage of its own.
+  const GeometryPlan p = Plan({Pad(ArgValue({1, 2, 3, 4}))}, 50, 40);
+  ASSERT_EQ(p.num_stages, 1);
+  EXPECT_EQ(p.stages[0].crop, (Rect{-1, -2, 54, 46}));
+  EXPECT_EQ(p.stages[0].pad_mode, kPadConstant);
+  EXPECT_EQ(p.width(), 54);
+  EXPECT_EQ(p.height(), 46);
+  // After a flip the padding is on the sides of the flipped image: its left
+  // pad is the unflipped right one.
+  const GeometryPlan f = Plan({T::RandomHorizontalFlip(1.0), Pad(ArgValue({1, 2, 3, 4}))}, 50, 40);
+  EXPECT_EQ(f.stages[0].crop, (Rect{-3, -2, 54, 46}));
+}
+
+TEST(PadTest, OtherModesAndFillsGetAStageOfTheirOwn) {
+  const GeometryPlan p =
+      Plan({T::Resize(20, 10), Pad(ArgValue({1, 2}), {{"padding_mode", "reflect"}}),
+            T::CenterCrop(4, 4)},
+           50, 40);
+  ASSERT_EQ(p.num_stages, 3);  // resize | padded crop | centre crop of it
+  EXPECT_EQ(p.stages[1].crop, (Rect{-1, -2, 12, 24}));
+  EXPECT_EQ(p.stages[1].pad_mode, kPadReflect);
+  EXPECT_EQ(p.stages[1].pad1, (std::array<int, 4>{1, 2, 1, 2}));
+  EXPECT_EQ(p.width(), 4);
+  const GeometryPlan v =
+      Plan({T::RandomVerticalFlip(1.0), Pad(ArgValue({1, 2, 3, 4}), {{"fill", 9}})}, 50, 40);
+  EXPECT_EQ(v.stages[0].pad_fill, (std::array<uint8_t, 3>{9, 9, 9}));
+  EXPECT_EQ(v.stages[0].pad1, (std::array<int, 4>{1, 4, 3, 2}));  // top and bottom swapped
+  EXPECT_EQ(v.stages[0].crop, (Rect{-1, -4, 54, 46}));
+}
+
+TEST(PadTest, AFixedSizeGrowsByThePadding) {
+  int h = 0, w = 0;
+  ASSERT_TRUE(StaticOutputSize({T::Resize(30, 20), Pad(ArgValue({1, 2, 3, 4}))}, &h, &w).ok());
+  EXPECT_EQ(h, 36);
+  EXPECT_EQ(w, 24);
+  EXPECT_FALSE(StaticOutputSize({Pad(2)}, &h, &w).ok());  // the image's size is not known
+  ASSERT_TRUE(StaticOutputSize({Pad(2), T::CenterCrop(8, 8)}, &h, &w).ok());
+  EXPECT_EQ(h, 8);
 }
 
 // ---------------------------------------------- SampleRandomResizedCrop ----

@@ -229,9 +229,10 @@ void GenericTransform(const RgbImage& src, int interpolation, Map map, RgbImage*
 
 }  // namespace
 
-bool IsWarp(const Transform& t) {
-  return t.kind == Transform::Kind::kRandomRotation || t.kind == Transform::Kind::kRandomAffine ||
-         t.kind == Transform::Kind::kRandomPerspective;
+WarpKind WarpKindOf(const Transform& t) {
+  if (t.name() == "RandomRotation") return WarpKind::kRotation;
+  if (t.name() == "RandomAffine") return WarpKind::kAffine;
+  return WarpKind::kPerspective;
 }
 
 void PilAffine(const double a[6], int interpolation, const std::array<uint8_t, 3>& fill,
@@ -361,8 +362,8 @@ void PerspectiveCoeffs(const double start[8], const double end[8], double coeffs
   for (int i = 0; i < 8; ++i) coeffs[i] = static_cast<float>(x[i]);
 }
 
-int DrawWarpParams(const Transform& t, int width, int height, Rng* rng, double* out) {
-  using K = Transform::Kind;
+int DrawWarpParams(WarpKind kind, const Transform& t, int width, int height, Rng* rng,
+                   double* out) {
   // torch.empty(1).uniform_(lo, hi) is float32.
   auto uniform = [rng](double lo, double hi) {
     return static_cast<double>(static_cast<float>(UniformBetween(rng, lo, hi)));
@@ -378,11 +379,11 @@ int DrawWarpParams(const Transform& t, int width, int height, Rng* rng, double* 
     if (std::isinf(f)) f = static_cast<float>(std::fmod(a, 360.0));
     return static_cast<double>(f);
   };
-  if (t.kind == K::kRandomRotation) {
+  if (kind == WarpKind::kRotation) {
     out[0] = angle(t.degrees[0], t.degrees[1]);
     return 1;
   }
-  if (t.kind == K::kRandomAffine) {
+  if (kind == WarpKind::kAffine) {
     // RandomAffine.get_params(degrees, translate, scale, shear, [width, height]).
     out[0] = angle(t.degrees[0], t.degrees[1]);
     const double max_dx = t.translate[0] * width, max_dy = t.translate[1] * height;
@@ -415,16 +416,17 @@ int DrawWarpParams(const Transform& t, int width, int height, Rng* rng, double* 
   return 9;
 }
 
-void ApplyWarp(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch) {
-  using K = Transform::Kind;
+namespace {
+
+void ApplyWarp(WarpKind kind, const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch) {
   const std::array<uint8_t, 3> fill = {static_cast<uint8_t>(t.fill[0]),
                                        static_cast<uint8_t>(t.fill[1]),
                                        static_cast<uint8_t>(t.fill[2])};
   double p[9];
-  DrawWarpParams(t, img->width(), img->height(), rng, p);
-  if (t.kind == K::kRandomRotation) {
+  DrawWarpParams(kind, t, img->width(), img->height(), rng, p);
+  if (kind == WarpKind::kRotation) {
     PilRotate(p[0], t.interpolation, t.has_center, t.center[0], t.center[1], fill, img, scratch);
-  } else if (t.kind == K::kRandomAffine) {
+  } else if (kind == WarpKind::kAffine) {
     TorchvisionAffine(p[0], p[1], p[2], p[3], p[4], p[5], t.has_center, t.center[0],
                       t.center[1], t.interpolation, fill, img, scratch);
   } else if (p[0] != 0.0) {
@@ -434,6 +436,18 @@ void ApplyWarp(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch) {
     PerspectiveCoeffs(start, p + 1, coeffs);
     PilPerspective(coeffs, t.interpolation, fill, img, scratch);
   }
+}
+
+}  // namespace
+
+void ApplyRandomRotation(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch) {
+  ApplyWarp(WarpKind::kRotation, t, rng, img, scratch);
+}
+void ApplyRandomAffine(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch) {
+  ApplyWarp(WarpKind::kAffine, t, rng, img, scratch);
+}
+void ApplyRandomPerspective(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch) {
+  ApplyWarp(WarpKind::kPerspective, t, rng, img, scratch);
 }
 
 }  // namespace stoker

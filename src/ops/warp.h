@@ -13,7 +13,7 @@
 //   - PerspectiveCoeffs: F.perspective's _get_perspective_coeffs (an 8x8
 //     solve in double, rounded to float32 as torchvision rounds its lstsq
 //     solution);
-//   - ApplyWarp: RandomRotation / RandomAffine / RandomPerspective, the
+//   - ApplyRandomRotation / Affine / Perspective: the transforms, their
 //     parameters drawn as their get_params draw them.
 // Pixels outside the source get `fill`.
 //
@@ -57,6 +57,10 @@ void TorchvisionAffine(double angle, double tx, double ty, double scale, double 
 // y3): the 8 coefficients, each rounded to float32.
 void PerspectiveCoeffs(const double start[8], const double end[8], double coeffs[8]);
 
+enum class WarpKind { kRotation, kAffine, kPerspective };
+// The kind of RandomRotation / RandomAffine / RandomPerspective `t`.
+WarpKind WarpKindOf(const Transform& t);
+
 // One draw of RandomRotation / RandomAffine / RandomPerspective's parameters
 // for a width x height image, in get_params' order:
 //   rotation: {angle};
@@ -64,13 +68,14 @@ void PerspectiveCoeffs(const double start[8], const double end[8], double coeffs
 //   perspective: {applied (0/1), then the 8 endpoint coordinates x0, y0, ...
 //   (top-left, top-right, bottom-right, bottom-left)} (zeros when not applied).
 // Returns the number of values written (<= 9).
-int DrawWarpParams(const Transform& t, int width, int height, Rng* rng, double* out);
+int DrawWarpParams(WarpKind kind, const Transform& t, int width, int height, Rng* rng,
+                   double* out);
 
-// Draws and applies RandomRotation / RandomAffine / RandomPerspective `t`.
-void ApplyWarp(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch);
-
-// True for the three kinds above.
-bool IsWarp(const Transform& t);
+// Draw and apply RandomRotation / RandomAffine / RandomPerspective `t` (their
+// declarations: ops/warp_transforms.cc).
+void ApplyRandomRotation(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch);
+void ApplyRandomAffine(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch);
+void ApplyRandomPerspective(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch);
 
 }  // namespace stoker
 

@@ -84,13 +84,13 @@ TEST(WarpTest, DrawnParametersStayInTheirRanges) {
   Rng rng(7);
   double v[9];
   for (int i = 0; i < 2000; ++i) {
-    ASSERT_EQ(DrawWarpParams(r, 50, 40, &rng, v), 6);
+    ASSERT_EQ(DrawWarpParams(WarpKind::kAffine, r, 50, 40, &rng, v), 6);
     EXPECT_TRUE(v[0] >= -10 && v[0] <= 20);
     EXPECT_TRUE(std::fabs(v[1]) <= 5 && std::fabs(v[2]) <= 8);
     EXPECT_EQ(v[1], std::round(v[1]));
     EXPECT_TRUE(v[3] >= 0.5 && v[3] <= 2.0);
     EXPECT_TRUE(std::fabs(v[4]) <= 5 && std::fabs(v[5]) <= 1);
-    ASSERT_EQ(DrawWarpParams(p, 50, 40, &rng, v), 9);
+    ASSERT_EQ(DrawWarpParams(WarpKind::kPerspective, p, 50, 40, &rng, v), 9);
     EXPECT_EQ(v[0], 1.0);
     EXPECT_TRUE(v[1] >= 0 && v[1] <= 12 && v[3] >= 37 && v[3] <= 49);  // int(0.5 * 25) = 12
     EXPECT_TRUE(v[6] >= 29 && v[6] <= 39 && v[2] >= 0 && v[2] <= 10);   // int(0.5 * 20) = 10
@@ -123,7 +123,7 @@ TEST(WarpTest, HugeRotationAnglesAreReducedModulo360) {
   std::set<double> angles;
   for (int i = 0; i < 200; ++i) {
     double p[9];
-    ASSERT_EQ(DrawWarpParams(Transform::RandomRotation({-1e308, 1e308}), 20, 20, &rng, p), 1);
+    ASSERT_EQ(DrawWarpParams(WarpKind::kRotation, Transform::RandomRotation({-1e308, 1e308}), 20, 20, &rng, p), 1);
     EXPECT_TRUE(std::isfinite(p[0]) && std::fabs(p[0]) < 360) << p[0];
     angles.insert(p[0]);
   }
@@ -135,11 +135,11 @@ TEST(WarpTest, HugeRotationAnglesAreReducedModulo360) {
   const Transform t = Transform::RandomRotation({a, a});
   double p[9];
   Rng r1(1);
-  DrawWarpParams(t, 23, 17, &r1, p);
+  DrawWarpParams(WarpKind::kRotation, t, 23, 17, &r1, p);
   EXPECT_EQ(p[0], static_cast<double>(static_cast<float>(std::fmod(a, 360.0))));
   RgbImage img = Gradient(23, 17), want = Gradient(23, 17), scratch;
   Rng r2(1);
-  ApplyWarp(t, &r2, &img, &scratch);
+  ApplyRandomRotation(t, &r2, &img, &scratch);
   PilRotate(p[0], kPilNearest, false, 0, 0, {0, 0, 0}, &want, &scratch);
   EXPECT_EQ(Pixels(img), Pixels(want));
   size_t lit = 0;
@@ -147,12 +147,12 @@ TEST(WarpTest, HugeRotationAnglesAreReducedModulo360) {
   EXPECT_GT(lit, Pixels(img).size() / 2);
   // Within float32's range nothing changes: float32 first, then Pillow's %.
   Rng r3(1);
-  DrawWarpParams(Transform::RandomRotation({1e30, 1e30}), 23, 17, &r3, p);
+  DrawWarpParams(WarpKind::kRotation, Transform::RandomRotation({1e30, 1e30}), 23, 17, &r3, p);
   EXPECT_EQ(p[0], static_cast<double>(static_cast<float>(1e30)));
   // Infinite bounds (refused when declared) rotate by 0.
   const double inf = std::numeric_limits<double>::infinity();
   Rng r4(1);
-  DrawWarpParams(Transform::RandomRotation({-inf, inf}), 23, 17, &r4, p);
+  DrawWarpParams(WarpKind::kRotation, Transform::RandomRotation({-inf, inf}), 23, 17, &r4, p);
   EXPECT_EQ(p[0], 0.0);
 }
 

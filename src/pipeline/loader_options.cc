@@ -2,140 +2,13 @@
 #include "pipeline/loader_options.h"
 
 #include <algorithm>
-#include <cmath>
 #include <string>
 
 #include "ops/geometry.h"
 #include "source/sampler.h"
+#include "stoker/transform_schema.h"
 
 namespace stoker {
-
-namespace {
-
-// The ranges torchvision accepts for the flips, photometric transforms and
-// Resize's max_size.
-Status CheckAugmentation(const Transform& t) {
-  using K = Transform::Kind;
-  const bool has_p =
-      t.kind == K::kRandomVerticalFlip ||
-      (t.photometric() && t.kind != K::kColorJitter && t.kind != K::kGaussianBlur &&
-       t.kind != K::kCallback);
-  if (t.kind == K::kCallback && (t.callback == nullptr || !*t.callback)) {
-    return InvalidArgumentError(t.ToString() + " has no function");
-  }
-  if (has_p && !(t.p >= 0 && t.p <= 1)) {
-    return InvalidArgumentError("p must be in [0, 1] in " + t.ToString());
-  }
-  if (t.kind == K::kColorJitter) {
-    const std::array<double, 2>* factors[3] = {&t.brightness, &t.contrast, &t.saturation};
-    for (const auto* r : factors) {
-      if (!((*r)[0] >= 0 && (*r)[0] <= (*r)[1])) {
-        return InvalidArgumentError("factor ranges must satisfy 0 <= min <= max in " +
-                                    t.ToString());
-      }
-    }
-    if (!(t.hue[0] >= -0.5 && t.hue[0] <= t.hue[1] && t.hue[1] <= 0.5)) {
-      return InvalidArgumentError("hue must satisfy -0.5 <= min <= max <= 0.5 in " +
-                                  t.ToString());
-    }
-  }
-  if (t.kind == K::kRandomPosterize && (t.bits < 0 || t.bits > 8)) {
-    return InvalidArgumentError("bits must be in [0, 8] in " + t.ToString());
-  }
-  if (t.kind == K::kRandomAdjustSharpness && !(t.sharpness_factor >= 0)) {
-    return InvalidArgumentError("sharpness_factor must be >= 0 in " + t.ToString());
-  }
-  if (t.kind == K::kTrivialAugmentWide || t.kind == K::kRandAugment ||
-      t.kind == K::kAutoAugment) {
-    if (t.num_magnitude_bins < 2 || t.num_magnitude_bins > 1000) {
-      return InvalidArgumentError("num_magnitude_bins must be in [2, 1000] in " + t.ToString());
-    }
-    if (t.kind == K::kRandAugment &&
-        (t.num_ops < 0 || t.num_ops > 16 || t.magnitude < 0 ||
-         t.magnitude >= t.num_magnitude_bins)) {
-      return InvalidArgumentError(
-          "RandAugment needs 0 <= num_ops <= 16 and 0 <= magnitude < num_magnitude_bins: " +
-          t.ToString());
-    }
-    for (int f : t.fill) {
-      if (f < 0 || f > 255) return InvalidArgumentError("fill must be in [0, 255] in " + t.ToString());
-    }
-  }
-  if (t.kind == K::kRandomCrop) {
-    if (t.padding_mode < 0 || t.padding_mode > 3) {
-      return InvalidArgumentError("padding_mode must be 0 (constant), 1 (edge), 2 (reflect) or 3 "
-                                  "(symmetric) in " + t.ToString());
-    }
-    for (int f : t.fill) {
-      if (f < 0 || f > 255) return InvalidArgumentError("fill must be in [0, 255] in " + t.ToString());
-    }
-  }
-  if (t.kind == K::kRandomRotation || t.kind == K::kRandomAffine ||
-      t.kind == K::kRandomPerspective) {
-    if (t.interpolation != 0 && t.interpolation != 2 && t.interpolation != 3) {
-      return InvalidArgumentError("interpolation must be NEAREST, BILINEAR or BICUBIC in " +
-                                  t.ToString());
-    }
-    for (int f : t.fill) {
-      if (f < 0 || f > 255) return InvalidArgumentError("fill must be in [0, 255] in " + t.ToString());
-    }
-    if (!(t.degrees[0] <= t.degrees[1]) || !std::isfinite(t.degrees[0]) ||
-        !std::isfinite(t.degrees[1])) {
-      return InvalidArgumentError("degrees must be finite with min <= max in " + t.ToString());
-    }
-    if (!(t.translate[0] >= 0 && t.translate[0] <= 1 && t.translate[1] >= 0 &&
-          t.translate[1] <= 1)) {
-      return InvalidArgumentError("translate values must be in [0, 1] in " + t.ToString());
-    }
-    if (!(t.affine_scale[0] > 0 && t.affine_scale[0] <= t.affine_scale[1] &&
-          std::isfinite(t.affine_scale[1]))) {
-      return InvalidArgumentError("scale must satisfy 0 < min <= max in " + t.ToString());
-    }
-    if (!(t.shear[0] <= t.shear[1] && t.shear[2] <= t.shear[3] && std::fabs(t.shear[0]) < 90 &&
-          std::fabs(t.shear[1]) < 90 && std::fabs(t.shear[2]) < 90 &&
-          std::fabs(t.shear[3]) < 90)) {
-      return InvalidArgumentError("shear ranges must satisfy -90 < min <= max < 90 in " +
-                                  t.ToString());
-    }
-    if (t.kind == K::kRandomPerspective &&
-        !(t.distortion_scale >= 0 && t.distortion_scale <= 1 && t.p >= 0 && t.p <= 1)) {
-      return InvalidArgumentError("distortion_scale and p must be in [0, 1] in " + t.ToString());
-    }
-  }
-  if (t.kind == K::kGaussianBlur) {
-    for (int k : t.kernel_size) {
-      if (k <= 0 || k % 2 == 0 || k > 101) {
-        return InvalidArgumentError("kernel size must be odd, positive and <= 101 in " +
-                                    t.ToString());
-      }
-    }
-    if (!(t.sigma[0] > 0 && t.sigma[0] <= t.sigma[1])) {
-      return InvalidArgumentError("sigma must satisfy 0 < min <= max in " + t.ToString());
-    }
-  }
-  if (t.kind == K::kRandomErasing) {
-    if (!(t.p >= 0 && t.p <= 1)) return InvalidArgumentError("p must be in [0, 1] in " + t.ToString());
-    if (!(t.scale_min >= 0 && t.scale_min <= t.scale_max && t.scale_max <= 1) ||
-        !(t.ratio_min > 0 && t.ratio_min <= t.ratio_max)) {
-      return InvalidArgumentError(
-          "RandomErasing needs 0 <= scale[0] <= scale[1] <= 1 and 0 < ratio[0] <= ratio[1]: " +
-          t.ToString());
-    }
-  }
-  if (t.kind == K::kResize && t.max_size != 0) {
-    if (t.width != 0) {
-      return InvalidArgumentError("max_size is only allowed with Resize(size) for an int size: " +
-                                  t.ToString());
-    }
-    if (t.max_size <= t.height) {
-      return InvalidArgumentError("max_size must be strictly greater than the requested size in " +
-                                  t.ToString());
-    }
-  }
-  return Status::OK();
-}
-
-}  // namespace
 
 Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options, int* height,
                              int* width) {
@@ -159,11 +32,14 @@ Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options,
                                 std::to_string(options.max_prefetch));
   }
   if (source.size() == 0) return InvalidArgumentError(source.Describe() + " has no samples");
+  // Each transform against its declaration (stoker/transform_schema.h).
+  for (const Transform& t : options.transforms) STOKER_RETURN_IF_ERROR(CheckTransform(t));
   if (options.cache_bytes > 0 && options.cache_kind == LoaderOptions::CacheKind::kOutput &&
       !IsDeterministic(options.transforms)) {
     return InvalidArgumentError(
         "cache='output' stores finished samples, so it needs transforms without random "
-        "parameters (Resize, CenterCrop, Normalize); use cache='decoded' with random transforms");
+        "parameters (e.g. Resize, CenterCrop, Normalize); use cache='decoded' with random "
+        "transforms");
   }
   if (options.cache_bytes > 0 && source.size() < 0) {
     return InvalidArgumentError(
@@ -181,54 +57,32 @@ Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options,
     }
     STOKER_RETURN_IF_ERROR(fixed);
   }
-  // The warps run on the output-size image: nothing that sets or moves the
-  // geometry (crops, resizes, flips) may follow them in the list.
+  // The warps run on the output-size image: no geometric transform (crop,
+  // resize, pad, flip) may follow them in the list.
   const Transform* warp = nullptr;
   for (const Transform& t : options.transforms) {
-    using K = Transform::Kind;
-    if (t.kind == K::kRandomRotation || t.kind == K::kRandomAffine ||
-        t.kind == K::kRandomPerspective) {
+    if (t.schema->stage == TransformStage::kWarp) {
       if (warp == nullptr) warp = &t;
-    } else if (warp != nullptr && !t.photometric() && t.kind != K::kNormalize &&
-               t.kind != K::kRandomErasing) {
+    } else if (warp != nullptr && t.schema->stage == TransformStage::kGeometry) {
       return InvalidArgumentError(
           t.ToString() + " follows " + warp->ToString() +
           ": stoker applies the warps to the output-size image, after every crop, resize and "
-          "flip; place " + warp->ToString().substr(0, warp->ToString().find('(')) +
+          "flip; place " + std::string(warp->name()) +
           " after the crops, resizes and flips (as torchvision's recipes do)");
     }
   }
-  int normalizes = 0;
+  int converts = 0;
   for (const Transform& t : options.transforms) {
-    if (t.kind == Transform::Kind::kNormalize && ++normalizes > 1) {
+    if (t.schema->stage != TransformStage::kConvert) continue;
+    if (++converts > 1) {
       return InvalidArgumentError(
           "more than one Normalize in the transforms: keep one (a second Normalize would be "
           "applied to already normalised values, which stoker's single pass cannot do)");
     }
-    STOKER_RETURN_IF_ERROR(CheckAugmentation(t));
-    if (t.kind == Transform::Kind::kNormalize && options.dtype == DType::kUint8) {
+    if (options.dtype == DType::kUint8) {
       return InvalidArgumentError(
           "Normalize cannot be applied to uint8 output: use dtype float32, float16 or bfloat16, "
           "or drop Normalize and normalise on the device");
-    }
-    if (t.kind == Transform::Kind::kNormalize) {
-      for (float s : t.std) {
-        if (!(s != 0.f)) return InvalidArgumentError("Normalize std must be non-zero");
-      }
-    }
-    if (t.kind == Transform::Kind::kRandomResizedCrop &&
-        (t.scale_min <= 0 || t.scale_min > t.scale_max || t.ratio_min <= 0 ||
-         t.ratio_min > t.ratio_max)) {
-      return InvalidArgumentError("invalid " + t.ToString());
-    }
-    if (t.kind == Transform::Kind::kRandomHorizontalFlip && (t.p < 0 || t.p > 1)) {
-      return InvalidArgumentError("RandomHorizontalFlip p must be in [0, 1]");
-    }
-    if ((t.kind == Transform::Kind::kResize || t.kind == Transform::Kind::kCenterCrop ||
-         t.kind == Transform::Kind::kRandomResizedCrop ||
-         t.kind == Transform::Kind::kRandomCrop) &&
-        (t.height <= 0 || t.width < 0 || (t.kind != Transform::Kind::kResize && t.width == 0))) {
-      return InvalidArgumentError("sizes must be positive in " + t.ToString());
     }
   }
   if (options.world_size < 1 || options.rank < 0 || options.rank >= options.world_size) {
@@ -279,21 +133,14 @@ StatusOr<int64_t> EpochSamples(const Source& source, const LoaderOptions& option
 
 bool IsDeterministic(const std::vector<Transform>& transforms) {
   for (const Transform& t : transforms) {
-    switch (t.kind) {
-      case Transform::Kind::kResize:
-      case Transform::Kind::kCenterCrop:
-      case Transform::Kind::kNormalize:
-        break;
-      default:  // random, or a kind not known here to be deterministic
-        return false;
-    }
+    if (t.schema == nullptr || !t.schema->deterministic) return false;
   }
   return true;
 }
 
 bool HasNormalize(const std::vector<Transform>& transforms) {
   for (const auto& t : transforms) {
-    if (t.kind == Transform::Kind::kNormalize) return true;
+    if (t.schema != nullptr && t.schema->stage == TransformStage::kConvert) return true;
   }
   return false;
 }
@@ -301,7 +148,7 @@ bool HasNormalize(const std::vector<Transform>& transforms) {
 Transform NormalizeOf(const std::vector<Transform>& transforms) {
   Transform n = Transform::Normalize({0.f, 0.f, 0.f}, {1.f, 1.f, 1.f});
   for (const auto& t : transforms) {
-    if (t.kind == Transform::Kind::kNormalize) n = t;
+    if (t.schema != nullptr && t.schema->stage == TransformStage::kConvert) n = t;
   }
   return n;
 }

@@ -92,6 +92,47 @@ TEST(LoaderOptionsTest, RejectsBadOptionsNamingThem) {
   EXPECT_NE(s.message().find("cache_dir"), std::string::npos) << s.message();
 }
 
+// Transforms built field by field (the C++ factories check nothing) are
+// checked by their declarations, with the message MakeTransform gives.
+TEST(LoaderOptionsTest, InvalidTransformFieldsAreRefusedByTheirDeclaration) {
+  auto src = Samples(3);
+  LoaderOptions o = Train(4);
+  o.transforms = {Transform::RandomCrop(8, 8, {1, 1, 1, 1}, false, /*padding_mode=*/9)};
+  Status s = Check(*src, o);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "RandomCrop: padding_mode must be one of 'constant', 'edge', 'reflect', "
+            "'symmetric', got 9: np.pad's modes, as torchvision pads a PIL image");
+  o.transforms = {Transform::CenterCrop(8, 8), Transform::RandomPosterize(9)};
+  s = Check(*src, o);
+  EXPECT_EQ(s.message(), "RandomPosterize: bits must be an int in [0, 8], got 9");
+  o.transforms = {Transform::CenterCrop(8, 8), Transform{}};  // no declaration
+  EXPECT_EQ(Check(*src, o).code(), StatusCode::kInvalidArgument);
+  o.transforms = {Transform::CenterCrop(0, 8)};  // before the output size is worked out
+  s = Check(*src, o);
+  EXPECT_NE(s.message().find("CenterCrop: size must be"), std::string::npos) << s.message();
+}
+
+// A warp before a geometric transform, and a second Normalize, are refused
+// from the declarations' stages.
+TEST(LoaderOptionsTest, StagesOrderTheList) {
+  auto src = Samples(3);
+  LoaderOptions o = Train(4);
+  o.transforms = {Transform::RandomAffine({-5, 5}, {0, 0}, {1, 1}, {0, 0, 0, 0}),
+                  Transform::CenterCrop(8, 8)};
+  Status s = Check(*src, o);
+  EXPECT_NE(s.message().find("place RandomAffine after the crops"), std::string::npos)
+      << s.message();
+  o.transforms = {Transform::CenterCrop(8, 8),
+                  Transform::RandomAffine({-5, 5}, {0, 0}, {1, 1}, {0, 0, 0, 0}),
+                  Transform::ColorJitter({0.5, 1.5}, {1, 1}, {1, 1}, {0, 0})};
+  EXPECT_TRUE(Check(*src, o).ok());
+  o = Train(4);
+  o.transforms.push_back(o.transforms.back());
+  s = Check(*src, o);
+  EXPECT_NE(s.message().find("more than one Normalize"), std::string::npos) << s.message();
+}
+
 TEST(LoaderOptionsTest, NormalizeOfFindsTheNormalize) {
   const LoaderOptions o = Train(4);
   EXPECT_TRUE(HasNormalize(o.transforms));

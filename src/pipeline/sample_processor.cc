@@ -2,7 +2,7 @@
 #include "pipeline/sample_processor.h"
 
 #include "base/clock.h"
-#include "ops/color.h"
+#include "ops/transform_ops.h"
 #include "trace/nvtx.h"
 
 #include <algorithm>
@@ -103,7 +103,7 @@ SampleProcessor::SampleProcessor(const ProcessorConfig& config, const PixelWrite
     const std::string name = t.ToString();
     op_names_.push_back(name.substr(0, name.find('(')));
     if (t.photometric()) photometric_.push_back(&t);
-    if (t.kind == Transform::Kind::kRandomErasing) erasing_.push_back(&t);
+    if (StageOf(t) == TransformStage::kTensor) tensor_ops_.push_back(&t);
   }
 }
 
@@ -144,11 +144,7 @@ Status SampleProcessor::FinishResample(Rng* rng, uint8_t* slot, StageTimes* time
     }
     int64_t t = TraceClock(times);
     if (trace != nullptr) trace->Add(SpanKind::kTransform, start_ns, t, trace->names->resample_write);
-    if (!erasing_.empty()) {
-      nvtx::Range range("erase");
-      for (const Transform* op : erasing_) Erase(*op, rng, slot);
-      if (trace != nullptr) trace->Add(SpanKind::kTransform, t, NowNs(), trace->names->tensor);
-    }
+    RunTensorOps(rng, slot, trace, t);
     return Status::OK();
   }
   // Photometric ops: the output-size image in scratch, the ops in place,
@@ -164,10 +160,10 @@ Status SampleProcessor::FinishResample(Rng* rng, uint8_t* slot, StageTimes* time
   if (trace != nullptr) trace->Add(SpanKind::kTransform, start_ns, t, trace->names->resample);
   for (const Transform* op : photometric_) {
     nvtx::Range range(op_names_[static_cast<size_t>(op - config_.transforms.data())].c_str());
-    if (op->kind == Transform::Kind::kCallback) {
+    if (op->callback != nullptr) {
       STOKER_RETURN_IF_ERROR(RunCallback(*op, rng, times));
     } else {
-      ApplyPhotometric(*op, rng, &out_, &aux_);
+      OpsOf(*op).image(*op, rng, &out_, &aux_);
     }
     if (trace != nullptr) {
       const int64_t now = NowNs();
@@ -187,11 +183,7 @@ Status SampleProcessor::FinishResample(Rng* rng, uint8_t* slot, StageTimes* time
     trace->Add(SpanKind::kTransform, t, now, trace->names->write);
     t = now;
   }
-  if (!erasing_.empty()) {
-    nvtx::Range range("erase");
-    for (const Transform* op : erasing_) Erase(*op, rng, slot);
-    if (trace != nullptr) trace->Add(SpanKind::kTransform, t, NowNs(), trace->names->tensor);
-  }
+  RunTensorOps(rng, slot, trace, t);
   return Status::OK();
 }
 
@@ -205,26 +197,14 @@ Status SampleProcessor::RunCallback(const Transform& t, Rng* rng, StageTimes* ti
   return Status::OK();
 }
 
-void SampleProcessor::Erase(const Transform& t, Rng* rng, uint8_t* slot) const {
-  // torchvision.transforms.RandomErasing.forward / get_params (ops/geometry.h).
-  const int img_h = out_h_, img_w = out_w_;
-  Rect r;
-  if (!SampleRandomErasing(img_w, img_h, t, rng, &r)) return;
-  // All-zero bytes are 0 in uint8, float32, float16 and bfloat16.
-  const size_t elem = DTypeSize(writer_->dtype());
-  if (writer_->layout() == Layout::kNCHW) {
-    for (int c = 0; c < 3; ++c) {
-      for (int y = r.y; y < r.bottom(); ++y) {
-        std::memset(slot + ((static_cast<size_t>(c) * img_h + y) * img_w + r.x) * elem, 0,
-                    static_cast<size_t>(r.width) * elem);
-      }
-    }
-  } else {
-    for (int y = r.y; y < r.bottom(); ++y) {
-      std::memset(slot + (static_cast<size_t>(y) * img_w + r.x) * 3 * elem, 0,
-                  static_cast<size_t>(r.width) * 3 * elem);
-    }
-  }
+void SampleProcessor::RunTensorOps(Rng* rng, uint8_t* slot, const SampleTrace* trace,
+                                   int64_t start_ns) const {
+  if (tensor_ops_.empty()) return;
+  nvtx::Range range("tensor ops");
+  const OutputTensor out{slot, out_h_, out_w_, DTypeSize(writer_->dtype()),
+                         writer_->layout() == Layout::kNCHW};
+  for (const Transform* t : tensor_ops_) OpsOf(*t).tensor(*t, rng, out);
+  if (trace != nullptr) trace->Add(SpanKind::kTransform, start_ns, NowNs(), trace->names->tensor);
 }
 
 Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const SampleOutput& out,

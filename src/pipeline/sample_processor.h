@@ -139,8 +139,9 @@ class SampleProcessor {
   Status FinishResample(Rng* rng, uint8_t* slot, StageTimes* times, int64_t start_ns);
   // Callback `t` on out_; its time into times->callback_ns.
   Status RunCallback(const Transform& t, Rng* rng, StageTimes* times);
-  // torchvision's RandomErasing (value 0) on the written sample in `slot`.
-  void Erase(const Transform& t, Rng* rng, uint8_t* slot) const;
+  // The kTensor transforms (RandomErasing) on the converted sample at
+  // `slot`; their span (from `start_ns`) into `trace` when it is not null.
+  void RunTensorOps(Rng* rng, uint8_t* slot, const SampleTrace* trace, int64_t start_ns) const;
   void WriteFrom(const RgbView& src, int origin_x, int origin_y, uint8_t* slot);
 
   const ProcessorConfig& config_;
@@ -151,7 +152,7 @@ class SampleProcessor {
   RgbImage stage_a_, stage_b_;
   std::vector<const Transform*> photometric_;  // into config_.transforms, in list order
   std::vector<std::string> op_names_;  // per transform: its name (NVTX ranges)
-  std::vector<const Transform*> erasing_;      // RandomErasing, applied to the slot last
+  std::vector<const Transform*> tensor_ops_;   // kTensor (RandomErasing), on the slot last
   RgbImage out_, aux_;  // the output-size image and a second buffer for the photometric ops
   int last_scale_denom_ = 1;
   int out_h_ = 0, out_w_ = 0;  // the size of the sample being written

@@ -1,0 +1,97 @@
+// Copyright 2026 The stoker Authors.
+//
+// Status -> Python exception (errors.h), stoker.StokerError, and the paths
+// that cross into Python.
+#include "errors.h"
+
+#include <deque>
+#include <string>
+#include <utility>
+
+namespace py = pybind11;
+
+namespace stoker::python {
+
+PyObject* g_stoker_error = nullptr;
+
+namespace {
+
+// Messages name files, and file names need not be UTF-8: bytes that are not
+// become surrogate escapes (as os.fsdecode makes them), never an empty or
+// unraisable message.
+[[noreturn]] void SetErrorAndThrow(PyObject* type, const std::string& message) {
+  PyObject* text = PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()),
+                                        "surrogateescape");
+  if (text == nullptr) {
+    PyErr_Clear();
+    PyErr_SetString(type, "(undecodable message)");
+  } else {
+    PyErr_SetObject(type, text);
+    Py_DECREF(text);
+  }
+  throw py::error_already_set();
+}
+
+// Exceptions raised by Python callables (stoker.Lambda) in worker threads,
+// with the message their sample's error Status carries, so that the
+// StokerError raised for that Status can name the user's exception as its
+// __cause__. Used with the GIL held only; bounded; deliberately leaked (its
+// objects must not be released after the interpreter is gone).
+struct CallbackError {
+  std::string message;
+  py::error_already_set error;
+};
+std::deque<CallbackError>& CallbackErrors() {
+  static auto* errors = new std::deque<CallbackError>();
+  return *errors;
+}
+
+}  // namespace
+
+void RegisterErrors(py::module_& m) {
+  static py::exception<std::runtime_error> exc(m, "StokerError", PyExc_RuntimeError);
+  exc.attr("__doc__") =
+      "stoker's error (a RuntimeError): a file that cannot be read or decoded (the\n"
+      "message names it), a damaged shard, an unusable device.";
+  g_stoker_error = exc.ptr();
+}
+
+[[noreturn]] void Throw(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kInvalidArgument: SetErrorAndThrow(PyExc_ValueError, s.message());
+    case StatusCode::kWrongType: SetErrorAndThrow(PyExc_TypeError, s.message());
+    case StatusCode::kNotFound: SetErrorAndThrow(PyExc_FileNotFoundError, s.message());
+    default: SetErrorAndThrow(g_stoker_error, s.message());
+  }
+}
+
+void RememberPythonError(const std::string& message, py::error_already_set error) {
+  std::deque<CallbackError>& errors = CallbackErrors();
+  if (errors.size() >= 32) errors.pop_front();
+  errors.push_back(CallbackError{message, std::move(error)});
+}
+
+// Errors met while iterating concern the data, whatever their code: they
+// all raise stoker.StokerError, whose message names the sample; when a
+// Python callable's exception caused it, that exception is its __cause__.
+[[noreturn]] void ThrowIterationStatus(const Status& s) {
+  std::deque<CallbackError>& errors = CallbackErrors();
+  for (auto it = errors.begin(); it != errors.end(); ++it) {
+    if (s.message().find(it->message) == std::string::npos) continue;
+    py::error_already_set cause = std::move(it->error);
+    errors.erase(it);
+    py::raise_from(cause, g_stoker_error, s.message().c_str());
+    throw py::error_already_set();
+  }
+  SetErrorAndThrow(g_stoker_error, s.message());
+}
+
+std::string FsPath(const py::object& path) {
+  return py::module_::import("os").attr("fsencode")(path).cast<std::string>();
+}
+
+py::str FsDecode(const std::string& path) {
+  return py::module_::import("os").attr("fsdecode")(py::bytes(path)).cast<py::str>();
+}
+
+}  // namespace stoker::python

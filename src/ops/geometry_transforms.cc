@@ -1,0 +1,123 @@
+// Copyright 2026 The stoker Authors.
+//
+// Declarations of the geometric transforms (stage kGeometry): crops,
+// resizes, pads and flips, planned per sample by ops/geometry.cc. See
+// ops/transform_registry.h for how a declaration reads.
+#include "ops/geometry.h"
+#include "ops/transform_registry.h"
+
+namespace stoker {
+namespace {
+
+constexpr char kResampling[] =
+    "same names and arguments; `interpolation=` BILINEAR (the default) and `antialias=True` "
+    "or `None` accepted (Pillow's antialiased bilinear filter, bit-identical to torchvision on "
+    "PIL), others raise a ValueError naming BILINEAR";
+constexpr char kSameArguments[] = "same names and arguments";
+
+Status CheckMaxSize(const TransformSchema& s, const Transform& t) {
+  if (t.max_size == 0) return Status::OK();
+  if (t.width != 0) {
+    return params::ParamError(StatusCode::kInvalidArgument, s, "max_size",
+                              "None when size is (height, width)", std::to_string(t.max_size),
+                              "torchvision allows max_size only with an int size (the shorter "
+                              "side)");
+  }
+  if (t.max_size <= t.height) {
+    return params::ParamError(
+        StatusCode::kInvalidArgument, s, "max_size",
+        "strictly greater than the requested size for the smaller edge (" +
+            std::to_string(t.height) + ")",
+        std::to_string(t.max_size));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+void DeclareGeometryTransforms(TransformFamily& f) {
+  f.Declare("RandomResizedCrop", TransformStage::kGeometry)
+      .Doc("Crop a random area (fraction `scale` of the image, aspect `ratio`) and resize it "
+           "to `size`.")
+      .Torchvision(kResampling)
+      .Param(params::Size("size"))
+      .Param(params::Range("scale", &Transform::scale_min, &Transform::scale_max, {0.08, 1.0},
+                           {0.0, true, params::kUnbounded}))
+      .Param(params::Range("ratio", &Transform::ratio_min, &Transform::ratio_max,
+                           {3.0 / 4.0, 4.0 / 3.0}, {0.0, true, params::kUnbounded}))
+      .Param(params::BilinearOnly("interpolation"))
+      .Param(params::AntialiasOnly("antialias"))
+      .Plan(&PlanRandomResizedCrop, &CropOutputSize)
+      .RandomGeometry();
+
+  f.Declare("Resize", TransformStage::kGeometry)
+      .Doc("Resize: an int (or [int]) sets the shorter side, aspect kept, the longer side "
+           "capped at `max_size` if given (torchvision's rule); (h, w) sets both.")
+      .Torchvision(kResampling)
+      .Param(params::ResizeSize("size"))
+      .Param(params::BilinearOnly("interpolation"))
+      .Param(params::MaxSize("max_size"))
+      .Param(params::AntialiasOnly("antialias"))
+      .Check(&CheckMaxSize)
+      .Plan(&PlanResize, &ResizeOutputSize)
+      .Deterministic();
+
+  f.Declare("CenterCrop", TransformStage::kGeometry)
+      .Doc("Crop the centre `size` (zero-padded when the image is smaller, as torchvision "
+           "does).")
+      .Torchvision(kSameArguments)
+      .Param(params::Size("size"))
+      .Plan(&PlanCenterCrop, &CropOutputSize)
+      .Deterministic();
+
+  f.Declare("RandomCrop", TransformStage::kGeometry)
+      .Doc("torchvision's RandomCrop: optional padding (an int, (left/right, top/bottom) or "
+           "(left, top, right, bottom)), pad_if_needed, then a uniform crop of `size`. "
+           "padding_mode 'constant' (with `fill`: a number or 3 numbers in [0, 255]), 'edge', "
+           "'reflect' or 'symmetric' (np.pad's, as torchvision pads a PIL image).")
+      .Torchvision("same arguments: `padding`, `pad_if_needed`, `fill` (a number or RGB "
+                   "triple), `padding_mode` `\"constant\"`, `\"edge\"`, `\"reflect\"`, "
+                   "`\"symmetric\"` (np.pad's, as torchvision pads a PIL image); in the "
+                   "geometry plan, bit-identical to torchvision on PIL")
+      .Param(params::Size("size"))
+      .Param(params::Padding("padding", /*required=*/false))
+      .Param(params::Bool("pad_if_needed", &Transform::pad_if_needed, false))
+      .Param(params::Fill("fill", 0))
+      .Param(params::PaddingMode("padding_mode"))
+      .Plan(&PlanRandomCrop, &CropOutputSize);
+
+  f.Declare("RandomHorizontalFlip", TransformStage::kGeometry)
+      .Doc("Mirror the image left-right with probability `p`.")
+      .Torchvision(kSameArguments)
+      .Param(params::Probability("p", &Transform::p, 0.5))
+      .Plan(&PlanRandomHorizontalFlip, &SameOutputSize);
+
+  f.Declare("RandomVerticalFlip", TransformStage::kGeometry)
+      .Doc("Mirror the image top-bottom with probability `p`.")
+      .Torchvision(kSameArguments)
+      .Param(params::Probability("p", &Transform::p, 0.5))
+      .Plan(&PlanRandomVerticalFlip, &SameOutputSize);
+
+  f.Declare("Pad", TransformStage::kGeometry)
+      .Doc("torchvision's Pad: pad the sides by `padding` (an int, (left/right, top/bottom) or "
+           "(left, top, right, bottom)) with `fill` ('constant') or the image folded as np.pad "
+           "folds it ('edge', 'reflect', 'symmetric'), as torchvision pads a PIL image. The "
+           "output grows by the padding. Negative padding (torchvision's crop) is not "
+           "supported.")
+      .Torchvision("same arguments: `padding` (an int, 2 or 4 values, >= 0), `fill` (a number "
+                   "or RGB triple), `padding_mode` `\"constant\"`, `\"edge\"`, `\"reflect\"`, "
+                   "`\"symmetric\"`; in the geometry plan (a later crop or resize reads the "
+                   "padded image without making it), bit-identical to torchvision on PIL")
+      .Param(params::Padding("padding", /*required=*/true))
+      .Param(params::Fill("fill", 0))
+      .Param(params::PaddingMode("padding_mode"))
+      .Plan(&PlanPad, &PadOutputSize)
+      .Deterministic();
+
+  f.NotProvided("FiveCrop", "not supported (one image per sample)");
+  f.NotProvided("TenCrop", "not supported (one image per sample)");
+  f.NotProvided("ElasticTransform",
+                "not implemented: apply it to the batch, or in a stoker.Lambda");
+}
+
+}  // namespace stoker
