@@ -256,7 +256,7 @@ class BenchCommand : public Command {
     CLI::App* s = sub();
     s->add_option("DATA", data_, "ImageFolder root (DATA/<class>/<image>.jpg)")
         ->required()->check(CLI::ExistingDirectory);
-    AddLoaderFlags(s, &flags_, LoaderFlagSet{.sizes = true, .layout = true});
+    AddLoaderFlags(s, &flags_, LoaderFlagSet{.sizes = true, .layout = true, .trace = true});
     s->add_option("--epochs", epochs_, "timed epochs after the warm-up epoch")
         ->capture_default_str()->check(kPositive);
     s->add_option("--compare", compare_,
@@ -284,7 +284,8 @@ class BenchCommand : public Command {
     LoaderOptions o = ToLoaderOptions(flags_);
     o.stage_timing = !no_stage_timing_;
     o.on_error = on_error_ == "skip" ? OnError::kSkip : OnError::kRaise;
-    return CmdBench(data_, flags_.pipeline, o, epochs_, json_, compare_, device_);
+    return FinishTrace(flags_, o, "bench",
+                       CmdBench(data_, flags_.pipeline, o, epochs_, json_, compare_, device_));
   }
 
  private:

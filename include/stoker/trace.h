@@ -117,8 +117,10 @@ class TraceLane;
 
 // How ChromeEventsJson places the spans in another trace.
 struct ChromeEventOptions {
-  // Engine clock (ns) at the trace's time 0; -1: the session's start.
-  int64_t origin_ns = -1;
+  // Engine clock (ns) at the trace's time 0 (may be negative: another
+  // trace's clock can be far ahead); kSessionStart: the session's start.
+  static constexpr int64_t kSessionStart = INT64_MIN;
+  int64_t origin_ns = kSessionStart;
   // The "pid" of every event, as a JSON value ("\"CPU functions\"", "1234");
   // empty: this process's pid.
   std::string pid_json;

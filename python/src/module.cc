@@ -14,6 +14,7 @@ void RegisterDiagnose(pybind11::module_& m);    // bind_diagnose.cc
 void RegisterDevice(pybind11::module_& m);      // bind_cuda.cc
 void RegisterArrays(pybind11::module_& m);      // bind_arrays.cc
 void RegisterShards(pybind11::module_& m);      // bind_shards.cc
+void RegisterTrace(pybind11::module_& m);       // bind_trace.cc
 }  // namespace stoker::python
 
 PYBIND11_MODULE(_C, m) {
@@ -22,6 +23,7 @@ PYBIND11_MODULE(_C, m) {
   stoker::python::RegisterSources(m);
   stoker::python::RegisterTransforms(m);
   stoker::python::RegisterOpsTesting(m);
+  stoker::python::RegisterTrace(m);
   stoker::python::RegisterLoader(m);
   stoker::python::RegisterDiagnose(m);
   stoker::python::RegisterDevice(m);

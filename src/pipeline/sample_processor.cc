@@ -3,6 +3,7 @@
 
 #include "base/clock.h"
 #include "ops/transform_ops.h"
+#include "pipeline/trace_names.h"
 #include "trace/nvtx.h"
 
 #include <algorithm>
@@ -100,8 +101,7 @@ int64_t SampleProcessor::TraceClock(const StageTimes* times) {
 SampleProcessor::SampleProcessor(const ProcessorConfig& config, const PixelWriter* writer)
     : config_(config), writer_(writer), decoder_(config.decoder) {
   for (const Transform& t : config_.transforms) {
-    const std::string name = t.ToString();
-    op_names_.push_back(name.substr(0, name.find('(')));
+    op_names_.push_back(TransformShortName(t));
     if (t.photometric()) photometric_.push_back(&t);
     if (StageOf(t) == TransformStage::kTensor) tensor_ops_.push_back(&t);
   }

@@ -1,11 +1,12 @@
 // Copyright 2026 The stoker Authors.
 #include "pipeline/trace_names.h"
 
+#include "stoker/transform_schema.h"
+
 namespace stoker {
 
 std::string TransformShortName(const Transform& t) {
-  const std::string s = t.ToString();
-  return s.substr(0, s.find('('));
+  return t.schema != nullptr ? t.schema->name : std::string("Transform");
 }
 
 TraceNames MakeTraceNames(Tracer* tracer, const LoaderOptions& options) {
@@ -15,11 +16,12 @@ TraceNames MakeTraceNames(Tracer* tracer, const LoaderOptions& options) {
   for (const Transform& t : options.transforms) {
     const std::string name = TransformShortName(t);
     n.transform.push_back(tracer->Intern(name));
-    if (t.kind == Transform::Kind::kNormalize) {
+    const TransformStage stage = t.schema != nullptr ? t.schema->stage : TransformStage::kImage;
+    if (stage == TransformStage::kConvert) {
       normalize = true;
-    } else if (t.kind == Transform::Kind::kRandomErasing) {
+    } else if (stage == TransformStage::kTensor) {
       tensor += (tensor.empty() ? "" : "+") + name;
-    } else if (!t.photometric()) {
+    } else if (stage == TransformStage::kGeometry) {
       geometry += (geometry.empty() ? "" : "+") + name;
     }
   }

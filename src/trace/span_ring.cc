@@ -59,7 +59,7 @@ uint64_t SpanRing::Snapshot(std::vector<Span>* out) const {
   const uint64_t begun = begun_.load(r);
   // Index i may have been overwritten once index i + cap was begun.
   const uint64_t first_intact = begun > cap ? begun - cap : 0;
-  const uint64_t keep_from = lo; (void)first_intact;
+  const uint64_t keep_from = first_intact > lo ? first_intact : lo;
   for (uint64_t i = keep_from; i < end; ++i) out->push_back(copied[static_cast<size_t>(i - lo)]);
   return keep_from;
 }

@@ -215,7 +215,9 @@ std::string Tracer::Name(const Span& span) const {
 }
 
 std::string Tracer::ChromeEventsJson(const ChromeEventOptions& options) const {
-  const int64_t origin = options.origin_ns >= 0 ? options.origin_ns : session_start_ns();
+  const int64_t origin = options.origin_ns != ChromeEventOptions::kSessionStart
+                             ? options.origin_ns
+                             : session_start_ns();
   const std::string pid =
       options.pid_json.empty() ? std::to_string(static_cast<long long>(::getpid()))
                                : options.pid_json;
