@@ -275,6 +275,8 @@ std::string Tracer::ChromeEventsJson(const ChromeEventOptions& options) const {
         break;
       case SpanKind::kCollate:
       case SpanKind::kHandoff:
+      case SpanKind::kDeviceLaunch:
+      case SpanKind::kDeviceHandoff:
         if (s.value > 0) arg("images", std::to_string(s.value));
         break;
       case SpanKind::kUser:
