@@ -2,7 +2,7 @@
 //
 // `stoker bench DATA [--pipeline train|val] [--batch-size N] [--threads N] [--prefetch N]
 //                   [--epochs N] [--dtype D] [--layout L] [--json] [--compare torch|full]
-//                   [--device cpu|cuda|cuda:N|host]`:
+//                   [--device cpu|cuda|cuda:N|host] [--trace FILE]`:
 // images/s, CPU-seconds per 1,000 images, peak RSS and time to first batch on an
 // image folder, optionally side by side with torch's DataLoader. With --device, the
 // batches go through a DeviceLoader (stoker/device_loader.h) to that GPU (or its host

@@ -1,6 +1,7 @@
 // Copyright 2026 The stoker Authors.
 //
-// `stoker diagnose DATA [--step-ms X] [--cache decoded|output --cache-mib N] [--json]`:
+// `stoker diagnose DATA [--step-ms X] [--cache decoded|output --cache-mib N] [--json]
+//                 [--trace FILE]`:
 // is the training step waiting for data, and which stage is to blame.
 #include <chrono>
 #include <cstdio>
