@@ -37,8 +37,8 @@ docs: build
 	@PYTHONPATH=python /usr/bin/python3 tools/gen_python_docs.py
 
 # The C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer, and the
-# engine's, array sources', convert's, shards' (stream feeds, cache) and the
-# source conformance suite's tests under ThreadSanitizer (C++ only: the
+# engine's, the span recorder's, array sources', convert's, shards' (stream feeds, cache)
+# and the source conformance suite's tests under ThreadSanitizer (C++ only: the
 # Python module is not built with sanitizers). CUDA is off in these builds and in `make fuzz`
 # (cmake/stoker_cuda.cmake: nvcc takes no -fsanitize); the GPU stage's host
 # maths (device_test) still runs under ASan.
@@ -52,8 +52,9 @@ test-tsan: deps
 	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTOKER_SANITIZE=thread \
 	  -DSTOKER_BUILD_PYTHON=OFF -G "$$(command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')" >/dev/null
 	@cmake --build build-tsan -j $(JOBS) --target pipeline_test arrays_test convert_test shards_test \
-	  conformance_test
+	  conformance_test trace_test
 	@build-tsan/src/pipeline_test
+	@build-tsan/src/trace_test
 	@build-tsan/src/arrays_test
 	@build-tsan/src/convert_test
 	@build-tsan/src/shards_test

@@ -2,7 +2,7 @@
 //
 // `stoker bench DATA [--pipeline train|val] [--batch-size N] [--threads N] [--prefetch N]
 //                   [--epochs N] [--dtype D] [--layout L] [--json] [--compare torch|full]
-//                   [--device cpu|cuda|cuda:N|host]`:
+//                   [--device cpu|cuda|cuda:N|host] [--trace FILE]`:
 // images/s, CPU-seconds per 1,000 images, peak RSS and time to first batch on an
 // image folder, optionally side by side with torch's DataLoader. With --device, the
 // batches go through a DeviceLoader (stoker/device_loader.h) to that GPU (or its host
@@ -254,7 +254,7 @@ class BenchCommand : public Command {
     CLI::App* s = sub();
     s->add_option("DATA", data_, "ImageFolder root (DATA/<class>/<image>.jpg)")
         ->required()->check(CLI::ExistingDirectory);
-    AddLoaderFlags(s, &flags_, LoaderFlagSet{.sizes = true, .layout = true});
+    AddLoaderFlags(s, &flags_, LoaderFlagSet{.sizes = true, .layout = true, .trace = true});
     s->add_option("--epochs", epochs_, "timed epochs after the warm-up epoch")
         ->capture_default_str()->check(kPositive);
     s->add_option("--compare", compare_,
@@ -282,7 +282,8 @@ class BenchCommand : public Command {
     LoaderOptions o = ToLoaderOptions(flags_);
     o.stage_timing = !no_stage_timing_;
     o.on_error = on_error_ == "skip" ? OnError::kSkip : OnError::kRaise;
-    return CmdBench(data_, flags_.pipeline, o, epochs_, json_, compare_, device_);
+    return FinishTrace(flags_, o, "bench",
+                       CmdBench(data_, flags_.pipeline, o, epochs_, json_, compare_, device_));
   }
 
  private:

@@ -1,6 +1,7 @@
 // Copyright 2026 The stoker Authors.
 //
-// `stoker diagnose DATA [--step-ms X] [--cache decoded|output --cache-mib N] [--json]`:
+// `stoker diagnose DATA [--step-ms X] [--cache decoded|output --cache-mib N] [--json]
+//                 [--trace FILE]`:
 // is the training step waiting for data, and which stage is to blame.
 #include <chrono>
 #include <cstdio>
@@ -84,7 +85,7 @@ class DiagnoseCommand : public Command {
             "full pipeline, and names the stage that slows it down.")) {
     CLI::App* s = sub();
     s->add_option("DATA", data_, "ImageFolder root")->required()->check(CLI::ExistingDirectory);
-    AddLoaderFlags(s, &flags_, LoaderFlagSet{.sizes = true, .layout = false});
+    AddLoaderFlags(s, &flags_, LoaderFlagSet{.sizes = true, .layout = false, .trace = true});
     s->add_option("--step-ms", step_ms_,
                   "simulated training step per batch, in ms (0: an infinitely fast step)")
         ->capture_default_str()->check(kNonNegativeNumber);
@@ -111,7 +112,8 @@ class DiagnoseCommand : public Command {
                                         : LoaderOptions::CacheKind::kDecoded;
       o.dct_scaling = false;  // cached images are whole
     }
-    return CmdDiagnose(data_, flags_.pipeline, o, step_ms_, batches_, json_);
+    return FinishTrace(flags_, o, "diagnose",
+                       CmdDiagnose(data_, flags_.pipeline, o, step_ms_, batches_, json_));
   }
 
  private:

@@ -3,6 +3,8 @@
 
 #include <array>
 #include <chrono>
+#include <cstdio>
+#include <memory>
 
 #include "cli_checks.h"
 
@@ -44,6 +46,12 @@ void AddLoaderFlags(CLI::App* sub, LoaderFlags* f, LoaderFlagSet set) {
     sub->add_option("--layout", f->layout, "NCHW or NHWC")
         ->check(CLI::IsMember({"NCHW", "NHWC"}))->capture_default_str();
   }
+  if (set.trace) {
+    sub->add_option("--trace", f->trace,
+                    "write a Chrome trace / Perfetto JSON of the run to FILE: per worker "
+                    "thread the read, decode, transform and cache spans of every sample; "
+                    "the consumer's waits and hand-offs (docs/diagnosis.md)");
+  }
 }
 
 LoaderOptions ToLoaderOptions(const LoaderFlags& f) {
@@ -52,7 +60,24 @@ LoaderOptions ToLoaderOptions(const LoaderFlags& f) {
   o.dtype = ParseDType(f.dtype).value();  // the flags' checks admit valid names only
   o.layout = ParseLayout(f.layout).value();
   o.transforms = PipelineTransforms(f.pipeline, o.dtype);
+  if (!f.trace.empty()) {
+    o.tracer = std::make_shared<Tracer>();
+    (void)o.tracer->Start(TraceOptions{});  // the default ring size is valid
+  }
   return o;
+}
+
+int FinishTrace(const LoaderFlags& f, const LoaderOptions& o, const char* verb, int status) {
+  if (f.trace.empty() || o.tracer == nullptr) return status;
+  o.tracer->Stop();
+  const Status st = o.tracer->WriteChromeTrace(f.trace);
+  if (!st.ok()) {
+    std::fprintf(stderr, "stoker %s: --trace: %s\n", verb, st.ToString().c_str());
+    return 1;
+  }
+  std::fprintf(stderr, "stoker %s: trace written to %s (open it in ui.perfetto.dev)\n", verb,
+               f.trace.c_str());
+  return status;
 }
 
 double NowSeconds() {

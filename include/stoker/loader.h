@@ -46,6 +46,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,6 +55,7 @@
 #include "stoker/sampler.h"
 #include "stoker/source.h"
 #include "stoker/status.h"
+#include "stoker/trace.h"
 #include "stoker/transforms.h"
 #include "stoker/types.h"
 
@@ -153,6 +155,13 @@ struct LoaderOptions {
   // Ranks on this machine: the default thread count (threads = 0) is the
   // available cores divided by it (at least 1).
   int local_world_size = 1;
+  // Where the loader records spans (stoker/trace.h; off until Start()). Null:
+  // a Tracer of its own. Loaders that share one appear in one timeline.
+  std::shared_ptr<Tracer> tracer;
+  // Count the size of every image before any transform (its header), as the
+  // samples are made, into stats().source_sizes (the data monitor's size mix).
+  // A map update per sample under the worker's own lock; off by default.
+  bool tally_sizes = false;
 };
 
 // Where an epoch stands, for checkpoints: `consumed` global positions of
@@ -181,6 +190,13 @@ struct StageStats {
   double consumer_wait_s = 0;   // consumer blocked in Next() waiting for a batch
   int64_t bytes_read = 0;
   double images_per_sec() const { return seconds > 0 ? images / seconds : 0; }
+};
+
+// Image sizes before any transform, as value -> count (LoaderOptions::tally_sizes);
+// aspect ratios in thousandths (llround(1000 w / h)), as `stoker stats` keeps them.
+struct ImageSizes {
+  std::map<int64_t, int64_t> widths, heights, aspects_milli;
+  int64_t images = 0;
 };
 
 struct LoaderStats {
@@ -217,6 +233,11 @@ struct LoaderStats {
   size_t cache_bytes = 0;       // in use
   size_t cache_capacity = 0;
   std::string cache_advice;     // "" unless the cache is too small to help
+  // The queue now: batches being filled or waiting (installed in the ring),
+  // and the complete ones the consumer can take without waiting.
+  int batches_in_flight = 0;
+  int ready_batches = 0;
+  ImageSizes source_sizes;      // empty unless LoaderOptions::tally_sizes
 };
 
 class Loader {
@@ -256,6 +277,10 @@ class Loader {
   virtual void Stop() = 0;
 
   virtual LoaderStats stats() const = 0;
+
+  // The loader's span recorder (LoaderOptions::tracer or its own); never
+  // null. tracer()->Start() records until Stop(); see stoker/trace.h.
+  virtual std::shared_ptr<Tracer> tracer() const = 0;
 
   // Checkpoints. state(): the epoch in progress (or the last one, when it
   // was stopped before its end) and the global positions consumed so far;

@@ -173,6 +173,7 @@ void RegisterLoader(py::module_& m) {
                                // 63 bits: a plain non-negative int for any checkpoint format
                                return static_cast<int64_t>(l.source()->Fingerprint() >> 1);
                              })
+      .def_property_readonly("tracer", &Loader::tracer)
       .def_property_readonly("random_access",
                              [](const Loader& l) { return l.source()->random_access(); })
       .def("stats", [](const Loader& l) {
@@ -197,6 +198,8 @@ void RegisterLoader(py::module_& m) {
         d["padded_samples"] = s.padded_samples;
         d["prefetch_discarded_batches"] = s.prefetch_discarded_batches;
         d["truncated_shards"] = s.truncated_shards;
+        d["batches_in_flight"] = s.batches_in_flight;
+        d["ready_batches"] = s.ready_batches;
         if (l.options().cache_bytes > 0) {
           py::dict c;
           c["kind"] = l.options().cache_kind == LoaderOptions::CacheKind::kOutput ? "output"

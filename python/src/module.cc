@@ -15,6 +15,7 @@ void RegisterDevice(pybind11::module_& m);      // bind_cuda.cc
 void RegisterArrays(pybind11::module_& m);      // bind_arrays.cc
 void RegisterShards(pybind11::module_& m);      // bind_shards.cc
 void RegisterMix(pybind11::module_& m);         // bind_mix.cc
+void RegisterTrace(pybind11::module_& m);       // bind_trace.cc
 }  // namespace stoker::python
 
 PYBIND11_MODULE(_C, m) {
@@ -23,6 +24,7 @@ PYBIND11_MODULE(_C, m) {
   stoker::python::RegisterSources(m);
   stoker::python::RegisterTransforms(m);
   stoker::python::RegisterOpsTesting(m);
+  stoker::python::RegisterTrace(m);
   stoker::python::RegisterLoader(m);
   stoker::python::RegisterDiagnose(m);
   stoker::python::RegisterDevice(m);

@@ -29,6 +29,8 @@ from stoker._batch import CutMix, MixUp, RandomChoice
 # One class per declared transform (src/ops/*_transforms.cc), plus Compose and Lambda.
 from stoker._transforms import *  # noqa: F401,F403
 from stoker import _transforms
+# Submodules (not in __all__): stoker.metrics (Prometheus, callbacks), stoker.profiler.
+from stoker import metrics, profiler  # noqa: F401
 
 __all__ = [
     "CutMix",

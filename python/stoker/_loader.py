@@ -12,13 +12,19 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from stoker import _C, _device, _sampler
+from stoker import _C, _device, _sampler, _trace
+from stoker import metrics as _metrics
 from stoker._transforms import _transform_list
 
 try:  # torch is optional: without it batches are numpy arrays.
     import torch
+    from torch.autograd import _profiler_enabled
+    from torch.autograd.profiler import record_function
 except ImportError:  # pragma: no cover - exercised only without torch
     torch = None
+
+    def _profiler_enabled():
+        return False
 
 _DTYPES = ("uint8", "float32", "float16", "bfloat16")
 _INT_MAX = 2**31 - 1
@@ -413,6 +419,8 @@ class Loader:
         self._iterator = None
         self._feeder = None
         self._collate = collate
+        self._batch_hooks = []  # stoker.metrics.every
+        self._batches_delivered = 0
         options = _C.LoaderOptions(
             batch_size=int(batch_size), shuffle=bool(shuffle), seed=int(seed),
             drop_last=bool(drop_last), transforms=list(transforms), threads=threads,
@@ -608,6 +616,19 @@ class Loader:
         with "auto" the tuner's last decision ("tuning") and how often it changed them."""
         return self._live().stats()
 
+    def trace(self, path=None, *, spans_per_thread: int = _trace.DEFAULT_SPANS_PER_THREAD):
+        """Records what the loader's threads do, as spans, until the session stops:
+        ``with loader.trace("trace.json"): ...`` writes Chrome trace / Perfetto JSON at the end
+        of the block (open it in ui.perfetto.dev or chrome://tracing). Per worker thread: read,
+        decode (with its path: region, DCT scale, row-streamed, whole), each transform step,
+        the caches and the waits for a free batch slot; on the consumer: each next()
+        (hand-off), the wait inside it (with the stage that was short) and the collate. Each
+        span carries the sample id, the batch and the epoch. Memory: a ring of
+        ``spans_per_thread`` spans (48 bytes each) per recording thread keeps the newest.
+        Off (the default) it costs one flag load per step."""
+        spans = _int_arg("spans_per_thread", spans_per_thread, 1, 1 << 24)
+        return _trace.TraceSession(self._live().tracer, path, spans)
+
     def __iter__(self):
         impl = self._live()
         self._finish_current(superseded=True)
@@ -764,6 +785,9 @@ class _EpochIterator:
 
     def __next__(self):
         with self._lock:
+            if _profiler_enabled():  # a torch.profiler session records: a named range
+                with record_function("stoker.next"):
+                    return self._next_locked()
             return self._next_locked()
 
     def _next_locked(self):
@@ -775,6 +799,8 @@ class _EpochIterator:
             if self._feeder is not None:  # already device tensors
                 arrays = self._feeder.next()
                 if arrays is not None:
+                    if self._loader._batch_hooks:
+                        _metrics._run_hooks(self._loader)
                     return self._loader._mix(
                         arrays if self._loader._return_indices else arrays[:2])
             else:
@@ -786,6 +812,8 @@ class _EpochIterator:
             self._done = True
             self._loader._resumed = None  # the resumed epoch is over: len() is whole again
             raise StopIteration
+        if self._loader._batch_hooks:
+            _metrics._run_hooks(self._loader)
         return self._loader._mix(self._loader._convert(arrays))
 
     def __len__(self) -> int:

@@ -20,7 +20,9 @@
 #include "stoker/device.h"
 #include "stoker/device_host.h"
 #include "stoker/device_loader.h"
+#include "stoker/trace.h"
 #include "stoker/transform_schema.h"
+#include "trace/nvtx.h"
 
 namespace stoker {
 namespace {
@@ -106,7 +108,14 @@ class DeviceLoaderImpl : public DeviceLoader {
     } else {
       pending_ = std::move(ahead);
     }
+    const int64_t handoff_start = Tracing() ? TraceClockNs() : 0;
+    nvtx::Range handoff_range("stoker.device hand-off");
     Status handed = stage_->Handoff(current->ticket, stream);
+    handoff_range.End();
+    if (handoff_start != 0) {
+      RecordSpan(SpanKind::kDeviceHandoff, handoff_start, current->batch.index,
+                 current->batch.epoch, current->batch.size);
+    }
     if (!handed.ok()) {
       stage_->Synchronize().IgnoreError();  // `current` is released after its copy
       return Fail(std::move(handed));
@@ -152,8 +161,12 @@ class DeviceLoaderImpl : public DeviceLoader {
     const size_t label_bytes = sizeof(int64_t) * static_cast<size_t>(n);
     STOKER_ASSIGN_OR_RETURN(DeviceAllocation images, Allocate(image_bytes, stream));
     STOKER_ASSIGN_OR_RETURN(DeviceAllocation labels, Allocate(label_bytes, stream));
+    const int64_t launch_start = Tracing() ? TraceClockNs() : 0;
+    nvtx::Range launch_range("stoker.device launch");
     StatusOr<DeviceTicket> ticket =
         stage_->Launch(b, images.ptr, static_cast<int64_t*>(labels.ptr), stream);
+    launch_range.End();
+    if (launch_start != 0) RecordSpan(SpanKind::kDeviceLaunch, launch_start, b->index(), b->epoch(), n);
     if (!ticket.ok()) {
       // Part of the work may be enqueued: wait before the memory goes.
       stage_->Synchronize().IgnoreError();
@@ -185,6 +198,22 @@ class DeviceLoaderImpl : public DeviceLoader {
                                   std::to_string(bytes) + " bytes");
     }
     return a;
+  }
+
+  // Spans of the device path (stoker/trace.h), on the consumer's thread: the
+  // launch (H2D copy and kernel enqueued; the host stage runs it here) and
+  // the hand-off to the consumer's stream.
+  bool Tracing() const { return loader_->tracer()->on(); }
+  void RecordSpan(SpanKind kind, int64_t start_ns, int64_t batch, int64_t epoch, int images) {
+    Tracer* tracer = loader_->tracer().get();
+    Span span;
+    span.start_ns = start_ns;
+    span.end_ns = TraceClockNs();
+    span.kind = kind;
+    span.batch = batch;
+    span.epoch = epoch;
+    span.value = images;
+    tracer->Record(tracer->ThisThreadLane("stoker consumer"), span);
   }
 
   // An error that ends the epoch: returned now and until Start().

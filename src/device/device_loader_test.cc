@@ -8,6 +8,7 @@
 // conversions run only when something waits for them: a batch the policy
 // forgot to wait for stays unwritten, so such a bug shows deterministically.
 #include "stoker/device_loader.h"
+#include "stoker/trace.h"
 
 #include <gtest/gtest.h>
 
@@ -215,6 +216,39 @@ TEST(DeviceLoaderTest, LaunchesOneBatchAhead) {
   EXPECT_TRUE(end);
   EXPECT_EQ(loader->state().epoch, 1);  // after the end: the next epoch at 0
   EXPECT_EQ(loader->state().consumed, 0);
+}
+
+// With tracing on, each batch has a launch and a hand-off span on the
+// consumer's thread, labelled with its batch and epoch; off, none.
+TEST(DeviceLoaderTest, TracesLaunchAndHandoff) {
+  auto source = Samples(10);  // batches of 4, 4, 2
+  auto loader = MakeLoader(source, Options(), std::make_shared<Recorder>(), /*deferred=*/false);
+  auto tracer = loader->loader().tracer();
+  for (bool on : {false, true}) {
+    if (on) ASSERT_TRUE(tracer->Start(TraceOptions{}).ok());
+    ASSERT_TRUE(loader->Start().ok());
+    for (bool end = false; !end;) {
+      DeviceBatch b;
+      ASSERT_TRUE(loader->Next(&b, &end, 0).ok());
+    }
+    tracer->Stop();
+    std::vector<int64_t> launched, handed;
+    for (const CollectedSpan& c : tracer->Collect()) {
+      if (c.span.kind == SpanKind::kDeviceLaunch) launched.push_back(c.span.batch);
+      if (c.span.kind == SpanKind::kDeviceHandoff) {
+        handed.push_back(c.span.batch);
+        EXPECT_EQ(c.span.epoch, 1);
+        EXPECT_EQ(c.span.value, c.span.batch == 2 ? 2 : 4);
+        EXPECT_EQ(tracer->Lanes()[static_cast<size_t>(c.lane)].name, "stoker consumer");
+      }
+    }
+    if (!on) {
+      EXPECT_TRUE(launched.empty() && handed.empty());
+      continue;
+    }
+    EXPECT_EQ(launched, (std::vector<int64_t>{0, 1, 2}));
+    EXPECT_EQ(handed, (std::vector<int64_t>{0, 1, 2}));
+  }
 }
 
 // The batch launched ahead is only queued: Next() does not wait for it.

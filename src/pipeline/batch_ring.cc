@@ -255,6 +255,24 @@ BatchBuffer* BatchRing::TakeLocked(Mutex* mu, int64_t* b) {
   return buf;
 }
 
+void BatchRing::DepthLocked(Mutex* mu, int* installed, int* ready) const {
+  Held(mu);
+  *installed = 0;
+  *ready = 0;
+  bool in_order = true;
+  const int64_t n = static_cast<int64_t>(slots_.size());
+  for (int64_t b = next_to_consume_; b < next_to_consume_ + n; ++b) {
+    const Slot& slot = slots_[b % n];
+    if (slot.batch.load(std::memory_order_acquire) != b) {
+      in_order = false;
+      continue;
+    }
+    ++*installed;
+    in_order = in_order && slot.remaining.load(std::memory_order_acquire) == 0;
+    if (in_order) ++*ready;
+  }
+}
+
 int BatchRing::in_flight(Mutex* mu) const {
   Held(mu);
   return in_flight_;

@@ -107,6 +107,11 @@ class BatchRing : private SharesLoaderLock {
   // caller wakes the workers (a slot is free).
   BatchBuffer* TakeLocked(Mutex* mu, int64_t* b) STOKER_EXCLUSIVE_LOCKS_REQUIRED(mu);
   int in_flight(Mutex* mu) const STOKER_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // The queue's depth now: batches installed and not yet taken (`*installed`)
+  // and, of those, the complete ones waiting in order for the consumer
+  // (`*ready`). For stats(); a snapshot, the workers go on.
+  void DepthLocked(Mutex* mu, int* installed, int* ready) const
+      STOKER_EXCLUSIVE_LOCKS_REQUIRED(mu);
   // The tuner's depth (<= slots).
   void SetInFlightLocked(Mutex* mu, int in_flight) STOKER_EXCLUSIVE_LOCKS_REQUIRED(mu);
   int slots() const { return static_cast<int>(slots_.size()); }

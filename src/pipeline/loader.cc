@@ -35,6 +35,11 @@ LoaderImpl::LoaderImpl(std::shared_ptr<Source> source, const LoaderOptions& opti
                                      : nullptr),
       counters_(static_cast<size_t>(plan_.workers)),
       scratch_bytes_(static_cast<size_t>(plan_.workers)),
+      tracer_(options.tracer != nullptr ? options.tracer : std::make_shared<Tracer>()),
+      trace_names_(MakeTraceNames(tracer_.get(), options)),
+      size_tallies_(options.tally_sizes ? std::make_unique<SizeTally[]>(
+                                              static_cast<size_t>(plan_.workers))
+                                        : nullptr),
       active_threads_(plan_.active),
       cursor_(options.world_size, epoch_samples),
       assembler_(pool_.get(), options.batch_size, options.drop_last,
@@ -53,6 +58,8 @@ LoaderImpl::LoaderImpl(std::shared_ptr<Source> source, const LoaderOptions& opti
   producer_.skips = &skips_;
   producer_.scratch_releases = &scratch_releases_;
   producer_.record = record_plan_.get();
+  producer_.tracer = tracer_.get();
+  producer_.trace_names = &trace_names_;
   if (options_.auto_threads || options_.auto_prefetch) {
     TunerConfig tc;
     tc.tune_threads = options_.auto_threads;
@@ -202,6 +209,10 @@ LoaderStats LoaderImpl::stats() const {
   s.padded_samples = reader_padded + assembler_.padded_samples();
   s.prefetch_discarded_batches = prefetch_.discarded_batches(mu());
   s.truncated_shards = source_->truncated_shards();
+  ring_.DepthLocked(mu(), &s.batches_in_flight, &s.ready_batches);
+  if (size_tallies_ != nullptr) {
+    for (int i = 0; i < plan_.workers; ++i) size_tallies_[static_cast<size_t>(i)].AddTo(&s.source_sizes);
+  }
   s.total.skipped_files = skips_.files_total();
   s.epoch.skipped_files = skips_.files_epoch();
   if (cache_ != nullptr) {

@@ -45,7 +45,9 @@
 #include "pipeline/record_plan.h"
 #include "pipeline/sample_processor.h"
 #include "pipeline/sample_producer.h"
+#include "pipeline/size_tally.h"
 #include "pipeline/skip_ledger.h"
+#include "pipeline/trace_names.h"
 #include "pipeline/tuner.h"
 #include "pipeline/tuning_window.h"
 #include "pipeline/worker_pool.h"
@@ -91,14 +93,19 @@ class LoaderImpl : public Loader {
               int poll_ms) override;
   void Stop() override;
   LoaderStats stats() const override;
+  std::shared_ptr<Tracer> tracer() const override { return tracer_; }
 
  private:
   // The loader lock's mutex, named so for the analysis.
   Mutex* mu() const STOKER_LOCK_RETURNED(lock_.mu) { return &lock_.mu; }
 
   enum class Take { kBatch, kEnd, kStopped };
+  // `lane`: the consumer's trace lane while tracing (null: not tracing).
   Status TakeBatch(BatchBuffer** out, int64_t* index, Take* result,
-                   const std::function<Status()>& poll, int poll_ms);
+                   const std::function<Status()>& poll, int poll_ms, TraceLane* lane);
+  // The stage with the most worker busy time since the previous call (what
+  // the consumer waited for); for the wait's span.
+  Stage ShortStageLocked() STOKER_EXCLUSIVE_LOCKS_REQUIRED(lock_.mu);
   Status EndOfEpoch(BatchAssembler::Carry* carry, BatchPtr* out, bool* end);
   Status DeliverPadded(BatchAssembler::Carry* carry, BatchPtr* out);
   void WorkerMain(int index);
@@ -124,6 +131,11 @@ class LoaderImpl : public Loader {
   std::vector<WorkerCounters> counters_;       // one per worker
   std::vector<std::atomic<size_t>> scratch_bytes_;
   std::atomic<int64_t> scratch_releases_{0};
+  // Spans (stoker/trace.h): the tracer, the names of this loader's steps, and
+  // the workers' size tallies (LoaderOptions::tally_sizes; else empty).
+  const std::shared_ptr<Tracer> tracer_;
+  const TraceNames trace_names_;
+  std::unique_ptr<SizeTally[]> size_tallies_;
   // Tuning: workers with index >= active_threads_ park (BatchRing::Claim).
   std::atomic<int> active_threads_;
 
@@ -145,6 +157,7 @@ class LoaderImpl : public Loader {
   std::unique_ptr<TuningWindow> tuning_window_ STOKER_GUARDED_BY(lock_.mu);
   bool epoch_restart_ STOKER_GUARDED_BY(lock_.mu) = false;  // no batch taken since Start()
   LoaderCounters stats_ STOKER_GUARDED_BY(lock_.mu);
+  Totals busy_at_last_batch_ STOKER_GUARDED_BY(lock_.mu);  // ShortStageLocked's mark
 
   // Declared last: joined in the destructor before the members above die.
   WorkerPool workers_;

@@ -10,14 +10,43 @@
 #include <string>
 
 #include "base/clock.h"
+#include "trace/nvtx.h"
 
 namespace stoker {
+namespace {
+
+// The consumer's hand-off span: one Next() call, recorded when it returns
+// (with the batch it handed out, if any) while tracing.
+struct HandoffSpan {
+  Tracer* tracer = nullptr;
+  TraceLane* lane = nullptr;  // null: not tracing
+  int64_t start_ns = 0;
+  const BatchPtr* out = nullptr;
+  ~HandoffSpan() {
+    if (lane == nullptr) return;
+    Span s;
+    s.start_ns = start_ns;
+    s.end_ns = NowNs();
+    s.kind = SpanKind::kHandoff;
+    if (*out != nullptr) {
+      s.batch = (*out)->index();
+      s.epoch = (*out)->epoch();
+      s.value = (*out)->size();
+    }
+    tracer->Record(lane, s);
+  }
+};
+
+}  // namespace
 
 // See BatchAssembler for how position batches become delivered ones.
 Status LoaderImpl::Next(BatchPtr* out, bool* end, const std::function<Status()>& poll,
                         int poll_ms) {
   STOKER_RETURN_IF_ERROR(workers_.CheckNotForked());
   *end = false;
+  nvtx::Range range("stoker.hand-off");
+  TraceLane* lane = tracer_->on() ? tracer_->ThisThreadLane("stoker consumer") : nullptr;
+  HandoffSpan handoff{tracer_.get(), lane, lane != nullptr ? NowNs() : 0, out};
   BatchAssembler::Carry carry;  // between calls it lives in assembler_
   bool padding = false;
   {
@@ -30,7 +59,7 @@ Status LoaderImpl::Next(BatchPtr* out, bool* end, const std::function<Status()>&
     BatchBuffer* buf = nullptr;
     int64_t b = 0;
     Take took = Take::kStopped;
-    Status st = TakeBatch(&buf, &b, &took, poll, poll_ms);
+    Status st = TakeBatch(&buf, &b, &took, poll, poll_ms, handoff.lane);
     if (!st.ok() || took == Take::kStopped) {
       if (carry.buffer != nullptr) {
         bool kept = false;
@@ -48,8 +77,20 @@ Status LoaderImpl::Next(BatchPtr* out, bool* end, const std::function<Status()>&
     // Not reader_: once this epoch is made, a worker swaps in the next
     // epoch's reader (cross-epoch prefetch) while the consumer still runs.
     const int64_t valid_end = epoch_random_access_ ? BatchRing::kUnbounded : ring_.stream_end();
+    const int64_t t0 = handoff.lane != nullptr ? NowNs() : 0;
+    nvtx::Range collate("stoker.collate");
     BatchBuffer* ready = BatchAssembler::Assemble(b, options_.batch_size, valid_end, buf, &carry,
                                                   pool_.get());
+    collate.End();
+    if (handoff.lane != nullptr) {
+      Span s;
+      s.start_ns = t0;
+      s.end_ns = NowNs();
+      s.kind = SpanKind::kCollate;
+      s.batch = b;
+      s.value = ready != nullptr ? ready->size : 0;
+      tracer_->Record(handoff.lane, s);
+    }
     if (ready == nullptr) continue;
     {
       MutexLock lock(mu());
@@ -138,7 +179,7 @@ Status LoaderImpl::DeliverPadded(BatchAssembler::Carry* carry, BatchPtr* out) {
 // error (a fatal one, a poll's, or under kRaise a bad sample's) stops the
 // epoch.
 Status LoaderImpl::TakeBatch(BatchBuffer** out, int64_t* index, Take* result,
-                             const std::function<Status()>& poll, int poll_ms) {
+                             const std::function<Status()>& poll, int poll_ms, TraceLane* lane) {
   *out = nullptr;
   *result = Take::kStopped;
   MutexLock lock(mu());
@@ -150,8 +191,11 @@ Status LoaderImpl::TakeBatch(BatchBuffer** out, int64_t* index, Take* result,
     return Status::OK();
   }
   int64_t waited_ns = 0;
+  nvtx::Range wait_range("stoker.wait");
   Status polled = ring_.WaitNextLocked(mu(), poll, poll_ms, &waited_ns);
+  wait_range.End();
   stats_.AddConsumerWait(waited_ns);
+  const int64_t waited_until = lane != nullptr ? NowNs() : 0;
   if (!polled.ok()) return polled;
   if (!workers_.EpochOpenLocked(mu())) return Status::OK();
   Status failure = ring_.FailureLocked(mu());
@@ -170,6 +214,17 @@ Status LoaderImpl::TakeBatch(BatchBuffer** out, int64_t* index, Take* result,
   int64_t b = 0;
   BatchBuffer* buf = ring_.TakeLocked(mu(), &b);
   if (tuner_ != nullptr) TuneLocked(buf->size, waited_ns);
+  if (lane != nullptr) {
+    Span s;
+    s.start_ns = waited_until - waited_ns;
+    s.end_ns = waited_until;
+    s.kind = SpanKind::kConsumerWait;
+    s.batch = b;
+    s.epoch = buf->epoch;
+    const Stage short_stage = ShortStageLocked();
+    s.value = static_cast<int32_t>(waited_ns > 0 ? short_stage : Stage::kNone);
+    tracer_->Record(lane, s);
+  }
   lock.Unlock();
   lock_.work.SignalAll();
   // Under kRaise a bad sample stops the epoch (skipped ones carry no error).
@@ -185,6 +240,17 @@ Status LoaderImpl::TakeBatch(BatchBuffer** out, int64_t* index, Take* result,
   *index = b;
   *result = Take::kBatch;
   return Status::OK();
+}
+
+Stage LoaderImpl::ShortStageLocked() {
+  const Totals now = stats_.Sum(counters_);
+  const int64_t read = now.read_ns - busy_at_last_batch_.read_ns;
+  const int64_t decode = now.decode_ns - busy_at_last_batch_.decode_ns;
+  const int64_t augment = now.augment_ns - busy_at_last_batch_.augment_ns;
+  busy_at_last_batch_ = now;
+  if (read <= 0 && decode <= 0 && augment <= 0) return Stage::kNone;
+  if (read >= decode && read >= augment) return Stage::kRead;
+  return decode >= augment ? Stage::kDecode : Stage::kAugment;
 }
 
 // Feeds the batch just taken to the tuning window and applies the tuner's

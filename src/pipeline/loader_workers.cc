@@ -7,13 +7,19 @@
 
 #include <algorithm>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
+
+#include "base/clock.h"
 
 namespace stoker {
 
 void LoaderImpl::WorkerMain(int index) {
   SampleProducer producer(producer_);
+  producer.AttachWorker(tracer_->RegisterLane("stoker worker " + std::to_string(index)),
+                        size_tallies_ != nullptr ? &size_tallies_[static_cast<size_t>(index)]
+                                                 : nullptr);
   WorkerPool::Jobs jobs;
   jobs.epoch = [&](uint64_t generation) {
     RunEpoch(index, &producer);
@@ -32,11 +38,20 @@ void LoaderImpl::WorkerMain(int index) {
   workers_.Serve(jobs);
 }
 
-// Claims positions until the epoch is exhausted or cancelled.
+// Claims positions until the epoch is exhausted or cancelled. A wait for a
+// free batch slot (the prefetch bound) is a span of its own while tracing.
 void LoaderImpl::RunEpoch(int index, SampleProducer* producer) {
   WorkerCounters* c = &counters_[static_cast<size_t>(index)];
   BatchRing::Claimed claimed;
-  while (ring_.Claim(index, active_threads_, c, &claimed)) {
+  for (;;) {
+    const int64_t waited_before = c->wait_ns.load(std::memory_order_relaxed);
+    if (!ring_.Claim(index, active_threads_, c, &claimed)) break;
+    const int64_t waited = c->wait_ns.load(std::memory_order_relaxed) - waited_before;
+    if (waited > 0 && tracer_->on()) {
+      const int64_t now = NowNs();
+      SampleTrace{tracer_.get(), producer->lane(), &trace_names_, -1, claimed.batch, work_epoch_}
+          .Add(SpanKind::kWorkerWait, now - waited, now);
+    }
     if (!producer->Produce(reader_.get(), work_epoch_, claimed.position, claimed.slot,
                            claimed.buffer, c, /*prefetch=*/false)) {
       ring_.MarkStreamEnd(claimed.position);

@@ -3,6 +3,8 @@
 
 #include "base/clock.h"
 #include "ops/transform_ops.h"
+#include "pipeline/trace_names.h"
+#include "trace/nvtx.h"
 
 #include <algorithm>
 #include <chrono>
@@ -88,11 +90,18 @@ void CropWithPaddingMode(const RgbView& src, const GeometryStage& st, RgbImage* 
 
 }  // namespace
 
-int64_t SampleProcessor::Clock() const { return config_.timing ? NowNs() : 0; }
+int64_t SampleProcessor::Clock(const StageTimes* times) const {
+  return config_.timing || times->trace != nullptr ? NowNs() : 0;
+}
+
+int64_t SampleProcessor::TraceClock(const StageTimes* times) {
+  return times->trace != nullptr ? NowNs() : 0;
+}
 
 SampleProcessor::SampleProcessor(const ProcessorConfig& config, const PixelWriter* writer)
     : config_(config), writer_(writer), decoder_(config.decoder) {
   for (const Transform& t : config_.transforms) {
+    op_names_.push_back(TransformShortName(t));
     if (t.photometric()) photometric_.push_back(&t);
     if (StageOf(t) == TransformStage::kTensor) tensor_ops_.push_back(&t);
   }
@@ -116,60 +125,93 @@ bool SampleProcessor::TrimScratch() {
 
 Status SampleProcessor::Resample(const RgbView& src, int origin_x, int origin_y, Rng* rng,
                                  uint8_t* slot, bool tail_padding, StageTimes* times) {
+  const int64_t start = TraceClock(times);
   resampler_.Begin(h_, v_);
   resampler_.PushRows(src, origin_x, origin_y, tail_padding);
-  return FinishResample(rng, slot, times);
+  return FinishResample(rng, slot, times, start);
 }
 
-Status SampleProcessor::FinishResample(Rng* rng, uint8_t* slot, StageTimes* times) {
+Status SampleProcessor::FinishResample(Rng* rng, uint8_t* slot, StageTimes* times,
+                                       int64_t start_ns) {
+  const SampleTrace* trace = times->trace;
   if (photometric_.empty()) {  // fast path: rows go straight into the slot
     SinkCtx ctx{writer_, slot, out_h_};
-    if (!resampler_.Finish(&SinkToSlot, &ctx)) {
-      return InternalError("resampler: input rows missing");
+    {
+      nvtx::Range range("resample+write");
+      if (!resampler_.Finish(&SinkToSlot, &ctx)) {
+        return InternalError("resampler: input rows missing");
+      }
     }
-    RunTensorOps(rng, slot);
+    int64_t t = TraceClock(times);
+    if (trace != nullptr) trace->Add(SpanKind::kTransform, start_ns, t, trace->names->resample_write);
+    RunTensorOps(rng, slot, trace, t);
     return Status::OK();
   }
   // Photometric ops: the output-size image in scratch, the ops in place,
   // then the rows into the slot.
   out_.Resize(h_.length, v_.length);
-  if (!resampler_.Finish(&SinkToImage, &out_)) {
-    return InternalError("resampler: input rows missing");
-  }
-  for (const Transform* t : photometric_) {
-    if (t->callback != nullptr) {
-      STOKER_RETURN_IF_ERROR(RunCallback(*t, rng, times));
-    } else {
-      OpsOf(*t).image(*t, rng, &out_, &aux_);
+  {
+    nvtx::Range range("resample");
+    if (!resampler_.Finish(&SinkToImage, &out_)) {
+      return InternalError("resampler: input rows missing");
     }
   }
-  for (int y = 0; y < out_.height(); ++y) {
-    writer_->WriteRow(out_.row(y), y, out_.height(), out_.width(), slot);
+  int64_t t = TraceClock(times);
+  if (trace != nullptr) trace->Add(SpanKind::kTransform, start_ns, t, trace->names->resample);
+  for (const Transform* op : photometric_) {
+    nvtx::Range range(op_names_[static_cast<size_t>(op - config_.transforms.data())].c_str());
+    if (op->callback != nullptr) {
+      STOKER_RETURN_IF_ERROR(RunCallback(*op, rng, times));
+    } else {
+      OpsOf(*op).image(*op, rng, &out_, &aux_);
+    }
+    if (trace != nullptr) {
+      const int64_t now = NowNs();
+      trace->Add(SpanKind::kTransform, t, now,
+                 trace->names->transform[static_cast<size_t>(op - config_.transforms.data())]);
+      t = now;
+    }
   }
-  RunTensorOps(rng, slot);
+  {
+    nvtx::Range range("write");
+    for (int y = 0; y < out_.height(); ++y) {
+      writer_->WriteRow(out_.row(y), y, out_.height(), out_.width(), slot);
+    }
+  }
+  if (trace != nullptr) {
+    const int64_t now = NowNs();
+    trace->Add(SpanKind::kTransform, t, now, trace->names->write);
+    t = now;
+  }
+  RunTensorOps(rng, slot, trace, t);
   return Status::OK();
 }
 
 Status SampleProcessor::RunCallback(const Transform& t, Rng* rng, StageTimes* times) {
   const uint64_t seed = rng->Next();  // drawn whatever the callback does with it
   // RgbImage rows are packed (stride = width * 3), as SampleCallback promises.
-  const int64_t t0 = Clock();
+  const int64_t t0 = Clock(times);
   Status st = (*t.callback)(out_.data(), out_.width(), out_.height(), seed);
-  times->callback_ns += Clock() - t0;
+  times->callback_ns += Clock(times) - t0;
   if (!st.ok()) return st.WithContext(t.ToString());
   return Status::OK();
 }
 
-void SampleProcessor::RunTensorOps(Rng* rng, uint8_t* slot) const {
+void SampleProcessor::RunTensorOps(Rng* rng, uint8_t* slot, const SampleTrace* trace,
+                                   int64_t start_ns) const {
+  if (tensor_ops_.empty()) return;
+  nvtx::Range range("tensor ops");
   const OutputTensor out{slot, out_h_, out_w_, DTypeSize(writer_->dtype()),
                          writer_->layout() == Layout::kNCHW};
   for (const Transform* t : tensor_ops_) OpsOf(*t).tensor(*t, rng, out);
+  if (trace != nullptr) trace->Add(SpanKind::kTransform, start_ns, NowNs(), trace->names->tensor);
 }
 
 Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const SampleOutput& out,
                                 StageTimes* times) {
 
-  const int64_t t0 = Clock();
+  const int64_t t0 = Clock(times);
+  nvtx::Range decode_range("decode");
   ImageHeader header;
   const bool raw = sample.pixels != nullptr;
   if (raw) {
@@ -178,6 +220,8 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const Sample
   } else {
     STOKER_RETURN_IF_ERROR(decoder_.Open(sample.bytes, sample.size, &header));
   }
+  times->source_width = header.width;
+  times->source_height = header.height;
   GeometryPlan plan;
   STOKER_RETURN_IF_ERROR(PlanGeometry(config_.transforms, header.width, header.height, rng, &plan));
   uint8_t* slot = out.slot;
@@ -196,8 +240,13 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const Sample
   out_w_ = plan.width();
   const GeometryStage& st = plan.stages[0];
   if (plan.num_stages != 1 || !Inside(st.crop, header.width, header.height)) {
+    decode_range.End();  // ProcessSlow opens its own
     return ProcessSlow(sample, plan, rng, slot, t0, times);
   }
+  // The decode span's path: region (JPEG), DCT scale, rows, raw pixels.
+  const SampleTrace* trace = times->trace;
+  uint8_t path = raw ? kDecodeRaw
+                     : header.format == ImageFormat::kJpeg ? kDecodeRegion : kDecodeWhole;
 
   // Fast path. Pick the DCT scale: the largest 1/d keeping the crop at least
   // as large as the output in both directions, when the crop is >= 2x.
@@ -256,10 +305,15 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const Sample
     if (region.region.x != h_.min_input || region.region.y != v_.min_input) {
       return InternalError("decoded rows do not start where the taps do");
     }
-    const int64_t t1 = Clock();
+    const int64_t t1 = Clock(times);
     times->decode_ns += t1 - t0;
-    const Status status = FinishResample(rng, slot, times);
-    times->augment_ns += Clock() - t1;
+    decode_range.End();
+    if (trace != nullptr) {
+      trace->Add(SpanKind::kDecode, t0, t1, 0,
+                 static_cast<uint8_t>(path | kDecodeRows | (d > 1 ? kDecodeScaled : 0)), d);
+    }
+    const Status status = FinishResample(rng, slot, times, t1);
+    times->augment_ns += Clock(times) - t1;
     return status;
   }
   RgbView view;
@@ -276,10 +330,15 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const Sample
     origin_y = region.region.y;
     tail_padding = true;  // decoder buffers keep slack after the last row
   }
-  const int64_t t1 = Clock();
+  const int64_t t1 = Clock(times);
   times->decode_ns += t1 - t0;
+  decode_range.End();
+  if (trace != nullptr) {
+    trace->Add(SpanKind::kDecode, t0, t1, 0,
+               static_cast<uint8_t>(path | (d > 1 ? kDecodeScaled : 0)), d);
+  }
   const Status status = Resample(view, origin_x, origin_y, rng, slot, tail_padding, times);
-  times->augment_ns += Clock() - t1;
+  times->augment_ns += Clock(times) - t1;
   return status;
 }
 
@@ -300,6 +359,7 @@ Status SampleProcessor::DecodeWhole(const SampleData& sample, CachedImage* out) 
 Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan& plan,
                                     Rng* rng, uint8_t* slot, int64_t t0, StageTimes* times) {
   last_scale_denom_ = 1;
+  nvtx::Range decode_range("decode");
   RgbView current;
   if (sample.pixels != nullptr) {
     current = RawView(sample);
@@ -308,8 +368,14 @@ Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan
     STOKER_RETURN_IF_ERROR(decoder_.Decode(DecodeRequest{}, &all));
     current = all.pixels;
   }
-  const int64_t t1 = Clock();
+  const SampleTrace* trace = times->trace;
+  const int64_t t1 = Clock(times);
   times->decode_ns += t1 - t0;
+  decode_range.End();
+  if (trace != nullptr) {
+    trace->Add(SpanKind::kDecode, t0, t1, 0,
+               sample.pixels != nullptr ? kDecodeRaw : kDecodeWhole, 1);
+  }
   RgbImage* bufs[2] = {&stage_a_, &stage_b_};
   int which = 0;
   for (int s = 0; s < plan.num_stages; ++s) {
@@ -333,9 +399,12 @@ Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan
     ComputeAxisCoeffs(lo_y, lo_y + st.crop.height, lo_y, lo_y + st.crop.height, st.out_height,
                       st.window.y, st.window.height, last && plan.vflip, &v_);
     if (last) {
-      const Status st = Resample(cropped, 0, 0, rng, slot, /*tail_padding=*/false, times);
+      // The span of the last resample covers the earlier stages too.
+      resampler_.Begin(h_, v_);
+      resampler_.PushRows(cropped, 0, 0, /*tail_padding=*/false);
+      const Status st = FinishResample(rng, slot, times, t1);
       if (!st.ok()) {
-        times->augment_ns += Clock() - t1;
+        times->augment_ns += Clock(times) - t1;
         return st;
       }
     } else {
@@ -344,7 +413,7 @@ Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan
       which ^= 1;
     }
   }
-  times->augment_ns += Clock() - t1;
+  times->augment_ns += Clock(times) - t1;
   return Status::OK();
 }
 

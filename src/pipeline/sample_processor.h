@@ -37,6 +37,7 @@
 #include "pipeline/decoded_cache.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "base/rng.h"
@@ -47,6 +48,7 @@
 #include "stoker/batch.h"
 #include "stoker/source.h"
 #include "stoker/transforms.h"
+#include "trace/sample_trace.h"
 
 namespace stoker {
 
@@ -73,11 +75,17 @@ struct ProcessorConfig {
   size_t stream_rows_min_bytes = size_t{16} << 20;
 };
 
-// Nanoseconds spent in each part of Process().
+// Nanoseconds spent in each part of Process(), and what the caller asked to
+// see: with `trace` set (tracing on), Process() records a span per step
+// (decode with its path, the fused resample, each photometric op, the
+// conversion, the ops on the written sample) and NVTX ranges; the sample's
+// size before any transform (its header) is reported for the data monitor.
 struct StageTimes {
   int64_t decode_ns = 0;
   int64_t augment_ns = 0;
   int64_t callback_ns = 0;  // in Callback transforms; part of augment_ns
+  const SampleTrace* trace = nullptr;
+  int source_width = 0, source_height = 0;  // set once the header is read
 };
 
 // Where Process() writes a sample: `slot`, of the writer's fixed size; or,
@@ -113,7 +121,10 @@ class SampleProcessor {
   int last_scale_denom() const { return last_scale_denom_; }
 
  private:
-  int64_t Clock() const;  // NowNs(), or 0 when timing is off
+  // NowNs(), or 0 when timing is off and nothing is traced.
+  int64_t Clock(const StageTimes* times) const;
+  // NowNs() when tracing (times->trace), else 0: the clock reads only spans need.
+  static int64_t TraceClock(const StageTimes* times);
   // `t0`: when Process() began (decode time is counted from it).
   Status ProcessSlow(const SampleData& sample, const GeometryPlan& plan, Rng* rng,
                      uint8_t* slot, int64_t t0, StageTimes* times);
@@ -124,12 +135,13 @@ class SampleProcessor {
                   bool tail_padding, StageTimes* times);
   // The rest of Resample() once every input row is in the resampler
   // (resampler_.Begin(h_, v_) and the rows pushed): vertical pass, ops,
-  // slot.
-  Status FinishResample(Rng* rng, uint8_t* slot, StageTimes* times);
+  // slot. `start_ns`: when the resample began (TraceClock), for its span.
+  Status FinishResample(Rng* rng, uint8_t* slot, StageTimes* times, int64_t start_ns);
   // Callback `t` on out_; its time into times->callback_ns.
   Status RunCallback(const Transform& t, Rng* rng, StageTimes* times);
-  // The kTensor transforms (RandomErasing) on the converted sample at `slot`.
-  void RunTensorOps(Rng* rng, uint8_t* slot) const;
+  // The kTensor transforms (RandomErasing) on the converted sample at
+  // `slot`; their span (from `start_ns`) into `trace` when it is not null.
+  void RunTensorOps(Rng* rng, uint8_t* slot, const SampleTrace* trace, int64_t start_ns) const;
   void WriteFrom(const RgbView& src, int origin_x, int origin_y, uint8_t* slot);
 
   const ProcessorConfig& config_;
@@ -139,6 +151,7 @@ class SampleProcessor {
   AxisCoeffs h_, v_;
   RgbImage stage_a_, stage_b_;
   std::vector<const Transform*> photometric_;  // into config_.transforms, in list order
+  std::vector<std::string> op_names_;  // per transform: its name (NVTX ranges)
   std::vector<const Transform*> tensor_ops_;   // kTensor (RandomErasing), on the slot last
   RgbImage out_, aux_;  // the output-size image and a second buffer for the photometric ops
   int last_scale_denom_ = 1;

@@ -10,6 +10,7 @@
 #include "base/clock.h"
 #include "base/rng.h"
 #include "pipeline/batch_assembler.h"
+#include "trace/nvtx.h"
 
 namespace stoker {
 namespace {
@@ -80,14 +81,23 @@ bool SampleProducer::Produce(EpochReader* reader, int64_t epoch, int64_t p, int 
   const LoaderOptions& options = *ctx_.options;
   const int64_t n = reader->size();
   const int64_t pos = p;
-  if (ctx_.output_cache && ServeFromOutputCache(reader, pos, s, buf, c)) return true;
+  // Tracing: the spans' labels; the sample id is filled in once read.
+  SampleTrace trace_labels;
+  const SampleTrace* trace = nullptr;
+  if (lane_ != nullptr && ctx_.tracer->on()) {
+    trace_labels = SampleTrace{ctx_.tracer, lane_, ctx_.trace_names, -1,
+                               p / options.batch_size, epoch};
+    trace = &trace_labels;
+  }
+  if (ctx_.output_cache && ServeFromOutputCache(reader, pos, s, buf, c, trace)) return true;
   constexpr int attempt = 0;  // the augmentation stream's last seed word (no retries)
   SampleData sample;
   bool end = false;
-  const bool timing = options.stage_timing;
+  const bool timing = options.stage_timing || trace != nullptr;
   const int64_t t0 = timing ? NowNs() : 0;
   std::shared_ptr<const CachedImage> cached;  // holds the pixels `sample` points at
   int64_t cache_decode_ns = 0;
+  nvtx::Range read_range("read");
   Status st = NoThrow(
       [&] {
         return ctx_.cache == nullptr || ctx_.output_cache
@@ -95,9 +105,19 @@ bool SampleProducer::Produce(EpochReader* reader, int64_t epoch, int64_t p, int 
                    : ReadThroughCache(reader, pos, &sample, &end, &cached, &cache_decode_ns);
       },
       [&] { return reader->Name(pos); });
+  read_range.End();
   const int64_t t1 = timing ? NowNs() : 0;
   c->Add(c->read_ns, t1 - t0 - cache_decode_ns);
   c->Add(c->decode_ns, cache_decode_ns);
+  if (trace != nullptr) {
+    trace_labels.sample = st.ok() && !end ? sample.id : -1;
+    if (cached != nullptr && cache_decode_ns == 0) {
+      trace->Add(SpanKind::kCacheHit, t0, t1);
+    } else {
+      trace->Add(SpanKind::kRead, t0, t1 - cache_decode_ns);
+      if (cache_decode_ns > 0) trace->Add(SpanKind::kCacheMiss, t1 - cache_decode_ns, t1);
+    }
+  }
   if (st.ok() && end && n < 0) {  // past the end of a stream: an empty slot
     buf->errors()[s] = Status::OK();
     buf->ids()[s] = -1;
@@ -111,6 +131,7 @@ bool SampleProducer::Produce(EpochReader* reader, int64_t epoch, int64_t p, int 
     Rng rng(HashSeed(options.seed, static_cast<uint64_t>(epoch),
                      static_cast<uint64_t>(sample.id), static_cast<uint64_t>(attempt)));
     StageTimes times;
+    times.trace = trace;
     bool threw = true;
     st = NoThrow(
         [&] {
@@ -135,6 +156,7 @@ bool SampleProducer::Produce(EpochReader* reader, int64_t epoch, int64_t p, int 
     c->Add(c->decode_ns, times.decode_ns);
     c->Add(c->augment_ns, times.augment_ns);
     c->Add(c->callback_ns, times.callback_ns);
+    if (tally_ != nullptr) tally_->Add(times.source_width, times.source_height);
     if (!st.ok() && !threw) st = st.WithContext(reader->Name(pos));
   }
   TrimScratch();
@@ -143,7 +165,11 @@ bool SampleProducer::Produce(EpochReader* reader, int64_t epoch, int64_t p, int 
     buf->ids()[s] = sample.id;
     buf->errors()[s] = Status::OK();
     c->Add(c->images, 1);
-    if (ctx_.output_cache) StoreInOutputCache(reader, pos, s, buf);
+    if (ctx_.output_cache) {
+      const int64_t t2 = trace != nullptr ? NowNs() : 0;
+      StoreInOutputCache(reader, pos, s, buf);
+      if (trace != nullptr) trace->Add(SpanKind::kCacheStore, t2, NowNs(), 0, /*output*/ 1);
+    }
     return true;
   }
   if (options.on_error == OnError::kRaise) {
@@ -206,9 +232,11 @@ Status SampleProducer::ReadThroughCache(EpochReader* reader, int64_t pos, Sample
 
 // cache_kind kOutput: a hit copies the finished sample into slot `s`.
 bool SampleProducer::ServeFromOutputCache(EpochReader* reader, int64_t pos, int s,
-                                          BatchBuffer* buf, WorkerCounters* c) {
+                                          BatchBuffer* buf, WorkerCounters* c,
+                                          const SampleTrace* trace) {
   const int64_t key = reader->KeyAt(pos);
   if (key < 0) return false;
+  const int64_t t0 = trace != nullptr ? NowNs() : 0;
   const std::shared_ptr<const CachedImage> hit = ctx_.cache->Lookup(key);
   if (hit == nullptr) return false;
   uint8_t* slot = buf->slot(s);
@@ -228,6 +256,11 @@ bool SampleProducer::ServeFromOutputCache(EpochReader* reader, int64_t pos, int 
   buf->ids()[s] = hit->id;
   buf->errors()[s] = Status::OK();
   c->Add(c->images, 1);
+  if (trace != nullptr) {
+    SampleTrace labelled = *trace;
+    labelled.sample = hit->id;
+    labelled.Add(SpanKind::kCacheHit, t0, NowNs(), 0, /*output*/ 1);
+  }
   return true;
 }
 

@@ -12,6 +12,9 @@
 // scratch to the budget. Records (pipeline/record_plan.h): after the primary
 // image, a RecordProcessor writes the sample's other fields into their slots;
 // an error in any field fails the whole sample. Both caches keep every field.
+// scratch to the budget. While the loader's tracer is on it records the
+// read and cache spans and hands a SampleTrace to the processor for the rest
+// (stoker/trace.h); with a SizeTally it counts the image's size.
 //
 // Thread-safety: one per worker, used by that worker only. What it shares
 // (the cache, the ledger, the reader, the release counter) is thread-safe.
@@ -27,6 +30,7 @@
 #include "pipeline/record_plan.h"
 #include "pipeline/record_processor.h"
 #include "pipeline/sample_processor.h"
+#include "pipeline/size_tally.h"
 #include "pipeline/skip_ledger.h"
 #include "stoker/batch.h"
 #include "stoker/loader.h"
@@ -44,11 +48,19 @@ struct ProducerContext {
   SkipLedger* skips = nullptr;
   std::atomic<int64_t>* scratch_releases = nullptr;  // times scratch was trimmed
   const RecordPlan* record = nullptr;  // the source's fields
+  Tracer* tracer = nullptr;                // never null in a Loader
+  const TraceNames* trace_names = nullptr;
 };
 
 class SampleProducer {
  public:
   explicit SampleProducer(const ProducerContext& context);
+
+  // The worker's trace lane (its spans) and size tally (null: none).
+  void AttachWorker(TraceLane* lane, SizeTally* tally) {
+    lane_ = lane;
+    tally_ = tally;
+  }
 
   // Makes position p of `reader` (epoch `epoch`) into slot s of `buf`,
   // counting its work in `c`. `prefetch`: p is a position of the next
@@ -58,6 +70,8 @@ class SampleProducer {
   bool Produce(EpochReader* reader, int64_t epoch, int64_t p, int s, BatchBuffer* buf,
                WorkerCounters* c, bool prefetch);
 
+  TraceLane* lane() const { return lane_; }
+
   // Scratch held between samples (processor's and the read buffer).
   size_t scratch_bytes() const;
 
@@ -65,7 +79,7 @@ class SampleProducer {
   Status ReadThroughCache(EpochReader* reader, int64_t pos, SampleData* sample, bool* end,
                           std::shared_ptr<const CachedImage>* cached, int64_t* decode_ns);
   bool ServeFromOutputCache(EpochReader* reader, int64_t pos, int s, BatchBuffer* buf,
-                            WorkerCounters* c);
+                            WorkerCounters* c, const SampleTrace* trace);
   void StoreInOutputCache(EpochReader* reader, int64_t pos, int s, BatchBuffer* buf);
   void TrimScratch();
 
@@ -73,6 +87,8 @@ class SampleProducer {
   SampleProcessor processor_;
   std::unique_ptr<RecordProcessor> record_;  // records only
   SampleScratch scratch_;
+  TraceLane* lane_ = nullptr;
+  SizeTally* tally_ = nullptr;
 };
 
 }  // namespace stoker

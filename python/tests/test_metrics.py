@@ -1,0 +1,109 @@
+"""stoker.metrics: a PrometheusCollector scraped over real HTTP from prometheus_client's own
+WSGI app on 127.0.0.1, and the every-N-batches callback.
+
+Known answers: after one epoch the scraped counters equal the loader's own (images, batches,
+bytes read), the rank label is the loader's rank, the fractions lie in [0, 1]; the callback
+runs after batches N, 2N, ... with the same counters the loader reports then.
+"""
+
+from __future__ import annotations
+
+import threading
+import urllib.request
+from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+import pytest
+
+import stoker
+from conftest import SMALL_CLASSES
+
+prometheus_client = pytest.importorskip("prometheus_client")
+from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
+
+N = sum(SMALL_CLASSES.values())
+
+
+class _Quiet(WSGIRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def make(root, **kw):
+    return stoker.Loader(stoker.ImageFolder(root), batch_size=8, threads=2,
+                         transforms=[stoker.Resize(24), stoker.CenterCrop(24)], **kw)
+
+
+def scrape(registry):
+    server = make_server("127.0.0.1", 0, prometheus_client.make_wsgi_app(registry),
+                         handler_class=_Quiet)
+    thread = threading.Thread(target=server.handle_request)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/metrics"
+        with urllib.request.urlopen(url, timeout=30) as r:
+            assert r.status == 200
+            text = r.read().decode()
+    finally:
+        thread.join()
+        server.server_close()
+    out = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            out[sample.name] = (sample.value, sample.labels)
+    return out
+
+
+def test_prometheus_scrape_over_http(small_root):
+    registry = prometheus_client.CollectorRegistry()
+    loader = make(small_root, rank=1, world_size=2)
+    stoker.metrics.PrometheusCollector(loader, registry=registry)
+    for _ in loader:
+        pass
+    stats = loader.stats()
+    got = scrape(registry)
+    assert got["stoker_images_total"] == (stats["images"], {"rank": "1"})
+    assert got["stoker_batches_total"][0] == stats["batches"] == len(loader)
+    assert got["stoker_bytes_read_total"][0] == stats["bytes_read"] > 0
+    assert got["stoker_padded_samples_total"][0] == stats["padded_samples"]
+    assert got["stoker_skipped_samples_total"][0] == 0
+    assert got["stoker_threads"][0] == 2
+    assert got["stoker_images_per_sec"][0] > 0
+    for name in ("read_busy_fraction", "decode_busy_fraction", "augment_busy_fraction",
+                 "consumer_wait_fraction"):
+        assert 0 <= got[f"stoker_{name}"][0] <= 1, name
+    assert got["stoker_decode_busy_fraction"][0] > 0
+    assert "stoker_queue_batches" in got and "stoker_ready_batches" in got
+    assert got["stoker_cache_hit_rate"][0] == 0
+
+
+def test_cache_hit_rate_and_closed_loader(small_root):
+    registry = prometheus_client.CollectorRegistry()
+    loader = make(small_root, cache="output", cache_bytes=64 << 20)
+    collector = stoker.metrics.PrometheusCollector(loader, registry=registry)
+    for _ in range(2):
+        for _ in loader:
+            pass
+    got = scrape(registry)
+    assert got["stoker_cache_hit_rate"][0] == pytest.approx(loader.stats()["cache"]["hit_rate"])
+    assert 0.4 < got["stoker_cache_hit_rate"][0] <= 1  # the second epoch hits
+    loader.close()
+    assert not any(k.startswith("stoker_") for k in scrape(registry))
+    collector.unregister()
+
+
+def test_every_n_batches(small_root):
+    loader = make(small_root)
+    calls = []
+    remove = stoker.metrics.every(loader, 2, lambda b, m: calls.append((b, m["batches"])))
+    for _ in loader:
+        pass
+    nb = len(loader)
+    assert [c[0] for c in calls] == list(range(2, nb + 1, 2))
+    # The counters are the loader's when the batch was handed out.
+    assert all(batches == b for b, batches in calls)
+    remove()
+    for _ in loader:
+        pass
+    assert len(calls) == nb // 2
+    with pytest.raises(ValueError):
+        stoker.metrics.every(loader, 0, print)
