@@ -240,4 +240,11 @@ StatusOr<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<Source> source,
                                                 epoch_samples, std::move(plan)));
 }
 
+bool SetTuningClockForTesting(Loader* loader, TuningClock clock) {
+  auto* impl = dynamic_cast<LoaderImpl*>(loader);
+  if (impl == nullptr) return false;
+  impl->SetTuningClock(std::move(clock));
+  return true;
+}
+
 }  // namespace stoker

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "pipeline/batch_assembler.h"
@@ -49,6 +50,7 @@
 #include "pipeline/skip_ledger.h"
 #include "pipeline/trace_names.h"
 #include "pipeline/tuner.h"
+#include "pipeline/tuning_clock.h"
 #include "pipeline/tuning_window.h"
 #include "pipeline/worker_pool.h"
 #include "stoker/loader.h"
@@ -95,6 +97,12 @@ class LoaderImpl : public Loader {
   LoaderStats stats() const override;
   std::shared_ptr<Tracer> tracer() const override { return tracer_; }
 
+  // The test seam of pipeline/tuning_clock.h (SetTuningClockForTesting).
+  void SetTuningClock(TuningClock clock) {
+    MutexLock lock(mu());
+    tuning_clock_ = std::move(clock);
+  }
+
  private:
   // The loader lock's mutex, named so for the analysis.
   Mutex* mu() const STOKER_LOCK_RETURNED(lock_.mu) { return &lock_.mu; }
@@ -112,7 +120,7 @@ class LoaderImpl : public Loader {
   void RunEpoch(int index, SampleProducer* producer);
   bool PrefetchWantedLocked(uint64_t generation) const STOKER_EXCLUSIVE_LOCKS_REQUIRED(lock_.mu);
   void MaybePrefetchNextEpoch(uint64_t generation);
-  void TuneLocked(int images, int64_t waited_ns) STOKER_EXCLUSIVE_LOCKS_REQUIRED(lock_.mu);
+  void TuneLocked(int images, int64_t measured_wait_ns) STOKER_EXCLUSIVE_LOCKS_REQUIRED(lock_.mu);
   void FinishEpochLocked() STOKER_EXCLUSIVE_LOCKS_REQUIRED(lock_.mu);
 
   const std::shared_ptr<Source> source_;
@@ -155,6 +163,12 @@ class LoaderImpl : public Loader {
   bool epoch_random_access_ = true;  // the running epoch's reader's; set by Start
   std::unique_ptr<Tuner> tuner_ STOKER_GUARDED_BY(lock_.mu);  // used by the consumer
   std::unique_ptr<TuningWindow> tuning_window_ STOKER_GUARDED_BY(lock_.mu);
+  // What the tuning reads the time and the consumer's waits from (NowNs() and
+  // the measured waits unless a test installed its own), and the sum of the
+  // waits it saw: the waits for the batches taken, which leaves out a wait
+  // that ended in a stop, a failure or the stream's end.
+  TuningClock tuning_clock_ STOKER_GUARDED_BY(lock_.mu);
+  int64_t tuning_wait_ns_ STOKER_GUARDED_BY(lock_.mu) = 0;
   bool epoch_restart_ STOKER_GUARDED_BY(lock_.mu) = false;  // no batch taken since Start()
   LoaderCounters stats_ STOKER_GUARDED_BY(lock_.mu);
   Totals busy_at_last_batch_ STOKER_GUARDED_BY(lock_.mu);  // ShortStageLocked's mark

@@ -254,12 +254,17 @@ Stage LoaderImpl::ShortStageLocked() {
 }
 
 // Feeds the batch just taken to the tuning window and applies the tuner's
-// settings when a window closes. `waited_ns`: how long the consumer waited.
-void LoaderImpl::TuneLocked(int images, int64_t waited_ns) {
+// settings when a window closes. `measured_wait_ns`: how long the consumer
+// waited (tuning_clock_ may replace it, and the time, in tests).
+void LoaderImpl::TuneLocked(int images, int64_t measured_wait_ns) {
   const bool restart = epoch_restart_;
   epoch_restart_ = false;
+  const int64_t waited_ns = tuning_clock_.waited_ns ? tuning_clock_.waited_ns(measured_wait_ns)
+                                                    : measured_wait_ns;
+  tuning_wait_ns_ += waited_ns;
+  const int64_t now_ns = tuning_clock_.now_ns ? tuning_clock_.now_ns() : NowNs();
   const std::optional<TunerWindow> w =
-      tuning_window_->OnBatch(NowNs(), images, waited_ns, stats_.consumer_wait_ns(), restart);
+      tuning_window_->OnBatch(now_ns, images, waited_ns, tuning_wait_ns_, restart);
   if (!w) return;
   const TunerSettings next = tuner_->Observe(*w);
   active_threads_.store(next.threads, std::memory_order_relaxed);

@@ -5,14 +5,14 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstring>
+#include <functional>
 #include <set>
-#include <thread>
 
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "pipeline/tuning_clock.h"
 #include "testing/memory_source.h"
 #include "testing/test_images.h"
 
@@ -408,9 +408,31 @@ TEST(LoaderTest, StatsCountImagesBatchesAndStageTimes) {
 
 // Takes `batches` batches (over as many epochs as needed), sleeping
 // `step_ms` after each like a training step.
-void Consume(Loader* loader, int batches, int step_ms) {
+// The loader's tuning clock (pipeline/tuning_clock.h), driven by the test:
+// the time, and the consumer's wait for each batch, are what the test makes
+// them, however loaded the machine is.
+struct TestClock {
+  int64_t now_ns = 1'000'000'000;  // never 0: TuningWindow's "no window open"
+  int64_t wait_ns = 0;             // the consumer's wait for the next batch
+};
+
+// Takes `batches` batches, starting the next epoch at each end. Before each
+// Next(), `batch_ns(threads)` (threads: the loader's active workers, as
+// applied) says how long the batch takes on `clock`; `waiting` says whether
+// the consumer spends that time waiting for it (a starved consumer) or
+// working on the previous one (a fed consumer, no wait). The tuning clock is
+// installed first; everything runs on the calling thread's time line.
+void ConsumeOnClock(Loader* loader, int batches, TestClock* clock,
+                    const std::function<int64_t(int threads)>& batch_ns, bool waiting) {
+  TuningClock tc;
+  tc.now_ns = [clock] { return clock->now_ns; };
+  tc.waited_ns = [clock](int64_t /*measured*/) { return clock->wait_ns; };
+  ASSERT_TRUE(SetTuningClockForTesting(loader, std::move(tc)));
   ASSERT_TRUE(loader->Start().ok());
   for (int done = 0; done < batches;) {
+    const int64_t step = batch_ns(loader->stats().threads);
+    clock->now_ns += step;
+    clock->wait_ns = waiting ? step : 0;
     BatchPtr b;
     bool end = false;
     ASSERT_TRUE(loader->Next(&b, &end).ok());
@@ -418,51 +440,52 @@ void Consume(Loader* loader, int batches, int step_ms) {
       ASSERT_TRUE(loader->Start().ok());
       continue;
     }
-    if (step_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(step_ms));
     ++done;
   }
   loader->Stop();
 }
 
 TEST(LoaderTest, AutoThreadsGrowWhileASlowSourceStarvesTheConsumer) {
-  // Reads sleep 3 ms (storage latency): throughput grows with threads even
-  // on few cores, and the consumer waits for every batch.
-  auto src = std::make_shared<MemorySource>(JpegSamples(40), 3000);
+  // A source whose reads wait on storage: on the test's clock a batch takes
+  // 400 ms / threads up to 6 threads (no gain beyond), and the consumer
+  // waits for every one of them.
+  auto src = std::make_shared<MemorySource>(JpegSamples(40));
   LoaderOptions o = TrainOptions(4, 1);
   o.auto_threads = true;
   o.max_threads = 8;
   o.tune_window = 4;
   auto loader = Make(src, o);
   EXPECT_EQ(loader->stats().threads, 1);
-  Consume(loader.get(), 160, 0);
+  TestClock clock;
+  ConsumeOnClock(
+      loader.get(), 160, &clock,
+      [](int threads) { return int64_t{400'000'000} / std::min(std::max(threads, 1), 6); },
+      /*waiting=*/true);
   const LoaderStats s = loader->stats();
   EXPECT_GE(s.threads, 4) << s.tuning;
+  EXPECT_LE(s.threads, 8) << s.tuning;
   EXPECT_GT(s.tuning_changes, 0);
   EXPECT_FALSE(s.tuning.empty());
 }
 
 TEST(LoaderTest, AutoThreadsShrinkWhenTheConsumerNeverWaits) {
-  // Small images, so that even under ThreadSanitizer one thread makes a
-  // batch well within the step, epoch restarts included.
-  std::vector<MemorySample> samples;
-  for (int i = 0; i < 40; ++i) {
-    MemorySample m;
-    m.bytes = testing::EncodeJpeg(testing::MakePixels(40, 30, i), 40, 30, testing::JpegSpec{});
-    m.name = std::to_string(i) + ".jpg";
-    samples.push_back(std::move(m));
-  }
-  auto src = std::make_shared<MemorySource>(std::move(samples));
+  // The consumer's 40 ms step bounds the throughput whatever the threads,
+  // and it never waits: the tuner gives threads back.
+  auto src = std::make_shared<MemorySource>(JpegSamples(40));
   LoaderOptions o = TrainOptions(4, 4);
   o.auto_threads = true;
   o.max_threads = 4;
   o.tune_window = 4;
   auto loader = Make(src, o);
   EXPECT_EQ(loader->stats().threads, 4);
-  // A 40 ms step; a batch takes ~1 ms to make (~10 ms under ThreadSanitizer).
-  Consume(loader.get(), 70, 40);
+  TestClock clock;
+  ConsumeOnClock(
+      loader.get(), 70, &clock, [](int /*threads*/) { return int64_t{40'000'000}; },
+      /*waiting=*/false);
   const LoaderStats s = loader->stats();
   EXPECT_LE(s.threads, 2) << s.tuning;
   EXPECT_GE(s.threads, 1);
+  EXPECT_GT(s.tuning_changes, 0);
 }
 
 TEST(LoaderTest, TunedLoaderKeepsOrderAndPixels) {
