@@ -37,7 +37,8 @@ StatusOr<std::shared_ptr<NpySource>> NpySource::OpenFields(
   if (fields.empty()) return InvalidArgumentError("Npy needs at least one field");
   std::shared_ptr<NpyRecordSource> src(new NpyRecordSource());
   for (size_t k = 0; k < fields.size(); ++k) {
-    const auto& [name, path] = fields[k];
+    const std::string& name = fields[k].first;  // not a structured binding: clang 14
+    const std::string& path = fields[k].second;  // cannot capture one in a lambda
     auto fail = [&](const std::string& why) {
       return InvalidArgumentError("field '" + name + "' (" + path + "): " + why);
     };
