@@ -278,6 +278,7 @@ int Count(const testing::HttpServer& server, const std::string& method) {
 // three times over ("Too large response headers"). It now stops after 10
 // redirects, at once: "too many redirects".
 TEST(HttpTest, RedirectLoopIsTooManyRedirects) {
+  if (!BuiltWithCurl()) GTEST_SKIP() << "stoker was built without libcurl (STOKER_WITH_CURL=OFF)";
   testing::HttpServer server([](const testing::HttpRequest& r) {
     return testing::HttpResponse{302, {{"Location", r.path}}, ""};
   });
@@ -297,6 +298,7 @@ TEST(HttpTest, RedirectLoopIsTooManyRedirects) {
 // entry now asks the server (HEAD) whether it still has the same object
 // (ETag, Last-Modified, size) and downloads it again when not.
 TEST(HttpCacheTest, ChangedObjectIsDownloadedAgain) {
+  if (!BuiltWithCurl()) GTEST_SKIP() << "stoker was built without libcurl (STOKER_WITH_CURL=OFF)";
   std::mutex mu;
   std::string body = "version one", etag = "\"v1\"";
   testing::HttpServer server([&](const testing::HttpRequest& r) {
@@ -323,6 +325,7 @@ TEST(HttpCacheTest, ChangedObjectIsDownloadedAgain) {
 // boundary, say) was served as it was. The entry's size is checked against
 // what was downloaded on every open; a short entry is downloaded again.
 TEST(HttpCacheTest, TruncatedEntryIsDownloadedAgain) {
+  if (!BuiltWithCurl()) GTEST_SKIP() << "stoker was built without libcurl (STOKER_WITH_CURL=OFF)";
   const std::string body(300000, 'x');
   testing::HttpServer server([&](const testing::HttpRequest& r) {
     return testing::Object(r, body);  // no validators: only the size can tell
@@ -341,6 +344,7 @@ TEST(HttpCacheTest, TruncatedEntryIsDownloadedAgain) {
 // Issue 32 item 17: an error met in a cached shard names the cache file it
 // was read from (the damage may be the cache's, not the server's).
 TEST(HttpCacheTest, ErrorsInACachedShardNameTheCacheFile) {
+  if (!BuiltWithCurl()) GTEST_SKIP() << "stoker was built without libcurl (STOKER_WITH_CURL=OFF)";
   std::vector<testing::TarEntry> members;
   for (int i = 0; i < 4; ++i) {
     members.push_back({"k" + std::to_string(i) + ".jpg", std::vector<uint8_t>(3000, 7)});
