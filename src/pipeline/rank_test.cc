@@ -92,16 +92,8 @@ TEST(RankSplit, OffsetDealsTheRemainder) {
 std::vector<MemorySample> Samples(int n) { return testing::JpegSamples(n, {.labels = 3}); }
 
 LoaderOptions Options(int rank, int world, int threads, bool drop_last = false) {
-  LoaderOptions o;
-  o.batch_size = 4;
-  o.threads = threads;
-  o.shuffle = true;
-  o.seed = 11;
+  LoaderOptions o = testing::SmallAugmentedOptions(threads, 11, rank, world);
   o.drop_last = drop_last;
-  o.dtype = DType::kUint8;
-  o.transforms = {Transform::RandomResizedCrop(8, 8), Transform::RandomHorizontalFlip()};
-  o.rank = rank;
-  o.world_size = world;
   return o;
 }
 

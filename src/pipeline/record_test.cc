@@ -19,6 +19,7 @@
 #include "stoker/loader.h"
 #include "stoker/record.h"
 #include "stoker/source.h"
+#include "testing/loader_fixtures.h"
 #include "testing/test_images.h"
 
 namespace stoker {
@@ -144,16 +145,7 @@ Epoch RunRecords(std::shared_ptr<Source> source, const LoaderOptions& o) {
   return e;
 }
 
-LoaderOptions Options(int threads) {
-  LoaderOptions o;
-  o.batch_size = 4;
-  o.threads = threads;
-  o.shuffle = true;
-  o.seed = 3;
-  o.dtype = DType::kUint8;
-  o.transforms = {Transform::RandomResizedCrop(8, 8), Transform::RandomHorizontalFlip()};
-  return o;
-}
+LoaderOptions Options(int threads) { return testing::SmallAugmentedOptions(threads, 3); }
 
 // Every field of record `label` is sample `label`'s.
 void ExpectOwnFields(const Epoch& e) {

@@ -409,16 +409,7 @@ TEST(MixSourceTest, DescribesAndFingerprints) {
 // ---- Through the Loader ----
 
 LoaderOptions Loading(int threads, int rank = 0, int world = 1) {
-  LoaderOptions o;
-  o.batch_size = 4;
-  o.threads = threads;
-  o.shuffle = true;
-  o.seed = 3;
-  o.dtype = DType::kUint8;
-  o.transforms = {Transform::RandomResizedCrop(8, 8), Transform::RandomHorizontalFlip()};
-  o.rank = rank;
-  o.world_size = world;
-  return o;
+  return testing::SmallAugmentedOptions(threads, 3, rank, world);
 }
 
 std::shared_ptr<Source> JpegSource(int n, int labels) {

@@ -65,6 +65,19 @@ Delivered RunEpoch(Loader* loader) {
   return d;
 }
 
+LoaderOptions SmallAugmentedOptions(int threads, uint64_t seed, int rank, int world_size) {
+  LoaderOptions o;
+  o.batch_size = 4;
+  o.threads = threads;
+  o.shuffle = true;
+  o.seed = seed;
+  o.dtype = DType::kUint8;
+  o.transforms = {Transform::RandomResizedCrop(8, 8), Transform::RandomHorizontalFlip()};
+  o.rank = rank;
+  o.world_size = world_size;
+  return o;
+}
+
 std::unique_ptr<Loader> MakeLoader(std::shared_ptr<Source> source, const LoaderOptions& options) {
   auto made = Loader::Create(std::move(source), options);
   EXPECT_TRUE(made.ok()) << made.status().ToString();

@@ -64,6 +64,12 @@ void TakeBatches(Loader* loader, Delivered* out, int max_batches = INT_MAX);
 // Start() and every batch of the epoch.
 Delivered RunEpoch(Loader* loader);
 
+// Small shuffled, augmented uint8 batches for engine tests: batch 4,
+// RandomResizedCrop(8, 8) + RandomHorizontalFlip, seed `seed`, rank `rank`
+// of `world_size`.
+LoaderOptions SmallAugmentedOptions(int threads, uint64_t seed, int rank = 0,
+                                    int world_size = 1);
+
 // Loader::Create, recording a test failure (and returning null) on error.
 std::unique_ptr<Loader> MakeLoader(std::shared_ptr<Source> source, const LoaderOptions& options);
 
