@@ -364,7 +364,6 @@ def copy_bandwidth(args, data, dev, sdev, clock: Clock) -> dict:
         labels = torch.empty(images.shape[0], dtype=torch.int64, device=out_dev)
         cuda = clock.cuda
         cur = torch.cuda.current_stream(dev).cuda_stream if cuda else 0
-        copy_stream = torch.cuda.ExternalStream(feeder.stage.copy_stream) if cuda else None
 
         def stoker_once():
             t = feeder.stage.launch(images, out.data_ptr(), labels.data_ptr(), cur)
@@ -383,7 +382,10 @@ def copy_bandwidth(args, data, dev, sdev, clock: Clock) -> dict:
             feeder.stage.synchronize()
             return clock.elapsed_ms(a, b) / 1e3
 
-        stoker_s = loop(stoker_once, copy_stream)
+        # On the consumer's stream, which each hand-off makes wait for the batch's kernel:
+        # the end marker follows the last copy and the last conversion (the copy stream
+        # alone would miss the kernels, which run on stoker's convert stream).
+        stoker_s = loop(stoker_once, torch.cuda.current_stream(dev) if cuda else None)
         pinned = torch.empty(nbytes, dtype=torch.uint8).pin_memory() if cuda else \
             torch.empty(nbytes, dtype=torch.uint8)
         target = torch.empty(nbytes, dtype=torch.uint8, device=out_dev)
@@ -423,7 +425,22 @@ def profiled_copy(args, launch: Callable) -> dict:
         if not big:
             return {"error": "no H2D copy >= 1 MiB in the trace", "trace": trace.name}
         rates = sorted(e["args"]["bytes"] / (e["dur"] * 1e-6) / 1e9 for e in big)
+        kernels = sorted(e["dur"] for e in events if e.get("cat") == "kernel"
+                         and "TransformKernel" in e.get("name", ""))
+        # Do the conversion kernels overlap the next copies? The time the GPU spent on
+        # the big copies and the kernels together, against the sum of their durations
+        # (1: serialised; lower: overlapped).
+        work = sorted((e["ts"], e["ts"] + e["dur"]) for e in big + [
+            e for e in events if e.get("cat") == "kernel" and "TransformKernel" in e.get("name", "")])
+        union, end = 0.0, float("-inf")
+        for a, b in work:
+            union += max(0.0, b - max(a, end))
+            end = max(end, b)
+        total = sum(b - a for a, b in work)
         return {"copies": len(big), "gb_per_s_median": rates[len(rates) // 2],
+                "copy_us_median": sorted(e["dur"] for e in big)[len(big) // 2],
+                "kernel_us_median": kernels[len(kernels) // 2] if kernels else None,
+                "busy_over_sum": union / total if total else None,
                 "trace": trace.name}
     except Exception as e:  # noqa: BLE001 (optional evidence)
         return {"error": repr(e)}
@@ -863,6 +880,8 @@ def parse_sanitizer(path: Path) -> dict:
     text = path.read_text(errors="replace")
     m = re.search(r"ERROR SUMMARY: (\d+) error", text)
     hazards = re.search(r"RACECHECK SUMMARY: (.*)", text)
+    if not m and hazards:  # racecheck prints only "N hazards displayed (E errors, W warnings)"
+        m = re.search(r"\((\d+) errors?", hazards.group(1))
     return {"errors": int(m.group(1)) if m else -1,
             "summary": (hazards.group(1) if hazards else (m.group(0) if m else "no summary")),
             "gtest_passed": "[  PASSED  ]" in text and "[  FAILED  ]" not in text,

@@ -121,9 +121,11 @@ class DeviceStage {
   virtual const DeviceOptions& options() const = 0;
 
   // Enqueues, on the copy stream, the H2D copy of `batch` (uint8 NHWC, from
-  // pinned memory), then (after `alloc_stream`'s work so far, so `out` may be
-  // memory the framework just recycled) the conversion kernel into `out` and
-  // the labels into `labels_out` (int64[n], device memory; may be null).
+  // pinned memory), then, on the stage's convert stream (after that copy and
+  // after `alloc_stream`'s work so far, so `out` may be memory the framework
+  // just recycled), the conversion kernel into `out` and the labels into
+  // `labels_out` (int64[n], device memory; may be null). Two staging buffers:
+  // the next batch's copy overlaps this batch's kernel.
   // Sets the batch buffer's reuse fence to the copy's event (launch a batch
   // once: a second launch replaces the fence). Blocks on the GPU only when it
   // is 4 batches behind.
@@ -135,9 +137,10 @@ class DeviceStage {
   // Gives back a ticket that will not be handed off (e.g. a batch launched
   // ahead and dropped); call it after Synchronize(). The ticket is spent.
   virtual void Release(DeviceTicket ticket) = 0;
-  // Blocks until all work on the copy stream is done.
+  // Blocks until all work the stage enqueued (copy and convert streams) is done.
   virtual Status Synchronize() = 0;
-  // The copy stream (cudaStream_t), e.g. for a benchmark.
+  // The copy stream (cudaStream_t; the H2D copies only), e.g. for a benchmark.
+  // A batch is complete when the consumer's stream has waited on its ticket.
   virtual uintptr_t copy_stream() const = 0;
 };
 

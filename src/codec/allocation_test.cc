@@ -21,15 +21,8 @@
 
 #include "codec/decoder.h"
 #include "testing/hostile_images.h"
+#include "testing/sanitizers.h"
 #include "testing/test_images.h"
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define STOKER_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define STOKER_SANITIZED 1
-#endif
-#endif
 
 namespace stoker {
 namespace {

@@ -39,7 +39,18 @@ __global__ void TransformKernel(const uint8_t* in, device::BatchGeometry g,
                          static_cast<int>(pixel % g.out_width), out);
 }
 
+__global__ void CopyLabelsKernel(const int64_t* in, int n, int64_t* out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = in[i];
+}
+
 }  // namespace
+
+cudaError_t LaunchCopyLabels(const int64_t* in, int n, int64_t* out, cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  CopyLabelsKernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, stream>>>(in, n, out);
+  return cudaGetLastError();
+}
 
 cudaError_t LaunchGreySums(const uint8_t* in, int n, int height, int width,
                            unsigned long long* sums, cudaStream_t stream) {

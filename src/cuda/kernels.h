@@ -1,13 +1,16 @@
 // Copyright 2026 The stoker Authors.
 //
-// Kernel launchers of the GPU stage (src/cuda/kernels.cu). Both are
+// Kernel launchers of the GPU stage (src/cuda/kernels.cu). All are
 // asynchronous on `stream` and return the launch error, if any.
 //
 // TransformBatch: one thread per output pixel, one kernel per batch; each
 // thread runs device::TransformPixel (src/device/pixel_math.h), the code the
 // host tests check. GreySums: the per-sample sum of GreyLevel that the
 // contrast jitter needs (integer atomics, so the result is exact and does not
-// depend on scheduling); `sums` must be zeroed first.
+// depend on scheduling); `sums` must be zeroed first. CopyLabels: `n` int64
+// labels from device staging into the framework's tensor, on the convert
+// stream (an H2D copy there would queue behind the next batch's image copy on
+// the copy engine and serialise the two streams again).
 #ifndef STOKER_CUDA_KERNELS_H_
 #define STOKER_CUDA_KERNELS_H_
 
@@ -27,6 +30,8 @@ cudaError_t LaunchTransformBatch(const uint8_t* in, int n, const device::BatchGe
                                  const device::SampleParams* params,
                                  const unsigned long long* grey_sums, void* out,
                                  cudaStream_t stream);
+
+cudaError_t LaunchCopyLabels(const int64_t* in, int n, int64_t* out, cudaStream_t stream);
 
 }  // namespace stoker::cuda
 
