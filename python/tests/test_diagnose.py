@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -177,3 +181,84 @@ def test_an_error_in_the_step_propagates(small_jpegs):
     with pytest.raises(ValueError, match="bad step"):
         stoker.diagnose(loader, step, batches=4)
 
+
+# The CLI on the user's own pipeline: `stoker diagnose --loader`, `stoker tune --loader`,
+# `--transforms` (the C++ verb hands over to stoker._user_pipeline in Python).
+CLI = os.environ.get("STOKER_CLI", os.path.join(os.path.dirname(__file__), "..", "..",
+                                                "build", "stoker"))
+needs_cli = pytest.mark.skipif(not os.access(CLI, os.X_OK), reason=f"no CLI binary at {CLI}")
+
+
+def _cli(*args, timeout=120):
+    env = dict(os.environ, STOKER_PYTHON=sys.executable)
+    return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+@pytest.fixture(scope="module")
+def user_module(tmp_path_factory, many_small_jpegs):
+    d = tmp_path_factory.mktemp("user_pipeline")
+    (d / "my_pipeline.py").write_text(
+        "import time\n"
+        "import stoker\n"
+        f"DATA = {many_small_jpegs!r}\n"
+        "def make_loader():\n"
+        "    # 40x40 is a size no built-in pipeline makes (they are 224)\n"
+        "    return stoker.Loader(stoker.ImageFolder(DATA), batch_size=4, threads=1,\n"
+        "                         transforms=[stoker.CenterCrop(40)])\n"
+        "def step(images, labels):\n"
+        "    assert tuple(images.shape) == (4, 3, 40, 40), images.shape\n"
+        "    time.sleep(0.02)\n")
+    return d / "my_pipeline.py"
+
+
+@needs_cli
+def test_cli_diagnoses_the_users_loader_and_step(user_module):
+    spec = f"{user_module}:make_loader"
+    r = _cli("diagnose", "--loader", spec, "--step", f"{user_module}:step", "--batches", "4",
+             "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["tool"] == "diagnose"
+    assert out["state"] == "fed", out  # a 20 ms step on 40x40 crops of tiny JPEGs
+    assert len(out["round_waits"]) >= 3
+    # As a module path, from the module's folder; and the text table.
+    r = subprocess.run([CLI, "diagnose", "--loader", "my_pipeline", "--step", "my_pipeline:step",
+                        "--batches", "3"], capture_output=True, text=True, timeout=120,
+                       cwd=user_module.parent, env=dict(os.environ, STOKER_PYTHON=sys.executable))
+    assert r.returncode == 0, r.stderr
+    assert "verdict: not data-bound" in r.stdout, r.stdout
+
+
+@needs_cli
+def test_cli_tunes_the_users_loader(user_module):
+    r = _cli("tune", "--loader", f"{user_module}:make_loader", "--threads", "1,2", "--prefetch",
+             "1", "--seconds", "0.2", "--no-auto", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert [c["threads"] for c in out["configs"]] == [1, 2]
+    assert {c["batch_size"] for c in out["configs"]} == {4}  # the loader's own
+
+
+@needs_cli
+def test_cli_takes_a_transforms_spec(many_small_jpegs):
+    r = _cli("diagnose", many_small_jpegs, "--transforms", "CenterCrop(24), RandomHorizontalFlip()",
+             "--batch-size", "4", "--step-ms", "20", "--batches", "3", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["state"] in ("fed", "marginal", "data-bound", "undecided")
+    r = _cli("diagnose", many_small_jpegs, "--transforms", "NoSuchTransform(3)", "--json")
+    assert r.returncode == 1
+    assert "--transforms" in r.stderr and "NoSuchTransform" in r.stderr
+    assert json.loads(r.stdout)["tool"] == "diagnose"
+
+
+@needs_cli
+def test_cli_names_a_bad_loader_spec(user_module):
+    r = _cli("diagnose", "--loader", f"{user_module}:no_such_function")
+    assert r.returncode == 1
+    assert "--loader" in r.stderr and "no_such_function" in r.stderr
+    r = _cli("diagnose", "--loader", "no_such_module_xyz:make")
+    assert r.returncode == 1 and "no_such_module_xyz" in r.stderr
+    r = _cli("diagnose")
+    assert r.returncode == 2 and "--loader" in r.stderr
+    r = _cli("tune", "--loader", f"{user_module}:make_loader", "--transforms", "CenterCrop(8)")
+    assert r.returncode == 2 and "--transforms goes with DATA" in r.stderr
