@@ -378,13 +378,15 @@ StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const Batc
   } else if (stage == "decode+augment") {
     const bool decode = cached_stats.total.decode_s >= cached_stats.total.augment_s;
     d.bottleneck = decode ? "decode" : "augment";
+    // With the cores contended, more threads only queue for them.
+    const std::string more = d.cpu.contended
+                                 ? ""
+                                 : "add threads (now " + std::to_string(threads) + "), ";
     by = decode
-        ? "by decoding (decode + augment cut throughput " + times + "): add threads (now " +
-              std::to_string(threads) + "), keep dct_scaling on, or store pre-resized images "
-              "so less is decoded"
-        : "by augmentation (decode + augment cut throughput " + times + "): add threads "
-              "(now " + std::to_string(threads) + "), output uint8 and normalise on the GPU, or "
-              "drop costly transforms";
+        ? "by decoding (decode + augment cut throughput " + times + "): " + more +
+              "keep dct_scaling on, or store pre-resized images so less is decoded"
+        : "by augmentation (decode + augment cut throughput " + times + "): " + more +
+              "output uint8 and normalise on the GPU, or drop costly transforms";
   } else if (stage == "copy") {
     d.bottleneck = "copy";
     by = "by the batch copy (it cuts throughput " + times +
