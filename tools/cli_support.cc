@@ -41,6 +41,49 @@ std::string DataFile(const std::string& rel) {
   return "";
 }
 
+int ExecUserPipeline(const std::vector<std::string>& args) {
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    std::string dir(exe, n);
+    dir = dir.substr(0, dir.rfind('/')) + "/share/stoker/python";
+    if (access((dir + "/stoker/_user_pipeline.py").c_str(), R_OK) == 0) {
+      const char* old = std::getenv("PYTHONPATH");
+      const std::string path = old != nullptr && *old != '\0' ? dir + ":" + old : dir;
+      setenv("PYTHONPATH", path.c_str(), 1);
+    }
+  }
+  const std::string python = PythonInterpreter();
+  std::vector<std::string> all = {python, "-m", "stoker._user_pipeline"};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  execv(python.c_str(), argv.data());
+  std::fprintf(stderr,
+               "stoker: cannot run %s for the user's pipeline (--loader, --step, --transforms): "
+               "set STOKER_PYTHON to the interpreter stoker is installed for, or run "
+               "`python -m stoker._user_pipeline %s ...`\n",
+               python.c_str(), args.empty() ? "diagnose" : args[0].c_str());
+  return 127;
+}
+
+std::vector<std::string> UserPipelineArgs(const std::string& verb, const std::string& data,
+                                          const std::string& loader,
+                                          const std::string& transforms) {
+  if (!loader.empty() && !transforms.empty()) {
+    std::fprintf(stderr, "stoker %s: --loader builds the whole Loader; --transforms goes with "
+                         "DATA instead\n", verb.c_str());
+    return {};
+  }
+  std::vector<std::string> args = {verb};
+  if (!data.empty()) args.push_back(data);
+  if (!loader.empty()) args.insert(args.end(), {"--loader", loader});
+  if (!transforms.empty()) args.insert(args.end(), {"--transforms", transforms});
+  return args;
+}
+
 int ReportError(const char* tool, const Status& status, bool json) {
   if (json) {
     std::printf("{\"tool\": %s, \"error\": %s, \"code\": %s}\n", JsonQuote(tool).c_str(),

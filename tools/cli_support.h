@@ -9,6 +9,7 @@
 #define STOKER_TOOLS_CLI_SUPPORT_H_
 
 #include <string>
+#include <vector>
 
 #include "stoker/status.h"
 
@@ -25,6 +26,21 @@ std::string PythonInterpreter();
 // stoker/bin/stoker in the Python package). Returns the path, or "" after
 // printing to stderr where it looked.
 std::string DataFile(const std::string& rel);
+
+// Runs the user's own pipeline in Python in place of this process:
+// `<PythonInterpreter()> -m stoker._user_pipeline <args...>`, with the build
+// tree's python/ (<binary's dir>/share/stoker/python) put first on
+// PYTHONPATH when it exists (the installed package's interpreter imports
+// stoker by itself). Returns only when the interpreter cannot be started:
+// then, after saying so on stderr, 127.
+int ExecUserPipeline(const std::vector<std::string>& args);
+
+// The start of that hand-over's arguments: {verb, [DATA], [--loader L],
+// [--transforms T]}. --loader builds the whole Loader, so with --transforms
+// too it says so on stderr and returns an empty vector.
+std::vector<std::string> UserPipelineArgs(const std::string& verb, const std::string& data,
+                                          const std::string& loader,
+                                          const std::string& transforms);
 
 // A verb's error: "stoker <tool>: <status>" on stderr and, when `json`, the
 // JSON object {"tool": ..., "error": <message>, "code": <status code name>}

@@ -3,11 +3,16 @@
 // `stoker diagnose DATA [--step-ms X] [--cache decoded|output --cache-mib N] [--json]
 //                 [--trace FILE]`:
 // is the training step waiting for data, and which stage is to blame.
+// `stoker diagnose --loader SPEC [--step SPEC]` and `stoker diagnose DATA
+// --transforms TEXT` run the user's own pipeline: the verb hands over to
+// Python (stoker._user_pipeline, ExecUserPipeline in cli_support.h), since
+// the Loader is built by the user's Python code.
 #include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cli_checks.h"
 #include "cli_support.h"
@@ -52,7 +57,29 @@ int CmdDiagnose(const std::string& data, const std::string& pipeline, LoaderOpti
            ", \"decode_s\": " + std::to_string(s.decode_s) +
            ", \"augment_s\": " + std::to_string(s.augment_s) +
            ", \"consumer_wait_s\": " + std::to_string(s.consumer_wait_s) +
-           "}, \"data_bound\": " + (g.data_bound ? "true" : "false") +
+           "}, \"state\": " + JsonQuote(g.state) +
+           ", \"decided\": " + (g.decided ? "true" : "false") +
+           ", \"wait_fraction\": " + std::to_string(g.wait_fraction) +
+           ", \"next_fraction\": " + std::to_string(g.next_fraction) +
+           ", \"step_slowdown\": " + std::to_string(g.step_slowdown) + ", \"round_waits\": [";
+    for (size_t i = 0; i < g.round_waits.size(); ++i) {
+      out += std::string(i ? ", " : "") + std::to_string(g.round_waits[i]);
+    }
+    out += "], \"causes\": [";
+    for (size_t i = 0; i < g.causes.size(); ++i) {
+      out += std::string(i ? ", " : "") + JsonQuote(g.causes[i]);
+    }
+    const CpuUse& c = g.cpu;
+    out += "], \"cpu\": {\"cores\": " + std::to_string(c.cores) +
+           ", \"machine_cores\": " + std::to_string(c.machine_cores) +
+           ", \"machine_busy\": " + std::to_string(c.machine_busy) +
+           ", \"process_busy\": " + std::to_string(c.process_busy) +
+           ", \"step_alone\": " + std::to_string(c.step_alone) +
+           ", \"others_busy\": " + std::to_string(c.others_busy) +
+           ", \"saturated\": " + (c.saturated ? "true" : "false") +
+           ", \"contended\": " + (c.contended ? "true" : "false") +
+           ", \"summary\": " + JsonQuote(c.summary) + "}" +
+           ", \"data_bound\": " + (g.data_bound ? "true" : "false") +
            ", \"bottleneck\": \"" + g.bottleneck + "\", \"cost_factor\": " +
            std::to_string(g.cost_factor) + ", \"verdict\": " + JsonQuote(g.verdict);
     const LoaderStats& ps = g.pipeline_stats;
@@ -79,12 +106,24 @@ class DiagnoseCommand : public Command {
   explicit DiagnoseCommand(CLI::App* app)
       : Command(app->add_subcommand(
             "diagnose",
-            "Is the training step waiting for data, and which stage is to blame? Feeds "
-            "a simulated step from (1) one cached batch, (2) a copied batch, (3) one "
+            "Is the training step waiting for data, and which stage is to blame? Times "
+            "the step's wait for data under the full pipeline in rounds until they agree "
+            "(or says undecided), checks CPU contention, and names the short stage by "
+            "feeding the step from (1) one cached batch, (2) a copied batch, (3) one "
             "sample copied into every slot, (4) encoded bytes cached in memory, (5) the "
-            "full pipeline, and names the stage that slows it down.")) {
+            "full pipeline. --loader/--step/--transforms: your own pipeline (in Python).")) {
     CLI::App* s = sub();
-    s->add_option("DATA", data_, "ImageFolder root")->required()->check(CLI::ExistingDirectory);
+    s->add_option("DATA", data_, "ImageFolder root (not with --loader)")
+        ->check(CLI::ExistingDirectory);
+    s->add_option("--loader", loader_,
+                  "diagnose your own Loader: a function returning a stoker.Loader, "
+                  "'pkg.module:func' or 'file.py:func' (runs in Python)");
+    s->add_option("--step", step_,
+                  "your training step, step(images, labels): 'pkg.module:func' or "
+                  "'file.py:func' (runs in Python; default: a sleep of --step-ms)");
+    s->add_option("--transforms", transforms_,
+                  "your transforms instead of --pipeline, as stoker Python expressions, e.g. "
+                  "'RandomResizedCrop(64), Normalize()' (runs in Python)");
     AddLoaderFlags(s, &flags_, LoaderFlagSet{.sizes = true, .layout = false, .trace = true});
     s->add_option("--step-ms", step_ms_,
                   "simulated training step per batch, in ms (0: an infinitely fast step)")
@@ -101,6 +140,11 @@ class DiagnoseCommand : public Command {
   }
 
   int Run() override {
+    if (!loader_.empty() || !step_.empty() || !transforms_.empty()) return RunInPython();
+    if (data_.empty()) {
+      std::fprintf(stderr, "stoker diagnose: give DATA (an image folder) or --loader SPEC\n");
+      return 2;
+    }
     LoaderOptions o = ToLoaderOptions(flags_);
     if (cache_.empty() != (cache_mib_ == 0)) {
       std::fprintf(stderr, "stoker diagnose: --cache and --cache-mib go together\n");
@@ -117,7 +161,27 @@ class DiagnoseCommand : public Command {
   }
 
  private:
-  std::string data_, cache_;
+  // The user's pipeline: the same flags, handed to stoker._user_pipeline.
+  int RunInPython() {
+    if (!cache_.empty() || !flags_.trace.empty()) {
+      std::fprintf(stderr, "stoker diagnose: --cache and --trace are the built-in pipeline's; "
+                           "with --loader set cache= in your Loader, or trace in Python "
+                           "(loader.trace)\n");
+      return 2;
+    }
+    std::vector<std::string> args = UserPipelineArgs("diagnose", data_, loader_, transforms_);
+    if (args.empty()) return 2;
+    if (!step_.empty()) args.insert(args.end(), {"--step", step_});
+    args.insert(args.end(), {"--batch-size", std::to_string(flags_.options.batch_size),
+                             "--threads", std::to_string(flags_.options.threads),
+                             "--prefetch", std::to_string(flags_.options.prefetch),
+                             "--dtype", flags_.dtype, "--step-ms", std::to_string(step_ms_),
+                             "--batches", std::to_string(batches_)});
+    if (json_) args.push_back("--json");
+    return ExecUserPipeline(args);
+  }
+
+  std::string data_, cache_, loader_, step_, transforms_;
   LoaderFlags flags_;
   double step_ms_ = 0;
   int batches_ = 30;

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cli_checks.h"
 #include "cli_support.h"
@@ -84,7 +85,14 @@ class TuneCommand : public Command {
     for (int t = 1; t < cores; t *= 2) t_.threads.push_back(t);
     t_.threads.push_back(std::max(1, cores));
     CLI::App* s = sub();
-    s->add_option("DATA", data_, "ImageFolder root")->required()->check(CLI::ExistingDirectory);
+    s->add_option("DATA", data_, "ImageFolder root (not with --loader)")
+        ->check(CLI::ExistingDirectory);
+    s->add_option("--loader", loader_,
+                  "tune your own Loader's source and transforms: a function returning a "
+                  "stoker.Loader, 'pkg.module:func' or 'file.py:func' (runs in Python)");
+    s->add_option("--transforms", transforms_,
+                  "your transforms instead of --pipeline, as stoker Python expressions, e.g. "
+                  "'RandomResizedCrop(64), Normalize()' (runs in Python)");
     AddLoaderFlags(s, &flags_, LoaderFlagSet{.sizes = false, .layout = false});
     s->add_option("--threads", t_.threads, "thread counts to try (comma-separated)")
         ->delimiter(',')->capture_default_str()->check(CLI::Range(1, 1024));
@@ -108,13 +116,44 @@ class TuneCommand : public Command {
   }
 
   int Run() override {
+    if (!loader_.empty() || !transforms_.empty()) return RunInPython();
+    if (data_.empty()) {
+      std::fprintf(stderr, "stoker tune: give DATA (an image folder) or --loader SPEC\n");
+      return 2;
+    }
     TuneOptions t = t_;
     t.include_auto = !no_auto_;
     return CmdTune(data_, flags_.pipeline, ToLoaderOptions(flags_), t, plot_, json_);
   }
 
  private:
-  std::string data_, plot_;
+  // The user's pipeline: the same flags, handed to stoker._user_pipeline.
+  int RunInPython() {
+    if (!plot_.empty()) {
+      std::fprintf(stderr, "stoker tune: --plot is for the built-in pipelines; with --loader "
+                           "use --json and tools/plot_tune.py\n");
+      return 2;
+    }
+    auto join = [](const std::vector<int>& v) {
+      std::string out;
+      for (int x : v) out += (out.empty() ? "" : ",") + std::to_string(x);
+      return out;
+    };
+    std::vector<std::string> args = UserPipelineArgs("tune", data_, loader_, transforms_);
+    if (args.empty()) return 2;
+    args.insert(args.end(), {"--threads", join(t_.threads), "--prefetch", join(t_.prefetch),
+                             "--dtype", flags_.dtype, "--step-ms", std::to_string(t_.step_ms),
+                             "--seconds", std::to_string(t_.seconds)});
+    // The loader's own batch size unless --batch-size was given.
+    if (sub()->count("--batch-size") > 0) {
+      args.insert(args.end(), {"--batch-size", join(t_.batch_sizes)});
+    }
+    if (no_auto_) args.push_back("--no-auto");
+    if (json_) args.push_back("--json");
+    return ExecUserPipeline(args);
+  }
+
+  std::string data_, plot_, loader_, transforms_;
   LoaderFlags flags_;
   TuneOptions t_;
   bool json_ = false, no_auto_ = false;

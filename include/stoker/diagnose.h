@@ -5,17 +5,39 @@
 //
 // Diagnose: is the consumer waiting for data, and which stage is to blame?
 //
-// The stage-caching method: the training step is fed from (1) one batch
-// kept ready, (2) one batch copied before every step (the host-to-device
-// copy; on a machine without a GPU a host-to-host copy stands in for it and
-// the report says so), (3) one processed sample copied into every slot (the
-// collation), (4) the encoded bytes of the samples cached in memory (adds
-// decode and augmentation), and (5) the full pipeline (adds reading from
-// storage). Each mode runs at the speed of the slowest stage it includes, so
-// the last stage whose addition cuts throughput by more than 1.5x (or, when
-// none does, the largest cut) is the bottleneck, and that cut is its cost (a
-// cut at the read stage only when reading takes >= 1/4 of the busy time). A
-// pipeline within 5% of the step alone is not data-bound.
+// The verdict rests on how long the real step waits for data: the full
+// pipeline feeds `step` in rounds of `batches` steps, and the time the
+// consumer was blocked in Next() until a batch was ready (the loader's
+// consumer-wait counter; not the hand-off or an epoch restart's bookkeeping,
+// which a loaded machine stretches without any lack of data) is set against
+// the round's wall time. A round whose step waited under `fed_below` of the time says "fed",
+// over `starved_above` "data-bound", in between "marginal". Rounds repeat
+// until the last `agree` rounds say the same (that is the verdict, with the
+// median wait of those rounds) or `max_rounds` have run, when the diagnosis
+// says it cannot decide ("undecided") and shows every round's wait. The gap
+// between the two thresholds is the margin: a wait near one of them gives
+// "marginal" or "undecided", never a flip between "fed" and "data-bound".
+//
+// CPU contention is a cause of its own: during the rounds the machine's
+// busy cores (/proc/stat, every process) and this process's CPU are
+// measured, and the step alone (mode 1, the loader stopped) gives the
+// step's own CPU use (its threads: torch's intra-op pool). When the cores
+// are saturated and the step's threads or other processes take a real share
+// of them (at least half a core, and a quarter of the cores), the diagnosis
+// names "cpu-contention" among the causes and says who competes.
+//
+// Which stage is short comes from the stage-caching method: the step is
+// also fed from (1) one batch kept ready, (2) one batch copied before every
+// step (the host-to-device copy; on a machine without a GPU a host-to-host
+// copy stands in for it and the report says so), (3) one processed sample
+// copied into every slot (the collation), (4) the encoded bytes of the
+// samples cached in memory (adds decode and augmentation), and (5) the full
+// pipeline (adds reading from storage), `batches` steps each. Each mode runs
+// at the speed of the slowest stage it includes, so the last stage whose
+// addition cuts throughput by more than 1.5x (or, when none does, the
+// largest cut) is the bottleneck (a cut at the read stage only when reading
+// takes >= 1/4 of the busy time). It is named only when the wait says
+// data-bound.
 //
 // Thread-safety: Diagnose() drives the loader from the calling thread and
 // must not run while the loader is iterated elsewhere.
@@ -50,8 +72,30 @@
 namespace stoker {
 
 struct DiagnoseOptions {
-  // Steps measured per mode.
+  // Steps measured per mode, and per round of the full pipeline.
   int batches = 30;
+  // Rounds of the full pipeline: the last `agree` must say the same; at most
+  // `max_rounds` (agree <= max_rounds).
+  int agree = 3;
+  int max_rounds = 7;
+  // A round's wait fraction: < fed_below is "fed", > starved_above is
+  // "data-bound", in between "marginal".
+  double fed_below = 0.03;
+  double starved_above = 0.10;
+};
+
+// Who used the CPU while the full pipeline fed the step (cores busy on
+// average over the rounds' wall time).
+struct CpuUse {
+  int cores = 0;              // cores this process may use (affinity)
+  int machine_cores = 0;      // the machine's (/proc/stat; 0: unknown)
+  double machine_busy = 0;    // cores busy on the machine, every process
+  double process_busy = 0;    // cores busy in this process (workers + step)
+  double step_alone = 0;      // cores the step used on its own (mode 1)
+  double others_busy = 0;     // machine_busy - process_busy (other processes)
+  bool saturated = false;     // the cores were >= 90% busy
+  bool contended = false;     // saturated, and the step's threads or others take a real share
+  std::string summary;        // one line
 };
 
 struct ModeResult {
@@ -64,15 +108,35 @@ struct ModeResult {
 
 struct Diagnosis {
   std::vector<ModeResult> modes;
-  LoaderStats pipeline_stats;  // the full pipeline's counters (mode 5)
-  bool data_bound = false;
+  LoaderStats pipeline_stats;  // the full pipeline's counters (its rounds)
+  // "fed", "marginal", "data-bound" or "undecided" (the rounds never agreed).
+  std::string state;
+  bool data_bound = false;     // state == "data-bound"
+  bool decided = false;        // state != "undecided"
+  double wait_fraction = 0;    // the median wait of the agreeing rounds (all, when undecided)
+  std::vector<double> round_waits;  // each round's wait fraction, in order
+  // The time inside Next() over the rounds' wall time: the wait plus hand-off
+  // and epoch restarts (which a loaded machine lengthens; not a lack of data).
+  double next_fraction = 0;
+  // The step's time per batch with the full pipeline running over its time
+  // alone (mode 1): > 1 when they compete for the CPU. A throughput ratio, so
+  // noisy on a loaded machine: it is shown, it decides nothing.
+  double step_slowdown = 1;
+  CpuUse cpu;
+  // The causes, most telling first: "cpu-contention" (whenever the CPU is
+  // contended, fed or not: the loader then costs the step CPU rather than
+  // waits) and/or the bottleneck stage (only when data-bound or marginal).
+  std::vector<std::string> causes;
   std::string bottleneck;      // "read", "decode", "augment", "copy", "collate" or ""
-  double cost_factor = 1;      // how much slower the pipeline is than the step alone
+  double cost_factor = 1;      // mode 1's throughput over the full pipeline's
   std::string verdict;         // one line
 };
 
 // `step` is the training step (called once per batch). Returns the table
-// and a verdict.
+// and a verdict. Errors: InvalidArgument for options out of range (batches
+// < 1, agree < 1 or > max_rounds, thresholds not 0 <= fed_below <
+// starved_above <= 1), a loader with no batch or list batches; Unimplemented
+// for records; the loader's own errors.
 StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const BatchPtr&)>& step,
                              const DiagnoseOptions& options);
 

@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -39,6 +40,36 @@ inline double CpuSeconds() {
   getrusage(RUSAGE_SELF, &ru);
   return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
          ru.ru_stime.tv_usec * 1e-6;
+}
+
+// The whole machine's CPU time so far (Linux: /proc/stat's "cpu" line, in
+// seconds): `busy_s` is everything but idle and iowait, `cpus` the number of
+// "cpuN" lines. The difference of two reads over a wall-clock interval says
+// how many cores were busy, with every process counted (for `stoker
+// diagnose`'s CPU-contention check). All zero where /proc/stat is unreadable.
+struct MachineCpu {
+  double busy_s = 0;
+  int cpus = 0;
+};
+
+inline MachineCpu ReadMachineCpu() {
+  MachineCpu m;
+  std::ifstream f("/proc/stat");
+  std::string line;
+  const double tick = sysconf(_SC_CLK_TCK) > 0 ? 1.0 / sysconf(_SC_CLK_TCK) : 0.01;
+  while (std::getline(f, line)) {
+    if (line.rfind("cpu ", 0) == 0) {
+      unsigned long long v[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // user nice system idle iowait irq softirq steal
+      std::sscanf(line.c_str() + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+                  &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+      m.busy_s = (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * tick;
+    } else if (line.rfind("cpu", 0) == 0) {
+      ++m.cpus;
+    } else {
+      break;
+    }
+  }
+  return m;
 }
 
 inline double CurrentRssMiB() {

@@ -832,18 +832,37 @@ class _EpochIterator:
             pass
 
 
-def diagnose(loader: Loader, step_fn=None, batches: int = 30) -> dict:
+def diagnose(loader: Loader, step_fn=None, batches: int = 30, agree: int = 3,
+             max_rounds: int = 7) -> dict:
     """Is the training step waiting for data, and which stage is to blame?
 
-    Feeds ``step_fn(images, labels)`` (your training step; None: an infinitely fast
-    one) from (1) one cached batch, (2) a batch copied before each step (a host copy
-    stands in for host-to-device without a GPU), (3) one sample copied into every slot,
-    (4) the encoded bytes of a few batches cached in memory, and (5) the full pipeline,
-    ``batches`` steps each. Returns a dict: ``modes`` (mode, images_per_sec,
-    ratio_to_previous), ``stages`` (busy seconds of the full pipeline), ``data_bound``,
-    ``bottleneck`` ("read", "decode", "augment", "copy", "collate" or ""),
-    ``cost_factor``, ``verdict`` (one line) and ``table`` (all of it as text).
+    The verdict rests on how long ``step_fn(images, labels)`` (your training step;
+    None: an infinitely fast one) waits inside the loader's ``next()`` while the full
+    pipeline feeds it: rounds of ``batches`` steps repeat until the last ``agree``
+    rounds say the same ("fed": the step waited < 3% of the time, "marginal": 3-10%,
+    "data-bound": > 10%), or ``max_rounds`` have run and the diagnosis says
+    "undecided". The machine's and the process's CPU use during the rounds, and the
+    step's own on its own, show CPU contention (other processes, the step's threads)
+    as a cause of its own. Which stage is short comes from feeding the step from
+    (1) one cached batch, (2) a batch copied before each step (a host copy stands in
+    for host-to-device without a GPU), (3) one sample copied into every slot, (4) the
+    encoded bytes of a few batches cached in memory, and (5) the full pipeline.
+
+    Returns a dict: ``state`` ("fed", "marginal", "data-bound" or "undecided"),
+    ``decided``, ``data_bound``, ``wait_fraction`` (median of the agreeing rounds),
+    ``round_waits``, ``cpu`` (cores, machine_busy, process_busy, step_alone,
+    others_busy, saturated, contended, summary), ``causes`` ("cpu-contention" and/or
+    the stage), ``modes`` (mode, images_per_sec, ratio_to_previous), ``stages`` (busy
+    seconds of the full pipeline), ``bottleneck`` ("read", "decode", "augment",
+    "copy", "collate" or ""), ``cost_factor``, ``verdict`` (one line) and ``table``
+    (all of it as text).
     """
+    for name, value, low in (("batches", batches, 1), ("agree", agree, 1),
+                             ("max_rounds", max_rounds, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"diagnose: {name} must be an int >= {low}, got {value!r}")
+    if agree > max_rounds:
+        raise ValueError(f"diagnose: agree ({agree}) must be <= max_rounds ({max_rounds})")
     if loader._impl is None:
         raise RuntimeError("the loader is closed")
     if loader.collate == "list":
@@ -860,4 +879,4 @@ def diagnose(loader: Loader, step_fn=None, batches: int = 30) -> dict:
                 step_fn(batch[0])
             else:
                 step_fn(batch[0], batch[1])
-    return _C.diagnose(loader._impl, step, int(batches))
+    return _C.diagnose(loader._impl, step, batches, agree, max_rounds)

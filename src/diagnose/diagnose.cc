@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/process.h"
 #include "source/memory_source.h"
 
 namespace stoker {
@@ -43,27 +44,72 @@ StatusOr<std::shared_ptr<MemorySource>> CacheSamples(Source* source, int64_t cou
   return std::make_shared<MemorySource>(std::move(items));
 }
 
+// One round of a started loader feeding `step`: how long the step waited
+// for a batch inside Next() (the loader's own consumer-wait counter: blocked
+// until a batch was ready) and how long it spent inside Next() in all (hand-
+// off and epoch restarts too, which a loaded machine lengthens without any
+// lack of data), against the round's wall time; and the CPU used meanwhile
+// (this process; the machine).
+struct Round {
+  double wall = 0;
+  double wait = 0;     // blocked for a batch
+  double in_next = 0;  // inside Next(), restarts included
+  double process_cpu = 0;
+  double machine_busy = 0;
+  int64_t images = 0;
+};
+
+StatusOr<Round> RunRound(Loader* loader, int steps,
+                         const std::function<void(const BatchPtr&)>& step) {
+  Round r;
+  const MachineCpu m0 = ReadMachineCpu();
+  const double c0 = CpuSeconds();
+  const double wait0 = loader->stats().total.consumer_wait_s;
+  const double t0 = NowNs() * 1e-9;
+  for (int i = 0; i < steps; ++i) {
+    BatchPtr b;
+    const double n0 = NowNs() * 1e-9;
+    STOKER_RETURN_IF_ERROR(NextBatchAcrossEpochs(loader, &b));
+    r.in_next += NowNs() * 1e-9 - n0;
+    step(b);
+    r.images += b->size();
+  }
+  r.wall = NowNs() * 1e-9 - t0;
+  r.wait = loader->stats().total.consumer_wait_s - wait0;
+  r.process_cpu = CpuSeconds() - c0;
+  r.machine_busy = ReadMachineCpu().busy_s - m0.busy_s;
+  return r;
+}
+
+// Starts `loader`, feeds `step` one warm-up batch (not counted).
+Status StartWarm(Loader* loader, const std::function<void(const BatchPtr&)>& step) {
+  STOKER_RETURN_IF_ERROR(loader->Start());
+  BatchPtr b;
+  STOKER_RETURN_IF_ERROR(NextBatchAcrossEpochs(loader, &b));
+  step(b);
+  return Status::OK();
+}
+
 // Runs `batches` batches of `loader` (restarting epochs as needed) through
 // `step`, after one warm-up batch. Returns images per second.
 StatusOr<double> RunLoader(Loader* loader, int batches,
                            const std::function<void(const BatchPtr&)>& step) {
-  STOKER_RETURN_IF_ERROR(loader->Start());
-  int64_t images = 0;
-  double t0 = 0;
-  for (int done = -1; done < batches;) {
-    BatchPtr b;
-    STOKER_RETURN_IF_ERROR(NextBatchAcrossEpochs(loader, &b));
-    step(b);
-    if (done == -1) {
-      t0 = NowNs() * 1e-9;  // the clock starts after the warm-up batch
-    } else {
-      images += b->size();
-    }
-    ++done;
-  }
-  const double dt = NowNs() * 1e-9 - t0;
+  STOKER_RETURN_IF_ERROR(StartWarm(loader, step));
+  STOKER_ASSIGN_OR_RETURN(Round r, RunRound(loader, batches, step));
   loader->Stop();
-  return dt > 0 ? images / dt : 0;
+  return r.wall > 0 ? r.images / r.wall : 0;
+}
+
+// 0: fed, 1: marginal, 2: data-bound.
+int WaitClass(double wait, const DiagnoseOptions& o) {
+  return wait < o.fed_below ? 0 : wait > o.starved_above ? 2 : 1;
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 std::string Fmt(const char* f, double v) {
@@ -84,9 +130,70 @@ Status NextBatchAcrossEpochs(Loader* loader, BatchPtr* batch) {
   return Status::OK();
 }
 
+namespace {
+
+// Fills d->cpu from the rounds (and the step alone, cores busy in mode 1).
+void JudgeCpu(const std::vector<Round>& rounds, double step_alone, double wait, Diagnosis* d) {
+  double wall = 0, process = 0, machine = 0;
+  for (const Round& r : rounds) {
+    wall += r.wall;
+    process += r.process_cpu;
+    machine += r.machine_busy;
+  }
+  d->cpu = JudgeCpuUse(AvailableCores(), ReadMachineCpu().cpus, wall, process, machine,
+                       step_alone, wait);
+}
+
+std::string Pct(double f) { return Fmt(f < 0.1 ? "%.1f%%" : "%.0f%%", 100 * f); }
+
+}  // namespace
+
+CpuUse JudgeCpuUse(int cores, int machine_cores, double wall, double process_cpu_s,
+                   double machine_busy_s, double step_alone, double wait) {
+  CpuUse c;
+  c.cores = cores;
+  c.machine_cores = machine_cores;
+  c.step_alone = step_alone;
+  if (wall > 0) {
+    c.process_busy = process_cpu_s / wall;
+    c.machine_busy = machine_busy_s / wall;
+  }
+  c.others_busy = std::max(0.0, c.machine_busy - c.process_busy);
+  // Machine-wide busy time speaks for our cores only when they are all the
+  // machine has; otherwise only this process's own use can show saturation.
+  const bool whole_machine = machine_cores == cores && machine_cores > 0;
+  c.saturated = wall > 0 && ((whole_machine && c.machine_busy >= 0.9 * cores) ||
+                             c.process_busy >= 0.9 * cores);
+  // What competes with the workers: other processes, and the step's own
+  // threads for the share of the time the step runs.
+  const double competitors = (whole_machine ? c.others_busy : 0) + step_alone * (1 - wait);
+  c.contended = c.saturated && competitors >= std::max(0.5, 0.25 * cores);
+  c.summary = Fmt("%.2f", c.machine_busy) + " of the machine's " + std::to_string(machine_cores) +
+              " cores busy (this process " + Fmt("%.2f", c.process_busy) +
+              ", other processes " + Fmt("%.2f", c.others_busy) + "; the step alone used " +
+              Fmt("%.2f", step_alone) + "); " + std::to_string(cores) + " usable here" +
+              (c.saturated ? ": saturated" : "");
+  return c;
+}
+
 StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const BatchPtr&)>& step,
                              const DiagnoseOptions& options) {
-  const int n = std::max(1, options.batches);
+  if (options.batches < 1) {
+    return InvalidArgumentError("diagnose: batches must be >= 1, got " +
+                                std::to_string(options.batches));
+  }
+  if (options.agree < 1 || options.agree > options.max_rounds) {
+    return InvalidArgumentError("diagnose: agree must be in [1, max_rounds=" +
+                                std::to_string(options.max_rounds) + "], got " +
+                                std::to_string(options.agree));
+  }
+  if (!(options.fed_below >= 0 && options.fed_below < options.starved_above &&
+        options.starved_above <= 1)) {
+    return InvalidArgumentError("diagnose: need 0 <= fed_below < starved_above <= 1, got " +
+                                Fmt("%g", options.fed_below) + " and " +
+                                Fmt("%g", options.starved_above));
+  }
+  const int n = options.batches;
   Diagnosis d;
   if (!loader->source()->schema().IsImageLabel()) {
     // Mode 4 re-reads the source's encoded images only, which a record is more than.
@@ -109,27 +216,31 @@ StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const Batc
   const size_t sample = batch->shape().sample_bytes();
   const int bsz = batch->size();
 
-  auto time_steps = [&](const std::function<void()>& before) {
+  double step_alone = 0;  // cores the step used in mode 1 (the loader stopped)
+  auto time_steps = [&](const std::function<void()>& before, bool alone) {
     before();
     step(batch);  // warm-up
+    const double c0 = CpuSeconds();
     const double t0 = NowNs() * 1e-9;
     for (int i = 0; i < n; ++i) {
       before();
       step(batch);
     }
     const double dt = NowNs() * 1e-9 - t0;
+    if (alone && dt > 0) step_alone = (CpuSeconds() - c0) / dt;
     return dt > 0 ? n * bsz / dt : 0;
   };
   std::vector<uint8_t> copy(bytes);
-  d.modes.push_back({"1 batch cached (host memory: no GPU here)", "", time_steps([] {})});
+  d.modes.push_back({"1 batch cached (host memory: no GPU here)", "", time_steps([] {}, true)});
   d.modes.push_back({"2 batch copied each step (host copy stands in for host-to-device)",
-                     "copy", time_steps([&] { std::memcpy(copy.data(), batch->images(), bytes); })});
+                     "copy", time_steps([&] { std::memcpy(copy.data(), batch->images(), bytes); },
+                                        false)});
   d.modes.push_back({"3 one sample copied into every slot (collation)", "collate",
                      time_steps([&] {
                        for (int s = 0; s < bsz; ++s) {
                          std::memcpy(copy.data() + s * sample, batch->images(), sample);
                        }
-                     })});
+                     }, false)});
   // Mode 4: the same engine over the encoded bytes of a few batches in memory.
   const int64_t few = int64_t{4} * loader->options().batch_size;
   const int64_t cache_count =  // a stream (-1) caches up to `few`, or all it has
@@ -144,26 +255,92 @@ StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const Batc
   d.modes.push_back({"4 encoded bytes cached in memory (adds decode + augment)", "decode+augment",
                      r4});
   cached_loader.reset();
-  // Mode 5: the real thing.
-  STOKER_ASSIGN_OR_RETURN(double r5, RunLoader(loader, n, step));
+  // Mode 5: the real thing, in rounds until the last `agree` say the same.
+  STOKER_RETURN_IF_ERROR(StartWarm(loader, step));
+  std::vector<Round> rounds;
+  for (int i = 0; i < options.max_rounds; ++i) {
+    STOKER_ASSIGN_OR_RETURN(Round r, RunRound(loader, n, step));
+    rounds.push_back(r);
+    d.round_waits.push_back(r.wall > 0 ? r.wait / r.wall : 0);
+    if (static_cast<int>(rounds.size()) >= options.agree) {
+      const int c = WaitClass(d.round_waits.back(), options);
+      bool same = true;
+      for (size_t k = d.round_waits.size() - options.agree; k < d.round_waits.size(); ++k) {
+        same = same && WaitClass(d.round_waits[k], options) == c;
+      }
+      if (same) {
+        d.decided = true;
+        break;
+      }
+    }
+  }
+  loader->Stop();
   d.pipeline_stats = loader->stats();
+  double images = 0, wall = 0, in_next = 0;
+  for (const Round& r : rounds) {
+    images += r.images;
+    wall += r.wall;
+    in_next += r.in_next;
+  }
+  d.next_fraction = wall > 0 ? in_next / wall : 0;
+  const double r5 = wall > 0 ? images / wall : 0;
   d.modes.push_back({"5 full pipeline (adds reading from storage)", "read", r5});
   for (size_t i = 1; i < d.modes.size(); ++i) {
     d.modes[i].ratio_to_previous =
         d.modes[i].images_per_sec > 0 ? d.modes[i - 1].images_per_sec / d.modes[i].images_per_sec
                                       : 0;
   }
-
   const double r1 = d.modes[0].images_per_sec;
   d.cost_factor = r5 > 0 ? r1 / r5 : 0;
-  d.data_bound = r5 < 0.95 * r1;
+  // The step's own time per image with the pipeline running (the rounds'
+  // wall time outside Next()) against mode 1's, where it ran alone.
+  if (images > 0 && r1 > 0) d.step_slowdown = ((wall - in_next) / images) * r1;
+  d.wait_fraction = d.decided ? Median(std::vector<double>(d.round_waits.end() - options.agree,
+                                                           d.round_waits.end()))
+                              : Median(d.round_waits);
+  JudgeCpu(rounds, step_alone, d.wait_fraction, &d);
   const int threads = d.pipeline_stats.threads;
-  if (!d.data_bound) {
-    d.verdict = "not data-bound: the full pipeline delivers " + Fmt("%.0f", r5) +
-                " images/s, within 5% of what the step alone consumes (" + Fmt("%.0f", r1) +
-                "); fewer threads would do (stoker tune finds how few)";
+  const std::string waited = "the step waited " + Pct(d.wait_fraction) +
+                             " of the time for data (median of " +
+                             std::to_string(d.decided ? options.agree
+                                                      : static_cast<int>(rounds.size())) +
+                             " rounds of " + std::to_string(n) + " steps)";
+  const std::string contention =
+      "CPU contention: " + d.cpu.summary + "; " +
+      (d.cpu.others_busy >= 0.5 && d.cpu.machine_cores == d.cpu.cores
+           ? "other processes take " + Fmt("%.1f", d.cpu.others_busy) + " cores; "
+           : "") +
+      (d.cpu.step_alone >= 0.5
+           ? "the step's own threads use " + Fmt("%.1f", d.cpu.step_alone) +
+                 " cores (torch: torch.set_num_threads(n) leaves cores to the loader); "
+           : "") +
+      "more loader threads will not help (now " + std::to_string(threads) + ")";
+  if (!d.decided) {
+    d.state = "undecided";
+    std::string each;
+    for (double w : d.round_waits) each += (each.empty() ? "" : ", ") + Pct(w);
+    d.verdict = "undecided: the step's wait for data did not settle over " +
+                std::to_string(rounds.size()) + " rounds (" + each + "); " +
+                (d.cpu.saturated ? "the CPU was saturated (" + d.cpu.summary +
+                                       "), so the loader's speed moved with the load; "
+                                 : "") +
+                "run again on a quieter machine or with more batches";
     return d;
   }
+  const int cls = WaitClass(d.wait_fraction, options);
+  if (cls == 0) {
+    d.state = "fed";
+    d.verdict = "not data-bound: " + waited + "; fewer threads would do (stoker tune finds how few)";
+    if (d.cpu.contended) {
+      d.causes.push_back("cpu-contention");
+      d.verdict += "; but " + contention + "; with the pipeline running the step took " +
+                   Fmt("%.2fx", d.step_slowdown) + " its time alone";
+    }
+    return d;
+  }
+  d.state = cls == 2 ? "data-bound" : "marginal";
+  d.data_bound = cls == 2;
+  if (d.cpu.contended) d.causes.push_back("cpu-contention");
   // Each mode runs at the speed of the slowest stage it includes, so the
   // last stage whose addition cuts throughput clearly (by more than 1.5x:
   // smaller steps are within timing noise) sets the pipeline's speed; when
@@ -189,34 +366,37 @@ StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const Batc
   }
   const double f = d.modes[worst].ratio_to_previous;
   const std::string stage = d.modes[worst].stage;
-  const std::string times = Fmt("%.2fx", f) + "; the pipeline delivers " +
-                            Fmt("%.0f%%", 100.0 / d.cost_factor) + " of what the step consumes";
+  const std::string head = d.data_bound ? "data-bound" : "marginally data-bound";
+  const std::string times = Fmt("%.2fx", f) + "; " + waited;
+  std::string by;
   if (stage == "read") {
     d.bottleneck = "read";
-    d.verdict = "data-bound by reading from storage (it cuts throughput " + times +
-                "): use faster storage or keep the data in the page "
-                "cache, pack small files into shards for sequential reads, or add threads to "
-                "hide latency (now " + std::to_string(threads) + ")";
+    by = "by reading from storage (it cuts throughput " + times +
+         "): use faster storage or keep the data in the page "
+         "cache, pack small files into shards for sequential reads, or add threads to "
+         "hide latency (now " + std::to_string(threads) + ")";
   } else if (stage == "decode+augment") {
     const bool decode = cached_stats.total.decode_s >= cached_stats.total.augment_s;
     d.bottleneck = decode ? "decode" : "augment";
-    d.verdict = decode
-        ? "data-bound by decoding (decode + augment cut throughput " + times +
-              "): add threads (now " +
-              std::to_string(threads) + "), keep dct_scaling on, or store pre-resized images "
-              "so less is decoded"
-        : "data-bound by augmentation (decode + augment cut throughput " + times +
-              "): add threads "
-              "(now " + std::to_string(threads) + "), output uint8 and normalise on the GPU, or "
-              "drop costly transforms";
+    // With the cores contended, more threads only queue for them.
+    const std::string more = d.cpu.contended
+                                 ? ""
+                                 : "add threads (now " + std::to_string(threads) + "), ";
+    by = decode
+        ? "by decoding (decode + augment cut throughput " + times + "): " + more +
+              "keep dct_scaling on, or store pre-resized images so less is decoded"
+        : "by augmentation (decode + augment cut throughput " + times + "): " + more +
+              "output uint8 and normalise on the GPU, or drop costly transforms";
   } else if (stage == "copy") {
     d.bottleneck = "copy";
-    d.verdict = "data-bound by the batch copy (it cuts throughput " + times +
-                "): ship uint8 and use device='cuda' (pinned memory, async copies)";
+    by = "by the batch copy (it cuts throughput " + times +
+         "): ship uint8 and use device='cuda' (pinned memory, async copies)";
   } else {
     d.bottleneck = "collate";
-    d.verdict = "data-bound by batch assembly (it cuts throughput " + times + ")";
+    by = "by batch assembly (it cuts throughput " + times + ")";
   }
+  d.causes.push_back(d.bottleneck);
+  d.verdict = d.cpu.contended ? head + " by " + contention + "; and " + by : head + " " + by;
   return d;
 }
 
@@ -252,6 +432,11 @@ std::string FormatDiagnosis(const Diagnosis& d) {
     out += line;
     if (!ps.cache_advice.empty()) out += "cache: " + ps.cache_advice + "\n";
   }
+  std::string each;
+  for (double w : d.round_waits) each += (each.empty() ? "" : ", ") + Pct(w);
+  out += "step's wait for data, per round of the full pipeline: " + each + " -> " + d.state +
+         "; inside next() in all: " + Pct(d.next_fraction) + "\n";
+  out += "cpu: " + d.cpu.summary + (d.cpu.contended ? " (contention)" : "") + "\n";
   out += "verdict: " + d.verdict + "\n";
   return out;
 }

@@ -15,6 +15,15 @@ namespace stoker {
 // that ends before its first batch is an error (DataLoss), not a spin.
 Status NextBatchAcrossEpochs(Loader* loader, BatchPtr* batch);
 
+// Who used the CPU over `wall` seconds of rounds: `cores` usable here, the
+// machine's `machine_cores`, this process's and the machine's busy CPU
+// seconds, the cores the step used alone, the step's wait fraction. The
+// cores are saturated at >= 90% busy (the machine's count only when it is
+// ours whole); contended when saturated and other processes plus the step's
+// own threads (for the time it runs) take >= max(0.5, cores / 4). Pure.
+CpuUse JudgeCpuUse(int cores, int machine_cores, double wall, double process_cpu_s,
+                   double machine_busy_s, double step_alone, double wait);
+
 }  // namespace stoker
 
 #endif  // STOKER_DIAGNOSE_DIAGNOSE_H_
