@@ -149,6 +149,18 @@ def test_same_output_for_any_thread_count_shuffled(shards, mode):
     assert runs[1] == runs[0] and runs[2] == runs[0]
 
 
+@pytest.mark.parametrize("cache", ["decoded", "output"])
+def test_caches_serve_whole_records(shards, cache):
+    ld = loader(stoker.Shards(shards, fields=FIELDS), shuffle=True, seed=2, threads=3,
+                cache=cache, cache_bytes=64 << 20)
+    for epoch in range(3):  # the first fills the cache, the next ones are served from it
+        ld.set_epoch(epoch)
+        got = collect(ld)
+        assert sorted(r["label"] for r in got) == list(range(N))
+        check(got)
+    assert ld.stats()["cache"]["hits"] > 0
+
+
 def test_ranks_and_resume(shards):
     src = stoker.Shards(shards, fields=FIELDS)
     seen = []
