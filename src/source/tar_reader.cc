@@ -213,12 +213,10 @@ StatusOr<std::unique_ptr<ShardSampleReader>> ShardSampleReader::Open(const std::
 
 StatusOr<std::unique_ptr<ShardSampleReader>> ShardSampleReader::FromStream(
     std::unique_ptr<ByteStream> stream, const SampleSpec& spec, bool read_images) {
-  std::vector<FieldKind> kinds;
   int label_field = -1;
   if (!spec.fields.empty()) {
     auto schema = ShardSchema(spec.fields);
     if (!schema.ok()) return schema.status();
-    for (const FieldSpec& f : schema.value().fields) kinds.push_back(f.kind);
     label_field = schema.value().label();
   }
   auto tar = TarReader::Open(std::move(stream), spec.max_member_bytes, spec.require_end_of_archive);
@@ -228,7 +226,6 @@ StatusOr<std::unique_ptr<ShardSampleReader>> ShardSampleReader::FromStream(
   for (ShardField& f : r->spec_.fields) {
     for (std::string& e : f.exts) e = AsciiLower(e);
   }
-  r->field_kinds_ = std::move(kinds);
   r->label_field_ = label_field;
   return r;
 }

@@ -152,8 +152,7 @@ class ShardSampleReader {
   Status deferred_;
   std::vector<uint8_t> label_bytes_;
   std::unordered_set<std::string> seen_keys_;  // keys of the samples so far
-  // Records: each field's kind, and the primary label's field (or -1).
-  std::vector<FieldKind> field_kinds_;
+  // Records: the primary label's field (or -1).
   int label_field_ = -1;
 };
 
