@@ -22,7 +22,7 @@ import torchvision.transforms as T
 from PIL import Image
 
 import stoker
-from conftest import needs_hdf5, photo, save_jpeg, save_png
+from conftest import needs_hdf5, npy_bytes, photo, save_jpeg, save_png, tar_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -244,20 +244,6 @@ def test_record_fields_from_shards(tmp_path):
     webdataset's rules read back (key up to the basename's first dot; decoded by the last
     part of the extension: np.load, json.loads, UTF-8), and that stoker.Shards(fields=)
     reads back equal."""
-    def tar(members):
-        buf = io.BytesIO()
-        with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
-            for name, data in members:
-                info = tarfile.TarInfo(name)
-                info.size = len(data)
-                t.addfile(info, io.BytesIO(data))
-        return buf.getvalue()
-
-    def npy(a):
-        buf = io.BytesIO()
-        np.save(buf, a)
-        return buf.getvalue()
-
     embs = [np.arange(i + 2, dtype=np.float16).reshape(1, i + 2) - i for i in range(4)]
     jpegs, ms = [], []
     for i in range(4):
@@ -265,9 +251,9 @@ def test_record_fields_from_shards(tmp_path):
         Image.fromarray(photo(20, 16, i)).save(b, format="JPEG")
         jpegs.append(b.getvalue())
         ms += [(f"k{i}.jpg", jpegs[-1]), (f"k{i}.txt", f"caption \u00e9 {i}".encode()),
-               (f"k{i}.json", json.dumps({"i": i}).encode()), (f"k{i}.npy", npy(embs[i])),
+               (f"k{i}.json", json.dumps({"i": i}).encode()), (f"k{i}.npy", npy_bytes(embs[i])),
                (f"k{i}.cls", str(3 * i).encode())]
-    (tmp_path / "in.tar").write_bytes(tar(ms))
+    (tmp_path / "in.tar").write_bytes(tar_bytes(ms))
     convert(tmp_path / "in.tar", tmp_path / "out", "--field", "image=jpg", "--field",
             "caption=txt", "--field", "meta=json", "--field", "emb=npy", "--field", "label=cls")
     shards = sorted((tmp_path / "out").iterdir())

@@ -15,7 +15,6 @@ import http.server
 import io
 import json
 import os
-import tarfile
 import threading
 
 import numpy as np
@@ -24,7 +23,8 @@ import torch
 from PIL import Image
 
 import stoker
-from conftest import needs_curl, photo
+from conftest import needs_curl, photo, tar_bytes
+from conftest import npy_bytes as npy
 
 SHARDS = 3
 PER = 7
@@ -40,28 +40,12 @@ def png(i: int) -> bytes:
     return buf.getvalue()
 
 
-def npy(a: np.ndarray) -> bytes:
-    buf = io.BytesIO()
-    np.save(buf, a)
-    return buf.getvalue()
-
-
 def caption(i: int) -> str:
     return f"a photo n\u00b0{i} \u2014 \u6f22\u5b57 {'x' * (i % 5)}"
 
 
 def emb(i: int) -> np.ndarray:
     return (np.arange(4, dtype=np.float32) + i) / 3
-
-
-def tar_bytes(members) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
-        for name, data in members:
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            t.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
 
 
 def members(i: int, *, drop=(), bad_text=False):
