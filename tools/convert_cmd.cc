@@ -26,6 +26,7 @@ struct ConvertCommand : Command {
   using Command::Command;
   int Run() override;
   std::string src, dest, labels, layout, images = "images", prefix = "shard", shard_size = "1GB", compress = "none";
+  std::vector<std::string> fields;  // --field NAME=EXT[;EXT...] (tar shards: records)
   int64_t samples_per_shard = 0;
   int resize = 0, quality = 90, subsampling = 444, threads = 0;
   bool overwrite = false, json = false, progress = true;
@@ -105,6 +106,10 @@ std::unique_ptr<Command> AddConvertCommand(CLI::App* app) {
                 ".npy source: 1-D labels .npy (omitted: no .cls members); HDF5 source: the "
                 "labels dataset (default \"labels\"; \"\" for none)");
   s->add_option("--images", c->images, "HDF5 source: the images dataset")->capture_default_str();
+  s->add_option("--field", c->fields,
+                "tar shards source: a record field NAME=EXT[;EXT...] (repeat it: --field image=jpg "
+                "--field caption=txt); each field is written as KEY.NAME.<ext of its kind> "
+                "(the image as KEY.<format>, the label as KEY.cls)");
   s->add_option("--layout", c->layout, ".npy source: NHWC or NCHW (default: from the shape)")
       ->check(CLI::IsMember({"NHWC", "NCHW"}));
   s->add_flag("--overwrite", c->overwrite,
@@ -141,6 +146,7 @@ int ConvertCommand::Run() {
   so.labels_given = LabelsGiven(c);
   so.images = c.images;
   so.layout = c.layout;
+  so.fields = c.fields;
   auto source = OpenSourceFromPath(c.src, so);
   if (!source.ok()) return fail(source.status());
   const bool bar = c.progress && ::isatty(2);

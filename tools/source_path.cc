@@ -29,7 +29,18 @@ StatusOr<std::shared_ptr<Source>> OpenSourceFromPath(const std::string& path,
     }
     ShardOptions so;
     so.patterns = {path};
+    for (const std::string& f : o.fields) {
+      const size_t eq = f.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == f.size()) {
+        return InvalidArgumentError("--field '" + f + "': expected NAME=EXT[;EXT...] "
+                                    "(e.g. caption=txt)");
+      }
+      so.spec.fields.push_back({f.substr(0, eq), SplitExtensions(f.substr(eq + 1))});
+    }
     return OpenShards(so);
+  }
+  if (!o.fields.empty()) {
+    return InvalidArgumentError("--field is for tar shards (records: NAME=EXT[;EXT...])");
   }
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return NotFoundError(path + ": no such file or directory");

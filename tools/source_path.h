@@ -17,6 +17,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "stoker/source.h"
 
@@ -29,6 +30,8 @@ struct SourcePathOptions {
   bool labels_given = false;
   std::string images = "images";  // HDF5: the images dataset
   std::string layout;             // .npy: NHWC or NCHW ("" from the shape)
+  // Tar shards: records, "NAME=EXT;EXT" each (Shards' fields=); empty: image + label.
+  std::vector<std::string> fields;
 };
 
 StatusOr<std::shared_ptr<Source>> OpenSourceFromPath(const std::string& path,

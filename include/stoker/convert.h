@@ -7,6 +7,14 @@
 // (ImageFolder), they are written beside the shards as classes.json, a JSON
 // array of strings indexed by label, which Shards() reads back.
 //
+// Records (a source whose schema is not image + label): the primary image and
+// label as below, and every other field as KEY.NAME.<ext of its kind>: npy
+// (arrays, a .npy file), txt (text), json (json; scalars as a JSON number),
+// bin (bytes), cls (labels), which webdataset's decoders and
+// Shards(fields={NAME: "NAME.npy", ...}) read back. No image member when the
+// record has no image; a second image field or a name outside
+// [A-Za-z0-9_-] is refused before anything is written.
+//
 // The image member:
 //  - without `resize`: the source's encoded bytes as they are (no decode,
 //    no re-encode), with the extension of their content (jpg, png, webp,

@@ -117,7 +117,41 @@ bool BuiltWithHdf5();
 // one sample; its image is the member whose extension is in `image_exts` (the
 // first listed wins), its label the integer text of the `label_ext` member.
 
+// One field of a record read from shards (ShardOptions::spec.fields): its
+// name and the member extensions that hold it, in order of preference (the
+// first present wins; matched case-insensitively, as webdataset lowercases
+// extensions). Its kind follows the extension (ShardFieldKind).
+struct ShardField {
+  std::string name;
+  std::vector<std::string> exts;
+  // Array (.npy) fields only: the dtype and per-sample shape every member
+  // holds, when declared. The field is then fixed (stacked into one pooled
+  // block per batch) and a member of another dtype or shape is an error of
+  // its sample naming the field; undeclared, each member keeps its own
+  // (a list per batch).
+  bool declared = false;
+  ElemType dtype = ElemType::kFloat32;
+  std::vector<int64_t> shape;
+};
+
+// The kind a member extension decodes to (the last dot-separated part of it
+// decides: "depth.png" is an image): jpg, jpeg, png, webp, tif, tiff, bmp,
+// ppm, pgm, pbm -> kImage; txt, text, caption -> kText; json -> kJson; npy ->
+// kArray (dtype and shape from each member's header); cls, cls2, class,
+// count, index, inx, id, label -> kLabel (integer text, as webdataset's
+// decoders read them); anything else -> kBytes. A field whose extensions
+// disagree on the kind is InvalidArgument naming it.
+StatusOr<FieldKind> ShardFieldKind(const ShardField& field);
+
+// The schema of a record spec: one FieldSpec per field, in order (arrays of
+// per-sample dtype and shape). Errors name the field.
+StatusOr<Schema> ShardSchema(const std::vector<ShardField>& fields);
+
 struct SampleSpec {
+  // Records: when non-empty, a sample is these named fields and image_exts
+  // and label_ext are not read. A sample missing a field is an error of that
+  // sample naming its key and the field.
+  std::vector<ShardField> fields;
   std::vector<std::string> image_exts = {"jpg", "png", "jpeg", "webp", "tif", "tiff",
                                          "bmp", "ppm", "pgm", "pbm"};
   std::string label_ext = "cls";  // "" : every label -1

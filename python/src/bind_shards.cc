@@ -6,6 +6,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <tuple>
+#include <utility>
+
 #include "stoker/sources.h"
 #include "errors.h"
 
@@ -23,9 +26,28 @@ void RegisterShards(py::module_& m) {
          const std::string& label, const std::string& mode, int shuffle_buffer,
          int concurrent_shards, const std::string& cache_dir, int max_attempts, int backoff_ms,
          int64_t cache_bytes, bool verify, const std::string& ca_file,
-         const std::string& endpoint_url, int64_t length) {
+         const std::string& endpoint_url, int64_t length,
+         const std::vector<std::tuple<std::string, std::string, std::string,
+                                      std::vector<int64_t>>>& fields) {
         ShardOptions o;
         o.patterns = patterns;
+        for (const auto& f : fields) {
+          ShardField field;
+          field.name = std::get<0>(f);
+          field.exts = SplitExtensions(std::get<1>(f));
+          if (!std::get<2>(f).empty()) {  // a declared dtype and shape
+            auto dtype = ParseElemType(std::get<2>(f));
+            if (!dtype.ok()) {
+              throw py::value_error("Shards: fields['" + field.name + "']: dtype '" +
+                                    std::get<2>(f) + "' is not read (" +
+                                    dtype.status().message() + ")");
+            }
+            field.declared = true;
+            field.dtype = dtype.value();
+            field.shape = std::get<3>(f);
+          }
+          o.spec.fields.push_back(std::move(field));
+        }
         o.spec.image_exts = SplitExtensions(image);
         o.spec.label_ext = label;
         if (mode == "auto") o.mode = ShardMode::kAuto;
@@ -52,7 +74,9 @@ void RegisterShards(py::module_& m) {
       py::arg("patterns"), py::arg("image"), py::arg("label"), py::arg("mode"),
       py::arg("shuffle_buffer"), py::arg("concurrent_shards"), py::arg("cache_dir"),
       py::arg("max_attempts"), py::arg("backoff_ms"), py::arg("cache_bytes"), py::arg("verify"),
-      py::arg("ca_file"), py::arg("endpoint_url"), py::arg("length") = 0);
+      py::arg("ca_file"), py::arg("endpoint_url"), py::arg("length") = 0,
+      py::arg("fields") =
+          std::vector<std::tuple<std::string, std::string, std::string, std::vector<int64_t>>>());
 }
 
 }  // namespace stoker::python

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Optional, Sequence, Union
+from typing import Mapping, Optional, Sequence, Union
 
 import inspect
 
@@ -18,7 +18,8 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, la
            mode: str = "auto", shuffle_buffer: int = 1000, concurrent_shards: int = 4,
            cache_dir: Optional[str] = None, cache_bytes: int = 0, retries: int = 5,
            backoff_ms: int = 100, verify: bool = True, ca_file: Optional[str] = None,
-           endpoint_url: Optional[str] = None, length: Optional[int] = None):
+           endpoint_url: Optional[str] = None, length: Optional[int] = None,
+           fields: Optional[Mapping[str, Union[str, Sequence[str], Mapping[str, object]]]] = None):
     """A source over tar shards (``key.jpg``, ``key.cls``, ... grouped by key).
 
     Args:
@@ -66,6 +67,28 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, la
         indexed mode; without ``length`` it is read as it is and counted in the Loader's
         ``stats()["truncated_shards"]``.
 
+      fields: records (see README "Records"): field name -> the member extensions that
+        hold it, ``"jpg;png"`` or ``["jpg", "png"]`` (the first present wins), e.g.
+        ``{"image": "jpg;png", "caption": "txt", "meta": "json", "emb": "npy"}``. As in
+        webdataset, a member ``dir/abc.x.jpg`` has the key ``dir/abc`` and the extension
+        ``x.jpg``; extensions match case-insensitively. The last part of a field's extension
+        gives its kind: ``jpg``/``jpeg``/``png``/``webp``/``tif``/``tiff``/``bmp``/``ppm``/
+        ``pgm``/``pbm`` an image (decoded and transformed: the field ``"image"``, else the
+        first image field; one image field per source), ``txt``/``text``/``caption`` a
+        ``str`` (UTF-8), ``json`` the parsed object (``json.loads``), ``npy`` an array
+        of the member's dtype and shape (a tensor; numpy for dtypes torch lacks), ``cls``/``cls2``/``class``/``count``/``index``/
+        ``inx``/``id``/``label`` an int, anything else ``bytes``. A ``.npy`` field given as
+        ``{"ext": "npy", "dtype": "float32", "shape": (512,)}`` declares what every member
+        holds: it is then stacked into one tensor per batch, and a member of another dtype
+        or shape is an error of its sample naming the field. A Loader then yields
+        dict batches: ``batch["image"]`` the usual image tensor,
+        ``batch["label"]`` (a label field named so, else the first) an int64 tensor, other
+        label fields int64 tensors, and text, json, bytes and undeclared ``.npy`` fields
+        lists of per-sample values. A sample missing a field's member is an error naming the sample
+        and the field (a skip under ``on_error="skip"``). ``image=``/``label=`` are the
+        shorthand for ``fields={"image": image, "label": label}`` with tuple batches and
+        cannot be combined with ``fields``.
+
     ``classes`` holds the class names (by label) when the shards' directory has the
     ``classes.json`` that ``stoker convert`` writes beside them, else ``[]``.
 
@@ -75,11 +98,61 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, la
     patterns = [urls] if isinstance(urls, (str, bytes, os.PathLike)) else list(urls)
     if not patterns:
         raise ValueError("Shards: no shard given")
+    field_list = _field_list(fields, image, label)
     return _C.open_shards([os.fsencode(p) for p in patterns], image, label, mode,
                           int(shuffle_buffer), int(concurrent_shards), cache_dir or "",
                           int(retries), int(backoff_ms), int(cache_bytes), bool(verify),
                           os.fspath(ca_file) if ca_file else "", endpoint_url or "",
-                          int(length or 0))
+                          int(length or 0), field_list)
+
+
+def _field_list(fields, image, label):
+    """Shards(fields=) as [(name, "ext;ext", dtype, shape)], checked; [] without fields."""
+    if fields is None:
+        return []
+    if image != IMAGE_EXTENSIONS or label != "cls":
+        raise ValueError("Shards: give either fields= or image=/label= (their shorthand), "
+                         "not both")
+    if not isinstance(fields, Mapping) or not fields:
+        raise TypeError(f"Shards: fields must be a non-empty dict of field name -> member "
+                        f"extensions, got {fields!r}")
+    out = []
+    for name, exts in fields.items():
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"Shards: fields: a field name must be a non-empty str, got {name!r}")
+        dtype, shape = "", []
+        if isinstance(exts, Mapping):  # {"ext": "npy", "dtype": "float32", "shape": (512,)}
+            unknown = set(exts) - {"ext", "dtype", "shape"}
+            if unknown or "ext" not in exts or ("dtype" in exts) != ("shape" in exts):
+                raise ValueError(f"Shards: fields[{name!r}] as a dict takes \"ext\" and, for "
+                                 f".npy members, both \"dtype\" and \"shape\"; got {exts!r}")
+            if "dtype" in exts:
+                import numpy as np
+                try:
+                    dtype = np.dtype(exts["dtype"]).name
+                except TypeError as e:
+                    raise ValueError(f"Shards: fields[{name!r}]: dtype {exts['dtype']!r} is "
+                                     f"not a numpy dtype") from e
+                try:
+                    shape = [int(d) for d in exts["shape"]]
+                except TypeError as e:
+                    raise TypeError(f"Shards: fields[{name!r}]: shape must be a sequence of "
+                                    f"ints, got {exts['shape']!r}") from e
+                if any(d < 0 for d in shape):
+                    raise ValueError(f"Shards: fields[{name!r}]: shape {exts['shape']!r} has a "
+                                     f"negative dimension")
+            exts = exts["ext"]
+        if isinstance(exts, str):
+            parts = [e for e in exts.split(";") if e]
+        elif isinstance(exts, (list, tuple)) and all(isinstance(e, str) for e in exts):
+            parts = [e for e in exts if e]
+        else:
+            raise TypeError(f"Shards: fields[{name!r}] must be extensions as \"jpg;png\" or a "
+                            f"list of str, got {exts!r}")
+        if not parts or any(";" in e for e in parts):
+            raise ValueError(f"Shards: fields[{name!r}] names no member extension: {exts!r}")
+        out.append((name, ";".join(parts), dtype, shape))
+    return out
 
 
 Shards = refuse_misplaced("Shards", tuple(inspect.signature(Shards).parameters), Shards,

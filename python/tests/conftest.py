@@ -271,3 +271,24 @@ def drop_loaders_of_earlier_tests() -> None:
             delattr(sys, name)
     gc.collect()
     settle(0, timeout=0.2)  # let exited threads disappear from /proc
+
+
+def tar_bytes(members) -> bytes:
+    """A pax tar (Python's tarfile) of (name, bytes) members, in order."""
+    import io
+    import tarfile
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def npy_bytes(a) -> bytes:
+    """The .npy file numpy's np.save writes for `a`."""
+    import io
+    buf = io.BytesIO()
+    np.save(buf, a)
+    return buf.getvalue()

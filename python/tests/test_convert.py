@@ -22,7 +22,7 @@ import torchvision.transforms as T
 from PIL import Image
 
 import stoker
-from conftest import needs_hdf5, photo, save_jpeg, save_png
+from conftest import needs_hdf5, npy_bytes, photo, save_jpeg, save_png, tar_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -237,3 +237,51 @@ def test_converted_shards_load_in_stoker_shards_like_the_folder(folder, tmp_path
     got_x, got_y = run(stoker.Shards(paths, image="jpg;jpeg;png", label="cls", mode=mode))
     assert np.array_equal(got_y, ref_y)
     assert np.array_equal(got_x, ref_x)
+
+
+def test_record_fields_from_shards(tmp_path):
+    """--field: a shard source's record fields are written as KEY.NAME.<ext> members that
+    webdataset's rules read back (key up to the basename's first dot; decoded by the last
+    part of the extension: np.load, json.loads, UTF-8), and that stoker.Shards(fields=)
+    reads back equal."""
+    embs = [np.arange(i + 2, dtype=np.float16).reshape(1, i + 2) - i for i in range(4)]
+    jpegs, ms = [], []
+    for i in range(4):
+        b = io.BytesIO()
+        Image.fromarray(photo(20, 16, i)).save(b, format="JPEG")
+        jpegs.append(b.getvalue())
+        ms += [(f"k{i}.jpg", jpegs[-1]), (f"k{i}.txt", f"caption \u00e9 {i}".encode()),
+               (f"k{i}.json", json.dumps({"i": i}).encode()), (f"k{i}.npy", npy_bytes(embs[i])),
+               (f"k{i}.cls", str(3 * i).encode())]
+    (tmp_path / "in.tar").write_bytes(tar_bytes(ms))
+    convert(tmp_path / "in.tar", tmp_path / "out", "--field", "image=jpg", "--field",
+            "caption=txt", "--field", "meta=json", "--field", "emb=npy", "--field", "label=cls")
+    shards = sorted((tmp_path / "out").iterdir())
+    got = members(shards)
+    samples = {}
+    for name, data in got:
+        base = name.rsplit("/", 1)[-1]
+        key, ext = base.split(".", 1)
+        samples.setdefault(key, {})[ext] = data
+    assert len(samples) == 4
+    for i, (key, s) in enumerate(samples.items()):
+        assert set(s) == {"jpg", "cls", "caption.txt", "meta.json", "emb.npy"}
+        assert s["jpg"] == jpegs[i]
+        assert int(s["cls"]) == 3 * i
+        assert s["caption.txt"].decode("utf-8") == f"caption \u00e9 {i}"
+        assert json.loads(s["meta.json"]) == {"i": i}
+        a = np.load(io.BytesIO(s["emb.npy"]))
+        assert a.dtype == np.float16 and a.tobytes() == embs[i].tobytes()
+
+    src = stoker.Shards([str(p) for p in shards if p.suffix == ".tar"],
+                        fields={"image": "jpg", "caption": "caption.txt", "meta": "meta.json",
+                                "emb": "emb.npy", "label": "cls"})
+    b = next(iter(stoker.Loader(src, batch_size=4, transforms=[stoker.Resize((16, 20))],
+                                dtype="uint8")))
+    assert b["label"].tolist() == [0, 3, 6, 9]
+    assert b["caption"] == [f"caption \u00e9 {i}" for i in range(4)]
+    assert b["meta"] == [{"i": i} for i in range(4)]
+    assert [e.numpy().tobytes() for e in b["emb"]] == [e.tobytes() for e in embs]
+
+    bad = convert(tmp_path / "in.tar", tmp_path / "out2", "--field", "caption", check=False)
+    assert bad.returncode != 0 and "NAME=EXT" in bad.stderr

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -151,6 +152,81 @@ std::string ShardKeyFromName(const std::string& name) {
   return base;
 }
 
+namespace {
+
+// Records: the member extension of a field other than the primary image and
+// label, "NAME.<kind's extension>", which Shards(fields={NAME: "NAME.npy"}) and
+// webdataset's decoders read back.
+StatusOr<std::string> RecordMemberExtension(const FieldSpec& f) {
+  for (char c : f.name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') {
+      return InvalidArgumentError("field '" + f.name + "': only letters, digits, '_' and '-' "
+                                  "make a member extension");
+    }
+  }
+  switch (f.kind) {
+    case FieldKind::kArray: return f.name + ".npy";
+    case FieldKind::kText: return f.name + ".txt";
+    case FieldKind::kJson:
+    case FieldKind::kScalar: return f.name + ".json";
+    case FieldKind::kBytes: return f.name + ".bin";
+    case FieldKind::kLabel: return f.name + ".cls";
+    case FieldKind::kImage: break;
+  }
+  return UnimplementedError("field '" + f.name + "': a second image field is not written "
+                            "(one image per sample)");
+}
+
+// The bytes of one field's member: a .npy file (format 1.0, C order) for
+// arrays, decimal text for labels, a JSON number for scalars, the value's
+// bytes for text, json and bytes.
+void RecordMemberBytes(const FieldSpec& f, const FieldValue& v, std::vector<uint8_t>* out) {
+  out->clear();
+  auto append = [&](const std::string& t) { out->insert(out->end(), t.begin(), t.end()); };
+  switch (f.kind) {
+    case FieldKind::kLabel: append(std::to_string(v.i)); return;
+    case FieldKind::kScalar: {
+      if (v.dtype != ElemType::kFloat64) {
+        append(std::to_string(v.i));
+        return;
+      }
+      char buf[40];
+      std::snprintf(buf, sizeof buf, "%.17g", v.f);
+      append(buf);
+      return;
+    }
+    case FieldKind::kArray: {
+      const size_t item = ElemSize(v.dtype);
+      const std::string type = ElemTypeName(v.dtype);
+      const char kind = type == "bool" ? 'b' : type[0] == 'u' ? 'u' : type[0] == 'i' ? 'i' : 'f';
+      std::string shape = "(";
+      for (int d = 0; d < v.ndim; ++d) {
+        shape += std::to_string(v.dims[static_cast<size_t>(d)]) + (v.ndim == 1 ? "," : "");
+        if (d + 1 < v.ndim) shape += ", ";
+      }
+      shape += ")";
+      std::string header = std::string("{'descr': '") + (item == 1 ? '|' : '<') + kind +
+                           std::to_string(item) + "', 'fortran_order': False, 'shape': " +
+                           shape + ", }";
+      // magic (6) + version (2) + length (2) + header + '\n', padded to 64 bytes.
+      const size_t unpadded = 10 + header.size() + 1;
+      header.append((64 - unpadded % 64) % 64, ' ');
+      header += '\n';
+      const uint8_t magic[8] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
+      out->insert(out->end(), magic, magic + 8);
+      out->push_back(static_cast<uint8_t>(header.size() & 0xff));
+      out->push_back(static_cast<uint8_t>(header.size() >> 8));
+      append(header);
+      break;
+    }
+    default:
+      break;
+  }
+  out->insert(out->end(), v.data, v.data + v.size);
+}
+
+}  // namespace
+
 StatusOr<ConvertResult> ConvertToShards(Source* source, const ConvertOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   if (options.resize < 0) return InvalidArgumentError("resize must be >= 0");
@@ -160,10 +236,18 @@ StatusOr<ConvertResult> ConvertToShards(Source* source, const ConvertOptions& op
   if (options.subsampling != 444 && options.subsampling != 422 && options.subsampling != 420) {
     return InvalidArgumentError("subsampling must be 444, 422 or 420");
   }
-  if (!source->schema().IsImageLabel()) {
-    return UnimplementedError("convert: " + source->Describe() +
-                              " is a source of records; writing fields other than an image "
-                              "and a label is not supported yet");
+  const Schema schema = source->schema();
+  const bool record = !schema.IsImageLabel();
+  const int image_field = schema.image();
+  const int label_field = schema.label();
+  std::vector<std::string> field_exts(schema.fields.size());  // "" : not a member of its own
+  if (record) {
+    for (size_t k = 0; k < schema.fields.size(); ++k) {
+      if (static_cast<int>(k) == image_field || static_cast<int>(k) == label_field) continue;
+      auto ext = RecordMemberExtension(schema.fields[k]);
+      if (!ext.ok()) return ext.status().WithContext("convert: " + source->Describe());
+      field_exts[k] = ext.value();
+    }
   }
   // Class names go to classes.json beside the shards. One already there
   // (another split converted into the same directory) must name the same
@@ -212,7 +296,7 @@ StatusOr<ConvertResult> ConvertToShards(Source* source, const ConvertOptions& op
       bool end = false;
       Status s = reader->Read(i, &slot.scratch, &slot.data, &end);
       if (s.ok() && end) s = InternalError("the source ended early");
-      if (s.ok()) s = Prepare(options, &w, &slot);
+      if (s.ok() && (!record || image_field >= 0)) s = Prepare(options, &w, &slot);
       if (!s.ok()) s = Status(s.code(), reader->Name(i) + ": " + s.message());
       {
         MutexLock lock(&sync.mu);
@@ -237,6 +321,7 @@ StatusOr<ConvertResult> ConvertToShards(Source* source, const ConvertOptions& op
   std::unordered_set<std::string> keys;
   int64_t tar_bytes = 0;
   std::string label_text;
+  std::vector<std::vector<uint8_t>> field_bytes;  // records: each field's member, reused
   Status status;
   for (int64_t i = 0; i < n; ++i) {
     Slot& slot = slots[static_cast<size_t>(i % window)];
@@ -252,7 +337,9 @@ StatusOr<ConvertResult> ConvertToShards(Source* source, const ConvertOptions& op
     while (!keys.insert(key).second) key += "_" + std::to_string(i);
     const SampleData& d = slot.data;
     std::vector<ShardMember> members;
-    if (slot.reencoded) {
+    if (record && image_field < 0) {
+      // A record without an image: only its fields.
+    } else if (slot.reencoded) {
       members.push_back({slot.ext, slot.encoded.data(), slot.encoded.size()});
       ++result.reencoded;
     } else {
@@ -263,6 +350,15 @@ StatusOr<ConvertResult> ConvertToShards(Source* source, const ConvertOptions& op
       label_text = std::to_string(d.label);
       members.push_back({"cls", reinterpret_cast<const uint8_t*>(label_text.data()),
                          label_text.size()});
+    }
+    if (record) {
+      field_bytes.resize(schema.fields.size());
+      for (size_t k = 0; k < schema.fields.size() && k < static_cast<size_t>(d.num_fields);
+           ++k) {
+        if (field_exts[k].empty()) continue;
+        RecordMemberBytes(schema.fields[k], d.fields[k], &field_bytes[k]);
+        members.push_back({field_exts[k], field_bytes[k].data(), field_bytes[k].size()});
+      }
     }
     status = writer->Add(key, members);
     if (!status.ok()) break;

@@ -15,9 +15,12 @@
 
 #include "codec/decoder.h"
 #include "source/image_folder.h"
+#include "stoker/sources.h"
 #include "testing/files.h"
 #include "testing/memory_source.h"
+#include "testing/test_arrays.h"
 #include "testing/test_images.h"
+#include "testing/test_tars.h"
 
 namespace stoker {
 namespace {
@@ -160,6 +163,73 @@ TEST(ConvertTest, RawPixelsAreEncoded) {
   ASSERT_TRUE(dec.DecodeAll(m[0].data.data(), m[0].data.size(), &out).ok());
   EXPECT_EQ(out.pixels.width, 20);
   EXPECT_EQ(out.pixels.height, 10);
+}
+
+// Records: every field is written as KEY.NAME.<kind's extension> (the primary
+// image and label as KEY.<format> and KEY.cls) and reads back through
+// Shards(fields=) with the same values, here from a source of shard records
+// (text, json, .npy arrays of two shapes, a label).
+TEST(ConvertTest, RecordFieldsRoundTripThroughShards) {
+  TempDir dir;
+  std::vector<testing::TarEntry> in;
+  std::vector<std::vector<uint8_t>> jpegs, embs;
+  for (int i = 0; i < 3; ++i) {
+    const std::string key = "s" + std::to_string(i);
+    jpegs.push_back(testing::EncodeJpeg(testing::MakePixels(16, 12, i), 16, 12));
+    const std::vector<int16_t> e = {int16_t(i), int16_t(-i), 300};
+    embs.emplace_back(reinterpret_cast<const uint8_t*>(e.data()),
+                      reinterpret_cast<const uint8_t*>(e.data()) + (i == 2 ? 4 : 6));
+    in.push_back({key + ".jpg", jpegs.back()});
+    in.push_back({key + ".txt", testing::Text("caption " + std::to_string(i))});
+    in.push_back({key + ".json", testing::Text("{\"i\": " + std::to_string(i) + "}")});
+    in.push_back({key + ".npy", testing::NpyBytes("<i2", {i == 2 ? 2 : 3}, embs.back())});
+    in.push_back({key + ".cls", testing::Text(std::to_string(5 + i))});
+  }
+  WriteFile(dir.path() + "/in.tar", testing::MakeTar(in));
+  ShardOptions so;
+  so.patterns = {dir.path() + "/in.tar"};
+  so.spec.fields = {{"image", {"jpg"}}, {"caption", {"txt"}}, {"meta", {"json"}},
+                    {"emb", {"npy"}}, {"label", {"cls"}}};
+  auto src = OpenShards(so);
+  ASSERT_TRUE(src.ok()) << src.status().ToString();
+  ConvertOptions o;
+  o.shards.dir = dir.path() + "/out";
+  auto r = ConvertToShards(src.value().get(), o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const auto m = ReadShards(r.value().shards);
+  ASSERT_EQ(m.size(), 15u);
+  EXPECT_EQ(m[0].name.substr(m[0].name.find('.')), ".jpg");
+  EXPECT_EQ(m[1].name.substr(m[1].name.find('.')), ".cls");
+  EXPECT_EQ(m[2].name.substr(m[2].name.find('.')), ".caption.txt");
+  EXPECT_EQ(m[3].name.substr(m[3].name.find('.')), ".meta.json");
+  EXPECT_EQ(m[4].name.substr(m[4].name.find('.')), ".emb.npy");
+
+  ShardOptions back;
+  back.patterns = {r.value().shards[0].path};
+  back.spec.fields = {{"image", {"jpg"}}, {"caption", {"caption.txt"}},
+                      {"meta", {"meta.json"}}, {"emb", {"emb.npy"}}, {"label", {"cls"}}};
+  auto read = OpenShards(back);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  auto reader = read.value()->StartEpoch(EpochSpec{});
+  ASSERT_TRUE(reader.ok());
+  SampleScratch scratch;
+  for (int i = 0; i < 3; ++i) {
+    SampleData d;
+    bool end = false;
+    ASSERT_TRUE(reader.value()->Read(i, &scratch, &d, &end).ok());
+    ASSERT_FALSE(end);
+    EXPECT_EQ(d.label, 5 + i);
+    EXPECT_EQ(std::vector<uint8_t>(d.bytes, d.bytes + d.size), jpegs[i]);
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(d.fields[1].data), d.fields[1].size),
+              "caption " + std::to_string(i));
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(d.fields[2].data), d.fields[2].size),
+              "{\"i\": " + std::to_string(i) + "}");
+    const FieldValue& e = d.fields[3];
+    EXPECT_EQ(e.dtype, ElemType::kInt16);
+    ASSERT_EQ(e.ndim, 1);
+    EXPECT_EQ(e.dims[0], i == 2 ? 2 : 3);
+    EXPECT_EQ(std::vector<uint8_t>(e.data, e.data + e.size), embs[i]);
+  }
 }
 
 TEST(ConvertTest, BadSampleStopsWithItsNameAndLeavesNoPartialShard) {

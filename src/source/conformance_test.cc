@@ -28,6 +28,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <numeric>
 #include <set>
@@ -353,12 +354,18 @@ TEST_P(SourceConformanceTest, RecordFieldsFollowTheirSample) {
       if (end) break;
       const int aux = b->FindField("aux");
       ASSERT_GE(aux, 0);
-      const auto* v = reinterpret_cast<const int32_t*>(b->field_block(aux));
       for (int i = 0; i < b->size(); ++i) {
         const int64_t label = b->labels()[i];
         if (b->ids()[i] < 0) continue;  // rank padding repeats a delivered sample
-        EXPECT_EQ(v[2 * i], label);
-        EXPECT_EQ(v[2 * i + 1], -label);
+        // Stacked in a block (Npy) or in the sample's region (a shard's .npy
+        // member, whose shape each sample declares): field_sample reads both.
+        const FieldSlot& slot = b->field_sample(aux, i);
+        ASSERT_EQ(slot.elem, ElemType::kInt32);
+        ASSERT_EQ(slot.bytes, 2 * sizeof(int32_t));
+        int32_t v[2];
+        std::memcpy(v, slot.data, sizeof v);
+        EXPECT_EQ(v[0], label);
+        EXPECT_EQ(v[1], -label);
         ++delivered;
       }
     }

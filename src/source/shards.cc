@@ -19,6 +19,7 @@
 #include "base/rng.h"
 #include "io/file.h"
 #include "io/s3.h"
+#include "source/shard_records.h"
 #include "source/tar_index.h"
 #include "stoker/mutex.h"
 #include "stoker/thread_annotations.h"
@@ -45,6 +46,11 @@ class IndexedShards : public RandomAccessSource {
     s->urls_ = urls;
     s->classes_ = std::move(classes);
     s->max_member_bytes_ = o.spec.max_member_bytes;
+    s->allow_negative_labels_ = o.spec.allow_negative_labels;
+    if (!o.spec.fields.empty()) {
+      STOKER_ASSIGN_OR_RETURN(s->schema_, ShardSchema(o.spec.fields));
+      s->record_ = true;
+    }
     // Random access needs a whole shard: one cut at a member boundary is an
     // error after its last sample (a bad entry), not a shorter shard.
     SampleSpec spec = o.spec;
@@ -63,6 +69,7 @@ class IndexedShards : public RandomAccessSource {
   }
 
   int64_t size() const override { return static_cast<int64_t>(entries_.size()); }
+  Schema schema() const override { return record_ ? schema_ : Schema::ImageLabel(); }
   std::vector<std::string> classes() const override { return classes_; }
   std::vector<int64_t> Labels() const override {
     std::vector<int64_t> labels;
@@ -98,6 +105,7 @@ class IndexedShards : public RandomAccessSource {
     const TarIndexEntry& e = entries_[index];
     if (e.offset < 0) return DataLossError(e.member);
     const std::string& path = urls_[shard_of_[index]];
+    if (record_) return ReadRecord(index, e, path, scratch, out);
     // What the member declares is checked before anything is allocated for
     // it: against max_sample_bytes, as in stream mode, and against the bytes
     // the shard holds now.
@@ -108,32 +116,13 @@ class IndexedShards : public RandomAccessSource {
     }
     int fd = -1;
     STOKER_RETURN_IF_ERROR(OpenRegularFile(path, &fd));
-    struct stat st;
-    if (::fstat(fd, &st) != 0) {
-      const int err = errno;
-      ::close(fd);
-      return IoError(path + ": cannot stat: " + std::strerror(err));
+    if (scratch->bytes.size() < static_cast<size_t>(e.size)) {
+      scratch->bytes.resize(static_cast<size_t>(e.size));
     }
-    if (e.offset > static_cast<int64_t>(st.st_size) - e.size) {
-      ::close(fd);
-      return DataLossError(path + ": member " + e.member + ": declares " + std::to_string(e.size) +
-                           " bytes at offset " + std::to_string(e.offset) + ", past the end of the " +
-                           std::to_string(st.st_size) + "-byte shard (truncated since indexed?)");
-    }
-    const size_t want = static_cast<size_t>(e.size);
-    if (scratch->bytes.size() < want) scratch->bytes.resize(want);
-    size_t got = 0;
-    while (got < want) {
-      const ssize_t n = ::pread(fd, scratch->bytes.data() + got, want - got, e.offset + got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      got += static_cast<size_t>(n);
-    }
+    Status st = PreadMember(fd, path, e.member, e.offset, e.size, scratch->bytes.data());
     ::close(fd);
-    if (got != want) {
-      return DataLossError(path + ": member " + e.member + ": shard shorter than its index (" +
-                           std::to_string(got) + " of " + std::to_string(want) + " bytes)");
-    }
+    STOKER_RETURN_IF_ERROR(st);
+    const size_t want = static_cast<size_t>(e.size);
     out->id = index;
     out->label = e.label;
     out->bytes = scratch->bytes.data();
@@ -150,6 +139,77 @@ class IndexedShards : public RandomAccessSource {
   std::vector<TarIndexEntry> entries_;
   std::vector<uint32_t> shard_of_;
   int64_t max_member_bytes_ = 0;
+  bool allow_negative_labels_ = false;
+  bool record_ = false;  // spec.fields: samples are records of schema_
+  Schema schema_;
+
+  // Reads `size` bytes at `offset` of the open shard `fd` into `dst`,
+  // checking first that the shard still holds them. Errors name the member.
+  static Status PreadMember(int fd, const std::string& path, const std::string& member,
+                            int64_t offset, int64_t size, uint8_t* dst) {
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+      return IoError(path + ": cannot stat: " + std::strerror(errno));
+    }
+    if (offset > static_cast<int64_t>(st.st_size) - size) {
+      return DataLossError(path + ": member " + member + ": declares " + std::to_string(size) +
+                           " bytes at offset " + std::to_string(offset) + ", past the end of the " +
+                           std::to_string(st.st_size) + "-byte shard (truncated since indexed?)");
+    }
+    const size_t want = static_cast<size_t>(size);
+    size_t got = 0;
+    while (got < want) {
+      const ssize_t n = ::pread(fd, dst + got, want - got, offset + static_cast<int64_t>(got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    if (got != want) {
+      return DataLossError(path + ": member " + member + ": shard shorter than its index (" +
+                           std::to_string(got) + " of " + std::to_string(want) + " bytes)");
+    }
+    return Status::OK();
+  }
+
+  // Records: every field's member, one after another in scratch->bytes.
+  Status ReadRecord(int64_t index, const TarIndexEntry& e, const std::string& path,
+                    SampleScratch* scratch, SampleData* out) const {
+    const size_t nf = schema_.fields.size();
+    if (e.fields.size() != nf) return InternalError("index entry without its record fields");
+    size_t total = 0;
+    thread_local std::vector<size_t> starts;  // reused: no allocation per sample
+    thread_local std::vector<int64_t> sizes;
+    starts.resize(nf);
+    sizes.resize(nf);
+    for (size_t f = 0; f < nf; ++f) {
+      if (e.fields[f].second > max_member_bytes_) {
+        return DataLossError(path + ": sample " + e.key + ": field '" + schema_.fields[f].name +
+                             "': " + std::to_string(e.fields[f].second) +
+                             " bytes, more than the limit of " +
+                             std::to_string(max_member_bytes_) + " (max_sample_bytes)");
+      }
+      starts[f] = total;
+      sizes[f] = e.fields[f].second;
+      total += static_cast<size_t>(sizes[f]);
+    }
+    if (scratch->bytes.size() < total) scratch->bytes.resize(total);
+    int fd = -1;
+    STOKER_RETURN_IF_ERROR(OpenRegularFile(path, &fd));
+    for (size_t f = 0; f < nf; ++f) {
+      Status st = PreadMember(fd, path, e.key + " (field '" + schema_.fields[f].name + "')",
+                              e.fields[f].first, sizes[f], scratch->bytes.data() + starts[f]);
+      if (!st.ok()) {
+        ::close(fd);
+        return st;
+      }
+    }
+    ::close(fd);
+    out->id = index;
+    Status st = FillShardRecord(schema_, scratch->bytes.data(), starts.data(), sizes.data(),
+                                allow_negative_labels_, scratch, out);
+    if (!st.ok()) return st.WithContext(path + ": sample " + e.key);
+    return Status::OK();
+  }
 };
 
 // ---------------------------------------------------------------- stream
@@ -161,6 +221,9 @@ struct Item {
   int64_t label = -1;
   std::string name;
   bool repeat = false;  // read in a padding pass (declared length)
+  // Records: where each field's member lies in `bytes`.
+  std::vector<size_t> field_starts;
+  std::vector<int64_t> field_sizes;
 };
 
 // Sample byte buffers kept from one epoch's reader to the next and passed
@@ -203,9 +266,11 @@ class BufferPool {
 // the rank's first offset / W outputs are made and dropped.
 class StreamReader : public EpochReader {
  public:
-  StreamReader(const std::vector<std::string>* urls, const ShardOptions* o, const EpochSpec& spec,
-               std::shared_ptr<BufferPool> pool, std::shared_ptr<std::atomic<int64_t>> truncated)
-      : urls_(urls), o_(o), pool_(std::move(pool)), truncated_(std::move(truncated)),
+  StreamReader(const std::vector<std::string>* urls, const ShardOptions* o,
+               const Schema* schema, const EpochSpec& spec, std::shared_ptr<BufferPool> pool,
+               std::shared_ptr<std::atomic<int64_t>> truncated)
+      : urls_(urls), o_(o), schema_(schema), pool_(std::move(pool)),
+        truncated_(std::move(truncated)),
         rng_(HashSeed(spec.seed, static_cast<uint64_t>(spec.epoch), 0x7A25ull)) {
     // Under a declared length a shard cut at a member boundary would
     // silently shorten what the ranks share: an error.
@@ -292,6 +357,12 @@ class StreamReader : public EpochReader {
     out->bytes = scratch->bytes.data();
     out->size = scratch->bytes.size();
     out->pixels = nullptr;
+    if (status.ok() && schema_ != nullptr) {
+      status = FillShardRecord(*schema_, scratch->bytes.data(), it.field_starts.data(),
+                               it.field_sizes.data(), o_->spec.allow_negative_labels, scratch,
+                               out);
+      if (!status.ok()) status = status.WithContext(it.name);
+    }
     taken_[static_cast<size_t>(p - base_)] = true;
     if (it.repeat) ++padded_;
     while (!window_.empty() && taken_.front()) {
@@ -387,6 +458,11 @@ class StreamReader : public EpochReader {
         item.name = url;
       } else {
         item.name = url + ": member " + sample.image_member;
+        if (!sample.field_starts.empty()) {
+          item.name = url + ": sample " + sample.key;
+          item.field_starts = sample.field_starts;
+          item.field_sizes = sample.field_sizes;
+        }
         item.label = sample.label;
         item.bytes = std::move(sample.bytes);
         sample.bytes = std::vector<uint8_t>();
@@ -512,6 +588,7 @@ class StreamReader : public EpochReader {
 
   const std::vector<std::string>* urls_;
   const ShardOptions* o_;
+  const Schema* schema_;  // records: the shard schema (owned by StreamShards); else null
   const std::shared_ptr<BufferPool> pool_;
   const std::shared_ptr<std::atomic<int64_t>> truncated_;  // StreamShards::truncated_shards()
   SampleSpec sample_spec_;  // o_->spec, plus require_end_of_archive (set once)
@@ -566,9 +643,12 @@ class StreamShards : public Source {
         urls_(std::move(urls)),
         classes_(std::move(classes)),
         options_(o),
+        record_(!o.spec.fields.empty()),
+        schema_(record_ ? ShardSchema(o.spec.fields).value() : Schema::ImageLabel()),
         pool_(std::make_shared<BufferPool>(static_cast<size_t>(std::max(0, o.shuffle_buffer)) + 64 +
                                            32 * static_cast<size_t>(std::max(1, o.concurrent_shards)))) {}
   int64_t size() const override { return options_.length > 0 ? options_.length : -1; }
+  Schema schema() const override { return schema_; }
   uint64_t Fingerprint() const override { return fingerprint_; }
   int64_t truncated_shards() const override {
     return truncated_->load(std::memory_order_relaxed);
@@ -592,7 +672,8 @@ class StreamShards : public Source {
           "rank, ideally many) or use mode=\"indexed\" for local .tar shards");
     }
     return std::unique_ptr<EpochReader>(
-        new StreamReader(&urls_, &options_, spec, pool_, truncated_));
+        new StreamReader(&urls_, &options_, record_ ? &schema_ : nullptr, spec, pool_,
+                         truncated_));
   }
 
  private:
@@ -613,6 +694,8 @@ class StreamShards : public Source {
   const std::vector<std::string> urls_;
   const std::vector<std::string> classes_;
   const ShardOptions options_;
+  const bool record_;    // options_.spec.fields: records of schema_
+  const Schema schema_;  // checked by OpenShards before construction
   const std::shared_ptr<BufferPool> pool_;
   const std::shared_ptr<std::atomic<int64_t>> truncated_ = std::make_shared<std::atomic<int64_t>>(0);
 };
@@ -759,7 +842,9 @@ StatusOr<std::vector<std::string>> ExpandShardPatterns(const std::vector<std::st
 }
 
 StatusOr<std::shared_ptr<Source>> OpenShards(const ShardOptions& options) {
-  if (options.spec.image_exts.empty()) {
+  if (!options.spec.fields.empty()) {
+    STOKER_RETURN_IF_ERROR(ShardSchema(options.spec.fields).status());
+  } else if (options.spec.image_exts.empty()) {
     return InvalidArgumentError("Shards: no image extension given (e.g. image=\"jpg;png;jpeg\")");
   }
   if (options.shuffle_buffer < 0) return InvalidArgumentError("shuffle_buffer must be >= 0");

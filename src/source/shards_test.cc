@@ -190,7 +190,7 @@ TEST(ShardsTest, IndexIsCachedAndRebuiltWhenTheShardChanges) {
   EXPECT_TRUE(built);
   EXPECT_EQ(::access(TarIndexPath(paths[0], cache.path()).c_str(), R_OK), 0);
   // A corrupt cache file is ignored.
-  testing::WriteFile(paths[0] + ".idx", Text("STKTIDX3 garbage"));
+  testing::WriteFile(paths[0] + ".idx", Text("STKTIDX4 garbage"));
   auto fixed = LoadOrBuildTarIndex(paths[0], spec, "", &built);
   EXPECT_TRUE(built);
   EXPECT_EQ(fixed.value().entries.size(), 6u);

@@ -20,8 +20,9 @@ namespace {
 // Version 2 added the inode, ctime and content fingerprint (issue 17 item 12);
 // version 3 marks members past the shard's end and shards without their
 // end-of-archive blocks as bad entries (issue 32 items 11, 18), so indexes
-// built before are rebuilt.
-constexpr char kMagic[8] = {'S', 'T', 'K', 'T', 'I', 'D', 'X', '3'};
+// built before are rebuilt; version 4 adds each entry's record fields (the
+// (offset, size) of every field's member).
+constexpr char kMagic[8] = {'S', 'T', 'K', 'T', 'I', 'D', 'X', '4'};
 constexpr size_t kFingerprintSpan = 64 << 10;
 
 void Put(std::string* out, uint64_t v) {
@@ -129,7 +130,12 @@ bool WriteAtomically(const std::string& path, const std::string& bytes) {
 std::string SpecText(const SampleSpec& spec) {
   std::string out;
   for (const std::string& e : spec.image_exts) out += e + ";";
-  return out + "|" + spec.label_ext;
+  out += "|" + spec.label_ext;
+  for (const ShardField& f : spec.fields) {
+    out += "|" + f.name + "=";
+    for (const std::string& e : f.exts) out += e + ";";
+  }
+  return out;
 }
 
 }  // namespace
@@ -157,6 +163,11 @@ std::string EncodeTarIndex(const TarIndex& index) {
     Put32(&out, static_cast<uint32_t>(e.member.size()));
     out += e.key;
     out += e.member;
+    Put32(&out, static_cast<uint32_t>(e.fields.size()));
+    for (const auto& f : e.fields) {
+      Put(&out, static_cast<uint64_t>(f.first));
+      Put(&out, static_cast<uint64_t>(f.second));
+    }
   }
   return out;
 }
@@ -180,10 +191,20 @@ StatusOr<TarIndex> DecodeTarIndex(const std::string& bytes) {
   index.entries.resize(n);
   for (TarIndexEntry& e : index.entries) {
     uint64_t off, size, label;
-    uint32_t kn, mn;
+    uint32_t kn, mn, fn;
     if (!c.Get(&off) || !c.Get(&size) || !c.Get(&label) || !c.Get32(&kn) || !c.Get32(&mn) ||
-        !c.GetString(kn, &e.key) || !c.GetString(mn, &e.member)) {
+        !c.GetString(kn, &e.key) || !c.GetString(mn, &e.member) || !c.Get32(&fn)) {
       return DataLossError("truncated tar index");
+    }
+    for (uint32_t k = 0; k < fn; ++k) {
+      uint64_t foff, fsize;
+      if (!c.Get(&foff) || !c.Get(&fsize)) return DataLossError("truncated tar index");
+      const auto fo = static_cast<int64_t>(foff);
+      const auto fs = static_cast<int64_t>(fsize);
+      if (fo < 0 || fs < 0 || fo > static_cast<int64_t>(index.shard_size) - fs) {
+        return DataLossError("corrupt tar index (field member outside the shard)");
+      }
+      e.fields.emplace_back(fo, fs);
     }
     e.offset = static_cast<int64_t>(off);
     e.size = static_cast<int64_t>(size);
@@ -244,13 +265,25 @@ StatusOr<TarIndex> LoadOrBuildTarIndex(const std::string& shard, const SampleSpe
     }
     if (end) break;
     TarIndexEntry e;
-    if (s.data_offset > static_cast<int64_t>(id.size) - s.data_size) {
-      // The header's size is a claim the file does not back: a bad sample,
-      // never a buffer of that size at read time.
+    // The header's size is a claim the file does not back: a bad sample,
+    // never a buffer of that size at read time.
+    std::string past_end;
+    auto check = [&](const std::string& member, int64_t offset, int64_t size) {
+      if (past_end.empty() && offset > static_cast<int64_t>(id.size) - size) {
+        past_end = shard + ": member " + member + ": declares " + std::to_string(size) +
+                   " bytes, more than the " + std::to_string(id.size) +
+                   "-byte shard holds (truncated or corrupt)";
+      }
+    };
+    check(s.image_member, s.data_offset, s.data_size);
+    for (size_t f = 0; f < spec.fields.size() && f < s.field_offsets.size(); ++f) {
+      check(s.field_members[f], s.field_offsets[f], s.field_sizes[f]);
+      e.fields.emplace_back(s.field_offsets[f], s.field_sizes[f]);
+    }
+    if (!past_end.empty()) {
+      e = TarIndexEntry();
       e.offset = -1;
-      e.member = shard + ": member " + s.image_member + ": declares " +
-                 std::to_string(s.data_size) + " bytes, more than the " +
-                 std::to_string(id.size) + "-byte shard holds (truncated or corrupt)";
+      e.member = past_end;
       index.entries.push_back(std::move(e));
       continue;
     }

@@ -15,9 +15,10 @@
 // bad entry, so that reading it is an error of that sample alone (skipped
 // under on_error="skip"); damage that ends the tar ends the index there, as do a member declaring
 // more bytes than the shard holds and a shard without its end-of-archive
-// blocks (both bad entries). Format (little-endian): "STKTIDX3", u64 shard size, i64
+// blocks (both bad entries). Format (little-endian): "STKTIDX4", u64 shard size, i64
 // mtime ns, u64 inode, i64 ctime ns, u64 fingerprint, u32 + bytes of the sample spec, u64 sample count, then per sample i64 offset, i64 size, i64
-// label, u32 key length, u32 member length, key bytes, member bytes.
+// label, u32 key length, u32 member length, key bytes, member bytes, u32 record
+// field count and per field i64 offset, i64 size (records: SampleSpec::fields).
 //
 // Thread-safety: LoadOrBuildTarIndex may run for different shards at once;
 // two processes building the same index write distinct temporary files and
@@ -29,6 +30,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "source/tar_reader.h"
@@ -43,6 +45,10 @@ struct TarIndexEntry {
   int64_t label = -1;
   std::string key;
   std::string member;
+  // Records (SampleSpec::fields): each field's member data, in field order
+  // (offset, size); empty for image + label specs. offset/size above are
+  // the first field's.
+  std::vector<std::pair<int64_t, int64_t>> fields;
 };
 
 struct TarIndex {

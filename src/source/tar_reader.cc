@@ -8,6 +8,8 @@
 #include <cctype>
 #include <climits>
 
+#include "source/shard_records.h"
+
 namespace stoker {
 namespace {
 
@@ -122,7 +124,7 @@ void TarReader::DrainStream() {
   }
 }
 
-Status TarReader::ReadData(std::vector<uint8_t>* out) {
+Status TarReader::ReadData(std::vector<uint8_t>* out, size_t at) {
   if (member_size_ > max_member_bytes_) {
     failed_ = true;
     return DataLossError(Where() + ": member " + member_ + ": " + std::to_string(member_size_) +
@@ -134,11 +136,13 @@ Status TarReader::ReadData(std::vector<uint8_t>* out) {
   // member declaring 900 MiB in a 157 KB shard costs at most a few MiB.
   // Only the bytes beyond the previous size are zeroed.
   const size_t total = static_cast<size_t>(member_size_);
-  out->resize(std::min(total, std::max(out->size(), size_t{1} << 20)));
+  const size_t had = out->size() > at ? out->size() - at : 0;
+  out->resize(at + std::min(total, std::max(had, size_t{1} << 20)));
   size_t got = 0;
   while (got < total) {
-    if (got == out->size()) out->resize(std::min(total, out->size() * 2));
-    const la_ssize_t n = archive_read_data(archive_, out->data() + got, out->size() - got);
+    if (at + got == out->size()) out->resize(at + std::min(total, (out->size() - at) * 2));
+    const la_ssize_t n = archive_read_data(archive_, out->data() + at + got,
+                                           out->size() - at - got);
     if (n == 0) break;
     if (n < 0) {
       failed_ = true;
@@ -209,10 +213,62 @@ StatusOr<std::unique_ptr<ShardSampleReader>> ShardSampleReader::Open(const std::
 
 StatusOr<std::unique_ptr<ShardSampleReader>> ShardSampleReader::FromStream(
     std::unique_ptr<ByteStream> stream, const SampleSpec& spec, bool read_images) {
+  int label_field = -1;
+  if (!spec.fields.empty()) {
+    auto schema = ShardSchema(spec.fields);
+    if (!schema.ok()) return schema.status();
+    label_field = schema.value().label();
+  }
   auto tar = TarReader::Open(std::move(stream), spec.max_member_bytes, spec.require_end_of_archive);
   if (!tar.ok()) return tar.status();
-  return std::unique_ptr<ShardSampleReader>(
+  std::unique_ptr<ShardSampleReader> r(
       new ShardSampleReader(std::move(tar).value(), spec, read_images));
+  for (ShardField& f : r->spec_.fields) {
+    for (std::string& e : f.exts) e = AsciiLower(e);
+  }
+  r->label_field_ = label_field;
+  return r;
+}
+
+Status ShardSampleReader::TakeRecordMember(const std::string& ext, ShardSample* sample,
+                                           std::vector<size_t>* ranks) {
+  const std::string lower = AsciiLower(ext);
+  bool read = false;
+  size_t start = 0;
+  for (size_t f = 0; f < spec_.fields.size(); ++f) {
+    const std::vector<std::string>& exts = spec_.fields[f].exts;
+    const size_t rank =
+        static_cast<size_t>(std::find(exts.begin(), exts.end(), lower) - exts.begin());
+    if (rank >= (*ranks)[f]) continue;  // not this field's, or a preferred member came first
+    (*ranks)[f] = rank;
+    sample->field_members[f] = pending_.path;
+    sample->field_offsets[f] = pending_.data_offset;
+    sample->field_sizes[f] = pending_.size;
+    // Indexing reads only the primary label (the index keeps its value).
+    const bool want = read_images_ || static_cast<int>(f) == label_field_;
+    if (want && !read) {
+      start = read_images_ ? sample->bytes.size() : 0;
+      STOKER_RETURN_IF_ERROR(tar_->ReadData(read_images_ ? &sample->bytes : &label_bytes_, start));
+      read = true;
+    }
+    sample->field_starts[f] = start;
+  }
+  return Status::OK();
+}
+
+Status ShardSampleReader::FinishRecord(const std::string& key, ShardSample* sample,
+                                       const std::vector<size_t>& ranks) {
+  for (size_t f = 0; f < spec_.fields.size(); ++f) {
+    if (ranks[f] < spec_.fields[f].exts.size()) continue;
+    std::string l;
+    for (const auto& e : spec_.fields[f].exts) l += (l.empty() ? "" : ";") + e;
+    return DataLossError(name() + ": sample " + key + " has no member for field '" +
+                         spec_.fields[f].name + "' (extension " + l + ")");
+  }
+  sample->image_member = sample->field_members.front();
+  sample->data_offset = sample->field_offsets.front();
+  sample->data_size = sample->field_sizes.front();
+  return Status::OK();
 }
 
 Status ShardSampleReader::Next(ShardSample* sample, bool* end) {
@@ -244,6 +300,17 @@ Status ShardSampleReader::Next(ShardSample* sample, bool* end) {
     sample->key = key;
     sample->image_member.clear();
     sample->label = -1;
+    const bool record = !spec_.fields.empty();
+    std::vector<size_t> field_ranks;
+    if (record) {
+      const size_t nf = spec_.fields.size();
+      field_ranks.resize(nf, SIZE_MAX);
+      sample->field_members.assign(nf, std::string());
+      sample->field_offsets.assign(nf, -1);
+      sample->field_sizes.assign(nf, 0);
+      sample->field_starts.assign(nf, 0);
+      sample->bytes.clear();
+    }
     size_t image_rank = spec_.image_exts.size();
     bool has_label = false;
     Status group_error;
@@ -268,6 +335,12 @@ Status ShardSampleReader::Next(ShardSample* sample, bool* end) {
       while (rank < spec_.image_exts.size() && spec_.image_exts[rank] != ext) ++rank;
       if (duplicate) {
         // Not read: the sample is an error already.
+      } else if (record) {
+        Status s = TakeRecordMember(ext, sample, &field_ranks);
+        if (!s.ok()) {
+          done_ = true;
+          return s;
+        }
       } else if (rank < image_rank) {
         image_rank = rank;
         sample->image_member = pending_.path;
@@ -310,6 +383,28 @@ Status ShardSampleReader::Next(ShardSample* sample, bool* end) {
       has_pending_ = true;
       std::string next_key;
       if (!SplitKey(pending_.path, &next_key, &ext) || next_key != key) break;
+    }
+    if (record) {
+      Status fs = group_error.ok() ? FinishRecord(key, sample, field_ranks) : group_error;
+      if (!fs.ok() && !deferred_.ok()) {  // the damage cut this sample short: one error
+        Status s = deferred_;
+        deferred_ = Status::OK();
+        return s;
+      }
+      if (fs.ok() && label_field_ >= 0) {
+        const size_t lf = static_cast<size_t>(label_field_);
+        const std::vector<uint8_t>& b = read_images_ ? sample->bytes : label_bytes_;
+        auto label = ParseLabel(b.data() + sample->field_starts[lf],
+                                static_cast<size_t>(sample->field_sizes[lf]),
+                                spec_.allow_negative_labels);
+        if (!label.ok()) {
+          return DataLossError(name() + ": sample " + key + ": field '" +
+                               spec_.fields[lf].name + "' (member " +
+                               sample->field_members[lf] + "): " + label.status().message());
+        }
+        sample->label = label.value();
+      }
+      return fs;
     }
     const bool incomplete = !group_error.ok() || image_rank == spec_.image_exts.size() ||
                             (!spec_.label_ext.empty() && !has_label);

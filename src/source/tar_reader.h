@@ -62,7 +62,9 @@ class TarReader {
   // least one member), once Next() reported the end.
   bool missing_end_of_archive() const { return missing_end_; }
   // The current member's data, whole; `out` is resized to its size.
-  Status ReadData(std::vector<uint8_t>* out);
+  // With `at`, the data goes to (*out)[at, at + size) and `out` is resized to
+  // at + size (what lay before `at` is kept).
+  Status ReadData(std::vector<uint8_t>* out, size_t at = 0);
   const std::string& name() const { return stream_->name(); }
 
  private:
@@ -103,6 +105,15 @@ struct ShardSample {
   int64_t data_offset = 0;        // of the image member in the tar stream
   int64_t data_size = 0;
   int64_t label = -1;
+  // Records (spec.fields non-empty): per field, its member's path and data
+  // (offset and size in the tar stream) and, when read, where its bytes start
+  // in `bytes` (the members' data one after another, in the order met).
+  // `label` is the primary label field's value (-1 without one);
+  // image_member, data_offset and data_size are the first field's.
+  std::vector<std::string> field_members;
+  std::vector<int64_t> field_offsets;
+  std::vector<int64_t> field_sizes;
+  std::vector<size_t> field_starts;
 };
 
 class ShardSampleReader {
@@ -125,6 +136,12 @@ class ShardSampleReader {
  private:
   ShardSampleReader(std::unique_ptr<TarReader> tar, const SampleSpec& spec, bool read_images)
       : tar_(std::move(tar)), spec_(spec), read_images_(read_images) {}
+  // Records: which fields a member of extension `ext` (lowercase) fills, and
+  // at what preference rank; reads or records it.
+  Status TakeRecordMember(const std::string& ext, ShardSample* sample,
+                          std::vector<size_t>* ranks);
+  Status FinishRecord(const std::string& key, ShardSample* sample,
+                      const std::vector<size_t>& ranks);
 
   std::unique_ptr<TarReader> tar_;
   SampleSpec spec_;
@@ -135,6 +152,8 @@ class ShardSampleReader {
   Status deferred_;
   std::vector<uint8_t> label_bytes_;
   std::unordered_set<std::string> seen_keys_;  // keys of the samples so far
+  // Records: the primary label's field (or -1).
+  int label_field_ = -1;
 };
 
 }  // namespace stoker

@@ -176,9 +176,11 @@ StatusOr<MadeSource> MakeHdf5(const std::string& dir, const Data& data) {
 }
 
 // `shards` WebDataset shards "train-NN<ext>" of equal size holding `samples`
-// in order: key "sNN", members sNN.jpg and sNN.cls.
+// in order: key "sNN", members sNN.jpg and sNN.cls (and, with `aux`, the
+// record field sNN.aux.npy: int32 [2] holding {i, -i}).
 void WriteShards(const std::string& dir, const Data& data, const std::string& ext,
-                 TarFilter filter, const Samples& samples = All(), int shards = Data::kShards) {
+                 TarFilter filter, const Samples& samples = All(), int shards = Data::kShards,
+                 bool aux = false) {
   const size_t per = samples.size() / static_cast<size_t>(shards);
   for (int s = 0; s < shards; ++s) {
     std::vector<TarEntry> entries;
@@ -188,6 +190,12 @@ void WriteShards(const std::string& dir, const Data& data, const std::string& ex
       std::snprintf(key, sizeof key, "s%02d", i);
       entries.push_back({std::string(key) + ".jpg", Encoded(data, i)});
       entries.push_back({std::string(key) + ".cls", Text(std::to_string(i))});
+      if (aux) {
+        const int32_t a[2] = {i, -i};
+        const auto* b = reinterpret_cast<const uint8_t*>(a);
+        entries.push_back({std::string(key) + ".aux.npy",
+                           NpyBytes("<i4", {2}, std::vector<uint8_t>(b, b + sizeof a))});
+      }
     }
     char name[32];
     std::snprintf(name, sizeof name, "/train-%02d", s);
@@ -235,6 +243,33 @@ StatusOr<MadeSource> MakeStreamShards(const std::string& dir, const Data& data) 
   WriteShards(dir, data, ".tar.zst", TarFilter::kZstd);
   STOKER_ASSIGN_OR_RETURN(auto shards,
                           OpenShards(StreamOptions(ShardPattern(dir, ".tar.zst"), Data::kSamples)));
+  return MadeSource{shards, Labels(data.corrupt), nullptr};
+}
+
+// Records from shards (SampleSpec::fields): {"image": "jpg", "label": "cls",
+// "aux": "aux.npy"} (aux an int32 [2] .npy member holding {i, -i}), indexed
+// (.tar) or streamed (.tar.zst, length declared).
+SampleSpec RecordSpec() {
+  SampleSpec spec;
+  spec.fields = {{"image", {"jpg"}}, {"label", {"cls"}}, {"aux", {"aux.npy"}}};
+  return spec;
+}
+
+StatusOr<MadeSource> MakeIndexedShardRecords(const std::string& dir, const Data& data) {
+  WriteShards(dir, data, ".tar", TarFilter::kNone, All(), Data::kShards, /*aux=*/true);
+  ShardOptions o;
+  o.patterns = {ShardPattern(dir, ".tar")};
+  o.mode = ShardMode::kIndexed;
+  o.spec = RecordSpec();
+  STOKER_ASSIGN_OR_RETURN(auto source, OpenShards(o));
+  return MadeSource{source, Labels(data.corrupt), nullptr};
+}
+
+StatusOr<MadeSource> MakeStreamShardRecords(const std::string& dir, const Data& data) {
+  WriteShards(dir, data, ".tar.zst", TarFilter::kZstd, All(), Data::kShards, /*aux=*/true);
+  ShardOptions o = StreamOptions(ShardPattern(dir, ".tar.zst"), Data::kSamples);
+  o.spec = RecordSpec();
+  STOKER_ASSIGN_OR_RETURN(auto shards, OpenShards(o));
   return MadeSource{shards, Labels(data.corrupt), nullptr};
 }
 
@@ -293,6 +328,8 @@ const std::vector<SourceFactory>& ConformanceSources() {
       {"ShardsStream", MakeStreamShards},
       {"ShardsStreamUnsized", MakeUnsizedStreamShards},
       {"ShardsHttp", MakeHttpShards},
+      {"ShardsRecords", MakeIndexedShardRecords},
+      {"ShardsRecordsStream", MakeStreamShardRecords},
       {"Mix", MakeMix},
   };
   return sources;

@@ -1,0 +1,166 @@
+// Copyright 2026 The stoker Authors.
+#include "source/shard_records.h"
+
+#include <utility>
+#include <vector>
+
+#include "source/npy.h"
+#include "source/npy_records.h"
+#include "source/tar_reader.h"
+
+namespace stoker {
+namespace {
+
+// The last dot-separated part of an extension ("depth.png" -> "png").
+std::string LastPart(const std::string& ext) {
+  const size_t dot = ext.rfind('.');
+  return dot == std::string::npos ? ext : ext.substr(dot + 1);
+}
+
+FieldKind KindOfExtension(const std::string& ext) {
+  static const char* const kImage[] = {"jpg", "jpeg", "png", "webp", "tif",
+                                       "tiff", "bmp", "ppm", "pgm", "pbm"};
+  static const char* const kText[] = {"txt", "text", "caption"};
+  static const char* const kLabel[] = {"cls", "cls2", "class", "count",
+                                       "index", "inx", "id", "label"};
+  const std::string e = LastPart(AsciiLower(ext));
+  for (const char* x : kImage) if (e == x) return FieldKind::kImage;
+  for (const char* x : kText) if (e == x) return FieldKind::kText;
+  for (const char* x : kLabel) if (e == x) return FieldKind::kLabel;
+  if (e == "json") return FieldKind::kJson;
+  if (e == "npy") return FieldKind::kArray;
+  return FieldKind::kBytes;
+}
+
+}  // namespace
+
+std::string AsciiLower(std::string s) {
+  for (char& c : s) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return s;
+}
+
+StatusOr<FieldKind> ShardFieldKind(const ShardField& field) {
+  if (field.exts.empty()) {
+    return InvalidArgumentError("field '" + field.name + "' names no member extension");
+  }
+  const FieldKind kind = KindOfExtension(field.exts.front());
+  for (const std::string& e : field.exts) {
+    if (e.empty() || e.front() == '.' || e.back() == '.') {
+      return InvalidArgumentError("field '" + field.name + "': extension '" + e +
+                                  "' (write extensions without dots around them: \"jpg\")");
+    }
+    if (KindOfExtension(e) != kind) {
+      return InvalidArgumentError("field '" + field.name + "': extensions '" +
+                                  field.exts.front() + "' (" + FieldKindName(kind) + ") and '" +
+                                  e + "' (" + FieldKindName(KindOfExtension(e)) +
+                                  ") decode to different kinds");
+    }
+  }
+  return kind;
+}
+
+StatusOr<Schema> ShardSchema(const std::vector<ShardField>& fields) {
+  if (fields.empty()) return InvalidArgumentError("fields: no field given");
+  Schema schema;
+  for (const ShardField& f : fields) {
+    STOKER_ASSIGN_OR_RETURN(FieldKind kind, ShardFieldKind(f));
+    if (f.declared && kind != FieldKind::kArray) {
+      return InvalidArgumentError("field '" + f.name + "': a dtype and shape are declared "
+                                  "for .npy fields only, not " + FieldKindName(kind));
+    }
+    FieldSpec spec;
+    switch (kind) {
+      case FieldKind::kImage: spec = ImageField(f.name); break;
+      case FieldKind::kLabel: spec = LabelField(f.name); break;
+      case FieldKind::kText: spec = TextField(f.name); break;
+      case FieldKind::kJson: spec = JsonField(f.name); break;
+      case FieldKind::kArray:
+        if (f.declared) {
+          for (int64_t d : f.shape) {
+            if (d < 0) {
+              return InvalidArgumentError("field '" + f.name + "': a declared shape has no "
+                                          "negative dimensions");
+            }
+          }
+          spec = ArrayField(f.name, f.dtype, f.shape);
+          break;
+        }
+        spec = ArrayField(f.name, ElemType::kUint8, {});
+        spec.dtype_known = false;  // each member's header says
+        spec.shape_known = false;
+        spec.shape.clear();
+        break;
+      default: spec = BytesField(f.name); break;
+    }
+    schema.fields.push_back(std::move(spec));
+  }
+  STOKER_RETURN_IF_ERROR(CheckSchema(schema));
+  return schema;
+}
+
+Status FillShardRecord(const Schema& schema, const uint8_t* bytes, const size_t* starts,
+                       const int64_t* sizes, bool allow_negative_labels,
+                       SampleScratch* scratch, SampleData* out) {
+  const size_t nf = schema.fields.size();
+  const int image = schema.image();
+  const int label = schema.label();
+  scratch->fields.resize(nf);
+  out->bytes = nullptr;
+  out->size = 0;
+  out->pixels = nullptr;
+  out->label = -1;
+  for (size_t f = 0; f < nf; ++f) {
+    const FieldSpec& spec = schema.fields[f];
+    FieldValue& v = scratch->fields[f];
+    v = FieldValue();
+    v.data = bytes + starts[f];
+    v.size = static_cast<size_t>(sizes[f]);
+    auto fail = [&](const std::string& why) {
+      return DataLossError("field '" + spec.name + "': " + why);
+    };
+    switch (spec.kind) {
+      case FieldKind::kArray: {
+        NpyHeader h;
+        Status st = ParseNpyHeader(v.data, v.size, &h);
+        if (!st.ok()) return fail("not a .npy array: " + st.message());
+        if (h.fortran_order && h.shape.size() > 1) {
+          return fail("a Fortran-order array (save with np.ascontiguousarray)");
+        }
+        if (h.shape.size() > static_cast<size_t>(kMaxFieldDims)) {
+          return fail("more than " + std::to_string(kMaxFieldDims) + " dimensions");
+        }
+        auto elem = NpyElemType(h);
+        if (!elem.ok()) return fail(elem.status().message());
+        v.dtype = elem.value();
+        v.ndim = static_cast<int>(h.shape.size());
+        for (size_t d = 0; d < h.shape.size(); ++d) v.dims[d] = h.shape[d];
+        v.data += h.data_offset;
+        v.size = static_cast<size_t>(h.data_bytes);
+        break;
+      }
+      case FieldKind::kLabel: {
+        auto l = ParseLabel(v.data, v.size, allow_negative_labels);
+        if (!l.ok()) return fail(l.status().message());
+        v.dtype = ElemType::kInt64;
+        v.i = l.value();
+        if (static_cast<int>(f) == label) out->label = v.i;
+        break;
+      }
+      case FieldKind::kImage:
+        if (static_cast<int>(f) == image) {
+          out->bytes = v.data;
+          out->size = v.size;
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  out->fields = scratch->fields.data();
+  out->num_fields = static_cast<int>(nf);
+  return Status::OK();
+}
+
+}  // namespace stoker
