@@ -161,8 +161,9 @@ class Loader:
       transforms: stoker transforms (torchvision names): one, a list, ``stoker.Compose([...])``
         or ``torchvision.transforms.Compose([...])`` of them; must end in a fixed size unless
         ``collate="list"`` or the source's images all have one size (``stoker.Npy``,
-        ``stoker.HDF5`` raw pixels: no transform needed). A Python callable (or ``stoker.Lambda(fn)``) runs per sample on
-        the uint8 [H, W, 3] output-size image, under the GIL (see ``stoker.Lambda``). Anything else (a torchvision
+        ``stoker.HDF5`` raw pixels: no transform needed). A Python callable (or
+        ``stoker.Lambda(fn)``) runs per sample on the uint8 [H, W, 3] output-size image,
+        under the GIL (see ``stoker.Lambda``). Anything else (a torchvision
         transform object) raises a TypeError that names it and says what to use instead. At
         most one Normalize.
       target_transform: a Python callable applied to each label (an int) of every batch, in
