@@ -64,23 +64,19 @@ size_t DecodedCache::NeededCapacity() const {
 }
 
 std::shared_ptr<const CachedImage> DecodedCache::Lookup(int64_t key) {
-  Shard& s = ShardOf(key);
-  MutexLock lock(&s.mu);
-  auto it = s.map.find(key);
-  if (it == s.map.end()) {
-    misses_.fetch_add(1, std::memory_order_relaxed);
-    return nullptr;
-  }
-  s.lru.splice(s.lru.begin(), s.lru, it->second.pos);
-  hits_.fetch_add(1, std::memory_order_relaxed);
-  return it->second.image;
+  return Find(key, nullptr);
 }
 
 std::shared_ptr<const CachedImage> DecodedCache::Lookup(int64_t key, uint64_t stamp) {
+  return Find(key, &stamp);
+}
+
+std::shared_ptr<const CachedImage> DecodedCache::Find(int64_t key, const uint64_t* stamp) {
   Shard& s = ShardOf(key);
   MutexLock lock(&s.mu);
   auto it = s.map.find(key);
-  if (it != s.map.end() && it->second.image->stamp != stamp) {  // the file changed
+  if (stamp != nullptr && it != s.map.end() && it->second.image->stamp != *stamp) {
+    // The file changed since the entry was made: dropped.
     const size_t freed = it->second.image->bytes();
     s.bytes -= freed;
     bytes_.fetch_sub(freed, std::memory_order_relaxed);

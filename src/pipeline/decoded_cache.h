@@ -107,6 +107,8 @@ class DecodedCache {
     size_t bytes STOKER_GUARDED_BY(mu) = 0;
   };
   Shard& ShardOf(int64_t key);
+  // Lookup; with `stamp`, an entry of another stamp is dropped first.
+  std::shared_ptr<const CachedImage> Find(int64_t key, const uint64_t* stamp);
 
   // How many shards a cache of `capacity` bytes has when `shards` are asked for.
   static size_t ShardCount(size_t capacity, int shards);
