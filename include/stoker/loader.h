@@ -132,6 +132,13 @@ struct LoaderOptions {
   // transforms, e.g. validation: a hit is a copy).
   enum class CacheKind { kDecoded, kOutput };
   CacheKind cache_kind = CacheKind::kDecoded;
+  // With a cache: before serving an entry, compare its sample's file stamp
+  // (RandomAccessSource::SampleStamp: size, mtime, inode; one stat() per
+  // hit) with the one taken when it was cached; a changed or deleted file is
+  // read again (a miss, counted in cache_stale). Off by default: like
+  // tf.data's cache, a cache serves what it first read, even when the file
+  // changed since. Sources that cannot tell (arrays) are not checked.
+  bool cache_validate = false;
   // Which samples each epoch visits (random-access sources): every sample
   // once by default; weighted or class-balanced draws, or a subset
   // (stoker/sampler.h). Draws depend on (seed, epoch) only.
@@ -230,6 +237,7 @@ struct LoaderStats {
   int64_t cache_misses = 0;
   int64_t cache_evicted = 0;
   int64_t cache_entries = 0;
+  int64_t cache_stale = 0;      // entries dropped by cache_validate (file changed)
   size_t cache_bytes = 0;       // in use
   size_t cache_capacity = 0;
   std::string cache_advice;     // "" unless the cache is too small to help

@@ -181,6 +181,14 @@ class Source {
   virtual int64_t truncated_shards() const { return 0; }
   // The fields every sample has (stoker/record.h). Default: image + label.
   virtual Schema schema() const { return Schema::ImageLabel(); }
+  // Whether every sample's image has the same size, known without reading a
+  // sample (raw pixel arrays: Npy, HDF5 raw); sets *height and *width then.
+  // The Loader batches such a source without a size-fixing transform.
+  virtual bool FixedImageSize(int* height, int* width) const {
+    (void)height;
+    (void)width;
+    return false;
+  }
 };
 
 // Base for sources that can read any sample by index in [0, size()).
@@ -193,6 +201,16 @@ class RandomAccessSource : public Source {
   // directory layout, a labels array, an index), or empty when the source
   // cannot tell without reading. Used by class-balanced sampling.
   virtual std::vector<int64_t> Labels() const { return {}; }
+  // A cheap stamp of sample `index`'s data as it is now: the FileStamp of
+  // the file it is read from (size, mtime, inode), or 0 when the source
+  // cannot tell. The decoded-sample cache, with
+  // LoaderOptions::cache_validate, serves an entry only while its stamp is
+  // unchanged (a file rewritten or deleted between epochs is read again).
+  // Thread-safe; one stat() per call.
+  virtual uint64_t SampleStamp(int64_t index) const {
+    (void)index;
+    return 0;
+  }
 
   // Positions map to indices in order, or through a permutation drawn from
   // (seed, epoch) when `spec.shuffle`, then to this rank's share
@@ -208,6 +226,10 @@ class RandomAccessSource : public Source {
 // left out ("/mnt/a/train/cat/1.jpg" counts as "cat/1.jpg" when every name
 // is under /mnt/a/train/): the fingerprint of a dataset wherever it lies.
 uint64_t FingerprintNames(uint64_t seed, const std::vector<std::string>& names);
+
+// A hash of the file at `path`'s size, modification time (ns) and inode,
+// never 0; 1 when it cannot be stat'ed (deleted, unreadable).
+uint64_t FileStamp(const std::string& path);
 
 // The permutation of [0, n) used by shuffled epochs: Fisher-Yates driven by
 // Rng(HashSeed(seed, epoch)). Exposed for tests.

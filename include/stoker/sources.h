@@ -80,6 +80,13 @@ class NpySource : public RandomAccessSource {
   virtual int width() const = 0;
   virtual int channels() const = 0;
   virtual bool nchw() const = 0;
+  // Every sample is height() x width() (0 for records).
+  bool FixedImageSize(int* height, int* width) const override {
+    if (this->height() <= 0 || this->width() <= 0) return false;
+    *height = this->height();
+    *width = this->width();
+    return true;
+  }
   // True when samples are served without a copy (NHWC with 3 channels).
   bool zero_copy() const { return !nchw() && channels() == 3; }
 };
@@ -102,6 +109,13 @@ class Hdf5Source : public RandomAccessSource {
   virtual bool raw() const = 0;
   virtual int height() const = 0;
   virtual int width() const = 0;
+  // Raw pixel arrays: every sample is height() x width().
+  bool FixedImageSize(int* height, int* width) const override {
+    if (!raw() || this->height() <= 0 || this->width() <= 0) return false;
+    *height = this->height();
+    *width = this->width();
+    return true;
+  }
   // Whether an HDF5 file handle is open now (it is opened on the first read).
   virtual bool is_open() const = 0;
 };

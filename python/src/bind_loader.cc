@@ -46,7 +46,7 @@ void RegisterLoader(py::module_& m) {
                        std::shared_ptr<BatchAllocator> allocator, const SamplerSpec& sampler,
                        const std::optional<std::string>& cache, size_t cache_bytes, int rank,
                        int world_size, int local_world_size, const std::string& collate,
-                       const std::optional<std::string>& rank_tail) {
+                       const std::optional<std::string>& rank_tail, bool cache_validate) {
              LoaderOptions o;
              using RankTail = LoaderOptions::RankTail;
              if (!rank_tail) o.rank_tail = RankTail::kFromDropLast;
@@ -68,6 +68,7 @@ void RegisterLoader(py::module_& m) {
                                      "'");
              }
              o.cache_bytes = cache ? cache_bytes : 0;
+             o.cache_validate = cache_validate;
              o.batch_size = batch_size;
              o.shuffle = shuffle;
              o.seed = seed;
@@ -109,7 +110,8 @@ void RegisterLoader(py::module_& m) {
            py::arg("cache_bytes") = defaults.cache_bytes, py::arg("rank") = defaults.rank,
            py::arg("world_size") = defaults.world_size,
            py::arg("local_world_size") = defaults.local_world_size,
-           py::arg("collate") = "batch", py::arg("rank_tail") = py::none());
+           py::arg("collate") = "batch", py::arg("rank_tail") = py::none(),
+           py::arg("cache_validate") = defaults.cache_validate);
 
   py::class_<Loader, LoaderHolder>(m, "Loader")
       .def(py::init([](std::shared_ptr<Source> source, const LoaderOptions& options) {
@@ -210,6 +212,7 @@ void RegisterLoader(py::module_& m) {
           c["hit_rate"] = lookups > 0 ? static_cast<double>(s.cache_hits) / lookups : 0.0;
           c["evicted"] = s.cache_evicted;
           c["entries"] = s.cache_entries;
+          c["stale"] = s.cache_stale;
           c["bytes"] = s.cache_bytes;
           c["capacity"] = s.cache_capacity;
           c["advice"] = s.cache_advice;

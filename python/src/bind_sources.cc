@@ -103,7 +103,7 @@ void RegisterSources(py::module_& m) {
                                py::dict d;
                                const std::vector<std::string> c = f.classes();
                                for (size_t i = 0; i < c.size(); ++i) {
-                                 d[py::str(c[i])] = py::int_(i);
+                                 d[FsDecode(c[i])] = py::int_(i);  // as classes
                                }
                                return d;
                              })

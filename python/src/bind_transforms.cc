@@ -12,6 +12,7 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -46,7 +47,18 @@ ArgValue ToArg(py::handle h) {
   if (py::isinstance<py::str>(o)) return ArgValue(o.cast<std::string>()).set_repr(repr);
   const py::module_ numbers = py::module_::import("numbers");
   if (py::isinstance(o, numbers.attr("Integral"))) {
-    return ArgValue(py::int_(o).cast<int64_t>()).set_repr(repr);
+    // Beyond int64 (2**63, 10**30): saturated, so the parameter's range check
+    // refuses it by its repr (a ValueError naming the argument), never a
+    // cast error.
+    const py::int_ i(o);
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+    if (overflow != 0) {
+      return ArgValue(overflow > 0 ? std::numeric_limits<int64_t>::max()
+                                   : std::numeric_limits<int64_t>::min())
+          .set_repr(repr);
+    }
+    return ArgValue(static_cast<int64_t>(v)).set_repr(repr);
   }
   if (py::isinstance(o, numbers.attr("Real"))) {
     return ArgValue(py::float_(o).cast<double>()).set_repr(repr);

@@ -116,7 +116,7 @@ class LoaderOptions:
     default, for Loader(source, options) and DeviceLoader(source, options, ...). The
     C++ Loader checks them (ValueError naming the option).
     """
-    def __init__(self, *, batch_size: int = ..., shuffle: bool = ..., seed: int = ..., drop_last: bool = ..., transforms: List[Transform] = ..., threads: int = ..., prefetch: int = ..., dtype: str = ..., layout: str = ..., on_error: str = ..., dct_scaling: bool = ..., max_pixels: int = ..., auto_threads: bool = ..., auto_prefetch: bool = ..., max_threads: int = ..., max_prefetch: int = ..., allocator: BatchAllocator = ..., sampler: SamplerSpec = ..., cache: Optional[str] = ..., cache_bytes: int = ..., rank: int = ..., world_size: int = ..., local_world_size: int = ..., collate: str = ..., rank_tail: Optional[str] = ...) -> None: ...
+    def __init__(self, *, batch_size: int = ..., shuffle: bool = ..., seed: int = ..., drop_last: bool = ..., transforms: List[Transform] = ..., threads: int = ..., prefetch: int = ..., dtype: str = ..., layout: str = ..., on_error: str = ..., dct_scaling: bool = ..., max_pixels: int = ..., auto_threads: bool = ..., auto_prefetch: bool = ..., max_threads: int = ..., max_prefetch: int = ..., allocator: BatchAllocator = ..., sampler: SamplerSpec = ..., cache: Optional[str] = ..., cache_bytes: int = ..., rank: int = ..., world_size: int = ..., local_world_size: int = ..., collate: str = ..., rank_tail: Optional[str] = ..., cache_validate: bool = ...) -> None: ...
 
 class Mix(Source):
     """Several sources read as one, with weights: a Source, passed to Loader like any other.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import atexit
-import numbers
 import os
 import threading
 import warnings
@@ -13,6 +12,10 @@ from typing import Optional, Sequence
 import numpy as np
 
 from stoker import _C, _device, _sampler, _trace
+from stoker._args import INT64_MAX, as_integral
+from stoker._args import bool_arg as _bool_arg
+from stoker._args import choice_arg as _choice_arg
+from stoker._args import int_arg as _int_arg
 from stoker import metrics as _metrics
 from stoker._transforms import _transform_list
 
@@ -30,32 +33,6 @@ _DTYPES = ("uint8", "float32", "float16", "bfloat16")
 _INT_MAX = 2**31 - 1
 
 
-def _int_arg(name: str, v, lo: int, hi: int) -> int:
-    """An integer argument, checked: TypeError for a non-integer (no silent
-    truncation of 2.5 or parsing of "8"), ValueError out of [lo, hi]."""
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
-        raise TypeError(f"{name} must be an int, got {type(v).__name__} {v!r}")
-    v = int(v)
-    if v < lo:
-        raise ValueError(f"{name} must be >= {lo}, got {v}")
-    if v > hi:
-        raise ValueError(f"{name} must be <= {hi}, got {v}")
-    return v
-
-
-def _bool_arg(name: str, v) -> bool:
-    if not isinstance(v, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {type(v).__name__} {v!r}")
-    return bool(v)
-
-
-def _choice_arg(name: str, v, choices) -> str:
-    if not isinstance(v, str):
-        raise TypeError(f"{name} must be one of {choices}, got {type(v).__name__} {v!r}")
-    if v not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {v!r}")
-    return v
-
 # Loaders that run Python callables in their worker threads. They are closed before the
 # interpreter shuts down: a worker that took the GIL during shutdown would be ended by
 # CPython in the middle of its sample, and the loader could never stop.
@@ -72,6 +49,10 @@ def _close_loaders_with_callables() -> None:
 
 # The format of Loader.state_dict(); load_state_dict refuses newer ones.
 STATE_VERSION = 1
+# The keys of Loader.state_dict() that load_state_dict requires ("batch_transform" is
+# optional: only with a batch_transform that has a state).
+_STATE_KEYS = ("version", "epoch", "consumed", "world_size", "seed", "shuffle", "num_samples",
+               "fingerprint")
 
 
 def _env_int(name: str) -> Optional[int]:
@@ -102,9 +83,16 @@ def _distributed_ranks(rank, world_size):
             found_rank, found_world = env_rank, env_world
     rank = (found_rank or 0) if rank is None else rank
     world_size = (found_world or 1) if world_size is None else world_size
+    checked = []
     for name, value in (("rank", rank), ("world_size", world_size)):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{name} must be an int or None, got {value!r}")
+        i = as_integral(value)
+        if i is None:
+            raise TypeError(f"{name} must be an int or None, got {type(value).__name__} "
+                            f"{value!r}")
+        if abs(i) > _INT_MAX:
+            raise ValueError(f"{name} must be in [0, {_INT_MAX}], got {i}")
+        checked.append(i)
+    rank, world_size = checked
     if world_size < 1 or not 0 <= rank < world_size:
         raise ValueError(f"rank must be in [0, world_size) and world_size >= 1, got rank "
                          f"{rank}, world_size {world_size}")
@@ -172,8 +160,10 @@ class Loader:
         over the ranks (``DistributedSampler(drop_last=True)``).
       transforms: stoker transforms (torchvision names): one, a list, ``stoker.Compose([...])``
         or ``torchvision.transforms.Compose([...])`` of them; must end in a fixed size unless
-        ``collate="list"``. A Python callable (or ``stoker.Lambda(fn)``) runs per sample on
-        the uint8 [H, W, 3] output-size image, under the GIL (see ``stoker.Lambda``). Anything else (a torchvision
+        ``collate="list"`` or the source's images all have one size (``stoker.Npy``,
+        ``stoker.HDF5`` raw pixels: no transform needed). A Python callable (or
+        ``stoker.Lambda(fn)``) runs per sample on the uint8 [H, W, 3] output-size image,
+        under the GIL (see ``stoker.Lambda``). Anything else (a torchvision
         transform object) raises a TypeError that names it and says what to use instead. At
         most one Normalize.
       target_transform: a Python callable applied to each label (an int) of every batch, in
@@ -256,8 +246,15 @@ class Loader:
         ``"decoded"`` keeps whole decoded images (random transforms still run every epoch;
         images are decoded at full size, so ``dct_scaling`` is off), ``"output"`` keeps
         finished samples of a pipeline without random transforms (validation). Needs
-        ``cache_bytes``; hit rate and bytes in use are in ``stats()["cache"]``.
+        ``cache_bytes``; hit rate and bytes in use are in ``stats()["cache"]``. Like
+        tf.data's cache, an entry is what was first read: a file rewritten or deleted
+        between epochs is still served from the cache unless ``cache_validate=True``.
       cache_bytes: the cache's bound in bytes; least recently used entries are evicted.
+      cache_validate: with a cache, check before serving an entry that its file (image
+        file, indexed shard or HDF5 file) has the size, mtime and inode it had when the
+        entry was made (one ``stat()`` per hit); a changed or deleted file is read again
+        (a miss; ``stats()["cache"]["stale"]`` counts them). ``.npy`` arrays are not
+        checked. Default False.
 
     Iterating yields ``(images, labels)`` torch tensors (numpy arrays without torch) that
     share the batch buffer: no copy. A batch stays valid while you hold it; its buffer
@@ -280,7 +277,7 @@ class Loader:
                  world_size: Optional[int] = None, collate: str = "batch",
                  rank_tail: Optional[str] = None, num_workers: Optional[int] = None,
                  pin_memory: Optional[bool] = None, prefetch_factor: Optional[int] = None,
-                 batch_transform=None, **dataloader_only):
+                 batch_transform=None, cache_validate: bool = False, **dataloader_only):
         # Every argument is checked here, in one place (issue 17 items 18-19).
         for name in dataloader_only:
             if name in _DATALOADER_ONLY:
@@ -409,6 +406,10 @@ class Loader:
                 self._dct_scaling = False
         elif cache_bytes is not None:
             raise ValueError("cache_bytes given without cache='decoded' or cache='output'")
+        cache_validate = _bool_arg("cache_validate", cache_validate)
+        if cache_validate and cache is None:
+            raise ValueError("cache_validate=True given without cache='decoded' or "
+                             "cache='output'")
         sampler_spec = _sampler.as_spec(sampler)
         self._dtype = dtype
         self._seed = int(seed)
@@ -430,7 +431,7 @@ class Loader:
             max_prefetch=int(max_prefetch), sampler=sampler_spec, cache=cache,
             cache_bytes=int(cache_bytes or 0), rank=rank, world_size=world_size,
             local_world_size=local_world_size, collate=collate, rank_tail=rank_tail,
-            allocator=allocator)
+            allocator=allocator, cache_validate=cache_validate)
         if self._records and (device != "cpu" or device_augment is not None):
             raise ValueError(f"device={device!r} is not supported for records ({source!r}) "
                              "yet: use device='cpu' and move the batch's tensors with "
@@ -564,33 +565,54 @@ class Loader:
         epoch exactly once over both segments, apart from the padding that evens out the
         ranks), with the same pixels as an uninterrupted run. A ``set_epoch()`` naming another
         epoch cancels it. Raises ValueError for a state from a newer format, another dataset
-        (size or fingerprint), or another seed or shuffle setting."""
+        (size or fingerprint), or another seed or shuffle setting, and ValueError or
+        TypeError naming the key for a dict that lacks one of ``state_dict()``'s keys or
+        holds a value of the wrong type or range (``epoch=-5``, ``shuffle="False"``,
+        ``world_size=0``, ``consumed=1.9``)."""
         impl = self._live()
         if not isinstance(state, dict):
             raise TypeError(f"load_state_dict expects a dict, got {type(state).__name__}")
-        try:
-            version = int(state["version"])
-            epoch, consumed = int(state["epoch"]), int(state["consumed"])
-            world_size = int(state.get("world_size", 1))
-        except KeyError as e:
-            raise ValueError(f"not a stoker Loader state: no {e.args[0]!r}") from None
+        # Every key is required and checked (issue 32 items 15, 27, 28): a partial or
+        # hand-edited dict must not skip the dataset, seed and shuffle checks.
+        missing = [k for k in _STATE_KEYS if k not in state]
+        if missing:
+            raise ValueError(f"not a stoker Loader state: no {missing[0]!r} (a state_dict() "
+                             f"has the keys {', '.join(_STATE_KEYS)})")
+
+        def field(key, lo, hi):
+            try:
+                return _int_arg(f"state[{key!r}]", state[key], lo, hi)
+            except (TypeError, ValueError) as e:
+                raise type(e)(f"not a valid stoker Loader state: {e}") from None
+
+        version = field("version", 1, INT64_MAX)
         if version > STATE_VERSION:
             raise ValueError(f"the state has format version {version}, newer than this stoker "
                              f"reads ({STATE_VERSION}); upgrade stoker to load it")
-        if int(state.get("num_samples", impl.num_samples)) != impl.num_samples:
-            raise ValueError(f"the state is from a dataset of {state['num_samples']} samples; "
+        epoch = field("epoch", 0, INT64_MAX)
+        consumed = field("consumed", 0, INT64_MAX)
+        world_size = field("world_size", 1, _INT_MAX)
+        num_samples = field("num_samples", -1, INT64_MAX)
+        fingerprint = field("fingerprint", 0, 2**64 - 1)
+        seed = field("seed", 0, 2**64 - 1)
+        if not isinstance(state["shuffle"], (bool, np.bool_)):
+            raise TypeError(f"not a valid stoker Loader state: state['shuffle'] must be True or "
+                            f"False, got {type(state['shuffle']).__name__} {state['shuffle']!r}")
+        shuffle = bool(state["shuffle"])
+        if num_samples != impl.num_samples:
+            raise ValueError(f"the state is from a dataset of {num_samples} samples; "
                              f"this loader's has {impl.num_samples}")
-        if int(state.get("fingerprint", impl.fingerprint)) != impl.fingerprint:
+        if fingerprint != impl.fingerprint:
             raise ValueError("the state is from another dataset (its fingerprint of sample "
                              "names differs from this loader's source)")
-        for key, mine in (("seed", self._seed), ("shuffle", self._shuffle)):
-            if key in state and type(mine)(state[key]) != mine:
+        for key, saved, mine in (("seed", seed, self._seed), ("shuffle", shuffle, self._shuffle)):
+            if saved != mine:
                 hint = ""
                 if key == "seed" and self._seed_from_torch:
                     hint = (" (this loader's seed came from torch.initial_seed(): call "
                             "torch.manual_seed() with the first run's seed before building "
                             "the loader, or pass seed=)")
-                raise ValueError(f"the state was saved with {key}={state[key]!r}, this loader "
+                raise ValueError(f"the state was saved with {key}={saved!r}, this loader "
                                  f"has {key}={mine!r}: the epoch's order would differ{hint}")
         self._finish_current()
         impl.resume(epoch, consumed, world_size)

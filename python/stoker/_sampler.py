@@ -7,18 +7,21 @@ run. Pass one as ``stoker.Loader(..., sampler=...)``.
 
 from __future__ import annotations
 
-import numbers
 from typing import Optional, Sequence
 
 from stoker import _C
+from stoker._args import INT64_MAX, as_integral
 
 
 def _count(name: str, value: Optional[int]) -> int:
     if value is None:
         return -1
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+    i = as_integral(value)
+    if i is None or i < 1:
         raise ValueError(f"{name} must be a positive int or None, got {value!r}")
-    return int(value)
+    if i > INT64_MAX:
+        raise ValueError(f"{name} must be at most 2**63 - 1, got {i}")
+    return i
 
 
 class WeightedSampler:
@@ -65,10 +68,15 @@ class Subset:
 
     def __init__(self, indices: Sequence[int]):
         out = []
+        if hasattr(indices, "tolist"):  # numpy arrays and tensors: their values as ints
+            indices = indices.tolist()
         for i in indices:
-            if isinstance(i, bool) or not isinstance(i, numbers.Integral):
-                raise TypeError(f"Subset indices must be ints, got {i!r}")
-            out.append(int(i))
+            j = as_integral(i)
+            if j is None:
+                raise TypeError(f"Subset indices must be ints, got {type(i).__name__} {i!r}")
+            if not 0 <= j <= INT64_MAX:
+                raise ValueError(f"Subset indices must be in [0, 2**63 - 1], got {j}")
+            out.append(j)
         self.indices = out
         self._spec = _C.SamplerSpec.subset(out)
 

@@ -8,6 +8,7 @@ from typing import Mapping, Optional, Sequence, Union
 import inspect
 
 from stoker import _C
+from stoker._args import INT64_MAX, int_arg
 from stoker._sources import refuse_misplaced
 
 
@@ -57,7 +58,8 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, la
       ca_file: a PEM file of CAs to trust instead of the system's.
       endpoint_url: an S3-compatible endpoint (``http://host:port``, addressed path-style);
         default ``AWS_ENDPOINT_URL``, else AWS.
-      length: stream mode, the number of samples per epoch, declared. Gives the Loader a
+      length: stream mode, the number of samples per epoch, declared (an int >= 1; None,
+        the default, leaves it unknown; 0 or less is a ValueError). Gives the Loader a
         ``len()``, and is required with several ranks (``world_size > 1``): whole shards are
         dealt to ranks and every rank yields exactly its share of ``length`` samples (a rank
         whose shards run short reads them again; samples past its share wait for the next
@@ -98,6 +100,9 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, la
     patterns = [urls] if isinstance(urls, (str, bytes, os.PathLike)) else list(urls)
     if not patterns:
         raise ValueError("Shards: no shard given")
+    # None is "unknown"; a declared length is a positive count (0 used to mean unknown).
+    if length is not None:
+        length = int_arg("length", length, 1, INT64_MAX)
     field_list = _field_list(fields, image, label)
     return _C.open_shards([os.fsencode(p) for p in patterns], image, label, mode,
                           int(shuffle_buffer), int(concurrent_shards), cache_dir or "",

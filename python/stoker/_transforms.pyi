@@ -173,7 +173,7 @@ class RandomSolarize(Transform):
     """With probability `p`, invert every value >= `threshold`.
 
     Args:
-      threshold: a number.
+      threshold: a finite number.
       p: a number in [0, 1] (default 0.5).
     """
     def __init__(self, threshold: float, p: float = ...) -> None: ...
@@ -182,7 +182,7 @@ class RandomAdjustSharpness(Transform):
     """With probability `p`, ImageEnhance.Sharpness(sharpness_factor).
 
     Args:
-      sharpness_factor: a number >= 0.
+      sharpness_factor: a finite number >= 0.
       p: a number in [0, 1] (default 0.5).
     """
     def __init__(self, sharpness_factor: float, p: float = ...) -> None: ...

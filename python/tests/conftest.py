@@ -216,6 +216,20 @@ def stoker_python_dir() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(stoker.__file__)))
 
 
+def run_child(code: str, timeout: float = 120) -> str:
+    """Runs `code` in a child interpreter that imports the stoker under test, under
+    `timeout` (the crash and hang cases); asserts it exits 0 and prints "done" last;
+    returns its stdout."""
+    import subprocess
+    import sys
+    env = dict(os.environ, PYTHONPATH=stoker_python_dir())
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=timeout, env=env)
+    assert r.returncode == 0, (r.returncode, r.stdout, r.stderr[-3000:])
+    assert r.stdout.strip().endswith("done"), r.stdout
+    return r.stdout
+
+
 def collect(loader, *, indexed=True):
     """Runs one epoch; returns (images, labels, indices) concatenated, as torch tensors."""
     import torch

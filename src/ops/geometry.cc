@@ -75,23 +75,29 @@ Rect SampleRandomResizedCrop(int width, int height, const Transform& t, Rng* rng
   for (int attempt = 0; attempt < 10; ++attempt) {
     const double target_area = area * rng->Uniform(t.scale_min, t.scale_max);
     const double aspect = std::exp(rng->Uniform(log_r0, log_r1));
-    const int w = static_cast<int>(std::nearbyint(std::sqrt(target_area * aspect)));
-    const int h = static_cast<int>(std::nearbyint(std::sqrt(target_area / aspect)));
-    if (w > 0 && h > 0 && w <= width && h <= height) {
+    // Compared as doubles before any conversion: an extreme scale or ratio
+    // (1e300, or a non-finite value in a Transform built field by field)
+    // gives a size no int holds, or NaN, and fails the attempt like one
+    // that does not fit (torchvision's rule), instead of an undefined cast.
+    const double wd = std::nearbyint(std::sqrt(target_area * aspect));
+    const double hd = std::nearbyint(std::sqrt(target_area / aspect));
+    if (wd >= 1 && hd >= 1 && wd <= width && hd <= height) {
+      const int w = static_cast<int>(wd), h = static_cast<int>(hd);
       const int i = static_cast<int>(rng->Below(static_cast<uint64_t>(height - h + 1)));
       const int j = static_cast<int>(rng->Below(static_cast<uint64_t>(width - w + 1)));
       return Rect{j, i, w, h};
     }
   }
-  // Fallback to a central crop.
+  // Fallback to a central crop. An extreme ratio (1e300) rounds torchvision's
+  // side to 0, an empty crop it cannot resize: it is at least 1 pixel here.
   const double in_ratio = static_cast<double>(width) / height;
   int w, h;
   if (in_ratio < t.ratio_min) {
     w = width;
-    h = static_cast<int>(std::nearbyint(w / t.ratio_min));
+    h = std::max(1, static_cast<int>(std::nearbyint(w / t.ratio_min)));
   } else if (in_ratio > t.ratio_max) {
     h = height;
-    w = static_cast<int>(std::nearbyint(h * t.ratio_max));
+    w = std::max(1, static_cast<int>(std::nearbyint(h * t.ratio_max)));
   } else {
     w = width;
     h = height;
@@ -306,6 +312,14 @@ void CropOutputSize(const Transform& t, OutputSize* size) {
 }
 
 void ResizeOutputSize(const Transform& t, OutputSize* size) {
+  if (t.width == 0 && size->fixed) {
+    // The shorter side of a known size: as PlanResize resizes every sample.
+    int w = 0, h = 0;
+    ShorterSideSize(size->width, size->height, t.height, &w, &h, t.max_size);
+    size->height = h;
+    size->width = w;
+    return;
+  }
   size->fixed = t.width != 0;
   size->height = t.height;
   size->width = t.width;
@@ -331,7 +345,17 @@ Status PlanGeometry(const std::vector<Transform>& transforms, int width, int hei
 }
 
 Status StaticOutputSize(const std::vector<Transform>& transforms, int* height, int* width) {
+  return StaticOutputSize(transforms, 0, 0, height, width);
+}
+
+Status StaticOutputSize(const std::vector<Transform>& transforms, int in_height, int in_width,
+                        int* height, int* width) {
   OutputSize size;
+  if (in_height > 0 && in_width > 0) {
+    size.height = in_height;
+    size.width = in_width;
+    size.fixed = true;
+  }
   for (const Transform& t : transforms) {
     if (t.schema == nullptr || StageOf(t) != TransformStage::kGeometry) continue;
     OpsOf(t).output_size(t, &size);

@@ -111,6 +111,11 @@ Status PlanGeometry(const std::vector<Transform>& transforms, int width, int hei
 // The output size every sample will have, or InvalidArgument naming the
 // problem when the list does not end in a fixed size (a batch needs one).
 Status StaticOutputSize(const std::vector<Transform>& transforms, int* height, int* width);
+// The same for samples whose images all are in_height x in_width (a source's
+// FixedImageSize; 0 x 0: unknown): a list without a size-fixing transform,
+// or with Resize(int), then has a fixed size too.
+Status StaticOutputSize(const std::vector<Transform>& transforms, int in_height, int in_width,
+                        int* height, int* width);
 
 // The geometric transforms' plan and output-size functions (their
 // declarations are in ops/geometry_transforms.cc).

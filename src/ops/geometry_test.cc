@@ -301,6 +301,58 @@ TEST(PlanGeometryTest, ResizeThenRandomResizedCropIsTwoStages) {
   EXPECT_EQ(q.width(), 112);
 }
 
+// Issue 32 item 2: scales and ratios whose sizes no int holds (1e300), or
+// non-finite ones in a Transform built field by field, fail every attempt
+// (no undefined cast) and end in the fallback, at least 1 pixel wide.
+TEST(PlanGeometryTest, ExtremeRandomResizedCropParametersFallBack) {
+  const double inf = std::numeric_limits<double>::infinity();
+  struct Case {
+    double scale_min, scale_max, ratio_min, ratio_max;
+    Rect want;
+  };
+  const Case cases[] = {
+      {0.5, 1.0, 1e300, 1e300, Rect{0, 9, 24, 1}},    // h = round(24 / 1e300) -> 1
+      {0.5, 1.0, 1e-300, 1e-300, Rect{11, 0, 1, 20}},  // w = round(20 * 1e-300) -> 1
+      {1e300, 1e300, 0.75, 4.0 / 3.0, Rect{0, 0, 24, 20}},
+      {inf, inf, 0.75, 4.0 / 3.0, Rect{0, 0, 24, 20}},
+      {0.5, 1.0, std::nan(""), std::nan(""), Rect{0, 0, 24, 20}},
+  };
+  for (const Case& c : cases) {
+    Transform t = T::RandomResizedCrop(8, 8);
+    t.scale_min = c.scale_min;
+    t.scale_max = c.scale_max;
+    t.ratio_min = c.ratio_min;
+    t.ratio_max = c.ratio_max;
+    for (uint64_t seed = 0; seed < 5; ++seed) {
+      Rng rng(seed);
+      EXPECT_EQ(SampleRandomResizedCrop(24, 20, t, &rng), c.want)
+          << c.scale_min << " " << c.ratio_min;
+    }
+  }
+}
+
+// Issue 32 item 32: a source whose images share a known size needs no
+// size-fixing transform; a shorter-side Resize of it has a fixed size too.
+TEST(StaticOutputSizeTest, AKnownInputSizeIsFixed) {
+  int h = 0, w = 0;
+  EXPECT_FALSE(StaticOutputSize({}, &h, &w).ok());
+  ASSERT_TRUE(StaticOutputSize({}, 4, 5, &h, &w).ok());
+  EXPECT_EQ(h, 4);
+  EXPECT_EQ(w, 5);
+  StatusOr<Transform> pad = MakeTransform("Pad", {1});
+  ASSERT_TRUE(pad.ok());
+  ASSERT_TRUE(StaticOutputSize({T::RandomHorizontalFlip(0.5), pad.value()}, 4, 5, &h, &w).ok());
+  EXPECT_EQ(h, 6);
+  EXPECT_EQ(w, 7);
+  ASSERT_TRUE(StaticOutputSize({T::Resize(8)}, 4, 5, &h, &w).ok());
+  EXPECT_EQ(h, 8);
+  EXPECT_EQ(w, 10);  // int(8 * 5 / 4)
+  EXPECT_FALSE(StaticOutputSize({T::Resize(8)}, &h, &w).ok());  // unknown input
+  ASSERT_TRUE(StaticOutputSize({T::CenterCrop(3, 3)}, 4, 5, &h, &w).ok());
+  EXPECT_EQ(h, 3);
+  EXPECT_EQ(w, 3);
+}
+
 TEST(PlanGeometryTest, CropsBeforeTheFirstResizeCompose) {
   const Transform rrc = T::RandomResizedCrop(96, 96);
   for (uint64_t seed = 0; seed < 30; ++seed) {
@@ -349,8 +401,18 @@ TEST(StaticOutputSizeTest, ErrorsWithoutAFixedSize) {
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   st = StaticOutputSize({T::RandomHorizontalFlip(), T::Normalize({0, 0, 0}, {1, 1, 1})}, &h, &w);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
-  // A shorter-side resize after the fixed size makes it variable again.
+  // A shorter-side resize after a fixed size is fixed too (issue 32 item
+  // 32): 224x224 -> 256x256, as PlanResize resizes every sample.
   st = StaticOutputSize({T::CenterCrop(224, 224), T::Resize(256)}, &h, &w);
+  EXPECT_TRUE(st.ok());
+  EXPECT_EQ(h, 256);
+  EXPECT_EQ(w, 256);
+  st = StaticOutputSize({T::CenterCrop(200, 100), T::Resize(50)}, &h, &w);
+  EXPECT_TRUE(st.ok());
+  EXPECT_EQ(h, 100);  // int(50 * 200 / 100)
+  EXPECT_EQ(w, 50);
+  // A shorter-side resize of an unknown size is variable.
+  st = StaticOutputSize({T::RandomHorizontalFlip(), T::Resize(256)}, &h, &w);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   st = StaticOutputSize({T::CenterCrop(0, 10)}, &h, &w);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);

@@ -123,11 +123,15 @@ Status ParamError(StatusCode code, const TransformSchema& schema, std::string_vi
 // ------------------------------------------------------------------ scalars --
 
 ParamSchema Number(std::string name, double Transform::*field, double lo, double hi) {
-  ParamSchema p = Base(std::move(name), "float", NumberText("a number", lo, hi));
+  // Finite only (issue 32 item 2): inf and nan are refused here, at
+  // construction, whatever the bounds.
+  ParamSchema p = Base(std::move(name), "float",
+                       NumberText(lo > -kInf && hi < kInf ? "a number" : "a finite number", lo,
+                                  hi));
   p.set = [field, lo, hi](const ArgValue& v, Transform* t) {
     if (!v.is_number()) return Wrong();
     const double x = v.as_double();
-    if (std::isnan(x) || x < lo || x > hi) return Bad();
+    if (!std::isfinite(x) || x < lo || x > hi) return Bad();
     t->*field = x;
     return Status::OK();
   };

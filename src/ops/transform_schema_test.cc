@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -246,6 +248,36 @@ TEST(TransformSchemaTest, StagesAndFlags) {
   }
   EXPECT_FALSE(FindTransformSchema("RandomCrop")->deterministic);
   EXPECT_EQ(Transform::RandomErasing().name(), "RandomErasing");
+}
+
+// Issue 32 item 2: no declaration accepts inf, -inf or nan, alone or in a
+// sequence, for any parameter (C++, Python and the CLI all build transforms
+// here), except GaussianBlur's sigma=inf: torchvision's box blur, defined.
+TEST(TransformSchemaTest, NonFiniteValuesAreRefusedAtConstruction) {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::set<std::string> accepted;
+  for (const TransformSchema* s : TransformSchemas()) {
+    for (const ParamSchema& p : s->params) {
+      for (double bad : {inf, -inf, std::nan("")}) {
+        for (const ArgValue& v : {ArgValue(bad), ArgValue({bad, bad}), ArgValue({0.5, bad}),
+                                  ArgValue({bad, bad, bad}), ArgValue({0.5, 0.5, 0.5, bad})}) {
+          KeywordArgs args;
+          for (const ParamSchema& q : s->params) {
+            if (q.name == p.name) continue;
+            auto it = Examples().find(q.name);
+            if (it != Examples().end()) args.emplace_back(q.name, it->second);
+          }
+          args.emplace_back(p.name, v);
+          if (MakeTransform(s->name, {}, args).ok()) {
+            accepted.insert(s->name + "." + p.name + "=" + v.Repr());
+          }
+        }
+      }
+    }
+  }
+  const std::set<std::string> want = {"GaussianBlur.sigma=inf", "GaussianBlur.sigma=(inf, inf)",
+                                      "GaussianBlur.sigma=(0.5, inf)"};
+  EXPECT_EQ(accepted, want);
 }
 
 TEST(ArgValueTest, ReprIsPythonLike) {

@@ -17,9 +17,22 @@ namespace {
 // CPython's math.radians constant.
 constexpr double kDegToRad = M_PI / 180.0;
 
-// Pillow's COORD / FLOOR macros (Geometry.c).
-inline int Coord(double v) { return v < 0.0 ? -1 : static_cast<int>(v); }
-inline int Floor(double v) { return v < 0.0 ? static_cast<int>(std::floor(v)) : static_cast<int>(v); }
+// Pillow's COORD / FLOOR macros (Geometry.c), defined for every double: a
+// coordinate no int holds (an extreme RandomAffine scale maps pixels to
+// +-1e300, or inf - inf = NaN) becomes INT_MIN or INT_MAX, outside every
+// image, where the C cast is undefined (issue 32 item 2).
+constexpr double kIntMaxD = static_cast<double>(std::numeric_limits<int>::max());
+constexpr double kIntMinD = static_cast<double>(std::numeric_limits<int>::min());
+inline int Coord(double v) {
+  if (v < 0.0) return -1;
+  return v < kIntMaxD ? static_cast<int>(v) : std::numeric_limits<int>::max();
+}
+inline int Floor(double v) {
+  if (v < 0.0) {
+    return v > kIntMinD ? static_cast<int>(std::floor(v)) : std::numeric_limits<int>::min();
+  }
+  return v < kIntMaxD ? static_cast<int>(v) : std::numeric_limits<int>::max();
+}
 
 // Python's float % (result has the divisor's sign).
 double PyMod(double x, double m) {
@@ -148,7 +161,7 @@ inline bool NearestAt(const RgbImage& src, double xin, double yin, uint8_t* out)
 inline bool BilinearAt(const RgbImage& src_img, double xin, double yin, uint8_t* out) {
   RgbImage& src = const_cast<RgbImage&>(src_img);
   const int xsize = src.width(), ysize = src.height();
-  if (xin < 0.0 || xin >= xsize || yin < 0.0 || yin >= ysize) return false;
+  if (!(xin >= 0.0 && xin < xsize && yin >= 0.0 && yin < ysize)) return false;  // NaN too
   xin -= 0.5;
   yin -= 0.5;
   const int x = Floor(xin), y = Floor(yin);
@@ -181,7 +194,7 @@ inline double Bicubic(double v1, double v2, double v3, double v4, double d) {
 inline bool BicubicAt(const RgbImage& src_img, double xin, double yin, uint8_t* out) {
   RgbImage& src = const_cast<RgbImage&>(src_img);
   const int xsize = src.width(), ysize = src.height();
-  if (xin < 0.0 || xin >= xsize || yin < 0.0 || yin >= ysize) return false;
+  if (!(xin >= 0.0 && xin < xsize && yin >= 0.0 && yin < ysize)) return false;  // NaN too
   xin -= 0.5;
   yin -= 0.5;
   int x = Floor(xin), y = Floor(yin);

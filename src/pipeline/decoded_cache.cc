@@ -64,9 +64,28 @@ size_t DecodedCache::NeededCapacity() const {
 }
 
 std::shared_ptr<const CachedImage> DecodedCache::Lookup(int64_t key) {
+  return Find(key, nullptr);
+}
+
+std::shared_ptr<const CachedImage> DecodedCache::Lookup(int64_t key, uint64_t stamp) {
+  return Find(key, &stamp);
+}
+
+std::shared_ptr<const CachedImage> DecodedCache::Find(int64_t key, const uint64_t* stamp) {
   Shard& s = ShardOf(key);
   MutexLock lock(&s.mu);
   auto it = s.map.find(key);
+  if (stamp != nullptr && it != s.map.end() && it->second.image->stamp != *stamp) {
+    // The file changed since the entry was made: dropped.
+    const size_t freed = it->second.image->bytes();
+    s.bytes -= freed;
+    bytes_.fetch_sub(freed, std::memory_order_relaxed);
+    s.lru.erase(it->second.pos);
+    s.map.erase(it);
+    entries_.fetch_sub(1, std::memory_order_relaxed);
+    stale_.fetch_add(1, std::memory_order_relaxed);
+    it = s.map.end();
+  }
   if (it == s.map.end()) {
     misses_.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
@@ -117,6 +136,7 @@ DecodedCacheStats DecodedCache::stats() const {
   st.inserted = inserted_.load(std::memory_order_relaxed);
   st.evicted = evicted_.load(std::memory_order_relaxed);
   st.rejected = rejected_.load(std::memory_order_relaxed);
+  st.stale = stale_.load(std::memory_order_relaxed);
   st.bytes = bytes_.load(std::memory_order_relaxed);
   st.entries = entries_.load(std::memory_order_relaxed);
   st.capacity = capacity_;

@@ -37,6 +37,7 @@ struct CachedImage {
   int width = 0;
   int height = 0;
   int64_t id = -1;     // the sample's id and label, as read
+  uint64_t stamp = 0;  // the sample's SampleStamp when it was read (cache_validate)
   int64_t label = -1;
   // Records: the sample's other fields, their bytes held in field_bytes
   // (cache="decoded": every schema field's value as read; cache="output":
@@ -56,6 +57,7 @@ struct DecodedCacheStats {
   int64_t inserted = 0;
   int64_t evicted = 0;
   int64_t rejected = 0;   // entries larger than a shard's share of the capacity
+  int64_t stale = 0;      // entries dropped by Lookup(key, stamp): their file changed
   size_t bytes = 0;       // in use now
   size_t capacity = 0;
   int64_t entries = 0;
@@ -72,6 +74,9 @@ class DecodedCache {
 
   // The cached image of `key`, or null (counted as a miss).
   std::shared_ptr<const CachedImage> Lookup(int64_t key);
+  // The same, serving the entry only when its stamp equals `stamp`: an entry
+  // with another stamp is dropped (counted as stale and as a miss).
+  std::shared_ptr<const CachedImage> Lookup(int64_t key, uint64_t stamp);
   // Caches `image` under `key`, evicting least recently used entries of its
   // shard to make room. False when the image alone exceeds the shard's share.
   bool Insert(int64_t key, std::shared_ptr<const CachedImage> image);
@@ -102,6 +107,8 @@ class DecodedCache {
     size_t bytes STOKER_GUARDED_BY(mu) = 0;
   };
   Shard& ShardOf(int64_t key);
+  // Lookup; with `stamp`, an entry of another stamp is dropped first.
+  std::shared_ptr<const CachedImage> Find(int64_t key, const uint64_t* stamp);
 
   // How many shards a cache of `capacity` bytes has when `shards` are asked for.
   static size_t ShardCount(size_t capacity, int shards);
@@ -113,7 +120,7 @@ class DecodedCache {
   const int requested_shards_;
   size_t shard_capacity_;
   std::vector<std::unique_ptr<Shard>> shards_;
-  std::atomic<int64_t> hits_{0}, misses_{0}, inserted_{0}, evicted_{0}, rejected_{0};
+  std::atomic<int64_t> hits_{0}, misses_{0}, inserted_{0}, evicted_{0}, rejected_{0}, stale_{0};
   std::atomic<size_t> bytes_{0};
   std::atomic<int64_t> entries_{0};
   // Keys ever inserted and, for

@@ -36,6 +36,31 @@ TEST(DecodedCacheTest, HitsAfterInsertAndCountsMisses) {
   EXPECT_DOUBLE_EQ(st.hit_rate(), 0.5);
 }
 
+// cache_validate (issue 32 item 24): an entry whose file stamp changed is
+// dropped at its lookup, counted as stale and as a miss, and its bytes freed.
+TEST(DecodedCacheTest, LookupWithAnotherStampDropsTheEntry) {
+  DecodedCache cache(size_t{1} << 20, 1);
+  auto img = std::make_shared<CachedImage>(*Image(10, 10, 7));
+  img->stamp = 42;
+  ASSERT_TRUE(cache.Insert(5, img));
+  EXPECT_NE(cache.Lookup(5, 42), nullptr);  // unchanged: a hit
+  EXPECT_EQ(cache.Lookup(5, 43), nullptr);  // changed: dropped
+  DecodedCacheStats st = cache.stats();
+  EXPECT_EQ(st.hits, 1);
+  EXPECT_EQ(st.misses, 1);
+  EXPECT_EQ(st.stale, 1);
+  EXPECT_EQ(st.entries, 0);
+  EXPECT_EQ(st.bytes, 0u);
+  EXPECT_EQ(cache.Lookup(5, 42), nullptr);  // gone, whatever the stamp
+  img = std::make_shared<CachedImage>(*Image(10, 10, 9));
+  img->stamp = 43;
+  ASSERT_TRUE(cache.Insert(5, img));  // the re-read copy replaces it
+  auto hit = cache.Lookup(5, 43);
+  ASSERT_NE(hit, nullptr);
+  EXPECT_EQ(hit->pixels[0], 9);
+  EXPECT_EQ(cache.stats().stale, 1);
+}
+
 TEST(DecodedCacheTest, EvictsLeastRecentlyUsedWithinTheBound) {
   const size_t one = Image(100, 100, 0)->bytes();
   DecodedCache cache(3 * one + one / 2, 1);  // room for three

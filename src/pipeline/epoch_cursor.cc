@@ -26,6 +26,14 @@ Status EpochCursor::CheckResume(const LoaderState& st, bool random_access, int w
     return InvalidArgumentError("resume state: consumed must be >= 0, got " +
                                 std::to_string(st.consumed));
   }
+  if (st.epoch < 0) {
+    return InvalidArgumentError("resume state: epoch must be >= 0, got " +
+                                std::to_string(st.epoch));
+  }
+  if (st.world_size < 1) {
+    return InvalidArgumentError("resume state: world_size must be >= 1, got " +
+                                std::to_string(st.world_size));
+  }
   if (!random_access && st.consumed > 0 && st.world_size != world_size) {
     return InvalidArgumentError(
         "a stream (Shards in stream mode) resumes mid-epoch only at the world size it was "

@@ -94,6 +94,18 @@ TEST(EpochCursor, CheckResumeRefusesNegativePositionsAndStreamsAtAnotherWorldSiz
   EXPECT_TRUE(EpochCursor::CheckResume(Saved(3, 0, 2), false, 4).ok());  // an epoch boundary
 }
 
+// Issue 32 item 28: a negative epoch or a world size below 1 is refused,
+// naming the field, for C++ callers as for Python's load_state_dict.
+TEST(EpochCursor, CheckResumeRefusesANegativeEpochAndAWorldSizeBelowOne) {
+  Status s = EpochCursor::CheckResume(Saved(-5, 0, 1), true, 1);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("epoch must be >= 0, got -5"), std::string::npos) << s.message();
+  s = EpochCursor::CheckResume(Saved(0, 0, 0), true, 1);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("world_size must be >= 1, got 0"), std::string::npos)
+      << s.message();
+}
+
 TEST(EpochCursor, SpecForCarriesTheOptionsAndTheOffset) {
   LoaderOptions o;
   o.seed = 9;

@@ -55,6 +55,9 @@ LoaderImpl::LoaderImpl(std::shared_ptr<Source> source, const LoaderOptions& opti
   producer_.cache = cache_.get();
   producer_.output_cache =
       cache_ != nullptr && options_.cache_kind == LoaderOptions::CacheKind::kOutput;
+  if (cache_ != nullptr && options_.cache_validate) {
+    producer_.stamps = dynamic_cast<const RandomAccessSource*>(source_.get());
+  }
   producer_.skips = &skips_;
   producer_.scratch_releases = &scratch_releases_;
   producer_.record = record_plan_.get();
@@ -221,6 +224,7 @@ LoaderStats LoaderImpl::stats() const {
     s.cache_misses = cs.misses;
     s.cache_evicted = cs.evicted;
     s.cache_entries = cs.entries;
+    s.cache_stale = cs.stale;
     s.cache_bytes = cs.bytes;
     s.cache_capacity = cs.capacity;
     s.cache_advice = cache_->Advice(num_samples());

@@ -46,13 +46,19 @@ Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options,
         "cache_bytes needs a random-access source (folder, npy, hdf5, indexed shards); " +
         source.Describe() + " is a stream: cache its shards on disk with cache_dir instead");
   }
+  // Sources whose images share a size known up front (Npy, HDF5 raw) need
+  // no size-fixing transform to be batched.
+  int in_height = 0, in_width = 0;
+  if (!source.FixedImageSize(&in_height, &in_width)) in_height = in_width = 0;
   if (plan.image < 0) {
     *height = *width = 0;  // a record without an image
   } else if (options.collate == LoaderOptions::Collate::kList) {
     // Each sample keeps its own size; a fixed one is reported when there is.
-    if (!StaticOutputSize(options.transforms, height, width).ok()) *height = *width = 0;
+    if (!StaticOutputSize(options.transforms, in_height, in_width, height, width).ok()) {
+      *height = *width = 0;
+    }
   } else {
-    Status fixed = StaticOutputSize(options.transforms, height, width);
+    Status fixed = StaticOutputSize(options.transforms, in_height, in_width, height, width);
     if (!fixed.ok() && fixed.message().find("fixed image size") != std::string::npos) {
       return InvalidArgumentError(fixed.message() +
                                   ", or use collate=\"list\" for per-sample sizes");

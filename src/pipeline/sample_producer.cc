@@ -189,6 +189,14 @@ bool SampleProducer::Produce(EpochReader* reader, int64_t epoch, int64_t p, int 
   return true;
 }
 
+uint64_t SampleProducer::StampOf(int64_t key) const {
+  return ctx_.stamps != nullptr && key >= 0 ? ctx_.stamps->SampleStamp(key) : 0;
+}
+
+std::shared_ptr<const CachedImage> SampleProducer::LookupCached(int64_t key, uint64_t stamp) {
+  return ctx_.stamps != nullptr ? ctx_.cache->Lookup(key, stamp) : ctx_.cache->Lookup(key);
+}
+
 // Read() through the decoded-sample cache: a hit fills `sample` with the
 // cached pixels (no read, no decode); a miss reads, decodes the whole image
 // and caches it (`*decode_ns`: the time that took).
@@ -197,7 +205,10 @@ Status SampleProducer::ReadThroughCache(EpochReader* reader, int64_t pos, Sample
                                         int64_t* decode_ns) {
   const int64_t key = reader->KeyAt(pos);
   int64_t bytes_read = 0;
-  if (key >= 0) *cached = ctx_.cache->Lookup(key);
+  // Stamped before the read: a file changed while it is read is read again
+  // at its next lookup.
+  const uint64_t stamp = StampOf(key);
+  if (key >= 0) *cached = LookupCached(key, stamp);
   if (*cached == nullptr) {
     STOKER_RETURN_IF_ERROR(reader->Read(pos, &scratch_, sample, end));
     if (*end || key < 0 || sample->pixels != nullptr) return Status::OK();
@@ -207,6 +218,7 @@ Status SampleProducer::ReadThroughCache(EpochReader* reader, int64_t pos, Sample
     if (!processor_.DecodeWhole(*sample, image.get()).ok()) return Status::OK();
     image->id = sample->id;
     image->label = sample->label;
+    image->stamp = stamp;
     if (sample->fields != nullptr) CopyFields(*sample, image.get());
     (void)ctx_.cache->Insert(key, image);  // too large for the cache: used this once
     *cached = std::move(image);
@@ -235,9 +247,11 @@ bool SampleProducer::ServeFromOutputCache(EpochReader* reader, int64_t pos, int 
                                           BatchBuffer* buf, WorkerCounters* c,
                                           const SampleTrace* trace) {
   const int64_t key = reader->KeyAt(pos);
+  slot_stamp_ = 0;
   if (key < 0) return false;
   const int64_t t0 = trace != nullptr ? NowNs() : 0;
-  const std::shared_ptr<const CachedImage> hit = ctx_.cache->Lookup(key);
+  slot_stamp_ = StampOf(key);  // before the read, for StoreInOutputCache
+  const std::shared_ptr<const CachedImage> hit = LookupCached(key, slot_stamp_);
   if (hit == nullptr) return false;
   uint8_t* slot = buf->slot(s);
   if (buf->shape().variable) {  // the cached sample's own size
@@ -290,6 +304,7 @@ void SampleProducer::StoreInOutputCache(EpochReader* reader, int64_t pos, int s,
   }
   image->id = buf->ids()[s];
   image->label = buf->labels()[s];
+  image->stamp = slot_stamp_;
   (void)ctx_.cache->Insert(key, std::move(image));
 }
 

@@ -45,6 +45,8 @@ struct ProducerContext {
   const PixelWriter* writer = nullptr;
   DecodedCache* cache = nullptr;  // null without cache_bytes
   bool output_cache = false;      // `cache` holds finished samples (kOutput)
+  // cache_validate: stamps samples' files (null: entries are not checked).
+  const RandomAccessSource* stamps = nullptr;
   SkipLedger* skips = nullptr;
   std::atomic<int64_t>* scratch_releases = nullptr;  // times scratch was trimmed
   const RecordPlan* record = nullptr;  // the source's fields
@@ -81,6 +83,10 @@ class SampleProducer {
   bool ServeFromOutputCache(EpochReader* reader, int64_t pos, int s, BatchBuffer* buf,
                             WorkerCounters* c, const SampleTrace* trace);
   void StoreInOutputCache(EpochReader* reader, int64_t pos, int s, BatchBuffer* buf);
+  // cache_validate: the sample's stamp (0 without), and the lookup that
+  // checks it.
+  uint64_t StampOf(int64_t key) const;
+  std::shared_ptr<const CachedImage> LookupCached(int64_t key, uint64_t stamp);
   void TrimScratch();
 
   const ProducerContext ctx_;
@@ -89,6 +95,7 @@ class SampleProducer {
   SampleScratch scratch_;
   TraceLane* lane_ = nullptr;
   SizeTally* tally_ = nullptr;
+  uint64_t slot_stamp_ = 0;  // the output-cache sample's stamp, taken before its read
 };
 
 }  // namespace stoker

@@ -61,6 +61,8 @@ class Hdf5SourceImpl final : public Hdf5Source {
   std::string NameOf(int64_t index) const override;
 
   std::vector<int64_t> Labels() const override { return labels_; }
+  // The HDF5 file (FileStamp): any change to it re-reads every sample.
+  uint64_t SampleStamp(int64_t) const override { return FileStamp(path_); }
   bool raw() const override { return raw_; }
   int height() const override { return height_; }
   int width() const override { return width_; }

@@ -32,6 +32,8 @@ class ImageFolderImpl final : public ImageFolder {
   std::vector<std::string> classes() const override { return classes_; }
   Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const override;
   std::string NameOf(int64_t index) const override;
+  // The sample's file (FileStamp).
+  uint64_t SampleStamp(int64_t index) const override { return FileStamp(Path(index)); }
 
   const std::string& root() const override { return root_; }
   // Path of sample `index` (root-relative paths are stored, joined on use).

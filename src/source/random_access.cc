@@ -1,4 +1,6 @@
 // Copyright 2026 The stoker Authors.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -86,6 +88,16 @@ uint64_t FingerprintNames(uint64_t seed, const std::vector<std::string>& names) 
   uint64_t h = Mix64(seed);
   for (const std::string& name : names) h = HashString(h, name.substr(strip));
   return h;
+}
+
+uint64_t FileStamp(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return 1;
+  uint64_t h = Mix64(static_cast<uint64_t>(st.st_size) ^ 0x5354414d50ULL);
+  h = Mix64(h ^ static_cast<uint64_t>(st.st_mtim.tv_sec));
+  h = Mix64(h ^ static_cast<uint64_t>(st.st_mtim.tv_nsec));
+  h = Mix64(h ^ static_cast<uint64_t>(st.st_ino));
+  return h < 2 ? h + 2 : h;
 }
 
 uint64_t RandomAccessSource::Fingerprint() const {

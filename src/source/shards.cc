@@ -86,6 +86,10 @@ class IndexedShards : public RandomAccessSource {
     if (e.offset < 0) return urls_[shard_of_[index]];
     return urls_[shard_of_[index]] + ": member " + e.member;
   }
+  // The shard the sample is in (FileStamp): a rewritten shard is read again.
+  uint64_t SampleStamp(int64_t index) const override {
+    return FileStamp(urls_[shard_of_[index]]);
+  }
   // The relative sample names (RandomAccessSource), each shard's size and
   // sample count (its index): the dataset, wherever its shards lie.
   uint64_t Fingerprint() const override {
