@@ -79,6 +79,17 @@ Epoch RunEpoch(Loader* loader) {
   return e;
 }
 
+// Starts an epoch and takes batches until an error (returned) or the end (OK).
+Status FirstError(Loader* loader) {
+  STOKER_RETURN_IF_ERROR(loader->Start());
+  for (;;) {
+    BatchPtr b;
+    bool end = false;
+    Status err = loader->Next(&b, &end);
+    if (!err.ok() || end) return err;
+  }
+}
+
 std::unique_ptr<Loader> Make(std::shared_ptr<Source> src, const LoaderOptions& o) {
   auto l = Loader::Create(std::move(src), o);
   EXPECT_TRUE(l.ok()) << l.status().ToString();
@@ -746,14 +757,7 @@ TEST(LoaderTest, CallbackErrorNamesTheSampleAndRespectsOnError) {
   LoaderOptions o = TrainOptions(4, 2);
   o.transforms.insert(o.transforms.begin() + 1, Transform::Callback(picky, "picky"));
   auto loader = Make(src, o);
-  ASSERT_TRUE(loader->Start().ok());
-  Status err;
-  for (;;) {
-    BatchPtr b;
-    bool end = false;
-    err = loader->Next(&b, &end);
-    if (!err.ok() || end) break;
-  }
+  const Status err = FirstError(loader.get());
   ASSERT_FALSE(err.ok()) << "no sample failed: choose another predicate";
   EXPECT_NE(err.message().find("mem/"), std::string::npos) << err.message();
   EXPECT_NE(err.message().find("Lambda(picky): too bright"), std::string::npos) << err.message();
@@ -781,14 +785,7 @@ TEST(LoaderTest, ACancelledCallbackIsNeverSkipped) {
   o.on_error = OnError::kSkip;
   o.transforms.insert(o.transforms.begin() + 1, Transform::Callback(third, "third"));
   auto loader = Make(src, o);
-  ASSERT_TRUE(loader->Start().ok());
-  Status err;
-  for (;;) {
-    BatchPtr b;
-    bool end = false;
-    err = loader->Next(&b, &end);
-    if (!err.ok() || end) break;
-  }
+  const Status err = FirstError(loader.get());
   EXPECT_EQ(err.code(), StatusCode::kCancelled) << err.ToString();
   EXPECT_EQ(loader->stats().total.skipped, 0);
 }
