@@ -96,10 +96,11 @@ void RememberPythonError(const std::string& message, py::error_already_set error
     if (s.message().find(it->message) == std::string::npos) continue;
     py::error_already_set cause = std::move(it->error);
     errors.erase(it);
-    if (!cause.matches(PyExc_Exception) || cause.matches(PyExc_MemoryError)) {
+    if (s.code() == StatusCode::kCancelled &&
+        (!cause.matches(PyExc_Exception) || cause.matches(PyExc_MemoryError))) {
       // An interrupt (KeyboardInterrupt, SystemExit, GeneratorExit) or a
-      // MemoryError raised by the callable: itself, with a note naming the
-      // sample, not a StokerError.
+      // MemoryError raised by a Lambda (which fails its sample as Cancelled):
+      // itself, with a note naming the sample, not a StokerError.
       py::object value = cause.value();
       if (py::hasattr(value, "add_note")) {
         value.attr("add_note")("stoker: raised by a Python callable on a worker thread; " +
