@@ -38,9 +38,12 @@
 // good samples are packed in epoch order into full batches (only the epoch's
 // last batch is short), each delivered once; the batches depend on (seed,
 // epoch, which samples are bad) alone, not on threads or timing. An epoch in
-// which no sample can be read is an error. See docs/reliability.md.
+// which no sample can be read is an error. A sample that fails with
+// Cancelled (an interrupt in a callback) is never skipped: it stops the
+// epoch as under kRaise. See docs/reliability.md.
 // Stop() or destroying the Loader cancels work promptly: each worker
-// finishes at most the sample in hand.
+// finishes at most the sample in hand. Cancel() does the same without
+// waiting for that sample (a callback that blocks).
 #ifndef STOKER_LOADER_H_
 #define STOKER_LOADER_H_
 
@@ -283,6 +286,12 @@ class Loader {
                       int poll_ms) = 0;
   // Cancels the epoch in progress and waits until no worker touches it.
   virtual void Stop() = 0;
+  // Cancels the epoch in progress without waiting: no worker starts another
+  // sample and the reader's reads are cancelled, but a worker finishes the
+  // sample in hand in the background (a callback may block: Ctrl-C must not
+  // wait for it). Next() then ends the epoch (*end); the next Start(),
+  // Stop() or the destructor waits for the workers. Any thread.
+  virtual void Cancel() = 0;
 
   virtual LoaderStats stats() const = 0;
 

@@ -36,7 +36,8 @@ namespace stoker {
 // function of (loader seed, epoch, sample id, place in the list), for a
 // callback that wants randomness independent of the thread count. A non-OK
 // Status fails the sample (its message gets the sample's name prepended;
-// on_error decides what happens next).
+// on_error decides what happens next, except for Cancelled: an interrupt,
+// never skipped, it stops the epoch under either policy).
 //
 // Thread-safety: called from the loader's worker threads, concurrently for
 // different samples unless the callback serialises itself (the Python

@@ -262,14 +262,13 @@ void RegisterDevice(py::module_& m) {
            })
       .def("next",
            [](DeviceLoader& l, uintptr_t stream) -> py::object {
+             RefuseInWorkerThread("next()");
              DeviceBatch b;
              bool end = false;
-             Status s;
              SignalPoll poll;
-             {
-               py::gil_scoped_release release;
-               s = l.Next(&b, &end, stream, poll.fn(), SignalPoll::kMs);
-             }
+             // WithoutGil: a daemon thread may be in here at interpreter exit.
+             Status s = WithoutGil(
+                 [&] { return l.Next(&b, &end, stream, poll.fn(), SignalPoll::kMs); });
              poll.RaiseIfSignalled();
              if (!s.ok()) ThrowIterationStatus(s);
              if (end) return py::none();

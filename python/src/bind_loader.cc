@@ -123,9 +123,15 @@ void RegisterLoader(py::module_& m) {
       .def_property_readonly("height", &Loader::height)
       .def_property_readonly("width", &Loader::width)
       .def_property_readonly("epoch", &Loader::epoch)
-      .def("set_epoch", &Loader::SetEpoch, py::arg("epoch"))
+      .def("set_epoch",
+           [](Loader& l, int64_t epoch) {
+             RefuseInWorkerThread("Loader.set_epoch()");
+             l.SetEpoch(epoch);
+           },
+           py::arg("epoch"))
       .def("start",
            [](Loader& l) {
+             RefuseInWorkerThread("Loader.start()");
              Status s;
              {
                py::gil_scoped_release release;
@@ -135,14 +141,13 @@ void RegisterLoader(py::module_& m) {
            })
       .def("next",
            [](Loader& l) -> py::object {
+             RefuseInWorkerThread("next()");
              BatchPtr batch;
              bool end = false;
-             Status s;
              SignalPoll poll;
-             {
-               py::gil_scoped_release release;
-               s = l.Next(&batch, &end, poll.fn(), SignalPoll::kMs);
-             }
+             // Not gil_scoped_release: a daemon thread may still be in here
+             // when the interpreter shuts down (WithoutGil parks it then).
+             Status s = WithoutGil([&] { return l.Next(&batch, &end, poll.fn(), SignalPoll::kMs); });
              poll.RaiseIfSignalled();
              if (!s.ok()) ThrowIterationStatus(s);
              if (end) return py::none();
@@ -150,7 +155,29 @@ void RegisterLoader(py::module_& m) {
            },
            "The next batch as (images, labels, ids) numpy arrays, or None at the end; with "
            "collate='list', images is a list of per-sample arrays.")
-      .def("stop", &Loader::Stop, py::call_guard<py::gil_scoped_release>())
+      .def("stop",
+           [](Loader& l) {
+             RefuseInWorkerThread("Loader.stop()");
+             // WithoutGil: at exit a helper thread may still wait in here.
+             WithoutGil([&] { l.Stop(); });
+           })
+      .def("cancel", &Loader::Cancel, py::call_guard<py::gil_scoped_release>(),
+           "Cancels the epoch without waiting for the samples in hand (Ctrl-C: a Python "
+           "callable may block); the next start(), stop() or the destructor waits for them.")
+      .def("abandon",
+           [](py::object self) {
+             // At interpreter exit: a worker may be blocked in a Python
+             // callable for good, so the loader is cancelled and never
+             // destroyed (its destructor would wait for that worker); the
+             // process exit ends its threads.
+             Loader& l = self.cast<Loader&>();
+             {
+               py::gil_scoped_release release;
+               l.Cancel();
+             }
+             self.inc_ref();
+           },
+           "Cancels the epoch and leaks the loader (interpreter exit only).")
       .def("state",
            [](const Loader& l) {
              const LoaderState st = l.state();
@@ -158,6 +185,7 @@ void RegisterLoader(py::module_& m) {
            })
       .def("resume",
            [](Loader& l, int64_t epoch, int64_t consumed, int world_size) {
+             RefuseInWorkerThread("Loader.load_state_dict()");
              LoaderState st;
              st.epoch = epoch;
              st.consumed = consumed;

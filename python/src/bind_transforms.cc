@@ -116,14 +116,70 @@ py::dict SchemaDict(const TransformSchema& s) {
   return d;
 }
 
-// True while the interpreter is shutting down: a worker thread must not take
-// the GIL then (CPython would end the thread inside PyGILState_Ensure).
-bool PythonFinalizing() {
-#if PY_VERSION_HEX >= 0x030D0000
-  return Py_IsFinalizing() != 0;
-#else
-  return _Py_IsFinalizing() != 0;
-#endif
+// One call of the callable on a sample's image, with the GIL held (see
+// PythonCallback).
+Status CallOnSample(const py::object& fn, bool pass_seed, uint8_t* rgb, int width, int height,
+                    uint64_t seed) {
+  const size_t bytes = static_cast<size_t>(width) * height * 3;
+  InWorkerCallable mark;  // the loader's methods refuse to run in here
+  try {
+    py::array_t<uint8_t> image({py::ssize_t{height}, py::ssize_t{width}, py::ssize_t{3}});
+    std::memcpy(image.mutable_data(), rgb, bytes);
+    const py::object seed_arg = pass_seed ? py::object(py::int_(seed)) : py::object();
+    PyObject* result = nullptr;
+    try {
+      // The C API, not pybind11's call: no frame between here and CPython
+      // holds Python objects that an unwind would release.
+      result = pass_seed ? PyObject_CallFunctionObjArgs(fn.ptr(), image.ptr(), seed_arg.ptr(),
+                                                        nullptr)
+                         : PyObject_CallOneArg(fn.ptr(), image.ptr());
+    } catch (abi::__forced_unwind&) {
+      // The callable released the GIL (a sleep, a wait) and took it back
+      // while the interpreter shut down: park here, before anything
+      // releases a Python object without the GIL.
+      ParkForever();
+    }
+    if (result == nullptr) throw py::error_already_set();
+    py::object out = py::reinterpret_steal<py::object>(result);
+    if (out.is_none()) {
+      std::memcpy(rgb, image.data(), bytes);
+      return Status::OK();
+    }
+    const std::string want = "it must return None (the image changed in place) or a uint8 "
+                             "numpy array of shape (" + std::to_string(height) + ", " +
+                             std::to_string(width) + ", 3), the shape it was given";
+    if (!py::isinstance<py::array>(out) &&
+        (py::hasattr(out, "__array__") || py::hasattr(out, "__array_interface__"))) {
+      out = py::module_::import("numpy").attr("asarray")(out);  // a tensor, a PIL image
+    }
+    if (!py::isinstance<py::array>(out)) {
+      return InvalidArgumentError(
+          "returned " + std::string(py::str(py::type::of(out).attr("__name__"))) + ": " + want);
+    }
+    py::array a = py::reinterpret_borrow<py::array>(out);
+    const bool shape_ok = a.ndim() == 3 && a.shape(0) == height && a.shape(1) == width &&
+                          a.shape(2) == 3;
+    if (!a.dtype().is(py::dtype::of<uint8_t>()) || !shape_ok) {
+      return InvalidArgumentError("returned an array of dtype " +
+                                  std::string(py::str(a.dtype())) + " and shape " +
+                                  std::string(py::str(py::tuple(a.attr("shape")))) + ": " +
+                                  want);
+    }
+    auto packed = py::array_t<uint8_t, py::array::c_style>::ensure(a);
+    if (!packed) throw py::error_already_set();
+    std::memcpy(rgb, packed.data(), bytes);
+    return Status::OK();
+  } catch (py::error_already_set& e) {
+    // what(): "Type: message", then the traceback.
+    std::string message = "raised " + std::string(e.what());
+    // A BaseException that is no Exception (KeyboardInterrupt, SystemExit,
+    // GeneratorExit) or a MemoryError is no bad sample: Cancelled, which
+    // on_error="skip" does not skip, and the iterator re-raises it.
+    const bool interrupt = !e.matches(PyExc_Exception) || e.matches(PyExc_MemoryError);
+    RememberPythonError(message, std::move(e));
+    if (interrupt) return CancelledError(std::move(message));
+    return InvalidArgumentError(std::move(message));
+  }
 }
 
 // A Python callable as a SampleCallback (stoker.Lambda). Each call takes the
@@ -133,13 +189,16 @@ bool PythonFinalizing() {
 // (or anything numpy.asarray takes: a CPU tensor, a PIL image), or the image
 // it was given when it returns None. A Python exception, or a
 // result of another type, dtype or shape, fails the sample with a message
-// naming the exception (type, message and traceback) or what came back.
+// naming the exception (type, message and traceback) or what came back; a
+// KeyboardInterrupt, SystemExit, GeneratorExit or MemoryError fails it as
+// Cancelled, which is never skipped. The GIL is taken through WithGil
+// (errors.h): at interpreter shutdown the worker parks instead of dying.
 SampleCallback PythonCallback(py::object fn, bool pass_seed) {
   // The reference is dropped with the GIL held, on whichever thread drops
   // the last copy of the Transform.
   std::shared_ptr<py::object> callable(new py::object(std::move(fn)), [](py::object* o) {
-    if (!Py_IsInitialized()) {
-      (void)o->release();  // the interpreter is gone: leak the reference
+    if (!Py_IsInitialized() || (PythonFinalizing() && !PyGILState_Check())) {
+      (void)o->release();  // the interpreter is gone or going: leak the reference
       delete o;
       return;
     }
@@ -148,47 +207,7 @@ SampleCallback PythonCallback(py::object fn, bool pass_seed) {
   });
   return [callable, pass_seed](uint8_t* rgb, int width, int height,
                                      uint64_t seed) -> Status {
-    if (PythonFinalizing()) return CancelledError("the Python interpreter is shutting down");
-    const size_t bytes = static_cast<size_t>(width) * height * 3;
-    py::gil_scoped_acquire acquire;
-    try {
-      py::array_t<uint8_t> image({py::ssize_t{height}, py::ssize_t{width}, py::ssize_t{3}});
-      std::memcpy(image.mutable_data(), rgb, bytes);
-      py::object out = pass_seed ? (*callable)(image, py::int_(seed)) : (*callable)(image);
-      if (out.is_none()) {
-        std::memcpy(rgb, image.data(), bytes);
-        return Status::OK();
-      }
-      const std::string want = "it must return None (the image changed in place) or a uint8 "
-                               "numpy array of shape (" + std::to_string(height) + ", " +
-                               std::to_string(width) + ", 3), the shape it was given";
-      if (!py::isinstance<py::array>(out) &&
-          (py::hasattr(out, "__array__") || py::hasattr(out, "__array_interface__"))) {
-        out = py::module_::import("numpy").attr("asarray")(out);  // a tensor, a PIL image
-      }
-      if (!py::isinstance<py::array>(out)) {
-        return InvalidArgumentError(
-            "returned " + std::string(py::str(py::type::of(out).attr("__name__"))) + ": " + want);
-      }
-      py::array a = py::reinterpret_borrow<py::array>(out);
-      const bool shape_ok = a.ndim() == 3 && a.shape(0) == height && a.shape(1) == width &&
-                            a.shape(2) == 3;
-      if (!a.dtype().is(py::dtype::of<uint8_t>()) || !shape_ok) {
-        return InvalidArgumentError("returned an array of dtype " +
-                                    std::string(py::str(a.dtype())) + " and shape " +
-                                    std::string(py::str(py::tuple(a.attr("shape")))) + ": " +
-                                    want);
-      }
-      auto packed = py::array_t<uint8_t, py::array::c_style>::ensure(a);
-      if (!packed) throw py::error_already_set();
-      std::memcpy(rgb, packed.data(), bytes);
-      return Status::OK();
-    } catch (py::error_already_set& e) {
-      // what(): "Type: message", then the traceback.
-      std::string message = "raised " + std::string(e.what());
-      RememberPythonError(message, std::move(e));
-      return InvalidArgumentError(std::move(message));
-    }
+    return WithGil([&] { return CallOnSample(*callable, pass_seed, rgb, width, height, seed); });
   };
 }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+import time
 import warnings
 import weakref
 from typing import Optional, Sequence
@@ -39,13 +40,43 @@ _INT_MAX = 2**31 - 1
 _WITH_CALLABLES = weakref.WeakSet()
 
 
+# How long the interpreter's exit waits for the workers of loaders that run Python callables
+# to finish the samples in hand.
+_EXIT_GRACE_S = 2.0
+
+
 @atexit.register
 def _close_loaders_with_callables() -> None:
+    # Each is cancelled without waiting, then stopped on a helper thread for up to
+    # _EXIT_GRACE_S (the callables need the GIL, which the waiting main thread lets go), so
+    # no worker is inside Python when finalization starts. A loader still not stopped then
+    # (a worker blocked in its callable: an Event never set, a long sleep after Ctrl-C) is
+    # abandoned: never destroyed, its threads ended by the process exit (a worker that
+    # returns from Python meanwhile parks, without the GIL).
+    pending = []
     for loader in list(_WITH_CALLABLES):
+        impl = None
         try:
-            loader.close()
-        except Exception:  # pragma: no cover - best effort at exit
-            pass
+            impl = loader._impl
+            it = loader._iterator() if loader._iterator is not None else None
+            if it is not None:
+                it._done = True
+            loader._impl = loader._feeder = loader._iterator = None
+            if impl is None:
+                continue
+            impl.cancel()
+            stopper = threading.Thread(target=impl.stop, daemon=True,
+                                       name="stoker exit: stop a loader")
+            stopper.start()
+            pending.append((impl, stopper))
+        except Exception:  # pragma: no cover - best effort at exit (a thread refused)
+            if impl is not None:
+                impl.abandon()
+    deadline = time.monotonic() + _EXIT_GRACE_S
+    for impl, stopper in pending:
+        stopper.join(max(0.0, deadline - time.monotonic()))
+        if stopper.is_alive():
+            impl.abandon()
 
 # The format of Loader.state_dict(); load_state_dict refuses newer ones.
 STATE_VERSION = 1
@@ -418,6 +449,9 @@ class Loader:
         self._return_indices = return_indices
         self._source = source
         self._iterator = None
+        # iter(), close() and load_state_dict() one thread at a time: each stops the epoch
+        # being iterated (whose next() then raises) before it changes the loader.
+        self._control = threading.RLock()
         self._feeder = None
         self._collate = collate
         self._batch_hooks = []  # stoker.metrics.every
@@ -507,6 +541,7 @@ class Loader:
 
     def set_epoch(self, epoch: int) -> None:
         """Sets the epoch the next iteration runs (order and augmentation depend on it)."""
+        _C.refuse_in_worker_thread("Loader.set_epoch()")
         epoch = _int_arg("epoch", epoch, 0, 2**63 - 1)
         if self._resumed is not None and epoch != self._resumed[0]:
             self._resumed = None
@@ -568,7 +603,9 @@ class Loader:
         (size or fingerprint), or another seed or shuffle setting, and ValueError or
         TypeError naming the key for a dict that lacks one of ``state_dict()``'s keys or
         holds a value of the wrong type or range (``epoch=-5``, ``shuffle="False"``,
-        ``world_size=0``, ``consumed=1.9``)."""
+        ``world_size=0``, ``consumed=1.9``). An epoch being iterated (in another thread)
+        stops and its iterator raises RuntimeError."""
+        _C.refuse_in_worker_thread("Loader.load_state_dict()")
         impl = self._live()
         if not isinstance(state, dict):
             raise TypeError(f"load_state_dict expects a dict, got {type(state).__name__}")
@@ -614,8 +651,10 @@ class Loader:
                             "the loader, or pass seed=)")
                 raise ValueError(f"the state was saved with {key}={saved!r}, this loader "
                                  f"has {key}={mine!r}: the epoch's order would differ{hint}")
-        self._finish_current()
-        impl.resume(epoch, consumed, world_size)
+        with self._control:
+            self._finish_current("the loader's state was replaced (load_state_dict()) while "
+                                 "this epoch was iterated")
+            impl.resume(epoch, consumed, world_size)
         self._batch_transform_resume = state.get("batch_transform")
         self._resumed = None
         n = int(impl.num_samples)
@@ -652,8 +691,13 @@ class Loader:
         return _trace.TraceSession(self._live().tracer, path, spans)
 
     def __iter__(self):
+        _C.refuse_in_worker_thread("iter(loader)")
+        with self._control:
+            return self._iter_locked()
+
+    def _iter_locked(self):
         impl = self._live()
-        self._finish_current(superseded=True)
+        self._finish_current(_SUPERSEDED)
         self._generation += 1
         (self._feeder or self._impl).start()
         if self._resumed is not None and int(impl.epoch) != self._resumed[0]:
@@ -673,21 +717,23 @@ class Loader:
 
     def close(self) -> None:
         """Stops the worker threads now (they also stop when the loader is deleted). Any use
-        after it (iteration, len, stats, set_epoch) raises RuntimeError."""
-        self._finish_current(closed=True)
-        self._iterator = None
-        self._impl = None
-        self._feeder = None
+        after it (iteration, len, stats, set_epoch) raises RuntimeError, and so does an
+        iteration it interrupts (in another thread)."""
+        _C.refuse_in_worker_thread("Loader.close()")
+        with self._control:
+            self._finish_current("the loader was closed (close()) while this epoch was "
+                                 "iterated")
+            self._iterator = None
+            self._impl = None
+            self._feeder = None
 
-    def _finish_current(self, superseded=False, closed=False):
+    def _finish_current(self, why: str):
+        """Stops the epoch being iterated; its iterator then raises RuntimeError(why) (also
+        in a thread that is inside its next(): never a silently short epoch)."""
         it = self._iterator() if self._iterator is not None else None
         if it is not None:
-            if superseded and not it._done:
-                it._why = ("this epoch's iterator was stopped by a newer iter() over the same "
-                           "loader (a nested for loop over one loader?); use one iterator at "
-                           "a time")
-            if closed and not it._done:
-                it._why = "the loader is closed"
+            if not it._done:
+                it._why = why
             it._finish()
 
     def __enter__(self):
@@ -791,6 +837,11 @@ def _apply_target_transform(fn, labels: np.ndarray):
     return out
 
 
+_SUPERSEDED = ("this epoch's iterator was stopped by a newer iter() over the same loader (a "
+               "nested for loop over one loader, or another thread iterating it?); use one "
+               "iterator at a time")
+
+
 class _EpochIterator:
     """One epoch. Deleting it (e.g. on ``break``) stops the epoch's work."""
 
@@ -806,6 +857,8 @@ class _EpochIterator:
         return self
 
     def __next__(self):
+        # Before the lock: a Lambda calling next() would wait for it, and for itself.
+        _C.refuse_in_worker_thread("next() on a loader's iterator")
         with self._lock:
             if _profiler_enabled():  # a torch.profiler session records: a named range
                 with record_function("stoker.next"):
@@ -827,10 +880,18 @@ class _EpochIterator:
                         arrays if self._loader._return_indices else arrays[:2])
             else:
                 arrays = self._impl.next()
-        except BaseException:
-            self._finish()
+        except BaseException as e:
+            if self._feeder is None and not isinstance(e, Exception):
+                # Ctrl-C (or another interrupt): raised now, without waiting for a worker
+                # inside a Python callable, which finishes its sample in the background.
+                self._done = True
+                self._impl.cancel()
+            else:
+                self._finish()
             raise
         if arrays is None:
+            if self._why is not None:  # stopped from another thread while we waited
+                raise RuntimeError(self._why)
             self._done = True
             self._loader._resumed = None  # the resumed epoch is over: len() is whole again
             raise StopIteration
@@ -890,7 +951,7 @@ def diagnose(loader: Loader, step_fn=None, batches: int = 30, agree: int = 3,
     if loader.collate == "list":
         raise ValueError("diagnose needs collate='batch' (fixed-size batches): diagnose a loader "
                          "with the same source and a pipeline that ends in a fixed size")
-    loader._finish_current()
+    loader._finish_current("diagnose() ran on the loader while this epoch was iterated")
     step = None
     if step_fn is not None:
         def step(arrays):

@@ -180,6 +180,14 @@ void LoaderImpl::Stop() {
   FinishEpochLocked();
 }
 
+void LoaderImpl::Cancel() {
+  if (workers_.ForkedChild()) return;
+  MutexLock lock(mu());
+  if (!workers_.EpochOpenLocked(mu())) return;
+  if (reader_ != nullptr && !prefetch_.ArmedLocked(mu())) reader_->Cancel();
+  ring_.CancelLocked(mu());  // no claims; wakes the consumer, which sees kStopped
+}
+
 void LoaderImpl::FinishEpochLocked() {
   stats_.EndEpoch();
   workers_.CloseEpochLocked(mu());

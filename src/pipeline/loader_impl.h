@@ -94,6 +94,7 @@ class LoaderImpl : public Loader {
   Status Next(BatchPtr* out, bool* end, const std::function<Status()>& poll,
               int poll_ms) override;
   void Stop() override;
+  void Cancel() override;
   LoaderStats stats() const override;
   std::shared_ptr<Tracer> tracer() const override { return tracer_; }
 
@@ -109,8 +110,11 @@ class LoaderImpl : public Loader {
 
   enum class Take { kBatch, kEnd, kStopped };
   // `lane`: the consumer's trace lane while tracing (null: not tracing).
+  // `generation`: the epoch's (WorkerPool) when Next() began: a batch of a
+  // later epoch, started meanwhile from another thread, is not taken.
   Status TakeBatch(BatchBuffer** out, int64_t* index, Take* result,
-                   const std::function<Status()>& poll, int poll_ms, TraceLane* lane);
+                   const std::function<Status()>& poll, int poll_ms, TraceLane* lane,
+                   uint64_t generation);
   // The stage with the most worker busy time since the previous call (what
   // the consumer waited for); for the wait's span.
   Stage ShortStageLocked() STOKER_EXCLUSIVE_LOCKS_REQUIRED(lock_.mu);

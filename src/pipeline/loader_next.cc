@@ -49,23 +49,26 @@ Status LoaderImpl::Next(BatchPtr* out, bool* end, const std::function<Status()>&
   HandoffSpan handoff{tracer_.get(), lane, lane != nullptr ? NowNs() : 0, out};
   BatchAssembler::Carry carry;  // between calls it lives in assembler_
   bool padding = false;
+  uint64_t generation = 0;
   {
     MutexLock lock(mu());
     carry = assembler_.TakeCarry();
     padding = assembler_.padding();
+    generation = workers_.GenerationLocked(mu());
   }
   if (padding) return DeliverPadded(&carry, out);
   for (;;) {
     BatchBuffer* buf = nullptr;
     int64_t b = 0;
     Take took = Take::kStopped;
-    Status st = TakeBatch(&buf, &b, &took, poll, poll_ms, handoff.lane);
+    Status st = TakeBatch(&buf, &b, &took, poll, poll_ms, handoff.lane, generation);
     if (!st.ok() || took == Take::kStopped) {
       if (carry.buffer != nullptr) {
         bool kept = false;
         {
           MutexLock lock(mu());  // a poll's error: the epoch goes on
-          kept = workers_.EpochOpenLocked(mu()) && assembler_.PutBack(&carry);
+          kept = workers_.EpochOpenLocked(mu()) && workers_.CurrentLocked(mu(), generation) &&
+                 assembler_.PutBack(&carry);
         }
         if (!kept) pool_->Release(carry.buffer);
       }
@@ -175,15 +178,19 @@ Status LoaderImpl::DeliverPadded(BatchAssembler::Carry* carry, BatchPtr* out) {
 
 // Takes the next position batch once its samples are written (the consumer's
 // wait). kEnd: the epoch's positions are exhausted or the stream ended;
-// kStopped: Stop() ran (another thread, or the epoch was already over). An
+// kStopped: Stop() or Cancel() ran (another thread, or the epoch was already
+// over), or the epoch is not `generation` any more. An
 // error (a fatal one, a poll's, or under kRaise a bad sample's) stops the
 // epoch.
 Status LoaderImpl::TakeBatch(BatchBuffer** out, int64_t* index, Take* result,
-                             const std::function<Status()>& poll, int poll_ms, TraceLane* lane) {
+                             const std::function<Status()>& poll, int poll_ms, TraceLane* lane,
+                             uint64_t generation) {
   *out = nullptr;
   *result = Take::kStopped;
   MutexLock lock(mu());
-  if (!workers_.EpochOpenLocked(mu())) return Status::OK();
+  if (!workers_.EpochOpenLocked(mu()) || !workers_.CurrentLocked(mu(), generation)) {
+    return Status::OK();
+  }
   if (ring_.AllTakenLocked(mu())) {
     FinishEpochLocked();
     cursor_.Finish();
@@ -197,13 +204,20 @@ Status LoaderImpl::TakeBatch(BatchBuffer** out, int64_t* index, Take* result,
   stats_.AddConsumerWait(waited_ns);
   const int64_t waited_until = lane != nullptr ? NowNs() : 0;
   if (!polled.ok()) return polled;
-  if (!workers_.EpochOpenLocked(mu())) return Status::OK();
+  // Stop() closed the epoch, or another thread stopped it and started the
+  // next while this one waited (Stop() and Start() from another thread): the
+  // consumer stops here.
+  if (!workers_.EpochOpenLocked(mu()) || !workers_.CurrentLocked(mu(), generation)) {
+    return Status::OK();
+  }
   Status failure = ring_.FailureLocked(mu());
   if (!failure.ok()) {
     lock.Unlock();
     Stop();
     return failure;
   }
+  // Cancel() cancelled the ring, whose slots may be unfinished: stop here too.
+  if (ring_.cancelled()) return Status::OK();
   if (ring_.NextPastStreamEndLocked(mu())) {  // the stream ended at the previous batch's end
     cursor_.Finish();
     lock.Unlock();

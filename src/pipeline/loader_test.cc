@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <set>
 
 #include <sys/wait.h>
@@ -75,6 +77,17 @@ Epoch RunEpoch(Loader* loader) {
     e.pixels.insert(e.pixels.end(), b->images(), b->images() + b->image_bytes());
   }
   return e;
+}
+
+// Starts an epoch and takes batches until an error (returned) or the end (OK).
+Status FirstError(Loader* loader) {
+  STOKER_RETURN_IF_ERROR(loader->Start());
+  for (;;) {
+    BatchPtr b;
+    bool end = false;
+    Status err = loader->Next(&b, &end);
+    if (!err.ok() || end) return err;
+  }
 }
 
 std::unique_ptr<Loader> Make(std::shared_ptr<Source> src, const LoaderOptions& o) {
@@ -744,14 +757,7 @@ TEST(LoaderTest, CallbackErrorNamesTheSampleAndRespectsOnError) {
   LoaderOptions o = TrainOptions(4, 2);
   o.transforms.insert(o.transforms.begin() + 1, Transform::Callback(picky, "picky"));
   auto loader = Make(src, o);
-  ASSERT_TRUE(loader->Start().ok());
-  Status err;
-  for (;;) {
-    BatchPtr b;
-    bool end = false;
-    err = loader->Next(&b, &end);
-    if (!err.ok() || end) break;
-  }
+  const Status err = FirstError(loader.get());
   ASSERT_FALSE(err.ok()) << "no sample failed: choose another predicate";
   EXPECT_NE(err.message().find("mem/"), std::string::npos) << err.message();
   EXPECT_NE(err.message().find("Lambda(picky): too bright"), std::string::npos) << err.message();
@@ -764,6 +770,68 @@ TEST(LoaderTest, CallbackErrorNamesTheSampleAndRespectsOnError) {
   // A Callback without a function is refused.
   o.transforms.push_back(Transform::Callback(nullptr, "none"));
   EXPECT_EQ(Loader::Create(src, o).status().code(), StatusCode::kInvalidArgument);
+}
+
+// A callback that fails with Cancelled (Python: a Lambda's KeyboardInterrupt,
+// SystemExit or MemoryError) is an interrupt, not a bad sample: under skip
+// too it stops the epoch with that status (issue 32, item 23).
+TEST(LoaderTest, ACancelledCallbackIsNeverSkipped) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(12));
+  std::atomic<int> calls{0};
+  auto third = [&calls](uint8_t*, int, int, uint64_t) {
+    return calls.fetch_add(1) == 2 ? CancelledError("interrupted") : Status::OK();
+  };
+  LoaderOptions o = TrainOptions(4, 2);
+  o.on_error = OnError::kSkip;
+  o.transforms.insert(o.transforms.begin() + 1, Transform::Callback(third, "third"));
+  auto loader = Make(src, o);
+  const Status err = FirstError(loader.get());
+  EXPECT_EQ(err.code(), StatusCode::kCancelled) << err.ToString();
+  EXPECT_EQ(loader->stats().total.skipped, 0);
+}
+
+// Cancel() returns while a callback is still blocked in its sample (Ctrl-C
+// must not wait for it); Next() then ends the epoch, and Stop() waits for the
+// sample once the callback returns (issue 32, item 4).
+TEST(LoaderTest, CancelDoesNotWaitForABlockedCallback) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(12));
+  std::mutex mu;
+  std::condition_variable cv;
+  bool entered = false, release = false;
+  auto blocked = [&](uint8_t*, int, int, uint64_t) {
+    std::unique_lock<std::mutex> lock(mu);
+    entered = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return release; });
+    return Status::OK();
+  };
+  LoaderOptions o = TrainOptions(4, 2);
+  o.transforms.insert(o.transforms.begin() + 1, Transform::Callback(blocked, "blocked"));
+  auto loader = Make(src, o);
+  ASSERT_TRUE(loader->Start().ok());
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return entered; });
+  }
+  loader->Cancel();  // would never return if it waited for the callback
+  BatchPtr b;
+  bool end = false;
+  ASSERT_TRUE(loader->Next(&b, &end).ok());
+  EXPECT_TRUE(end);
+  EXPECT_EQ(b, nullptr);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  loader->Stop();
+  // The loader gives whole epochs after it.
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    entered = false;
+  }
+  const Epoch e = RunEpoch(loader.get());
+  EXPECT_EQ(e.ids.size(), 12u);
 }
 
 TEST(LoaderTest, CreateRejectsBadOptions) {  // the checks themselves: loader_options_test

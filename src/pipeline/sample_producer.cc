@@ -172,7 +172,10 @@ bool SampleProducer::Produce(EpochReader* reader, int64_t epoch, int64_t p, int 
     }
     return true;
   }
-  if (options.on_error == OnError::kRaise) {
+  // Cancelled is no bad sample but an interrupt (a Python callable's
+  // KeyboardInterrupt, SystemExit or MemoryError, a cancelled read): never
+  // skipped, it stops the epoch under either policy.
+  if (options.on_error == OnError::kRaise || st.code() == StatusCode::kCancelled) {
     buf->errors()[s] = st;
     buf->ids()[s] = -1;
     return true;

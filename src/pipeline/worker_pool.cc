@@ -86,6 +86,11 @@ bool WorkerPool::CurrentLocked(Mutex* mu, uint64_t generation) const {
   return generation == generation_ && !shutdown_;
 }
 
+uint64_t WorkerPool::GenerationLocked(Mutex* mu) const {
+  Held(mu);
+  return generation_;
+}
+
 void WorkerPool::LeaveEpochLocked(Mutex* mu) {
   Held(mu);
   --busy_;

@@ -67,6 +67,8 @@ class WorkerPool : private SharesLoaderLock {
   bool LastToLeaveLocked(Mutex* mu, uint64_t generation) const
       STOKER_EXCLUSIVE_LOCKS_REQUIRED(mu);
   bool CurrentLocked(Mutex* mu, uint64_t generation) const STOKER_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // The generation of the epoch opened last (each OpenEpochLocked adds one).
+  uint64_t GenerationLocked(Mutex* mu) const STOKER_EXCLUSIVE_LOCKS_REQUIRED(mu);
   void LeaveEpochLocked(Mutex* mu) STOKER_EXCLUSIVE_LOCKS_REQUIRED(mu);
   // Waits until no worker is inside an epoch.
   void AwaitEpochLeftLocked(Mutex* mu) STOKER_EXCLUSIVE_LOCKS_REQUIRED(mu);
