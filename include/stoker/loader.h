@@ -163,7 +163,9 @@ struct LoaderOptions {
   enum class RankTail { kFromDropLast, kPad, kDrop, kUneven };
   RankTail rank_tail = RankTail::kFromDropLast;
   // Ranks on this machine: the default thread count (threads = 0) is the
-  // available cores divided by it (at least 1).
+  // available cores divided by it (at least 1), or all of them when the
+  // launcher already narrowed this process's affinity mask below its parent's
+  // (each rank pinned to its own cores; stoker/process.h RankShareOfCores).
   int local_world_size = 1;
   // Where the loader records spans (stoker/trace.h; off until Start()). Null:
   // a Tracer of its own. Loaders that share one appear in one timeline.
@@ -228,7 +230,7 @@ struct LoaderStats {
   int rank = 0;
   int world_size = 1;
   int local_world_size = 1;
-  int cores = 0;                // available cores / local_world_size: the default threads
+  int cores = 0;                // the default threads: RankShareOfCores (stoker/process.h)
   int64_t padded_samples = 0;   // samples of the epoch repeated to even out the ranks
   int64_t prefetch_discarded_batches = 0;  // next-epoch batches made, then not wanted
   // Source::truncated_shards(): stream-read tar shards that ended without

@@ -34,6 +34,32 @@ inline int AvailableCores() {
   return n == 0 ? 1 : static_cast<int>(n);
 }
 
+// Cores process `pid` may run on (its affinity mask), 0 when it cannot be read.
+inline int CoresOf(pid_t pid) {
+  cpu_set_t set;
+  if (sched_getaffinity(pid, sizeof(set), &set) != 0) return 0;
+  return CPU_COUNT(&set);
+}
+
+// This rank's share of the cores when `local_world_size` ranks share a machine:
+// `mine` (this process's mask) divided among them, unless the mask is already
+// the rank's own: narrower than its parent's (`parent`, the launcher's; 0 when
+// unknown), which is what a launcher that pins each rank to its cores leaves
+// (torchrun with CPU binding, numactl/taskset per rank, Slurm's --cpu-bind).
+// At least 1. Pure.
+inline int RankShareOfCores(int mine, int parent, int local_world_size) {
+  if (mine < 1) mine = 1;
+  if (local_world_size <= 1) return mine;
+  if (parent > mine) return mine;  // the launcher narrowed this rank's mask
+  const int share = mine / local_world_size;
+  return share < 1 ? 1 : share;
+}
+
+// RankShareOfCores for this process (its mask and its parent's).
+inline int DefaultRankCores(int local_world_size) {
+  return RankShareOfCores(AvailableCores(), CoresOf(getppid()), local_world_size);
+}
+
 // User + system CPU seconds of all threads.
 inline double CpuSeconds() {
   rusage ru;

@@ -240,7 +240,8 @@ class Loader:
         every epoch (``DistributedSampler``'s rule: samples dealt round-robin; the tail that
         does not split evenly follows ``rank_tail``). None: from ``torch.distributed``
         when it is initialised, else torchrun's ``RANK``/``WORLD_SIZE``, else 0 and 1. The
-        default ``threads`` is then the available cores divided by ``LOCAL_WORLD_SIZE``.
+        default ``threads`` is then the available cores divided by ``LOCAL_WORLD_SIZE``
+        (not divided when the launcher pinned this rank to its own cores).
       rank_tail: with ranks, the samples of an epoch that do not split evenly over them:
         "pad" (``DistributedSampler(drop_last=False)``: repeat the start of the epoch's order
         so every rank gets the same number of samples; ``stats()["padded_samples"]``; the

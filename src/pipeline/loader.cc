@@ -28,7 +28,7 @@ LoaderImpl::LoaderImpl(std::shared_ptr<Source> source, const LoaderOptions& opti
       processor_config_(MakeProcessorConfig(options)),
       // Workers: `threads`, or up to the ceiling when tuned (the ones
       // above the active count park).
-      cores_(std::max(1, AvailableCores() / std::max(1, options.local_world_size))),
+      cores_(DefaultRankCores(options.local_world_size)),
       plan_(PlanThreads(options, cores_)),
       pool_(MakeBatchPool(options, height, width, *record_plan_)),
       cache_(options.cache_bytes > 0 ? std::make_unique<DecodedCache>(options.cache_bytes)
