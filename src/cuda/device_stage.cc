@@ -52,16 +52,13 @@ class CudaDeviceStage : public DeviceStage {
         allocator_(cuda::PinnedHostAllocator(options.device)),
         events_(std::make_shared<cuda::EventPool>(options.device)) {}
 
-  // Waits for the copy stream; the members then free the memory its work
-  // used, and the stream last (they are declared in that order).
+  // Waits for both streams; the members then free the memory their work
+  // used, and the streams last (they are declared in that order).
   ~CudaDeviceStage() override {
-    if (stream_) {
+    for (const cuda::CudaStream* s : {&stream_, &convert_stream_}) {
+      if (!*s) continue;
       cudaSetDevice(options_.device);
-      STOKER_CUDA_DTOR_CALL(cudaStreamSynchronize(stream_.get()));
-    }
-    if (convert_stream_) {
-      cudaSetDevice(options_.device);
-      STOKER_CUDA_DTOR_CALL(cudaStreamSynchronize(convert_stream_.get()));
+      STOKER_CUDA_DTOR_CALL(cudaStreamSynchronize(s->get()));
     }
   }
 

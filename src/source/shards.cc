@@ -123,7 +123,7 @@ class IndexedShards : public RandomAccessSource {
     if (scratch->bytes.size() < static_cast<size_t>(e.size)) {
       scratch->bytes.resize(static_cast<size_t>(e.size));
     }
-    Status st = PreadMember(fd, path, e.member, e.offset, e.size, scratch->bytes.data());
+    Status st = PreadMember(fd, path, e.member, nullptr, e.offset, e.size, scratch->bytes.data());
     ::close(fd);
     STOKER_RETURN_IF_ERROR(st);
     const size_t want = static_cast<size_t>(e.size);
@@ -148,15 +148,19 @@ class IndexedShards : public RandomAccessSource {
   Schema schema_;
 
   // Reads `size` bytes at `offset` of the open shard `fd` into `dst`,
-  // checking first that the shard still holds them. Errors name the member.
+  // checking first that the shard still holds them. Errors name the member
+  // (and the record's field, when `field` is not null); the name is composed
+  // only for an error, not per read.
   static Status PreadMember(int fd, const std::string& path, const std::string& member,
-                            int64_t offset, int64_t size, uint8_t* dst) {
+                            const std::string* field, int64_t offset, int64_t size,
+                            uint8_t* dst) {
+    auto name = [&] { return field ? member + " (field '" + *field + "')" : member; };
     struct stat st;
     if (::fstat(fd, &st) != 0) {
       return IoError(path + ": cannot stat: " + std::strerror(errno));
     }
     if (offset > static_cast<int64_t>(st.st_size) - size) {
-      return DataLossError(path + ": member " + member + ": declares " + std::to_string(size) +
+      return DataLossError(path + ": member " + name() + ": declares " + std::to_string(size) +
                            " bytes at offset " + std::to_string(offset) + ", past the end of the " +
                            std::to_string(st.st_size) + "-byte shard (truncated since indexed?)");
     }
@@ -169,7 +173,7 @@ class IndexedShards : public RandomAccessSource {
       got += static_cast<size_t>(n);
     }
     if (got != want) {
-      return DataLossError(path + ": member " + member + ": shard shorter than its index (" +
+      return DataLossError(path + ": member " + name() + ": shard shorter than its index (" +
                            std::to_string(got) + " of " + std::to_string(want) + " bytes)");
     }
     return Status::OK();
@@ -200,7 +204,7 @@ class IndexedShards : public RandomAccessSource {
     int fd = -1;
     STOKER_RETURN_IF_ERROR(OpenRegularFile(path, &fd));
     for (size_t f = 0; f < nf; ++f) {
-      Status st = PreadMember(fd, path, e.key + " (field '" + schema_.fields[f].name + "')",
+      Status st = PreadMember(fd, path, e.key, &schema_.fields[f].name,
                               e.fields[f].first, sizes[f], scratch->bytes.data() + starts[f]);
       if (!st.ok()) {
         ::close(fd);
