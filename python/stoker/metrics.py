@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Callable, Dict, Optional
 
+__all__ = ["snapshot", "PrometheusCollector", "every"]
+
 # name -> (help, kind): "gauge" or "counter" (a running total).
 METRICS = {
     "images_per_sec": ("Images delivered per second since the loader started", "gauge"),
