@@ -210,28 +210,11 @@ std::shared_ptr<stoker::MemorySource> Records(int n, bool with_image) {
     MemorySample& s = samples[static_cast<size_t>(i)];
     s.label = i % 3;
     s.name = "r" + std::to_string(i);
-    const int32_t aux[2] = {i, -i};
+    if (with_image) testing::AppendField(&s);  // the primary image: given by s.bytes
+    testing::AppendField(&s);                  // the primary label: given by s.label
+    testing::AppendField(&s, testing::BytesOf<int32_t>({i, -i}), ElemType::kInt32, {2});
     const std::string caption = "c" + std::to_string(i);
-    if (with_image) {
-      s.fields.emplace_back();  // the primary image: given by s.bytes
-      s.field_bytes.emplace_back();
-    }
-    s.fields.emplace_back();  // the primary label: given by s.label
-    s.field_bytes.emplace_back();
-    FieldValue a;
-    a.dtype = ElemType::kInt32;
-    a.ndim = 1;
-    a.dims[0] = 2;
-    a.size = sizeof aux;
-    s.field_bytes.emplace_back(reinterpret_cast<const uint8_t*>(aux),
-                               reinterpret_cast<const uint8_t*>(aux) + sizeof aux);
-    a.data = s.field_bytes.back().data();
-    s.fields.push_back(a);
-    FieldValue t;
-    t.size = caption.size();
-    s.field_bytes.emplace_back(caption.begin(), caption.end());
-    t.data = s.field_bytes.back().data();
-    s.fields.push_back(t);
+    testing::AppendField(&s, std::vector<uint8_t>(caption.begin(), caption.end()));
   }
   return std::make_shared<CopyingRecords>(std::move(samples), schema);
 }
