@@ -245,3 +245,26 @@ def test_errors_name_the_datasets(h5):
         stoker.HDF5(str(h5), fields={"grid": 3})
     with pytest.raises(TypeError, match=r"stoker.HDF5 takes \(path, images, labels, fields\)"):
         stoker.HDF5(str(h5), feilds={"grid": "data/grid"})
+
+
+def test_raw_image_field_equals_the_plain_source(tmp_path):
+    path = tmp_path / "raw.h5"
+    images = np.stack([photo(20, 12, 700 + i) for i in range(10)])
+    with h5py.File(path, "w") as f:
+        f.create_dataset("pixels", data=images, chunks=(1, 12, 20, 3))
+        f.create_dataset("y", data=np.arange(10, dtype=np.int64))
+        f.create_dataset("w", data=np.arange(20, dtype=np.float64).reshape(10, 2))
+    for transforms in ([], [stoker.RandomResizedCrop(8)]):
+        plain = stoker.HDF5(str(path), images="pixels", labels="y")
+        want = [(x.numpy(), y.numpy()) for x, y in
+                stoker.Loader(plain, batch_size=4, transforms=transforms, dtype="uint8",
+                              shuffle=True, seed=4)]
+        src = stoker.HDF5(str(path), fields={"image": "pixels", "label": "y", "w": "w"})
+        assert src.raw and src.fields["image"] == "image: image RGB [12, 20, 3]"
+        got = list(stoker.Loader(src, batch_size=4, transforms=transforms, dtype="uint8",
+                                 shuffle=True, seed=4))
+        assert len(got) == len(want)
+        for b, (x, y) in zip(got, want):
+            assert b["image"].numpy().tobytes() == x.tobytes()
+            np.testing.assert_array_equal(b["label"].numpy(), y)
+            np.testing.assert_array_equal(b["w"].numpy(), np.arange(20.0).reshape(10, 2)[y])
