@@ -104,6 +104,22 @@ class Hdf5Source : public RandomAccessSource {
   static StatusOr<std::shared_ptr<Hdf5Source>> Open(const std::string& path,
                                                     const std::string& images = "images",
                                                     const std::string& labels = "labels");
+  // Records (stoker/record.h): several aligned datasets of the file, one field
+  // each, in the order given ({field name, dataset path}). Each dataset is
+  // [N, ...] with one N (InvalidArgument naming both datasets and lengths
+  // otherwise). Kinds from the dataset's type:
+  //  - any integer, float (16/32/64 bits) or h5py bool (an int8 enum
+  //    FALSE/TRUE) dataset: an array field of the per-sample shape [...];
+  //  - 1-D variable-length uint8: a bytes field;
+  //  - strings (variable or fixed length, h5py.string_dtype): a text field
+  //    (UTF-8 checked by the engine);
+  //  - a field "image" of uint8 [N, H, W, 3] (raw pixels) or 1-D
+  //    variable-length uint8 (encoded images) is the primary image, a field
+  //    "label" of 1-D integers the primary label (read once here).
+  // A sample's fields are read under one acquisition of the HDF5 mutex, by
+  // hyperslab into the worker's scratch.
+  static StatusOr<std::shared_ptr<Hdf5Source>> OpenFields(
+      const std::string& path, const std::vector<std::pair<std::string, std::string>>& fields);
 
   // True for a raw-pixel dataset, false for encoded bytes.
   virtual bool raw() const = 0;

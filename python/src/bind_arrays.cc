@@ -68,18 +68,50 @@ layout: None (read from the shape; last dimension 1 or 3 means NHWC), "NHWC" or 
       .def_property_readonly("zero_copy", &NpySource::zero_copy);
 
   py::class_<Hdf5Source, Source, std::shared_ptr<Hdf5Source>>(m, "HDF5", R"doc(
-Samples from datasets of an HDF5 file.
+Samples from datasets of an HDF5 file: an image and a label, or records of named fields.
 
 images: name of a uint8 [N, H, W, 3] dataset (raw pixels, decode skipped) or of a 1-D
   dataset of variable-length uint8 (h5py.vlen_dtype(np.uint8)) holding encoded JPEG/PNG
   files (decoded in parallel by the engine).
 labels: name of a 1-D dataset of N integers (or integral floats), or None (labels -1).
+fields: records instead of images/labels: a dict field name -> dataset path, e.g.
+  {"image": "images", "label": "labels", "emb": "features", "caption": "captions"}.
+  Every dataset is [N, ...] with one N. Numeric datasets (bool, int8..int64,
+  uint8..uint64, float16/32/64) are array fields of their per-sample shape (stacked:
+  batch[name] is [batch, ...]); 1-D variable-length uint8 datasets are bytes fields;
+  string datasets (h5py.string_dtype(), fixed or variable length) are text fields (str,
+  checked UTF-8). A field "image" of uint8 [N, H, W, 3] or variable-length uint8 is the
+  image the transforms apply to, a field "label" of 1-D integers the label. Batches are
+  dicts name -> tensor (or list for bytes and text).
 
 The serial HDF5 library is not thread-safe: stoker serialises its HDF5 calls with one
-mutex. The file is read for its shapes and labels and closed again here; reads open it
-lazily in the reading process (and reopen it after a fork).)doc")
+mutex (a sample's datasets are read under one acquisition). The file is read for its
+shapes and labels and closed again here; reads open it lazily in the reading process
+(and reopen it after a fork).)doc")
       .def(py::init([](const std::string& path, const std::string& images,
-                       const std::optional<std::string>& labels) {
+                       const std::optional<std::string>& labels,
+                       const std::optional<py::dict>& fields) {
+             if (fields.has_value()) {
+               if (images != "images" || labels != std::optional<std::string>("labels")) {
+                 throw py::value_error("HDF5: give either fields= or images=/labels=, not both");
+               }
+               std::vector<std::pair<std::string, std::string>> f;
+               for (const auto& [k, v] : *fields) {
+                 if (!py::isinstance<py::str>(k) || !py::isinstance<py::str>(v)) {
+                   throw py::type_error("HDF5 fields: expected a dict of str field name -> str "
+                                        "dataset path, got " +
+                                        py::repr(k).cast<std::string>() + ": " +
+                                        py::repr(v).cast<std::string>());
+                 }
+                 f.emplace_back(k.cast<std::string>(), v.cast<std::string>());
+               }
+               StatusOr<std::shared_ptr<Hdf5Source>> s = [&] {
+                 py::gil_scoped_release release;
+                 return Hdf5Source::OpenFields(path, f);
+               }();
+               if (!s.ok()) Throw(s.status());
+               return std::move(s).value();
+             }
              StatusOr<std::shared_ptr<Hdf5Source>> s = [&] {
                py::gil_scoped_release release;
                return Hdf5Source::Open(path, images, labels.value_or(""));
@@ -87,7 +119,8 @@ lazily in the reading process (and reopen it after a fork).)doc")
              if (!s.ok()) Throw(s.status());
              return std::move(s).value();
            }),
-           py::arg("path"), py::arg("images") = "images", py::arg("labels") = "labels")
+           py::arg("path"), py::arg("images") = "images", py::arg("labels") = "labels",
+           py::arg("fields") = py::none())
       .def_property_readonly("raw", &Hdf5Source::raw);
 }
 

@@ -48,18 +48,28 @@ class Source:
     def records(self) -> bool: ...
 
 class HDF5(Source):
-    """Samples from datasets of an HDF5 file.
+    """Samples from datasets of an HDF5 file: an image and a label, or records of named fields.
 
     images: name of a uint8 [N, H, W, 3] dataset (raw pixels, decode skipped) or of a 1-D
       dataset of variable-length uint8 (h5py.vlen_dtype(np.uint8)) holding encoded JPEG/PNG
       files (decoded in parallel by the engine).
     labels: name of a 1-D dataset of N integers (or integral floats), or None (labels -1).
+    fields: records instead of images/labels: a dict field name -> dataset path, e.g.
+      {"image": "images", "label": "labels", "emb": "features", "caption": "captions"}.
+      Every dataset is [N, ...] with one N. Numeric datasets (bool, int8..int64,
+      uint8..uint64, float16/32/64) are array fields of their per-sample shape (stacked:
+      batch[name] is [batch, ...]); 1-D variable-length uint8 datasets are bytes fields;
+      string datasets (h5py.string_dtype(), fixed or variable length) are text fields (str,
+      checked UTF-8). A field "image" of uint8 [N, H, W, 3] or variable-length uint8 is the
+      image the transforms apply to, a field "label" of 1-D integers the label. Batches are
+      dicts name -> tensor (or list for bytes and text).
 
     The serial HDF5 library is not thread-safe: stoker serialises its HDF5 calls with one
-    mutex. The file is read for its shapes and labels and closed again here; reads open it
-    lazily in the reading process (and reopen it after a fork).
+    mutex (a sample's datasets are read under one acquisition). The file is read for its
+    shapes and labels and closed again here; reads open it lazily in the reading process
+    (and reopen it after a fork).
     """
-    def __init__(self, path: str, images: str = ..., labels: Optional[str] = ...) -> None: ...
+    def __init__(self, path: str, images: str = ..., labels: Optional[str] = ..., fields: Optional[dict] = ...) -> None: ...
     @property
     def raw(self) -> bool: ...
 

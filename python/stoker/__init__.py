@@ -19,7 +19,7 @@ from stoker._C import HDF5, ImageFolder, Mix, Npy, StokerError
 from stoker import _sources
 _sources.guard_class(ImageFolder, ("root",))
 _sources.guard_class(Npy, ("images", "labels", "layout"))
-_sources.guard_class(HDF5, ("path", "images", "labels"))
+_sources.guard_class(HDF5, ("path", "images", "labels", "fields"))
 from stoker._device import DeviceAugment
 from stoker._loader import Loader, diagnose
 from stoker._sampler import ClassBalanced, Subset, WeightedSampler

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "io/mapped_file.h"
 
 namespace stoker {
 
@@ -26,6 +27,7 @@ void LoaderImpl::WorkerMain(int index) {
     MaybePrefetchNextEpoch(generation);  // leaves the epoch
   };
   jobs.prefetch = [&] {
+    MappedFile::NewReadBurst();
     prefetch_.Run(index, active_threads_,
                   [&](int64_t p, int s, BatchBuffer* buf, WorkerCounters* c) {
                     producer.Produce(reader_.get(), work_epoch_, p, s, buf, c, /*prefetch=*/true);
@@ -42,11 +44,14 @@ void LoaderImpl::WorkerMain(int index) {
 // free batch slot (the prefetch bound) is a span of its own while tracing.
 void LoaderImpl::RunEpoch(int index, SampleProducer* producer) {
   WorkerCounters* c = &counters_[static_cast<size_t>(index)];
+  MappedFile::NewReadBurst();
   BatchRing::Claimed claimed;
   for (;;) {
     const int64_t waited_before = c->wait_ns.load(std::memory_order_relaxed);
     if (!ring_.Claim(index, active_threads_, c, &claimed)) break;
     const int64_t waited = c->wait_ns.load(std::memory_order_relaxed) - waited_before;
+    // After a wait anything may have changed: mapped files are re-stat'ed.
+    if (waited > 0) MappedFile::NewReadBurst();
     if (waited > 0 && tracer_->on()) {
       const int64_t now = NowNs();
       SampleTrace{tracer_.get(), producer->lane(), &trace_names_, -1, claimed.batch, work_epoch_}

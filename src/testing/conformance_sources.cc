@@ -175,6 +175,35 @@ StatusOr<MadeSource> MakeHdf5(const std::string& dir, const Data& data) {
   return Hdf5Of(dir, data, All());
 }
 
+// Records (Hdf5Source::OpenFields): data.h5 with "images" 1-D
+// variable-length uint8 (encoded files: the primary image), "labels" int64
+// (the primary label) and "extra" int32 [N, 2] holding {i, -i} (field
+// "aux").
+StatusOr<MadeSource> MakeHdf5Records(const std::string& dir, const Data& data) {
+  STOKER_ASSIGN_OR_RETURN(MadeSource plain, Hdf5Of(dir, data, All()));
+  std::vector<int32_t> aux;
+  for (int i = 0; i < Data::kSamples; ++i) {
+    aux.push_back(i);
+    aux.push_back(-i);
+  }
+  const std::string path = dir + "/data.h5";
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  STOKER_RETURN_IF_ERROR(Check(file >= 0, "H5Fopen"));
+  const hsize_t dims[2] = {Data::kSamples, 2};
+  const hid_t space = H5Screate_simple(2, dims, nullptr);
+  const hid_t ds =
+      H5Dcreate2(file, "extra", H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  const bool wrote = H5Dwrite(ds, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, aux.data()) >= 0;
+  H5Dclose(ds);
+  H5Sclose(space);
+  H5Fclose(file);
+  STOKER_RETURN_IF_ERROR(Check(wrote, "H5Dwrite"));
+  STOKER_ASSIGN_OR_RETURN(auto h5, Hdf5Source::OpenFields(path, {{"image", "images"},
+                                                                 {"label", "labels"},
+                                                                 {"aux", "extra"}}));
+  return MadeSource{h5, plain.corrupt, nullptr};
+}
+
 // `shards` WebDataset shards "train-NN<ext>" of equal size holding `samples`
 // in order: key "sNN", members sNN.jpg and sNN.cls (and, with `aux`, the
 // record field sNN.aux.npy: int32 [2] holding {i, -i}).
@@ -324,6 +353,7 @@ const std::vector<SourceFactory>& ConformanceSources() {
       {"Npy", MakeNpy},
       {"NpyRecords", MakeNpyRecords},
       {"Hdf5", MakeHdf5},
+      {"Hdf5Records", MakeHdf5Records},
       {"ShardsIndexed", MakeIndexedShards},
       {"ShardsStream", MakeStreamShards},
       {"ShardsStreamUnsized", MakeUnsizedStreamShards},
