@@ -188,11 +188,7 @@ Status CallOnFields(const py::object& fn, const FieldSpec* specs, FieldValue* va
     }
     return Status::OK();
   } catch (py::error_already_set& e) {
-    std::string message = "raised " + std::string(e.what());
-    const bool interrupt = !e.matches(PyExc_Exception) || e.matches(PyExc_MemoryError);
-    RememberPythonError(message, std::move(e));
-    if (interrupt) return CancelledError(std::move(message));
-    return InvalidArgumentError(std::move(message));
+    return CallableErrorStatus(std::move(e));
   }
 }
 
@@ -248,16 +244,7 @@ void RegisterFieldSteps(py::module_& m) {
                step.adds.push_back(AddedSpec(n, kind, dtype, shape));
              }
              const int given = static_cast<int>(fields.size());
-             // The reference is dropped with the GIL held (see PythonCallback).
-             std::shared_ptr<py::object> callable(new py::object(std::move(fn)), [](py::object* o) {
-               if (!Py_IsInitialized() || (PythonFinalizing() && !PyGILState_Check())) {
-                 (void)o->release();
-                 delete o;
-                 return;
-               }
-               py::gil_scoped_acquire acquire;
-               delete o;
-             });
+             std::shared_ptr<py::object> callable = SharedCallable(std::move(fn));
              step.callback = std::make_shared<const FieldCallback>(
                  [callable, given](const FieldSpec* specs, FieldValue* values,
                                    std::vector<uint8_t>* storage, int n) -> Status {

@@ -157,7 +157,7 @@ def test_an_added_field_must_be_returned(shards):
     ld = stoker.Loader(stoker.Shards(shards, fields=FIELDS), batch_size=3,
                        transforms=stoker.Lambda(lambda d: None, fields=["caption"],
                                                 adds={"meta": "json"}))
-    with pytest.raises(stoker.StokerError, match="'meta'"):
+    with pytest.raises(stoker.StokerError, match="did not return 'meta'"):
         next(iter(ld))
 
 
