@@ -366,7 +366,7 @@ class Loader:
         transforms = [t for t in transforms if not isinstance(t, _C.FieldStep)]
         if target_transform is not None and not callable(target_transform):
             raise TypeError(f"target_transform must be callable, got {target_transform!r}")
-        self._records = bool(source.records) or bool(field_steps)
+        self._records = bool(source.records)
         # The primary image (as the engine picks it): "image", else the first RGB image field.
         rgb = [n for n, d in source.fields.items() if d.startswith(f"{n}: image RGB")]
         self._image_field = "image" if "image" in rgb else (rgb[0] if rgb else None)

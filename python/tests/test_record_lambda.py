@@ -174,3 +174,12 @@ def test_bad_declarations(shards, npy_source):
         stoker.Lambda(lambda d, r: d, fields=["caption"], rng=True)
     with pytest.raises(TypeError, match="fields must be"):
         stoker.Lambda(lambda d: d, fields=[3])
+
+
+def test_a_field_step_needs_a_record_source(tmp_path):
+    np.save(tmp_path / "x.npy", np.zeros((4, 8, 8, 3), np.uint8))
+    np.save(tmp_path / "y.npy", np.arange(4, dtype=np.int64))
+    src = stoker.Npy(str(tmp_path / "x.npy"), str(tmp_path / "y.npy"))
+    with pytest.raises(ValueError, match=r"\(image, label\)"):
+        stoker.Loader(src, batch_size=2,
+                      transforms=stoker.Lambda(lambda d: {"n": "x"}, adds={"n": "text"}))

@@ -38,6 +38,11 @@ namespace {
 // Appends the steps' additions to plan->schema and resolves their fields.
 Status PlanFieldSteps(const std::vector<FieldStep>& steps, RecordPlan* plan) {
   Schema& full = plan->schema;
+  if (!steps.empty() && full.IsImageLabel()) {
+    return InvalidArgumentError("Lambda(" + steps.front().name + ", fields=...) runs on the "
+                                "fields of records, and the source yields (image, label) "
+                                "samples: use Lambda(fn) without fields= on the image");
+  }
   for (const FieldStep& step : steps) {
     const std::string what = "Lambda(" + step.name + ", fields=...)";
     if (step.callback == nullptr) return InvalidArgumentError(what + ": no function");

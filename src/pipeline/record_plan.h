@@ -18,8 +18,8 @@
 // (CheckSchema); at most one image field, RGB (native image fields are not
 // read yet: Unimplemented); transforms need an RGB image field; under
 // collate="pad" no field may be called "<padded field>_lengths"; a field
-// step names fields the record has (not the primary image or label) and adds
-// new names, of kinds other than image.
+// step runs on a record source only, names fields the record has (not the
+// primary image or label) and adds new names, of kinds other than image.
 //
 // Thread-safety: immutable after MakeRecordPlan; shared by the workers.
 #ifndef STOKER_PIPELINE_RECORD_PLAN_H_

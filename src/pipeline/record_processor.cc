@@ -31,15 +31,13 @@ RecordProcessor::RecordProcessor(const RecordPlan* plan) : plan_(plan) {}
 
 Status RecordProcessor::Process(const SampleData& sample, BatchBuffer* buf, int s) {
   const int source_fields = plan_->source_fields;
-  const bool values_given = sample.fields != nullptr && sample.num_fields == source_fields;
-  // Image + label sources carry no field values (their steps only add fields).
-  if (!values_given && !(sample.fields == nullptr && !plan_->steps.empty() && source_fields == 2)) {
+  if (sample.num_fields != source_fields || sample.fields == nullptr) {
     return InternalError("the source gave " + std::to_string(sample.num_fields) +
                          " field values for a schema of " + std::to_string(source_fields));
   }
   const FieldValue* values = sample.fields;
   if (!plan_->steps.empty()) {
-    STOKER_RETURN_IF_ERROR(RunSteps(values_given ? sample.fields : nullptr));
+    STOKER_RETURN_IF_ERROR(RunSteps(sample.fields));
     values = values_.data();
   }
   for (const RecordFieldPlan& f : plan_->fields) {
@@ -53,9 +51,7 @@ Status RecordProcessor::Process(const SampleData& sample, BatchBuffer* buf, int 
 Status RecordProcessor::RunSteps(const FieldValue* source) {
   const size_t n = plan_->schema.fields.size();
   values_.assign(n, FieldValue());
-  if (source != nullptr) {
-    std::copy(source, source + plan_->source_fields, values_.begin());
-  }
+  std::copy(source, source + plan_->source_fields, values_.begin());
   if (storage_.size() < plan_->steps.size()) storage_.resize(plan_->steps.size());
   for (size_t k = 0; k < plan_->steps.size(); ++k) {
     const FieldStepPlan& sp = plan_->steps[k];

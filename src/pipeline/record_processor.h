@@ -40,7 +40,7 @@ class RecordProcessor {
  private:
   Status ProcessField(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
   Status WriteArray(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
-  // Runs the field steps on the source's values (null: none) into values_.
+  // Runs the field steps on the source's values into values_.
   Status RunSteps(const FieldValue* source);
 
   const RecordPlan* plan_;

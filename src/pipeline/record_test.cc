@@ -390,6 +390,12 @@ TEST(RecordTest, PlanRefusesFieldStepsItCannotRun) {
   step.callback = std::make_shared<const FieldCallback>(
       [](const FieldSpec*, FieldValue*, std::vector<uint8_t>*, int) { return Status::OK(); });
   LoaderOptions o;
+  step.adds = {TextField("note")};
+  o.field_steps = {step};
+  auto plain = MakeRecordPlan(Schema::ImageLabel(), o);  // no records: refused
+  ASSERT_FALSE(plain.ok());
+  EXPECT_NE(plain.status().message().find("(image, label)"), std::string::npos);
+  step.adds = {};
   for (const char* name : {"image", "label", "missing"}) {
     step.fields = {name};
     o.field_steps = {step};
