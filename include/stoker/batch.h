@@ -68,7 +68,26 @@ struct FieldLayout {
   ElemType elem = ElemType::kUint8;
   std::vector<int64_t> dims;
   bool fixed = false;
+  // collate="pad" (LoaderOptions::Collate::kPad): a variable array field
+  // that is also delivered padded to the batch's largest sample along each
+  // dimension, one block [size, max dims...], with each sample's shape
+  // (PaddedField, made by PadFields in pipeline/record_pad.h).
+  bool pad = false;
   size_t sample_bytes() const;
+};
+
+// collate="pad": a padded field of a delivered batch. `data` holds
+// [size, dims[0..ndim)] elements of `elem`, C order, the pad value where a
+// sample is shorter; `lengths` holds each sample's own shape (size x ndim,
+// sample-major). A pooled region of the buffer, grown only when too small.
+struct PaddedField {
+  uint8_t* data = nullptr;
+  size_t capacity = 0;
+  size_t bytes = 0;
+  ElemType elem = ElemType::kUint8;
+  int ndim = 0;
+  std::array<int64_t, kMaxFieldDims> dims{};
+  std::vector<int64_t> lengths;
 };
 
 struct BatchShape {
@@ -150,6 +169,13 @@ class BatchBuffer {
   // ResourceExhausted when the allocator fails.
   StatusOr<uint8_t*> ReserveField(int f, int i, size_t bytes, ElemType elem,
                                   const int64_t* dims, int ndim);
+  // collate="pad": field f's padded block; ReservePadded makes it hold
+  // `bytes` (growing its region from the pool's allocator only when too
+  // small; ResourceExhausted when that fails). Called by the consumer's
+  // thread on a complete batch.
+  PaddedField& padded(int f) { return fields_[static_cast<size_t>(f)].padded; }
+  const PaddedField& padded(int f) const { return fields_[static_cast<size_t>(f)].padded; }
+  StatusOr<uint8_t*> ReservePadded(int f, size_t bytes);
   // Copies sample `from` of `src` (image, every field, label, id) into slot
   // `to`; variable parts get their regions reserved first
   // (ResourceExhausted when that fails). `src` may be this buffer.
@@ -187,10 +213,12 @@ class BatchBuffer {
   struct FieldStore {
     uint8_t* block = nullptr;      // fixed fields
     std::vector<FieldSlot> slots;  // one per slot
+    PaddedField padded;            // collate="pad" fields
   };
   BatchBuffer() = default;
-  // Grows `slot`'s region to hold `bytes` (the pool's allocator).
-  Status GrowRegion(FieldSlot* slot, size_t bytes);
+  // Grows a region (`*data`, `*capacity`) to hold `bytes` (the pool's
+  // allocator), keeping it when large enough.
+  Status GrowRegion(uint8_t** data, size_t* capacity, size_t bytes);
   BatchShape shape_;
   BatchPool* pool_ = nullptr;  // the pool that made it (outlives it)
   uint8_t* images_ = nullptr;
@@ -282,6 +310,8 @@ class Batch {
   const uint8_t* field_block(int f) const { return buffer_->field_block(f); }
   // Sample i of field f (any field): its bytes, element type and shape.
   const FieldSlot& field_sample(int f, int i) const { return buffer_->field_slot(f, i); }
+  // collate="pad": a padded field's block and shapes (field(f).pad).
+  const PaddedField& padded_field(int f) const { return buffer_->padded(f); }
   // Dataset index of each sample (after on_error="skip" replacement: the
   // replacement's index).
   const int64_t* ids() const { return buffer_->ids(); }

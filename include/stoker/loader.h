@@ -66,6 +66,34 @@ namespace stoker {
 
 enum class OnError { kRaise, kSkip };
 
+// A host callback on some fields of a record (FieldStep; Python's
+// stoker.Lambda(fn, fields=[...])). Called once per sample, after the source
+// read it and before its fields are checked and written into the batch, with
+// `n` values: one per FieldStep::fields name, then one per FieldStep::adds
+// entry (empty: data null, size 0), and their specs (the schema's, and the
+// added ones'). It may replace any of them: new bytes go into `storage[k]`
+// (the worker's, reused from sample to sample) with values[k] pointing there;
+// an added field must be given a value. The engine then checks every field
+// against its spec as it checks the source's (dtype, shape, UTF-8, JSON): a
+// value of another kind or a fixed field of another shape is an error of the
+// sample naming the field. A non-OK Status fails the sample (on_error
+// applies; Cancelled is an interrupt, never skipped).
+//
+// Thread-safety: called from the worker threads, concurrently for different
+// samples unless it serialises itself (the Python binding's holds the GIL).
+using FieldCallback = std::function<Status(const FieldSpec* specs, FieldValue* values,
+                                           std::vector<uint8_t>* storage, int n)>;
+
+struct FieldStep {
+  // The fields it is given and may rewrite: the source's (or an earlier
+  // step's additions), never the primary image or label.
+  std::vector<std::string> fields;
+  // Fields it adds to the record, after the source's (new names).
+  std::vector<FieldSpec> adds;
+  std::shared_ptr<const FieldCallback> callback;
+  std::string name;  // for messages
+};
+
 struct LoaderOptions {
   int batch_size = 64;
   bool shuffle = false;
@@ -75,6 +103,10 @@ struct LoaderOptions {
   // that does not split evenly over the ranks (DistributedSampler's).
   bool drop_last = false;
   std::vector<Transform> transforms;
+  // Records: host steps on fields besides the primary image, in order, after
+  // the source's read (see FieldStep). Added fields are batch fields like the
+  // source's (stacked when fixed, lists or padded when not).
+  std::vector<FieldStep> field_steps;
   // Worker threads; 0 means one per available core.
   int threads = 0;
   // Batches in flight (being filled, or ready and not yet taken). More hides
@@ -93,8 +125,20 @@ struct LoaderOptions {
   // keeps the aspect ratio, or no resize at all): a batch is B separately
   // sized samples (Batch::variable(), Batch::sample(i), sample_dims(i)), each
   // in its own pooled region, reused from batch to batch (stoker/batch.h).
-  enum class Collate { kBatch, kList };
+  // kPad: records (stoker/record.h): as kBatch for the image (which must end
+  // in a fixed size), and every array field whose shape varies is delivered
+  // padded to the batch's largest sample along each dimension, one block
+  // [size, max dims...] (Batch::padded_field), with `pad_value` (converted to
+  // the field's dtype) where a sample is shorter, and each sample's shape.
+  // The samples of one batch must agree on the field's dtype and number of
+  // dimensions (a field whose dtype the source declares is checked per sample
+  // in the worker, so on_error="skip" skips a wrong one; an undeclared
+  // one is checked when the batch is delivered: InvalidArgument naming the
+  // field and the sample ids, never skipped). Text, bytes and json stay
+  // per-sample values.
+  enum class Collate { kBatch, kList, kPad };
   Collate collate = Collate::kBatch;
+  double pad_value = 0;
   OnError on_error = OnError::kRaise;
   // Let JPEG decode at 1/2, 1/4 or 1/8 scale in the DCT domain when a crop
   // is downscaled by 2x or more anyway: much faster on large images, pixels

@@ -158,7 +158,9 @@ struct ShardField {
   // holds, when declared. The field is then fixed (stacked into one pooled
   // block per batch) and a member of another dtype or shape is an error of
   // its sample naming the field; undeclared, each member keeps its own
-  // (a list per batch).
+  // (a list per batch). A dimension of -1 varies from member to member: the
+  // field is then variable (a list per batch, padded under collate="pad") and
+  // a member of another dtype or number of dimensions is its sample's error.
   bool declared = false;
   ElemType dtype = ElemType::kFloat32;
   std::vector<int64_t> shape;

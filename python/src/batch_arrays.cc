@@ -77,7 +77,9 @@ py::object FieldSample(const FieldLayout& f, const FieldSlot& slot, const py::ca
 }
 
 // A record batch: name -> array [size, ...] (fixed fields, the primary
-// image and label) or list of per-sample values (variable fields).
+// image and label; padded fields, with name + "_lengths": int64 [size] of a
+// 1-D field's lengths, [size, ndim] of each sample's shape otherwise) or list
+// of per-sample values (variable fields).
 py::dict RecordArrays(const Batch& b, py::object images, py::array labels,
                       const py::capsule& owner) {
   py::dict d;
@@ -93,6 +95,19 @@ py::dict RecordArrays(const Batch& b, py::object images, py::array labels,
       const py::ssize_t item = static_cast<py::ssize_t>(ElemSize(l.elem));
       d[py::str(l.spec.name)] = py::array(py::dtype(ElemTypeName(l.elem)), dims,
                                           Strides(dims, item), b.field_block(f), owner);
+      continue;
+    }
+    if (l.pad) {
+      const PaddedField& p = b.padded_field(f);
+      std::vector<py::ssize_t> dims = {static_cast<py::ssize_t>(b.size())};
+      for (int k = 0; k < p.ndim; ++k) dims.push_back(static_cast<py::ssize_t>(p.dims[k]));
+      const py::ssize_t item = static_cast<py::ssize_t>(ElemSize(p.elem));
+      d[py::str(l.spec.name)] = py::array(py::dtype(ElemTypeName(p.elem)), dims,
+                                          Strides(dims, item), p.data, owner);
+      std::vector<py::ssize_t> ldims = {static_cast<py::ssize_t>(b.size())};
+      if (p.ndim != 1) ldims.push_back(static_cast<py::ssize_t>(p.ndim));
+      d[py::str(l.spec.name + "_lengths")] = py::array(
+          py::dtype::of<int64_t>(), ldims, Strides(ldims, 8), p.lengths.data(), owner);
       continue;
     }
     if (l.spec.kind == FieldKind::kJson && !json_loads) {

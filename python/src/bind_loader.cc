@@ -46,7 +46,8 @@ void RegisterLoader(py::module_& m) {
                        std::shared_ptr<BatchAllocator> allocator, const SamplerSpec& sampler,
                        const std::optional<std::string>& cache, size_t cache_bytes, int rank,
                        int world_size, int local_world_size, const std::string& collate,
-                       const std::optional<std::string>& rank_tail, bool cache_validate) {
+                       const std::optional<std::string>& rank_tail, bool cache_validate,
+                       double pad_value, std::vector<FieldStep> field_steps) {
              LoaderOptions o;
              using RankTail = LoaderOptions::RankTail;
              if (!rank_tail) o.rank_tail = RankTail::kFromDropLast;
@@ -59,7 +60,13 @@ void RegisterLoader(py::module_& m) {
              }
              if (collate == "batch") o.collate = LoaderOptions::Collate::kBatch;
              else if (collate == "list") o.collate = LoaderOptions::Collate::kList;
-             else throw py::value_error("collate must be 'batch' or 'list', got '" + collate + "'");
+             else if (collate == "pad") o.collate = LoaderOptions::Collate::kPad;
+             else {
+               throw py::value_error("collate must be 'batch', 'list' or 'pad', got '" + collate +
+                                     "'");
+             }
+             o.pad_value = pad_value;
+             o.field_steps = std::move(field_steps);
              o.sampler = sampler;
              if (cache == "decoded") o.cache_kind = LoaderOptions::CacheKind::kDecoded;
              else if (cache == "output") o.cache_kind = LoaderOptions::CacheKind::kOutput;
@@ -111,7 +118,9 @@ void RegisterLoader(py::module_& m) {
            py::arg("world_size") = defaults.world_size,
            py::arg("local_world_size") = defaults.local_world_size,
            py::arg("collate") = "batch", py::arg("rank_tail") = py::none(),
-           py::arg("cache_validate") = defaults.cache_validate);
+           py::arg("cache_validate") = defaults.cache_validate,
+           py::arg("pad_value") = defaults.pad_value,
+           py::arg("field_steps") = std::vector<FieldStep>());
 
   py::class_<Loader, LoaderHolder>(m, "Loader")
       .def(py::init([](std::shared_ptr<Source> source, const LoaderOptions& options) {

@@ -170,15 +170,7 @@ Status CallOnSample(const py::object& fn, bool pass_seed, uint8_t* rgb, int widt
     std::memcpy(rgb, packed.data(), bytes);
     return Status::OK();
   } catch (py::error_already_set& e) {
-    // what(): "Type: message", then the traceback.
-    std::string message = "raised " + std::string(e.what());
-    // A BaseException that is no Exception (KeyboardInterrupt, SystemExit,
-    // GeneratorExit) or a MemoryError is no bad sample: Cancelled, which
-    // on_error="skip" does not skip, and the iterator re-raises it.
-    const bool interrupt = !e.matches(PyExc_Exception) || e.matches(PyExc_MemoryError);
-    RememberPythonError(message, std::move(e));
-    if (interrupt) return CancelledError(std::move(message));
-    return InvalidArgumentError(std::move(message));
+    return CallableErrorStatus(std::move(e));
   }
 }
 
@@ -194,17 +186,8 @@ Status CallOnSample(const py::object& fn, bool pass_seed, uint8_t* rgb, int widt
 // Cancelled, which is never skipped. The GIL is taken through WithGil
 // (errors.h): at interpreter shutdown the worker parks instead of dying.
 SampleCallback PythonCallback(py::object fn, bool pass_seed) {
-  // The reference is dropped with the GIL held, on whichever thread drops
-  // the last copy of the Transform.
-  std::shared_ptr<py::object> callable(new py::object(std::move(fn)), [](py::object* o) {
-    if (!Py_IsInitialized() || (PythonFinalizing() && !PyGILState_Check())) {
-      (void)o->release();  // the interpreter is gone or going: leak the reference
-      delete o;
-      return;
-    }
-    py::gil_scoped_acquire acquire;
-    delete o;
-  });
+  // The reference is dropped with the GIL held (SharedCallable).
+  std::shared_ptr<py::object> callable = SharedCallable(std::move(fn));
   return [callable, pass_seed](uint8_t* rgb, int width, int height,
                                      uint64_t seed) -> Status {
     return WithGil([&] { return CallOnSample(*callable, pass_seed, rgb, width, height, seed); });

@@ -80,6 +80,27 @@ void RegisterErrors(py::module_& m) {
   }
 }
 
+Status CallableErrorStatus(py::error_already_set error) {
+  // what(): "Type: message", then the traceback.
+  std::string message = "raised " + std::string(error.what());
+  const bool interrupt = !error.matches(PyExc_Exception) || error.matches(PyExc_MemoryError);
+  RememberPythonError(message, std::move(error));
+  if (interrupt) return CancelledError(std::move(message));
+  return InvalidArgumentError(std::move(message));
+}
+
+std::shared_ptr<py::object> SharedCallable(py::object fn) {
+  return std::shared_ptr<py::object>(new py::object(std::move(fn)), [](py::object* o) {
+    if (!Py_IsInitialized() || (PythonFinalizing() && !PyGILState_Check())) {
+      (void)o->release();  // the interpreter is gone or going: leak the reference
+      delete o;
+      return;
+    }
+    py::gil_scoped_acquire acquire;
+    delete o;
+  });
+}
+
 void RememberPythonError(const std::string& message, py::error_already_set error) {
   std::deque<CallbackError>& errors = CallbackErrors();
   if (errors.size() >= 32) errors.pop_front();

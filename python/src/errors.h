@@ -12,6 +12,7 @@
 #include <cxxabi.h>
 
 #include <functional>
+#include <memory>
 #include <type_traits>
 #include <string>
 #include <utility>
@@ -39,6 +40,19 @@ T Unwrap(StatusOr<T> v) {
 // Remembers `error`, raised by a Python callable called from C++, for the
 // Status whose message contains `message`. Call with the GIL held.
 void RememberPythonError(const std::string& message, pybind11::error_already_set error);
+
+// The Status for `error`, raised by a Python callable (a Lambda) that a
+// worker called: its message "raised Type: message" and the traceback,
+// remembered for __cause__ (RememberPythonError); Cancelled for a
+// BaseException that is no Exception (KeyboardInterrupt, SystemExit,
+// GeneratorExit) or a MemoryError -- no bad sample: on_error="skip" does not
+// skip it and the iterator re-raises it -- else InvalidArgument. GIL held.
+Status CallableErrorStatus(pybind11::error_already_set error);
+
+// `fn` shared by the copies of a C++ callback that calls it; the last copy
+// drops the reference with the GIL held, on whichever thread drops it (or
+// leaks it when the interpreter is gone or going).
+std::shared_ptr<pybind11::object> SharedCallable(pybind11::object fn);
 
 // A path argument (str with surrogate escapes, bytes or os.PathLike) as the
 // bytes the file system uses; and such bytes as str (os.fsdecode).

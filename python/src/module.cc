@@ -16,6 +16,7 @@ void RegisterArrays(pybind11::module_& m);      // bind_arrays.cc
 void RegisterShards(pybind11::module_& m);      // bind_shards.cc
 void RegisterMix(pybind11::module_& m);         // bind_mix.cc
 void RegisterTrace(pybind11::module_& m);       // bind_trace.cc
+void RegisterFieldSteps(pybind11::module_& m);  // bind_field_steps.cc
 }  // namespace stoker::python
 
 PYBIND11_MODULE(_C, m) {
@@ -25,6 +26,7 @@ PYBIND11_MODULE(_C, m) {
   stoker::python::RegisterTransforms(m);
   stoker::python::RegisterOpsTesting(m);
   stoker::python::RegisterTrace(m);
+  stoker::python::RegisterFieldSteps(m);
   stoker::python::RegisterLoader(m);
   stoker::python::RegisterDiagnose(m);
   stoker::python::RegisterDevice(m);

@@ -218,7 +218,20 @@ class Loader:
         tensor views its own region of a pooled batch buffer, reused once the whole batch
         is released (``stats()["batch_region_allocations"]`` stays flat in steady state).
         Not with ``device="cuda"`` (move each tensor with ``.to("cuda")``) or
-        ``stoker.diagnose``.
+        ``stoker.diagnose``. "pad" (records): as "batch" for the image (its transforms
+        must end in a fixed size), and each array field whose shape varies from sample to
+        sample (an undeclared ``.npy`` shard member, a ``Lambda`` output) is one tensor
+        padded to the batch's largest sample along each dimension with ``pad_value``
+        (default 0; converted to the field's dtype), made natively into pooled batch
+        memory, plus ``batch[name + "_lengths"]``: int64 ``[B]`` for a 1-D field (as with
+        ``torch.nn.utils.rnn.pad_sequence`` and a lengths tensor), ``[B, ndim]`` (each
+        sample's shape) otherwise. The samples of a batch must agree on the field's dtype
+        and number of dimensions: a dtype the source declares (``Shards`` ``fields=``
+        ``{"ext": "npy", "dtype": ..., "shape": (None,)}``) is checked per sample as it is
+        read (``on_error="skip"`` skips a wrong one); an undeclared one when the batch is
+        made (StokerError naming the field and the sample ids, not skipped). Text, bytes
+        and json fields stay lists; fixed-shape fields are stacked as always.
+      pad_value: the value padded fields are filled with under ``collate="pad"``.
       on_error: "raise" (an exception naming the file) or "skip" (leave the sample out:
         every good sample is delivered once, in full batches but the epoch's last, the same
         for any thread count; counted in ``stats()["skipped"]`` (samples) and
@@ -309,7 +322,8 @@ class Loader:
                  world_size: Optional[int] = None, collate: str = "batch",
                  rank_tail: Optional[str] = None, num_workers: Optional[int] = None,
                  pin_memory: Optional[bool] = None, prefetch_factor: Optional[int] = None,
-                 batch_transform=None, cache_validate: bool = False, **dataloader_only):
+                 batch_transform=None, cache_validate: bool = False, pad_value: float = 0,
+                 **dataloader_only):
         # Every argument is checked here, in one place (issue 17 items 18-19).
         for name in dataloader_only:
             if name in _DATALOADER_ONLY:
@@ -338,12 +352,18 @@ class Loader:
         return_indices = _bool_arg("return_indices", return_indices)
         on_error = _choice_arg("on_error", on_error, ("raise", "skip"))
         layout = _choice_arg("layout", layout, ("NCHW", "NHWC"))
-        collate = _choice_arg("collate", collate, ("batch", "list"))
+        collate = _choice_arg("collate", collate, ("batch", "list", "pad"))
+        if (isinstance(pad_value, (bool, np.bool_)) or not isinstance(pad_value, (int, float, np.integer, np.floating))
+                or not np.isfinite(pad_value)):
+            raise ValueError(f"pad_value must be a finite number, got {pad_value!r}")
         max_pixels = _int_arg("max_pixels", max_pixels, 0, 2**63 - 1)
         max_threads = _int_arg("max_threads", 0 if max_threads is None else max_threads, 0,
                                _INT_MAX)
         max_prefetch = _int_arg("max_prefetch", max_prefetch, 1, _INT_MAX)
         transforms = _transform_list(transforms)
+        # Lambda(fn, fields=...): steps on record fields, apart from the image transforms.
+        field_steps = [t for t in transforms if isinstance(t, _C.FieldStep)]
+        transforms = [t for t in transforms if not isinstance(t, _C.FieldStep)]
         if target_transform is not None and not callable(target_transform):
             raise TypeError(f"target_transform must be callable, got {target_transform!r}")
         self._records = bool(source.records)
@@ -466,7 +486,8 @@ class Loader:
             max_prefetch=int(max_prefetch), sampler=sampler_spec, cache=cache,
             cache_bytes=int(cache_bytes or 0), rank=rank, world_size=world_size,
             local_world_size=local_world_size, collate=collate, rank_tail=rank_tail,
-            allocator=allocator, cache_validate=cache_validate)
+            allocator=allocator, cache_validate=cache_validate, pad_value=float(pad_value),
+            field_steps=field_steps)
         if self._records and (device != "cpu" or device_augment is not None):
             raise ValueError(f"device={device!r} is not supported for records ({source!r}) "
                              "yet: use device='cpu' and move the batch's tensors with "
@@ -485,7 +506,7 @@ class Loader:
             self._impl = self._feeder.loader
         else:
             self._impl = _C.Loader(source, options)
-        if any(t.name == "Lambda" for t in transforms):
+        if field_steps or any(t.name == "Lambda" for t in transforms):
             _WITH_CALLABLES.add(self)
         if self._torch_sampler is not None and hasattr(self._torch_sampler, "set_epoch"):
             # The training loop's sampler.set_epoch(epoch) sets the loader's epoch.

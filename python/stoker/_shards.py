@@ -82,7 +82,10 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, la
         ``inx``/``id``/``label`` an int, anything else ``bytes``. A ``.npy`` field given as
         ``{"ext": "npy", "dtype": "float32", "shape": (512,)}`` declares what every member
         holds: it is then stacked into one tensor per batch, and a member of another dtype
-        or shape is an error of its sample naming the field. A Loader then yields
+        or shape is an error of its sample naming the field. A dimension given as ``None``
+        (or -1) varies from member to member: the field is then a list per batch (padded
+        under ``Loader(collate="pad")``), its dtype and number of dimensions still checked
+        per sample. A Loader then yields
         dict batches: ``batch["image"]`` the usual image tensor,
         ``batch["label"]`` (a label field named so, else the first) an int64 tensor, other
         label fields int64 tensors, and text, json, bytes and undeclared ``.npy`` fields
@@ -139,13 +142,14 @@ def _field_list(fields, image, label):
                     raise ValueError(f"Shards: fields[{name!r}]: dtype {exts['dtype']!r} is "
                                      f"not a numpy dtype") from e
                 try:
-                    shape = [int(d) for d in exts["shape"]]
+                    shape = [-1 if d is None else int(d) for d in exts["shape"]]
                 except TypeError as e:
                     raise TypeError(f"Shards: fields[{name!r}]: shape must be a sequence of "
-                                    f"ints, got {exts['shape']!r}") from e
-                if any(d < 0 for d in shape):
+                                    f"ints (None or -1 where it varies), got "
+                                    f"{exts['shape']!r}") from e
+                if any(d < -1 for d in shape):
                     raise ValueError(f"Shards: fields[{name!r}]: shape {exts['shape']!r} has a "
-                                     f"negative dimension")
+                                     f"negative dimension (None or -1 marks one that varies)")
             exts = exts["ext"]
         if isinstance(exts, str):
             parts = [e for e in exts.split(";") if e]

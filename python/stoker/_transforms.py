@@ -89,15 +89,40 @@ class Lambda:
     the output is the same for any thread count. ``fn``'s own random state (``np.random``,
     ``random``) is shared by the threads and makes the output depend on scheduling.
     ``torchvision.transforms.Lambda`` objects are refused: their function expects PIL images
-    or tensors; wrap a function of numpy arrays as ``stoker.Lambda(fn)``."""
+    or tensors; wrap a function of numpy arrays as ``stoker.Lambda(fn)``.
 
-    def __init__(self, lambd, *, rng: bool = False):
+    Records: ``stoker.Lambda(fn, fields=["caption", "emb"], adds={"tokens": "int64"})`` runs
+    ``fn(d)`` per sample on a dict of those fields of a record source (after the read,
+    before the fields are checked and batched; the transformed image and the primary label
+    cannot be named): arrays as writable numpy copies, text as ``str``, bytes as ``bytes``,
+    json parsed, labels as ``int``. ``fn`` returns a dict of any of its fields (or None
+    after changing ``d``); a field left out keeps its value. Each returned value must suit
+    its field's declared kind (``str`` for text, ``bytes``, a JSON-serialisable object, an
+    ``int`` label, an array -- anything ``numpy.asarray`` takes -- of the declared dtype,
+    and of the declared shape for a fixed-shape field): else the sample fails naming the
+    field. ``adds`` declares new fields, which ``fn`` must return for every sample:
+    ``"text"``, ``"bytes"``, ``"json"``, ``"label"``, a numpy dtype (an array of any shape:
+    a list per batch, padded under ``collate="pad"``) or ``(dtype, shape)`` (``None`` where
+    a dimension varies; a fully given shape is stacked). Several steps run in list order (a
+    later one may name an earlier one's additions). Errors and ``on_error`` as above;
+    ``rng=True`` is not supported with ``fields=`` yet."""
+
+    def __init__(self, lambd, *, rng: bool = False, fields=None, adds=None):
         if not callable(lambd):
             raise TypeError(f"Lambda: {type(lambd).__name__} object is not callable")
         self.lambd = lambd
         self.rng = bool(rng)
         self.name = (getattr(lambd, "__qualname__", None) or getattr(lambd, "__name__", None)
                      or type(lambd).__name__)
+        self.fields = None
+        if fields is not None or adds is not None:
+            if self.rng:
+                raise TypeError("Lambda: rng=True is not supported with fields= yet (draw from "
+                                "a generator seeded by a field, e.g. the sample's key)")
+            self.fields = _field_names(fields)
+            self.adds = _added_fields(adds)
+            self._native = _C.FieldStep(lambd, self.name, self.fields, self.adds)
+            return
         if self.rng:
             def run(image, seed, _fn=lambd):
                 return _fn(image, np.random.default_rng(seed))
@@ -106,6 +131,8 @@ class Lambda:
             self._native = _C.Transform.callback(lambd, self.name, False)
 
     def __repr__(self) -> str:
+        if self.fields is not None:
+            return f"Lambda({self.name}, fields={self.fields!r})"
         return f"Lambda({self.name}{', rng=True' if self.rng else ''})"
 
 
@@ -125,6 +152,52 @@ class Compose:
 _INSTEAD: Dict[str, str] = _C.torchvision_notes()
 
 __all__ = sorted(TRANSFORMS) + ["Compose", "Lambda"]
+
+
+def _field_names(fields) -> list:
+    """Lambda(fields=) as a list of field names."""
+    if fields is None:
+        return []
+    if isinstance(fields, str):
+        fields = [fields]
+    if not isinstance(fields, (list, tuple)) or not all(isinstance(f, str) and f for f in fields):
+        raise TypeError(f"Lambda: fields must be a list of field names, got {fields!r}")
+    return list(fields)
+
+
+_ADDED_KINDS = ("text", "bytes", "json", "label")
+
+
+def _added_fields(adds) -> list:
+    """Lambda(adds=) as [(name, kind, dtype, shape or None)]: a dict name -> "text", "bytes",
+    "json", "label", a numpy dtype (an array of any shape) or (dtype, shape) (None or -1
+    where it varies)."""
+    if adds is None:
+        return []
+    if not isinstance(adds, dict):
+        raise TypeError(f"Lambda: adds must be a dict of field name -> kind, got {adds!r}")
+    out = []
+    for name, what in adds.items():
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"Lambda: adds: a field name must be a non-empty str, got {name!r}")
+        if isinstance(what, str) and what in _ADDED_KINDS:
+            out.append((name, what, "", None))
+            continue
+        shape = None
+        if isinstance(what, tuple) and len(what) == 2:
+            what, shape = what
+            try:
+                shape = [-1 if d is None else int(d) for d in shape]
+            except TypeError as e:
+                raise TypeError(f"Lambda: adds[{name!r}]: shape must be a sequence of ints "
+                                f"(None where it varies), got {shape!r}") from e
+        try:
+            dtype = np.dtype(what).name
+        except TypeError as e:
+            raise ValueError(f"Lambda: adds[{name!r}] must be one of {_ADDED_KINDS}, a numpy "
+                             f"dtype or (dtype, shape), got {what!r}") from e
+        out.append((name, "array", dtype, shape))
+    return out
 
 
 def _transform_list(transforms, path: str = "transforms") -> list:

@@ -278,8 +278,24 @@ class Lambda:
     ``random``) is shared by the threads and makes the output depend on scheduling.
     ``torchvision.transforms.Lambda`` objects are refused: their function expects PIL images
     or tensors; wrap a function of numpy arrays as ``stoker.Lambda(fn)``.
+
+    Records: ``stoker.Lambda(fn, fields=["caption", "emb"], adds={"tokens": "int64"})`` runs
+    ``fn(d)`` per sample on a dict of those fields of a record source (after the read,
+    before the fields are checked and batched; the transformed image and the primary label
+    cannot be named): arrays as writable numpy copies, text as ``str``, bytes as ``bytes``,
+    json parsed, labels as ``int``. ``fn`` returns a dict of any of its fields (or None
+    after changing ``d``); a field left out keeps its value. Each returned value must suit
+    its field's declared kind (``str`` for text, ``bytes``, a JSON-serialisable object, an
+    ``int`` label, an array -- anything ``numpy.asarray`` takes -- of the declared dtype,
+    and of the declared shape for a fixed-shape field): else the sample fails naming the
+    field. ``adds`` declares new fields, which ``fn`` must return for every sample:
+    ``"text"``, ``"bytes"``, ``"json"``, ``"label"``, a numpy dtype (an array of any shape:
+    a list per batch, padded under ``collate="pad"``) or ``(dtype, shape)`` (``None`` where
+    a dimension varies; a fully given shape is stacked). Several steps run in list order (a
+    later one may name an earlier one's additions). Errors and ``on_error`` as above;
+    ``rng=True`` is not supported with ``fields=`` yet.
     """
-    def __init__(self, lambd: Any, *, rng: bool = ...) -> None: ...
+    def __init__(self, lambd: Any, *, rng: bool = ..., fields: Any = ..., adds: Any = ...) -> None: ...
 
 class Compose:
     """A list of stoker transforms, as ``torchvision.transforms.Compose``."""

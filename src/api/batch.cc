@@ -83,16 +83,16 @@ size_t BatchBuffer::field_block_bytes() const {
   return n;
 }
 
-Status BatchBuffer::GrowRegion(FieldSlot* slot, size_t bytes) {
-  if (slot->data != nullptr && bytes <= slot->capacity) return Status::OK();
+Status BatchBuffer::GrowRegion(uint8_t** data, size_t* capacity, size_t bytes) {
+  if (*data != nullptr && bytes <= *capacity) return Status::OK();
   const size_t cap = RegionCapacity(bytes);
   STOKER_ASSIGN_OR_RETURN(void* mem, pool_->allocator_->Allocate(cap));
-  if (slot->data != nullptr) {
-    pool_->allocator_->Deallocate(slot->data, slot->capacity);
-    pool_->region_bytes_.fetch_sub(slot->capacity, std::memory_order_relaxed);
+  if (*data != nullptr) {
+    pool_->allocator_->Deallocate(*data, *capacity);
+    pool_->region_bytes_.fetch_sub(*capacity, std::memory_order_relaxed);
   }
-  slot->data = static_cast<uint8_t*>(mem);
-  slot->capacity = cap;
+  *data = static_cast<uint8_t*>(mem);
+  *capacity = cap;
   pool_->region_bytes_.fetch_add(cap, std::memory_order_relaxed);
   pool_->region_allocations_.fetch_add(1, std::memory_order_relaxed);
   return Status::OK();
@@ -110,12 +110,19 @@ StatusOr<uint8_t*> BatchBuffer::ReserveField(int f, int i, size_t bytes, ElemTyp
     return slot.data;
   }
   if (ndim < 0 || ndim > kMaxFieldDims) return InternalError("too many dimensions");
-  STOKER_RETURN_IF_ERROR(GrowRegion(&slot, bytes));
+  STOKER_RETURN_IF_ERROR(GrowRegion(&slot.data, &slot.capacity, bytes));
   slot.bytes = bytes;
   slot.elem = elem;
   slot.ndim = ndim;
   for (int k = 0; k < ndim; ++k) slot.dims[static_cast<size_t>(k)] = dims[k];
   return slot.data;
+}
+
+StatusOr<uint8_t*> BatchBuffer::ReservePadded(int f, size_t bytes) {
+  PaddedField& p = fields_[static_cast<size_t>(f)].padded;
+  STOKER_RETURN_IF_ERROR(GrowRegion(&p.data, &p.capacity, bytes));
+  p.bytes = bytes;
+  return p.data;
 }
 
 Status BatchBuffer::CopySample(int to, const BatchBuffer& src, int from) {
@@ -215,6 +222,10 @@ void BatchPool::Free(BatchBuffer* b) {
 void BatchPool::FreeFields(BatchBuffer* b) {
   for (size_t f = 0; f < b->fields_.size(); ++f) {
     BatchBuffer::FieldStore& store = b->fields_[f];
+    if (store.padded.data != nullptr) {
+      allocator_->Deallocate(store.padded.data, store.padded.capacity);
+      region_bytes_.fetch_sub(store.padded.capacity, std::memory_order_relaxed);
+    }
     if (store.block != nullptr) {
       allocator_->Deallocate(store.block, static_cast<size_t>(shape_.batch_size) *
                                               shape_.fields[f].sample_bytes());

@@ -120,6 +120,7 @@ class LoaderImpl : public Loader {
   Stage ShortStageLocked() STOKER_EXCLUSIVE_LOCKS_REQUIRED(lock_.mu);
   Status EndOfEpoch(BatchAssembler::Carry* carry, BatchPtr* out, bool* end);
   Status DeliverPadded(BatchAssembler::Carry* carry, BatchPtr* out);
+  Status Deliver(BatchBuffer* buffer, BatchPtr* out);
   void WorkerMain(int index);
   void RunEpoch(int index, SampleProducer* producer);
   bool PrefetchWantedLocked(uint64_t generation) const STOKER_EXCLUSIVE_LOCKS_REQUIRED(lock_.mu);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "base/clock.h"
+#include "pipeline/record_pad.h"
 #include "trace/nvtx.h"
 
 namespace stoker {
@@ -101,8 +102,7 @@ Status LoaderImpl::Next(BatchPtr* out, bool* end, const std::function<Status()>&
       assembler_.Delivered(ready, &carry, b, /*end_of_epoch=*/false);
       stats_.AddBatch();
     }
-    *out = std::make_shared<Batch>(pool_, ready);
-    return Status::OK();
+    return Deliver(ready, out);
   }
 }
 
@@ -145,8 +145,7 @@ Status LoaderImpl::EndOfEpoch(BatchAssembler::Carry* carry, BatchPtr* out, bool*
     assembler_.Delivered(last, carry, 0, /*end_of_epoch=*/true);
     stats_.AddBatch();
   }
-  *out = std::make_shared<Batch>(pool_, last);
-  return Status::OK();
+  return Deliver(last, out);
 }
 
 // Ranks under skip: a batch of the samples still owed at the epoch's end,
@@ -172,8 +171,17 @@ Status LoaderImpl::DeliverPadded(BatchAssembler::Carry* carry, BatchPtr* out) {
     return filled;
   }
   stats_.AddBatch();
-  *out = std::make_shared<Batch>(pool_, batch);
-  return Status::OK();
+  return Deliver(batch, out);
+}
+
+// Hands out a complete batch; collate="pad" pads its fields first (an error
+// there drops the batch: its buffer goes back to the pool).
+Status LoaderImpl::Deliver(BatchBuffer* buffer, BatchPtr* out) {
+  *out = std::make_shared<Batch>(pool_, buffer);
+  if (!HasPaddedFields(pool_->shape())) return Status::OK();
+  Status padded = PadFields(buffer, options_.pad_value);
+  if (!padded.ok()) out->reset();
+  return padded;
 }
 
 // Takes the next position batch once its samples are written (the consumer's

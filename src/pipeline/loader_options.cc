@@ -2,6 +2,7 @@
 #include "pipeline/loader_options.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "ops/geometry.h"
@@ -30,6 +31,10 @@ Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options,
   if (options.auto_prefetch && options.max_prefetch < 1) {
     return InvalidArgumentError("max_prefetch must be >= 1, got " +
                                 std::to_string(options.max_prefetch));
+  }
+  if (!std::isfinite(options.pad_value)) {
+    return InvalidArgumentError("pad_value must be a finite number, got " +
+                                std::to_string(options.pad_value));
   }
   if (source.size() == 0) return InvalidArgumentError(source.Describe() + " has no samples");
   // Each transform against its declaration (stoker/transform_schema.h).

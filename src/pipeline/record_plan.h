@@ -10,11 +10,16 @@
 //  - The primary label goes to the labels array, as today.
 //  - Every other field is a batch field (BatchShape::fields, in schema
 //    order), untransformed: arrays, labels, scalars, text, bytes and json are
-//    checked against the schema and copied into their slot.
+//    checked against the schema and copied into their slot. Under
+//    collate="pad" a variable array field is also padded when its batch is
+//    delivered (FieldLayout::pad; pipeline/record_pad.h).
 //
 // Rules checked here (InvalidArgument naming the field): the schema is valid
 // (CheckSchema); at most one image field, RGB (native image fields are not
-// read yet: Unimplemented); transforms need an RGB image field.
+// read yet: Unimplemented); transforms need an RGB image field; under
+// collate="pad" no field may be called "<padded field>_lengths"; a field
+// step runs on a record source only, names fields the record has (not the
+// primary image or label) and adds new names, of kinds other than image.
 //
 // Thread-safety: immutable after MakeRecordPlan; shared by the workers.
 #ifndef STOKER_PIPELINE_RECORD_PLAN_H_
@@ -35,8 +40,19 @@ struct RecordFieldPlan {
   FieldSpec spec;
 };
 
+// A field step (LoaderOptions::field_steps) as planned: the schema indices of
+// its values (its fields, then its additions) and their specs.
+struct FieldStepPlan {
+  FieldStep step;
+  std::vector<int> indices;
+  std::vector<FieldSpec> specs;
+};
+
 struct RecordPlan {
+  // The source's schema, then the fields the steps add (in step order).
   Schema schema;
+  int source_fields = 0;  // how many of them the source reads (SampleData::num_fields)
+  std::vector<FieldStepPlan> steps;
   int image = -1;  // the primary image's schema index, or -1
   int label = -1;  // the primary label's, or -1
   std::vector<RecordFieldPlan> fields;  // batch fields, in schema order

@@ -1,6 +1,7 @@
 // Copyright 2026 The stoker Authors.
 #include "pipeline/record_processor.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -29,16 +30,42 @@ std::string Shape(const std::vector<int64_t>& dims) {
 RecordProcessor::RecordProcessor(const RecordPlan* plan) : plan_(plan) {}
 
 Status RecordProcessor::Process(const SampleData& sample, BatchBuffer* buf, int s) {
-  if (sample.num_fields != static_cast<int>(plan_->schema.fields.size()) ||
-      sample.fields == nullptr) {
+  const int source_fields = plan_->source_fields;
+  if (sample.num_fields != source_fields || sample.fields == nullptr) {
     return InternalError("the source gave " + std::to_string(sample.num_fields) +
-                         " field values for a schema of " +
-                         std::to_string(plan_->schema.fields.size()));
+                         " field values for a schema of " + std::to_string(source_fields));
+  }
+  const FieldValue* values = sample.fields;
+  if (!plan_->steps.empty()) {
+    STOKER_RETURN_IF_ERROR(RunSteps(sample.fields));
+    values = values_.data();
   }
   for (const RecordFieldPlan& f : plan_->fields) {
-    const FieldValue& v = sample.fields[f.schema_index];
+    const FieldValue& v = values[f.schema_index];
     Status st = ProcessField(f, v, buf, s);
     if (!st.ok()) return st.WithContext("field '" + f.spec.name + "'");
+  }
+  return Status::OK();
+}
+
+Status RecordProcessor::RunSteps(const FieldValue* source) {
+  const size_t n = plan_->schema.fields.size();
+  values_.assign(n, FieldValue());
+  std::copy(source, source + plan_->source_fields, values_.begin());
+  if (storage_.size() < plan_->steps.size()) storage_.resize(plan_->steps.size());
+  for (size_t k = 0; k < plan_->steps.size(); ++k) {
+    const FieldStepPlan& sp = plan_->steps[k];
+    std::vector<FieldValue>& step_values = step_values_;
+    step_values.clear();
+    for (int i : sp.indices) step_values.push_back(values_[static_cast<size_t>(i)]);
+    std::vector<std::vector<uint8_t>>& storage = storage_[k];
+    storage.resize(sp.indices.size());
+    Status st = (*sp.step.callback)(sp.specs.data(), step_values.data(), storage.data(),
+                                    static_cast<int>(sp.indices.size()));
+    if (!st.ok()) return st.WithContext("Lambda(" + sp.step.name + ", fields=...)");
+    for (size_t i = 0; i < sp.indices.size(); ++i) {
+      values_[static_cast<size_t>(sp.indices[i])] = step_values[i];
+    }
   }
   return Status::OK();
 }

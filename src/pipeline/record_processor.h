@@ -8,12 +8,15 @@
 //    slot's region (variable shape);
 //  - a label or scalar: the number; text (checked UTF-8), bytes, json
 //    (checked to parse): the bytes into the slot's region.
-// Errors name the field ("field 'caption': not valid UTF-8"); the caller
+// Field steps (LoaderOptions::field_steps, planned in RecordPlan::steps) run
+// first, in order, on a copy of the sample's values; what they return is
+// then checked like the source's values. Errors name the field ("field
+// 'caption': not valid UTF-8") or the step; the caller
 // adds the sample's name and applies on_error. A failed field leaves the
 // sample failed: no record is delivered with a field of another sample.
 //
-// Thread-safety: NOT thread-safe; one per worker; holds no scratch (the
-// batch's regions are reused).
+// Thread-safety: NOT thread-safe; one per worker; its scratch (the values
+// and the steps' storage) is reused from sample to sample.
 #ifndef STOKER_PIPELINE_RECORD_PROCESSOR_H_
 #define STOKER_PIPELINE_RECORD_PROCESSOR_H_
 
@@ -37,8 +40,13 @@ class RecordProcessor {
  private:
   Status ProcessField(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
   Status WriteArray(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
+  // Runs the field steps on the source's values into values_.
+  Status RunSteps(const FieldValue* source);
 
   const RecordPlan* plan_;
+  std::vector<FieldValue> values_;       // the record's values after the steps
+  std::vector<FieldValue> step_values_;  // one step's
+  std::vector<std::vector<std::vector<uint8_t>>> storage_;  // per step, per value
 };
 
 }  // namespace stoker

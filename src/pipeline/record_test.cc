@@ -8,7 +8,9 @@
 // the field.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
 #include <map>
 #include <set>
 #include <string>
@@ -298,6 +300,123 @@ TEST(RecordTest, PlanRefusesWhatItCannotServe) {
   Schema dup;
   dup.fields = {ArrayField("x", ElemType::kFloat32, {4}), TextField("x")};
   EXPECT_FALSE(CheckSchema(dup).ok());
+}
+
+// Field steps (LoaderOptions::field_steps) under collate="pad": a step rewrites
+// "caption" to "S<i>" and adds "tok", int64 [i % 4] of 10 * i + k; "tok" and
+// "ragged" arrive padded with their lengths, the same for 1 and 3 threads.
+TEST(RecordTest, FieldStepsRewriteAndAddFieldsPaddedUnderThreads) {
+  FieldStep step;
+  step.name = "tokenise";
+  step.fields = {"caption"};
+  step.adds = {ArrayField("tok", ElemType::kInt64, {-1})};
+  step.callback = std::make_shared<const FieldCallback>(
+      [](const FieldSpec* specs, FieldValue* v, std::vector<uint8_t>* storage, int n) {
+        EXPECT_EQ(n, 2);
+        EXPECT_EQ(specs[1].name, "tok");
+        const std::string caption(reinterpret_cast<const char*>(v[0].data), v[0].size);
+        const int i = std::stoi(caption.substr(1));
+        storage[0].assign(caption.begin(), caption.end());
+        storage[0][0] = 'S';
+        v[0].data = storage[0].data();
+        std::vector<int64_t> tok(static_cast<size_t>(i % 4));
+        for (size_t k = 0; k < tok.size(); ++k) tok[k] = 10 * i + static_cast<int64_t>(k);
+        storage[1].resize(tok.size() * 8);
+        if (!tok.empty()) std::memcpy(storage[1].data(), tok.data(), tok.size() * 8);
+        v[1] = FieldValue();
+        v[1].data = storage[1].data();
+        v[1].size = storage[1].size();
+        v[1].dtype = ElemType::kInt64;
+        v[1].ndim = 1;
+        v[1].dims[0] = static_cast<int64_t>(tok.size());
+        return Status::OK();
+      });
+  std::vector<std::vector<int64_t>> orders;
+  for (int threads : {1, 3}) {
+    LoaderOptions o = Options(threads);
+    o.collate = LoaderOptions::Collate::kPad;
+    o.pad_value = -1;
+    o.field_steps = {step};
+    auto loader = Loader::Create(std::make_shared<RecordSource>(10, std::set<int>{}), o);
+    ASSERT_TRUE(loader.ok()) << loader.status().ToString();
+    ASSERT_TRUE(loader.value()->Start().ok());
+    std::vector<int64_t> order;
+    for (;;) {
+      BatchPtr b;
+      bool end = false;
+      ASSERT_TRUE(loader.value()->Next(&b, &end).ok());
+      if (end) break;
+      const int tok = b->FindField("tok"), ragged = b->FindField("ragged"),
+                caption = b->FindField("caption");
+      ASSERT_GE(tok, 0);
+      ASSERT_TRUE(b->field(tok).pad && b->field(ragged).pad && !b->field(caption).pad);
+      const PaddedField& t = b->padded_field(tok);
+      const PaddedField& r = b->padded_field(ragged);
+      int64_t width = 0, rwidth = 0;
+      for (int i = 0; i < b->size(); ++i) {
+        width = std::max<int64_t>(width, b->labels()[i] % 4);
+        rwidth = std::max<int64_t>(rwidth, b->labels()[i] % 3 + 1);
+      }
+      ASSERT_EQ(t.ndim, 1);
+      EXPECT_EQ(t.dims[0], width);
+      EXPECT_EQ(r.dims[0], rwidth);
+      for (int i = 0; i < b->size(); ++i) {
+        const int64_t label = b->labels()[i];
+        order.push_back(label);
+        const int64_t* row = reinterpret_cast<const int64_t*>(t.data) + i * width;
+        for (int64_t k = 0; k < width; ++k) {
+          EXPECT_EQ(row[k], k < label % 4 ? 10 * label + k : -1) << label << " " << k;
+        }
+        EXPECT_EQ(t.lengths[static_cast<size_t>(i)], label % 4);
+        const float* rrow = reinterpret_cast<const float*>(r.data) + i * rwidth;
+        for (int64_t k = 0; k < rwidth; ++k) {
+          EXPECT_EQ(rrow[k], k <= label % 3 ? static_cast<float>(label) : -1.f);
+        }
+        const FieldSlot& cs = b->field_sample(caption, i);
+        EXPECT_EQ(std::string(reinterpret_cast<const char*>(cs.data), cs.bytes),
+                  "S" + std::to_string(label));
+      }
+    }
+    orders.push_back(order);
+  }
+  EXPECT_EQ(orders[0].size(), 10u);
+  EXPECT_EQ(orders[0], orders[1]);
+}
+
+TEST(RecordTest, PlanRefusesFieldStepsItCannotRun) {
+  RecordSource src(4, {});
+  FieldStep step;
+  step.name = "f";
+  step.callback = std::make_shared<const FieldCallback>(
+      [](const FieldSpec*, FieldValue*, std::vector<uint8_t>*, int) { return Status::OK(); });
+  LoaderOptions o;
+  step.adds = {TextField("note")};
+  o.field_steps = {step};
+  auto plain = MakeRecordPlan(Schema::ImageLabel(), o);  // no records: refused
+  ASSERT_FALSE(plain.ok());
+  EXPECT_NE(plain.status().message().find("(image, label)"), std::string::npos);
+  step.adds = {};
+  for (const char* name : {"image", "label", "missing"}) {
+    step.fields = {name};
+    o.field_steps = {step};
+    auto p = MakeRecordPlan(src.schema(), o);
+    ASSERT_FALSE(p.ok()) << name;
+    EXPECT_NE(p.status().message().find(std::string("'") + name + "'"), std::string::npos)
+        << p.status().message();
+  }
+  step.fields = {};
+  step.adds = {TextField("caption")};
+  o.field_steps = {step};
+  auto p = MakeRecordPlan(src.schema(), o);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("already a field"), std::string::npos);
+  step.adds = {TextField("note")};
+  o.field_steps = {step};
+  p = MakeRecordPlan(src.schema(), o);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p.value()->source_fields, 5);
+  EXPECT_EQ(p.value()->schema.fields.size(), 6u);
+  EXPECT_EQ(p.value()->layouts.back().spec.name, "note");
 }
 
 TEST(RecordTest, Utf8Check) {

@@ -79,9 +79,9 @@ StatusOr<Schema> ShardSchema(const std::vector<ShardField>& fields) {
       case FieldKind::kArray:
         if (f.declared) {
           for (int64_t d : f.shape) {
-            if (d < 0) {
+            if (d < -1) {
               return InvalidArgumentError("field '" + f.name + "': a declared shape has no "
-                                          "negative dimensions");
+                                          "negative dimensions but -1 (one that varies)");
             }
           }
           spec = ArrayField(f.name, f.dtype, f.shape);
