@@ -16,6 +16,7 @@ void RegisterArrays(pybind11::module_& m);      // bind_arrays.cc
 void RegisterShards(pybind11::module_& m);      // bind_shards.cc
 void RegisterMix(pybind11::module_& m);         // bind_mix.cc
 void RegisterTrace(pybind11::module_& m);       // bind_trace.cc
+void RegisterStats(pybind11::module_& m);       // bind_stats.cc
 }  // namespace stoker::python
 
 PYBIND11_MODULE(_C, m) {
@@ -31,4 +32,5 @@ PYBIND11_MODULE(_C, m) {
   stoker::python::RegisterArrays(m);
   stoker::python::RegisterShards(m);
   stoker::python::RegisterMix(m);
+  stoker::python::RegisterStats(m);
 }

@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from stoker import _C, _device, _sampler, _trace
+from stoker import _C, _device, _monitor, _sampler, _trace
 from stoker._args import INT64_MAX, as_integral
 from stoker._args import bool_arg as _bool_arg
 from stoker._args import choice_arg as _choice_arg
@@ -287,6 +287,12 @@ class Loader:
         entry was made (one ``stat()`` per hit); a changed or deleted file is read again
         (a miss; ``stats()["cache"]["stale"]`` counts them). ``.npy`` arrays are not
         checked. Default False.
+      monitor: ``stoker.Monitor(reference="stats.json", every="epoch" | N, strict=False)``:
+        keeps running statistics of what the loader delivers (class histogram, sampled
+        per-channel mean/std, skips) and compares them with a ``stoker stats --json``
+        report using ``stoker stats --against``'s tests; drift warns once per item with a
+        ``stoker.DriftWarning`` (``strict=True``: raises it from ``next()``) and counts in
+        ``stats()["monitor"]`` (docs/diagnosis.md, "Data monitor").
 
     Iterating yields ``(images, labels)`` torch tensors (numpy arrays without torch) that
     share the batch buffer: no copy. A batch stays valid while you hold it; its buffer
@@ -309,7 +315,8 @@ class Loader:
                  world_size: Optional[int] = None, collate: str = "batch",
                  rank_tail: Optional[str] = None, num_workers: Optional[int] = None,
                  pin_memory: Optional[bool] = None, prefetch_factor: Optional[int] = None,
-                 batch_transform=None, cache_validate: bool = False, **dataloader_only):
+                 batch_transform=None, cache_validate: bool = False, monitor=None,
+                 **dataloader_only):
         # Every argument is checked here, in one place (issue 17 items 18-19).
         for name in dataloader_only:
             if name in _DATALOADER_ONLY:
@@ -456,6 +463,9 @@ class Loader:
         self._feeder = None
         self._collate = collate
         self._batch_hooks = []  # stoker.metrics.every
+        if monitor is not None and not isinstance(monitor, _monitor.Monitor):
+            raise TypeError(f"monitor must be a stoker.Monitor, got {type(monitor).__name__}")
+        self._monitor = monitor
         self._batches_delivered = 0
         options = _C.LoaderOptions(
             batch_size=int(batch_size), shuffle=bool(shuffle), seed=int(seed),
@@ -485,6 +495,8 @@ class Loader:
             self._impl = self._feeder.loader
         else:
             self._impl = _C.Loader(source, options)
+        if monitor is not None:
+            monitor._attach(self, transforms, dtype, layout)
         if any(t.name == "Lambda" for t in transforms):
             _WITH_CALLABLES.add(self)
         if self._torch_sampler is not None and hasattr(self._torch_sampler, "set_epoch"):
@@ -675,8 +687,12 @@ class Loader:
         (read_s, decode_s, augment_s summed over threads; callback_s: the part of augment_s
         spent in Python callables, GIL waits included), worker_wait_s, consumer_wait_s,
         and the same for the current epoch under "epoch"; threads and prefetch in use, and
-        with "auto" the tuner's last decision ("tuning") and how often it changed them."""
-        return self._live().stats()
+        with "auto" the tuner's last decision ("tuning") and how often it changed them.
+        With a ``monitor=``, its state under "monitor" (``stoker.Monitor.stats()``)."""
+        s = self._live().stats()
+        if self._monitor is not None:
+            s["monitor"] = self._monitor.stats()
+        return s
 
     def trace(self, path=None, *, spans_per_thread: int = _trace.DEFAULT_SPANS_PER_THREAD):
         """Records what the loader's threads do, as spans, until the session stops:
@@ -853,6 +869,7 @@ class _EpochIterator:
         self._done = False
         self._why = None  # set when the epoch was stopped from outside: next() raises it
         self._lock = threading.Lock()  # next() from several threads, one at a time
+        self._epoch = int(self._impl.epoch)  # the epoch this iterator runs (the monitor's)
 
     def __iter__(self):
         return self
@@ -877,6 +894,8 @@ class _EpochIterator:
                 if arrays is not None:
                     if self._loader._batch_hooks:
                         _metrics._run_hooks(self._loader)
+                    if self._loader._monitor is not None:
+                        self._loader._monitor._observe(arrays[0], arrays[1])
                     return self._loader._mix(
                         arrays if self._loader._return_indices else arrays[:2])
             else:
@@ -895,10 +914,17 @@ class _EpochIterator:
                 raise RuntimeError(self._why)
             self._done = True
             self._loader._resumed = None  # the resumed epoch is over: len() is whole again
+            if self._loader._monitor is not None:  # strict: raises DriftWarning instead
+                self._loader._monitor._end_epoch(self._epoch)
             raise StopIteration
         if self._loader._batch_hooks:
             _metrics._run_hooks(self._loader)
-        return self._loader._mix(self._loader._convert(arrays))
+        batch = self._loader._convert(arrays)
+        if self._loader._monitor is not None and len(arrays) == 3:
+            # The images as delivered, the labels as the source gave them (before
+            # target_transform and batch_transform).
+            self._loader._monitor._observe(batch[0], arrays[1])
+        return self._loader._mix(batch)
 
     def __len__(self) -> int:
         return len(self._loader)
