@@ -69,6 +69,8 @@ class Monitor:
       strict: raise the DriftWarning (from ``next()``) instead of warning.
       samples_per_batch: images per batch whose pixels feed the colour statistics, spread
         over the batch (default 2).
+      pixel_step: of each sampled image, every ``pixel_step``-th row and column is counted
+        (default 4: a 16th of the pixels; 1: all of them).
       min_sampled: the colour tests run on a window only when it sampled at least this
         many images (default 64), else they say "skipped": the test compares the sampled
         mean with a fixed threshold (0.02), and the mean of a few photos differs from the
@@ -83,7 +85,7 @@ class Monitor:
     """
 
     def __init__(self, reference, *, every="epoch", strict: bool = False,
-                 samples_per_batch: int = 2, min_sampled: int = 64,
+                 samples_per_batch: int = 2, pixel_step: int = 4, min_sampled: int = 64,
                  thresholds: Optional[dict] = None):
         if not isinstance(reference, (str, bytes)) and not hasattr(reference, "__fspath__"):
             raise TypeError(f"reference must be the path of a `stoker stats --json` report, "
@@ -123,6 +125,9 @@ class Monitor:
         if isinstance(min_sampled, bool) or not isinstance(min_sampled, int) or min_sampled < 1:
             raise ValueError(f"min_sampled must be an int >= 1, got {min_sampled!r}")
         self._min_sampled = min_sampled
+        if isinstance(pixel_step, bool) or not isinstance(pixel_step, int) or pixel_step < 1:
+            raise ValueError(f"pixel_step must be an int >= 1, got {pixel_step!r}")
+        self._step = pixel_step
         self._loader = None
         self._warned = set()
         self._events = {}
@@ -183,26 +188,40 @@ class Monitor:
             self._check(f"batches {self._batches - self._every + 1}-{self._batches}")
 
     def _sample(self, image, w) -> None:
+        # Sums of the delivered values (exact float64 accumulation), mapped to [0, 1] pixels
+        # afterwards: v = scale * x + offset, so sum v = scale sum x + offset n and
+        # sum v^2 = scale^2 sum x^2 + 2 scale offset sum x + offset^2 n.
+        k = self._step
+        if k > 1:
+            image = image[::k, ::k] if self._channels_last else image[:, ::k, ::k]
         if torch is not None and isinstance(image, torch.Tensor):
-            x = image.detach().to(torch.float64)
-            x = x.reshape(-1, 3).T if self._channels_last else x.reshape(3, -1)
-            dev = x.device
-            x = x * torch.as_tensor(self._scale, device=dev)[:, None] + torch.as_tensor(
-                self._offset, device=dev)[:, None]
-            s, q = x.sum(1).cpu().numpy(), (x * x).sum(1).cpu().numpy()
-            pixels = x.shape[1]
+            if image.device.type != "cpu":  # a GPU batch: reduced there, 6 numbers back
+                x = image.detach().to(torch.float64)
+                x = x.reshape(-1, 3).T if self._channels_last else x.reshape(3, -1)
+                s, q, n = x.sum(1).cpu().numpy(), (x * x).sum(1).cpu().numpy(), x.shape[1]
+                self._add(w, s, q, n)
+                return
+            if image.dtype == torch.bfloat16:
+                image = image.to(torch.float32)
+            image = image.detach().numpy()  # a view: no copy
+        x = np.asarray(image)
+        if x.dtype == np.int16:  # bfloat16 travels as int16 without torch
+            x = (x.astype(np.int32) << 16).view(np.float32)
+        if self._channels_last:
+            x = x.reshape(-1, 3)
+            s = x.sum(0, dtype=np.float64)
+            q = np.einsum("ij,ij->j", x, x, dtype=np.float64)
         else:
-            x = np.asarray(image)
-            if x.dtype == np.int16:  # bfloat16 travels as int16 without torch
-                x = (x.astype(np.int32) << 16).view(np.float32)
-            x = x.astype(np.float64)
-            x = x.reshape(-1, 3).T if self._channels_last else x.reshape(3, -1)
-            x = x * self._scale[:, None] + self._offset[:, None]
-            s, q = x.sum(1), (x * x).sum(1)
-            pixels = x.shape[1]
-        w.sum += s
-        w.sumsq += q
-        w.pixels += int(pixels)
+            x = x.reshape(3, -1)
+            s = x.sum(1, dtype=np.float64)
+            q = np.einsum("ij,ij->i", x, x, dtype=np.float64)
+        self._add(w, s, q, x.size // 3)
+
+    def _add(self, w, s, q, n: int) -> None:
+        a, b = self._scale, self._offset
+        w.sum += a * s + b * n
+        w.sumsq += a * a * q + 2 * a * b * s + b * b * n
+        w.pixels += int(n)
         w.sampled += 1
 
     def _end_epoch(self, epoch: int) -> None:

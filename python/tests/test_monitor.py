@@ -52,6 +52,12 @@ def data(tmp_path_factory):
 WHOLE = stoker.Resize((48, 64))
 
 
+def _every_pixel(data, **kwargs):
+    """A monitor that samples every pixel of every image of a batch of 8."""
+    return stoker.Monitor(data["report"], samples_per_batch=8, min_sampled=1, pixel_step=1,
+                          **kwargs)
+
+
 def _run(root, monitor, epochs=2, **kwargs):
     kwargs.setdefault("transforms", [WHOLE])
     loader = stoker.Loader(stoker.ImageFolder(root), batch_size=8, shuffle=True, threads=2,
@@ -78,8 +84,7 @@ def _run(root, monitor, epochs=2, **kwargs):
 def test_the_reference_data_does_not_drift(data, kwargs):
     # Every image sampled: the colour statistics are the reference's exactly (a few
     # images of 32 would differ by their sampling noise; see docs/diagnosis.md).
-    loader, drift = _run(data["same"], stoker.Monitor(data["report"], samples_per_batch=8, min_sampled=1),
-                         **kwargs)
+    loader, drift = _run(data["same"], _every_pixel(data), **kwargs)
     assert drift == [], [str(w.message) for w in drift]
     m = loader.stats()["monitor"]
     assert m["checks"] == 2 and m["drift_events"] == 0, m
@@ -100,6 +105,9 @@ def test_a_few_images_per_batch_are_sampled(data):
     loader, _ = _run(data["same"], stoker.Monitor(data["report"]), epochs=1)
     m = loader.stats()["monitor"]
     assert m["images"] == 32 and m["sampled_images"] == 8  # 2 of each batch of 8
+    # A 16th of their pixels (pixel_step 4): still close to the reference's statistics
+    # (the images are the reference's, drawn from 32 photos of varied colours).
+    assert np.allclose(m["mean"], m["reference_mean"], atol=0.08), m
 
 
 def test_one_class_warns_once_with_the_numbers_and_counts(data):
@@ -118,7 +126,7 @@ def test_one_class_warns_once_with_the_numbers_and_counts(data):
 
 
 def test_darker_images_warn_colour_mean(data):
-    loader, drift = _run(data["dark"], stoker.Monitor(data["report"], samples_per_batch=8, min_sampled=1),
+    loader, drift = _run(data["dark"], _every_pixel(data),
                          transforms=[WHOLE, stoker.Normalize(MEAN, STD)])
     items = [str(w.message).split(" (")[0] for w in drift]
     # Darker by 0.4: the mean and the spread of the pixels shrink.
@@ -167,8 +175,7 @@ def test_every_n_batches_checks_each_window(data):
 
 def test_thresholds_are_the_drift_tests_own(data):
     # A colour threshold above the darkening's difference: no colour drift.
-    loader, drift = _run(data["dark"], stoker.Monitor(data["report"], samples_per_batch=8, min_sampled=1,
-                                                      thresholds={"colour_threshold": 0.5}))
+    loader, drift = _run(data["dark"], _every_pixel(data, thresholds={"colour_threshold": 0.5}))
     assert drift == [], [str(w.message) for w in drift]
 
 
