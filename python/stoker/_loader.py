@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import threading
 import time
@@ -12,7 +13,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from stoker import _C, _device, _monitor, _sampler, _trace
+from stoker import _C, _device, _monitor, _report, _sampler, _trace
 from stoker._args import INT64_MAX, as_integral
 from stoker._args import bool_arg as _bool_arg
 from stoker._args import choice_arg as _choice_arg
@@ -943,7 +944,7 @@ class _EpochIterator:
 
 
 def diagnose(loader: Loader, step_fn=None, batches: int = 30, agree: int = 3,
-             max_rounds: int = 7) -> dict:
+             max_rounds: int = 7, *, report=None, tune=None) -> dict:
     """Is the training step waiting for data, and which stage is to blame?
 
     The verdict rests on how long ``step_fn(images, labels)`` (your training step;
@@ -966,6 +967,15 @@ def diagnose(loader: Loader, step_fn=None, batches: int = 30, agree: int = 3,
     seconds of the full pipeline), ``bottleneck`` ("read", "decode", "augment",
     "copy", "collate" or ""), ``cost_factor``, ``verdict`` (one line) and ``table``
     (all of it as text).
+
+    ``report="diagnosis.html"`` also writes one self-contained HTML page (inline SVG and
+    CSS; it loads nothing): the verdict, a bar chart of the stage times, a timeline excerpt
+    of the loader's trace (recorded during the diagnosis unless a ``loader.trace()`` is
+    already on), the tuning curve when ``tune`` is given, and the monitor's histograms when
+    the loader has a ``monitor=`` (docs/diagnosis.md, "The HTML report"). ``tune``: a
+    ``stoker tune --json`` result (a dict, its JSON text or a file), or True to run a short
+    sweep of threads (1, 2, 4, ... cores) and prefetch (1, 2, 4) first, 1 s each. The
+    result then holds ``report`` (the path) and, with a sweep, ``tune``.
     """
     for name, value, low in (("batches", batches, 1), ("agree", agree, 1),
                              ("max_rounds", max_rounds, 1)):
@@ -973,6 +983,10 @@ def diagnose(loader: Loader, step_fn=None, batches: int = 30, agree: int = 3,
             raise ValueError(f"diagnose: {name} must be an int >= {low}, got {value!r}")
     if agree > max_rounds:
         raise ValueError(f"diagnose: agree ({agree}) must be <= max_rounds ({max_rounds})")
+    if tune is not None and tune is not True and report is None:
+        raise ValueError("diagnose: tune= goes with report= (it draws the tuning curve)")
+    if tune is not True:
+        tune = _report.load_tune(tune)
     if loader._impl is None:
         raise RuntimeError("the loader is closed")
     if loader.collate == "list":
@@ -989,4 +1003,26 @@ def diagnose(loader: Loader, step_fn=None, batches: int = 30, agree: int = 3,
                 step_fn(batch[0])
             else:
                 step_fn(batch[0], batch[1])
-    return _C.diagnose(loader._impl, step, batches, agree, max_rounds)
+    if report is None:
+        return _C.diagnose(loader._impl, step, batches, agree, max_rounds)
+    report = os.fspath(report)
+    tune_result = None
+    if tune is True:
+        from stoker._user_pipeline import default_threads
+        tune_result = json.loads(_C.tune(loader._impl, default_threads(), [1, 2, 4], [], 1.0,
+                                         0.0, False)["json"])
+    tracer = loader._impl.tracer
+    session = None if tracer.on else loader.trace()
+    try:
+        result = _C.diagnose(loader._impl, step, batches, agree, max_rounds)
+    finally:
+        if session is not None:
+            session.stop()
+    events = json.loads(tracer.events_json())
+    monitor = loader._monitor.stats() if loader._monitor is not None else None
+    _report.write(report, result, events=events, tune=tune_result or tune, monitor=monitor,
+                  title=f"stoker diagnose: {loader.source!r}")
+    result["report"] = report
+    if tune_result is not None:
+        result["tune"] = tune_result
+    return result
