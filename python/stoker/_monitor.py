@@ -313,7 +313,7 @@ class Monitor:
                         for i, c in enumerate(t.counts.tolist()) if c},
             "mean": mean,
             "std": std,
-            "skipped": t.skipped + self._window.skipped,
+            "skipped": t.skipped,
             "reference_classes": {c["name"]: int(c["count"]) for c in ref.get("classes", [])},
             "reference_mean": list(ref.get("mean", [])),
             "reference_std": list(ref.get("std", [])),

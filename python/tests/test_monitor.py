@@ -4,6 +4,7 @@ reference, with the tests of `stoker stats --against`."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import warnings
 
@@ -80,7 +81,8 @@ def _run(root, monitor, epochs=2, **kwargs):
     {"transforms": [WHOLE, stoker.Normalize(MEAN, STD)], "layout": "NHWC"},
     {"transforms": [WHOLE], "dtype": "float32"},  # x / 255
     {"transforms": [WHOLE, stoker.Normalize(MEAN, STD)], "dtype": "bfloat16"},
-], ids=["uint8", "normalized", "nhwc", "float", "bfloat16"])
+    {"transforms": [WHOLE], "dtype": "uint8", "collate": "list"},
+], ids=["uint8", "normalized", "nhwc", "float", "bfloat16", "list"])
 def test_the_reference_data_does_not_drift(data, kwargs):
     # Every image sampled: the colour statistics are the reference's exactly (a few
     # images of 32 would differ by their sampling noise; see docs/diagnosis.md).
@@ -200,3 +202,15 @@ def test_bad_arguments_are_named(data, tmp_path):
     with pytest.raises(ValueError, match="already watches"):
         stoker.Loader(stoker.ImageFolder(data["same"]), batch_size=8, monitor=m,
                       transforms=[WHOLE])
+
+
+def test_skipped_samples_are_counted(data, tmp_path):
+    root = tmp_path / "broken"
+    shutil.copytree(data["same"], root)
+    (root / "a" / "zz_broken.png").write_bytes(b"not an image at all")
+    loader, drift = _run(str(root), stoker.Monitor(data["report"], samples_per_batch=0),
+                         epochs=1, on_error="skip")
+    m = loader.stats()["monitor"]
+    assert m["skipped"] == 1 and m["images"] == 32, m
+    assert m["reference_unreadable_fraction"] == 0.0
+    assert drift == []  # one sample of 33 left out: the class balance holds
