@@ -902,6 +902,8 @@ class _EpochIterator:
             else:
                 arrays = self._impl.next()
         except BaseException as e:
+            if isinstance(e, _monitor.DriftWarning):  # strict monitor: the epoch goes on
+                raise
             if self._feeder is None and not isinstance(e, Exception):
                 # Ctrl-C (or another interrupt): raised now, without waiting for a worker
                 # inside a Python callable, which finishes its sample in the background.
@@ -983,8 +985,10 @@ def diagnose(loader: Loader, step_fn=None, batches: int = 30, agree: int = 3,
             raise ValueError(f"diagnose: {name} must be an int >= {low}, got {value!r}")
     if agree > max_rounds:
         raise ValueError(f"diagnose: agree ({agree}) must be <= max_rounds ({max_rounds})")
-    if tune is not None and tune is not True and report is None:
+    if tune is not None and tune is not False and report is None:
         raise ValueError("diagnose: tune= goes with report= (it draws the tuning curve)")
+    if tune is False:
+        tune = None
     if tune is not True:
         tune = _report.load_tune(tune)
     if loader._impl is None:

@@ -151,6 +151,8 @@ def test_strict_raises_from_next(data):
     with pytest.raises(stoker.DriftWarning, match=r"drift in class balance \(batches 1-2"):
         next(it)
     assert loader.stats()["monitor"]["drift_events"] == 1
+    # The epoch goes on after the raise (the item is not raised again).
+    assert sum(1 for _ in it) == 2
     # The same with the reference's own data: no raise.
     same = stoker.Loader(stoker.ImageFolder(data["same"]), batch_size=8, shuffle=True,
                          transforms=[WHOLE],

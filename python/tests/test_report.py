@@ -147,6 +147,8 @@ def test_tune_goes_with_a_report(data, tmp_path):
                            transforms=[stoker.CenterCrop(48)])
     with pytest.raises(ValueError, match="tune= goes with report="):
         stoker.diagnose(loader, batches=2, tune={"configs": []})
+    with pytest.raises(ValueError, match="tune= goes with report="):
+        stoker.diagnose(loader, batches=2, tune=True)
     with pytest.raises(ValueError, match="not a `stoker tune --json` result"):
         stoker.diagnose(loader, batches=2, report=str(tmp_path / "r.html"), tune='{"a": 1}')
 
