@@ -125,9 +125,15 @@ def _timeline(events: list, window_ms: float, width: int = 960) -> str:
     start_all = min(float(e["ts"]) for e in spans)
     end_all = max(float(e["ts"]) + float(e["dur"]) for e in spans)
     window_us = window_ms * 1000.0
-    # The excerpt: a window in the middle of the recording (past the start-up).
-    mid = (start_all + end_all) / 2
-    lo = max(start_all, mid - window_us / 2)
+    # The excerpt: the window in which the most spans start (the busiest stretch, never a
+    # pause between the diagnosis' rounds).
+    starts = sorted(float(e["ts"]) for e in spans)
+    best, lo, j = 0, starts[0], 0
+    for i, t in enumerate(starts):
+        while starts[j] < t - window_us:
+            j += 1
+        if i - j + 1 > best:
+            best, lo = i - j + 1, max(start_all, t - window_us)
     hi = min(end_all, lo + window_us)
     shown = [e for e in spans if float(e["ts"]) < hi and float(e["ts"]) + float(e["dur"]) > lo]
     tids = sorted({e["tid"] for e in shown},
