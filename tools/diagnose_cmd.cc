@@ -182,7 +182,7 @@ class DiagnoseCommand : public Command {
     if (!cache_.empty() || !flags_.trace.empty()) {
       std::fprintf(stderr, "stoker diagnose: --cache and --trace are the built-in pipeline's; "
                            "with --loader set cache= in your Loader, or trace in Python "
-                           "(loader.trace)\n");
+                           "(loader.trace); --report holds a trace excerpt of its own\n");
       return 2;
     }
     std::string transforms = transforms_;

@@ -12,6 +12,10 @@ sampler and source are built by the user's code.
                        (default: a sleep of --step-ms)
     --transforms TEXT  with DATA (an image folder): a list of stoker transforms as
                        Python expressions, e.g. "RandomResizedCrop(64), Normalize()"
+    --report FILE      (diagnose) also write the HTML report (stoker._report); the C++
+                       verb hands DATA over with its --pipeline spelled as --transforms
+    --tune, --tune-json FILE   (diagnose, with --report) the tuning curve: a short sweep
+                       first, or a `stoker tune --json` output
 """
 
 from __future__ import annotations
