@@ -20,6 +20,7 @@ PACKAGES=(
   python3-torch python3-torchvision python3-matplotlib
   python3-prometheus-client  # stoker.metrics (python/tests/test_metrics.py)
   chromium  # the HTML report checked in a headless browser (python/tests/test_report.py)
+  python3-braceexpand python3-yaml  # what the webdataset peer imports (interop tests, benches)
   python3-setuptools python3-wheel python3-build python3-venv python3-pip
   clang
   dpkg-dev xz-utils  # scripts/gpu-kit.sh: apt-get source, the kit's .tar.xz

@@ -230,17 +230,17 @@ def doc_markdown(doc: str) -> list[str]:
     return out
 
 
-def describe(stoker, C, name: str) -> list[str]:
+def describe(stoker, C, name: str, prefix: str = "stoker") -> list[str]:
     obj = getattr(stoker, name)
     doc = inspect.getdoc(obj) or ""
     out: list[str] = []
     if isinstance(obj, type) and obj.__module__ == C.__name__:  # a pybind11 class
         if issubclass(obj, BaseException):
             base = obj.__bases__[0].__name__
-            out.append(f"### `stoker.{name}` (a `{base}`)")
+            out.append(f"### `{prefix}.{name}` (a `{base}`)")
         else:
             params, _, _ = method_signature(obj.__init__, "__init__")
-            out.append(f"### `stoker.{name}({params})`")
+            out.append(f"### `{prefix}.{name}({params})`")
         members = [(m, v) for m, v in vars(obj).items() if not m.startswith("_")]
         for base in obj.__mro__[1:]:
             if base.__module__ == C.__name__:
@@ -255,11 +255,11 @@ def describe(stoker, C, name: str) -> list[str]:
         sig_of = lambda m, v: (f"`{m}` → `{property_type(v)}`" if isinstance(v, property)
                                else "`{}({})` → `{}`".format(m, *signature(m, v)[:2]))
     elif isinstance(obj, type) and issubclass(obj, BaseException):  # a Python warning
-        out.append(f"### `stoker.{name}` (a `{obj.__bases__[0].__name__}`)")
+        out.append(f"### `{prefix}.{name}` (a `{obj.__bases__[0].__name__}`)")
         members, doc_of, sig_of = [], None, None
     else:
         kind = "class " if isinstance(obj, type) else ""
-        out.append(f"### {kind}`stoker.{name}{py_signature(obj)}`")
+        out.append(f"### {kind}`{prefix}.{name}{py_signature(obj)}`")
         members = []
         if isinstance(obj, type):
             members = [(m, v) for m, v in vars(obj).items()
@@ -270,7 +270,7 @@ def describe(stoker, C, name: str) -> list[str]:
         sig_of = lambda m, v: (f"`{m}`" if isinstance(v, property)
                                else f"`{m}{py_signature(v, drop_self=True)}`")
     if not doc.strip():
-        raise SystemExit(f"gen_python_docs: stoker.{name} has no docstring")
+        raise SystemExit(f"gen_python_docs: {prefix}.{name} has no docstring")
     out += [""] + doc_markdown(doc)
     if members:
         for m, v in members:
@@ -302,6 +302,13 @@ def gen_api(stoker, C) -> str:
             out += [intro, ""]
         for n in names:
             out += describe(stoker, C, n)
+    # The submodules (not in stoker.__all__): each name of the module's __all__.
+    for mod in (stoker.metrics, stoker.profiler):
+        if not getattr(mod, "__all__", None):
+            raise SystemExit(f"gen_python_docs: {mod.__name__} needs an __all__")
+        out += [f"## `{mod.__name__}`", ""] + doc_markdown(inspect.getdoc(mod) or "")
+        for n in mod.__all__:
+            out += describe(mod, C, n, prefix=mod.__name__)
     return "\n".join(out).rstrip() + "\n"
 
 

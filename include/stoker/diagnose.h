@@ -32,7 +32,10 @@
 // copy stands in for it and the report says so), (3) one processed sample
 // copied into every slot (the collation), (4) the encoded bytes of the
 // samples cached in memory (adds decode and augmentation), and (5) the full
-// pipeline (adds reading from storage), `batches` steps each. Each mode runs
+// pipeline (adds reading from storage), `batches` steps each. Records: modes
+// 2 and 3 copy every stacked field's block with the image's, and mode 4
+// caches every field's value with the encoded image (a record without an
+// image: its fields alone, and a cut there is named "fields"). Each mode runs
 // at the speed of the slowest stage it includes, so the last stage whose
 // addition cuts throughput by more than 1.5x (or, when none does, the
 // largest cut) is the bottleneck (a cut at the read stage only when reading
@@ -127,7 +130,8 @@ struct Diagnosis {
   // contended, fed or not: the loader then costs the step CPU rather than
   // waits) and/or the bottleneck stage (only when data-bound or marginal).
   std::vector<std::string> causes;
-  std::string bottleneck;      // "read", "decode", "augment", "copy", "collate" or ""
+  std::string bottleneck;      // "read", "decode", "augment", "fields" (a record without an
+                               // image), "copy", "collate" or ""
   double cost_factor = 1;      // mode 1's throughput over the full pipeline's
   std::string verdict;         // one line
 };

@@ -1,5 +1,5 @@
-"""Live metrics of a Loader: for Prometheus (PrometheusCollector), or a plain callback
-every N batches (every()), e.g. to write TensorBoard scalars.
+"""Live metrics of a Loader: for Prometheus (PrometheusCollector), TensorBoard scalars
+(tensorboard(loader, writer)), or a plain callback every N batches (every()).
 
     from prometheus_client import start_http_server
     stoker.metrics.PrometheusCollector(loader)   # registers in prometheus_client's REGISTRY
@@ -14,6 +14,8 @@ it is read; busy and wait fractions are over the loader's whole run so far.
 from __future__ import annotations
 
 from typing import Callable, Dict, Optional
+
+__all__ = ["snapshot", "PrometheusCollector", "every", "tensorboard"]
 
 # name -> (help, kind): "gauge" or "counter" (a running total).
 METRICS = {
@@ -118,6 +120,24 @@ def every(loader, n: int, fn: Callable[[int, Dict[str, float]], None]) -> Callab
         if hook in loader._batch_hooks:
             loader._batch_hooks.remove(hook)
     return remove
+
+
+def tensorboard(loader, writer, n: int = 100, prefix: str = "stoker/") -> Callable[[], None]:
+    """Writes every METRIC of ``loader`` as a TensorBoard scalar after every ``n``-th batch:
+    ``writer.add_scalar(prefix + name, value, batches)`` for a
+    ``torch.utils.tensorboard.SummaryWriter`` (or anything with its ``add_scalar(tag,
+    scalar_value, global_step)``), the step being the batches this Loader object delivered.
+    Returns a function that removes the hook. ``every()`` with your own callback does the
+    same for other loggers."""
+    add = getattr(writer, "add_scalar", None)
+    if not callable(add):
+        raise TypeError(f"writer must have add_scalar(tag, value, step) like torch's "
+                        f"SummaryWriter, got {type(writer).__name__}")
+
+    def write(batches: int, metrics: Dict[str, float]) -> None:
+        for name, value in metrics.items():
+            add(prefix + name, value, batches)
+    return every(loader, n, write)
 
 
 def _run_hooks(loader) -> None:

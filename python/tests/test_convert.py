@@ -285,3 +285,53 @@ def test_record_fields_from_shards(tmp_path):
 
     bad = convert(tmp_path / "in.tar", tmp_path / "out2", "--field", "caption", check=False)
     assert bad.returncode != 0 and "NAME=EXT" in bad.stderr
+
+
+def import_webdataset():
+    """The webdataset package, from the path or the peers checkout beside the repository
+    (../shared/peers, see its README); skips with the reason when neither has it."""
+    import importlib
+    import sys
+    try:
+        return importlib.import_module("webdataset")
+    except ImportError:
+        pass
+    peers = ROOT.parent / "shared" / "peers"
+    if not (peers / "webdataset").is_dir():
+        pytest.skip("webdataset is not installed and no peers checkout is beside the repository")
+    sys.path.insert(0, str(peers))
+    try:
+        return importlib.import_module("webdataset")
+    except ImportError as e:  # e.g. braceexpand missing
+        pytest.skip(f"webdataset does not import: {e}")
+    finally:
+        sys.path.remove(str(peers))
+
+
+def test_webdataset_reads_converted_record_shards(tmp_path):
+    """Shards written by `stoker convert --field` are read by webdataset itself: the same
+    keys, the JPEG decoded to the same pixels as Pillow's, the caption, the JSON and the
+    .npy array as written."""
+    wds = import_webdataset()
+    embs = [np.arange(6, dtype=np.float32).reshape(2, 3) * (i + 1) for i in range(5)]
+    ms, pixels = [], []
+    for i in range(5):
+        b = io.BytesIO()
+        Image.fromarray(photo(24, 16, i)).save(b, format="JPEG")
+        pixels.append(np.asarray(Image.open(io.BytesIO(b.getvalue())).convert("RGB")))
+        ms += [(f"s{i}.jpg", b.getvalue()), (f"s{i}.txt", f"caption {i} \u00fc".encode()),
+               (f"s{i}.json", json.dumps({"i": i, "tags": ["a", str(i)]}).encode()),
+               (f"s{i}.npy", npy_bytes(embs[i])), (f"s{i}.cls", str(i + 10).encode())]
+    (tmp_path / "in.tar").write_bytes(tar_bytes(ms))
+    convert(tmp_path / "in.tar", tmp_path / "out", "--field", "image=jpg", "--field",
+            "caption=txt", "--field", "meta=json", "--field", "emb=npy", "--field", "label=cls")
+    urls = [str(p) for p in sorted((tmp_path / "out").glob("*.tar"))]
+    assert urls
+    got = list(wds.WebDataset(urls, shardshuffle=False, empty_check=False).decode("rgb8"))
+    assert len(got) == 5
+    for i, s in enumerate(sorted(got, key=lambda s: int(s["cls"]))):
+        assert int(s["cls"]) == i + 10
+        assert np.array_equal(s["jpg"], pixels[i])
+        assert s["caption.txt"] == f"caption {i} \u00fc"
+        assert s["meta.json"] == {"i": i, "tags": ["a", str(i)]}
+        assert s["emb.npy"].dtype == np.float32 and np.array_equal(s["emb.npy"], embs[i])

@@ -182,6 +182,49 @@ def test_an_error_in_the_step_propagates(small_jpegs):
         stoker.diagnose(loader, step, batches=4)
 
 
+def test_records_are_diagnosed_and_the_step_gets_dicts(tmp_path):
+    """A record source (image-text shards; a memmap of features) is diagnosed: the step
+    receives the dict batches with each sample's own fields in every mode."""
+    import io
+    import numpy as np
+    from conftest import npy_bytes, tar_bytes
+    members = []
+    for i in range(48):
+        b = io.BytesIO()
+        Image.fromarray(photo(24, 20, i)).save(b, format="JPEG")
+        members += [(f"{i:03d}.jpg", b.getvalue()), (f"{i:03d}.txt", f"c{i}".encode()),
+                    (f"{i:03d}.npy", npy_bytes(np.array([i, -i], np.int32)))]
+    (tmp_path / "r.tar").write_bytes(tar_bytes(members))
+    src = stoker.Shards([str(tmp_path / "r.tar")], fields={
+        "image": "jpg", "caption": "txt",
+        "aux": {"ext": "npy", "dtype": "int32", "shape": (2,)}})
+    seen = []
+
+    def step(batch):
+        for cap, aux in zip(batch["caption"], batch["aux"].tolist()):
+            assert cap == f"c{aux[0]}" and aux[1] == -aux[0]
+        seen.append(len(batch["caption"]))
+
+    loader = stoker.Loader(src, batch_size=8, threads=2, transforms=[stoker.CenterCrop(16)],
+                           return_indices=True)
+    r = stoker.diagnose(loader, step, batches=3)
+    assert sum(seen) > 0 and r["state"] in ("fed", "marginal", "data-bound", "undecided")
+    assert len(r["modes"]) == 5
+
+    np.save(tmp_path / "x.npy", np.arange(200 * 4, dtype=np.float32).reshape(200, 4))
+    np.save(tmp_path / "y.npy", np.arange(200, dtype=np.int64))
+    loader = stoker.Loader(stoker.Npy({"x": str(tmp_path / "x.npy"), "y": str(tmp_path / "y.npy")}),
+                           batch_size=16, threads=2)
+    rows = []
+
+    def features(batch):
+        assert torch.equal(batch["x"][:, 0], batch["y"].float() * 4)
+        rows.append(len(batch["y"]))
+
+    r = stoker.diagnose(loader, features, batches=3)
+    assert sum(rows) > 0 and r["bottleneck"] not in ("decode", "augment")
+
+
 # The CLI on the user's own pipeline: `stoker diagnose --loader`, `stoker tune --loader`,
 # `--transforms` (the C++ verb hands over to stoker._user_pipeline in Python).
 CLI = os.environ.get("STOKER_CLI", os.path.join(os.path.dirname(__file__), "..", "..",

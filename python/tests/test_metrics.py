@@ -111,3 +111,31 @@ def test_every_n_batches(small_root):
     assert len(calls) == nb // 2
     with pytest.raises(ValueError):
         stoker.metrics.every(loader, 0, print)
+
+
+def test_tensorboard_scalars(small_root):
+    """tensorboard(loader, writer) writes each metric with SummaryWriter's add_scalar(tag,
+    value, step) every n batches (torch.utils.tensorboard needs the tensorboard package,
+    which Debian lacks: a writer recording the calls stands in for it)."""
+    class Writer:
+        def __init__(self):
+            self.scalars = []
+
+        def add_scalar(self, tag, scalar_value, global_step):
+            self.scalars.append((tag, scalar_value, global_step))
+
+    loader = make(small_root)
+    w = Writer()
+    remove = stoker.metrics.tensorboard(loader, w, 3)
+    for _ in loader:
+        pass
+    nb = len(loader)
+    steps = sorted({s for _, _, s in w.scalars})
+    assert steps == list(range(3, nb + 1, 3))
+    tags = {t for t, _, _ in w.scalars}
+    assert tags == {"stoker/" + k for k in stoker.metrics.METRICS}
+    # At step s the loader had delivered s batches.
+    assert all(("stoker/batches", s, s) in w.scalars for s in steps)
+    remove()
+    with pytest.raises(TypeError, match="add_scalar"):
+        stoker.metrics.tensorboard(loader, object())

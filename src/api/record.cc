@@ -236,11 +236,13 @@ bool Schema::SameFields(const Schema& other) const {
     const FieldSpec& a = fields[i];
     const FieldSpec& b = other.fields[i];
     if (a.name != b.name || a.kind != b.kind || a.image_mode != b.image_mode ||
-        a.dtype_known != b.dtype_known || a.shape_known != b.shape_known) {
+        a.dtype_known != b.dtype_known) {
       return false;
     }
     if (a.dtype_known && a.dtype != b.dtype) return false;
-    if (a.shape_known && a.shape != b.shape && a.kind != FieldKind::kImage) return false;
+    // An RGB image's size is the transforms' business (raw or encoded alike).
+    if (a.kind == FieldKind::kImage && a.image_mode == ImageMode::kRGB) continue;
+    if (a.shape_known != b.shape_known || (a.shape_known && a.shape != b.shape)) return false;
   }
   return true;
 }

@@ -13,8 +13,10 @@
 namespace stoker {
 namespace {
 
-// The encoded (or raw) bytes of the first `count` samples of `source`.
+// The encoded (or raw) bytes of the first `count` samples of `source`, and
+// their record fields.
 StatusOr<std::shared_ptr<MemorySource>> CacheSamples(Source* source, int64_t count) {
+  const Schema schema = source->schema();
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<EpochReader> reader, source->StartEpoch(EpochSpec{}));
   std::vector<MemorySample> items;
   SampleScratch scratch;
@@ -35,13 +37,23 @@ StatusOr<std::shared_ptr<MemorySource>> CacheSamples(Source* source, int64_t cou
         const uint8_t* row = s.pixels + y * s.pixel_stride;
         it.bytes.insert(it.bytes.end(), row, row + s.pixel_width * 3);
       }
-    } else {
+    } else if (s.bytes != nullptr) {
       it.bytes.assign(s.bytes, s.bytes + s.size);
+    }
+    // Records: every field's value and bytes (the primary image's and label's
+    // entries are not read, so their bytes are not kept).
+    for (int k = 0; k < s.num_fields; ++k) {
+      const FieldValue& v = s.fields[k];
+      it.fields.push_back(v);
+      const bool primary = k == schema.image() || k == schema.label();
+      it.field_bytes.emplace_back(primary || v.data == nullptr ? nullptr : v.data,
+                                  primary || v.data == nullptr ? nullptr : v.data + v.size);
+      if (primary) it.fields.back().data = nullptr;
     }
     items.push_back(std::move(it));
   }
   if (items.empty()) return DataLossError("diagnose: no readable sample to cache");
-  return std::make_shared<MemorySource>(std::move(items));
+  return std::make_shared<MemorySource>(std::move(items), schema);
 }
 
 // One round of a started loader feeding `step`: how long the step waited
@@ -195,11 +207,6 @@ StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const Batc
   }
   const int n = options.batches;
   Diagnosis d;
-  if (!loader->source()->schema().IsImageLabel()) {
-    // Mode 4 re-reads the source's encoded images only, which a record is more than.
-    return UnimplementedError("diagnose: records (" + loader->source()->schema().ToString() +
-                              ") are not diagnosed yet; time your loop over the loader");
-  }
   // One batch from the pipeline for the cached modes.
   STOKER_RETURN_IF_ERROR(loader->Start());
   BatchPtr batch;
@@ -212,9 +219,20 @@ StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const Batc
                                 "samples (collate=\"list\"); diagnose a collate=\"batch\" "
                                 "loader with the same source and a fixed-size pipeline");
   }
-  const size_t bytes = batch->image_bytes();
-  const size_t sample = batch->shape().sample_bytes();
+  // What modes 2 and 3 copy: the image block and, for records, every
+  // stacked field's block (the variable fields are lists, not copied as one).
+  struct Block {
+    const uint8_t* data;
+    size_t sample;
+  };
+  std::vector<Block> blocks;
+  if (batch->shape().image) blocks.push_back({batch->images(), batch->shape().sample_bytes()});
+  for (int f = 0; f < batch->num_fields(); ++f) {
+    if (batch->field(f).fixed) blocks.push_back({batch->field_block(f), batch->field(f).sample_bytes()});
+  }
   const int bsz = batch->size();
+  size_t bytes = 0;
+  for (const Block& b : blocks) bytes += b.sample * static_cast<size_t>(bsz);
 
   double step_alone = 0;  // cores the step used in mode 1 (the loader stopped)
   auto time_steps = [&](const std::function<void()>& before, bool alone) {
@@ -233,12 +251,20 @@ StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const Batc
   std::vector<uint8_t> copy(bytes);
   d.modes.push_back({"1 batch cached (host memory: no GPU here)", "", time_steps([] {}, true)});
   d.modes.push_back({"2 batch copied each step (host copy stands in for host-to-device)",
-                     "copy", time_steps([&] { std::memcpy(copy.data(), batch->images(), bytes); },
-                                        false)});
+                     "copy", time_steps([&] {
+                       uint8_t* to = copy.data();
+                       for (const Block& b : blocks) {
+                         std::memcpy(to, b.data, b.sample * bsz);
+                         to += b.sample * bsz;
+                       }
+                     }, false)});
   d.modes.push_back({"3 one sample copied into every slot (collation)", "collate",
                      time_steps([&] {
-                       for (int s = 0; s < bsz; ++s) {
-                         std::memcpy(copy.data() + s * sample, batch->images(), sample);
+                       uint8_t* to = copy.data();
+                       for (const Block& b : blocks) {
+                         for (int s = 0; s < bsz; ++s, to += b.sample) {
+                           std::memcpy(to, b.data, b.sample);
+                         }
                        }
                      }, false)});
   // Mode 4: the same engine over the encoded bytes of a few batches in memory.
@@ -375,6 +401,13 @@ StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const Batc
          "): use faster storage or keep the data in the page "
          "cache, pack small files into shards for sequential reads, or add threads to "
          "hide latency (now " + std::to_string(threads) + ")";
+  } else if (stage == "decode+augment" && !batch->has_image()) {
+    // A record without an image: the stage is the per-sample field work.
+    d.bottleneck = "fields";
+    by = "by the per-sample work on the record's fields (taking them from memory, checking "
+         "and copying them into the batch cut throughput " + times + "): " +
+         (d.cpu.contended ? std::string() : "add threads (now " + std::to_string(threads) + "), ") +
+         "or store fewer, larger fields per sample";
   } else if (stage == "decode+augment") {
     const bool decode = cached_stats.total.decode_s >= cached_stats.total.augment_s;
     d.bottleneck = decode ? "decode" : "augment";

@@ -1,9 +1,11 @@
 // Copyright 2026 The stoker Authors.
 //
 // MemorySource: a random-access source over samples held in memory --
-// encoded bytes or raw 8-bit RGB pixels, each with a label and a name. Reads
+// encoded bytes or raw 8-bit RGB pixels, each with a label and a name, and
+// for records (a schema other than image + label) one value per field. Reads
 // hand out pointers into the source's own storage (no copy). `stoker
-// diagnose` caches encoded bytes in one; tests build their data with it.
+// diagnose` caches encoded bytes (and records' fields) in one; tests build
+// their data with it.
 //
 // Thread-safety: immutable after construction; ReadIndex is thread-safe.
 #ifndef STOKER_SOURCE_MEMORY_SOURCE_H_
@@ -23,11 +25,20 @@ struct MemorySample {
   int64_t id = -1;              // the sample id to report; -1: its index here
   int64_t label = 0;
   std::string name;
+  // Records: one value per field of the source's schema, in schema order,
+  // and the bytes each points into (values with data == nullptr, such as
+  // scalars and labels, have an empty entry). The primary image and label are
+  // given by `bytes`/`raw_*` and `label` above, as for any source.
+  std::vector<FieldValue> fields;
+  std::vector<std::vector<uint8_t>> field_bytes;
 };
 
 class MemorySource : public RandomAccessSource {
  public:
   explicit MemorySource(std::vector<MemorySample> samples) : samples_(std::move(samples)) {}
+  // Records: every sample carries one value per field of `schema`.
+  MemorySource(std::vector<MemorySample> samples, Schema schema)
+      : samples_(std::move(samples)), schema_(std::move(schema)) {}
 
   int64_t size() const override { return static_cast<int64_t>(samples_.size()); }
   std::string Describe() const override;
@@ -38,9 +49,13 @@ class MemorySource : public RandomAccessSource {
     return labels;
   }
   Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const override;
+  Schema schema() const override { return schema_; }
+  // True when every sample is raw pixels of one size.
+  bool FixedImageSize(int* height, int* width) const override;
 
  private:
   std::vector<MemorySample> samples_;
+  Schema schema_ = Schema::ImageLabel();
 };
 
 }  // namespace stoker

@@ -392,7 +392,24 @@ class MixSourceImpl : public MixSource {
       sizes_.push_back(s->size());
     }
     STOKER_RETURN_IF_ERROR(ValidateMix(options_, sizes_, &p_, &epoch_size_));
+    STOKER_RETURN_IF_ERROR(InitSchema());
     return InitLabels();
+  }
+
+  // The sources' common fields: every record field reaches the batch.
+  Schema schema() const override { return schema_; }
+  // When every source's images are raw pixels of one size.
+  bool FixedImageSize(int* height, int* width) const override {
+    int h = 0, w = 0;
+    for (size_t i = 0; i < sources_.size(); ++i) {
+      int hi = 0, wi = 0;
+      if (!sources_[i]->FixedImageSize(&hi, &wi) || (i > 0 && (hi != h || wi != w))) return false;
+      h = hi;
+      w = wi;
+    }
+    *height = h;
+    *width = w;
+    return true;
   }
 
   int64_t size() const override { return epoch_size_; }
@@ -496,6 +513,29 @@ class MixSourceImpl : public MixSource {
     return Status::OK();
   }
 
+  Status InitSchema() {
+    schema_ = sources_[0]->schema();
+    for (size_t i = 1; i < sources_.size(); ++i) {
+      const Schema other = sources_[i]->schema();
+      if (!schema_.SameFields(other)) {
+        return InvalidArgumentError(
+            "Mix: source " + std::to_string(i) + " has the fields " + other.ToString() +
+            " but source 0 has " + schema_.ToString() + ": a Mix's sources must have the same "
+            "fields (names, kinds, dtypes and per-sample shapes, in the same order; RGB "
+            "images may differ in size), or the fields one of them lacks would be lost");
+      }
+      for (size_t k = 0; k < schema_.fields.size(); ++k) {
+        FieldSpec& f = schema_.fields[k];
+        if (f.kind == FieldKind::kImage && f.image_mode == ImageMode::kRGB &&
+            (!other.fields[k].shape_known || other.fields[k].shape != f.shape)) {
+          f.shape_known = false;  // sizes differ between the sources
+          f.shape.clear();
+        }
+      }
+    }
+    return Status::OK();
+  }
+
   static std::string ClassesText(const std::vector<std::string>& c) {
     if (c.empty()) return "no class names";
     std::string t = std::to_string(c.size()) + " classes (" + c[0];
@@ -509,6 +549,7 @@ class MixSourceImpl : public MixSource {
   std::vector<int64_t> sizes_;
   std::vector<double> p_;
   int64_t epoch_size_ = 0;
+  Schema schema_;
   std::vector<std::string> classes_;
   // labels="union": per source, its label -> the Mix's label; else empty.
   std::vector<std::vector<int64_t>> label_maps_;

@@ -17,6 +17,7 @@
 #include "stoker/loader.h"
 #include "stoker/mix.h"
 #include "testing/loader_fixtures.h"
+#include "testing/memory_source.h"
 
 namespace stoker {
 namespace {
@@ -416,6 +417,62 @@ std::shared_ptr<Source> JpegSource(int n, int labels) {
   testing::JpegSampleOptions jo;
   jo.labels = labels;
   return std::make_shared<MemorySource>(testing::JpegSamples(n, jo));
+}
+
+// A record source in memory: JPEG image, label, "aux" int32 [2] = {base + i, -i}.
+std::shared_ptr<Source> RecordSource(int n, int32_t base) {
+  testing::JpegSampleOptions jo;
+  jo.labels = 3;
+  std::vector<MemorySample> samples = testing::JpegSamples(n, jo);
+  for (int i = 0; i < n; ++i) {
+    MemorySample& s = samples[static_cast<size_t>(i)];
+    testing::AppendField(&s);
+    testing::AppendField(&s);
+    testing::AppendField(&s, testing::BytesOf<int32_t>({base + i, -i}), ElemType::kInt32, {2});
+  }
+  Schema schema = Schema::ImageLabel();
+  schema.fields.push_back(ArrayField("aux", ElemType::kInt32, {2}));
+  return std::make_shared<stoker::MemorySource>(std::move(samples), schema);
+}
+
+TEST(MixLoaderTest, RecordFieldsOfEverySourceReachTheBatch) {
+  auto mix = MixSource::Open({RecordSource(8, 1000), RecordSource(6, 2000)},
+                             Opts(Mode::kNumSamples, {1, 1}, 20));
+  ASSERT_TRUE(mix.ok()) << mix.status().ToString();
+  ASSERT_GE(mix.value()->schema().Find("aux"), 0) << mix.value()->schema().ToString();
+  LoaderOptions o = Loading(3);
+  o.batch_size = 4;
+  auto loader = Loader::Create(mix.value(), o);
+  ASSERT_TRUE(loader.ok()) << loader.status().ToString();
+  ASSERT_TRUE(loader.value()->Start().ok());
+  int seen = 0;
+  for (;;) {
+    BatchPtr b;
+    bool end = false;
+    ASSERT_TRUE(loader.value()->Next(&b, &end).ok());
+    if (end) break;
+    const int aux = b->FindField("aux");
+    ASSERT_GE(aux, 0);
+    for (int i = 0; i < b->size(); ++i) {
+      const int64_t id = b->ids()[i];
+      const int32_t* v = reinterpret_cast<const int32_t*>(b->field_block(aux)) + 2 * i;
+      const int64_t k = MixSource::IdInSource(id);
+      EXPECT_EQ(v[0], (MixSource::SourceOf(id) == 0 ? 1000 : 2000) + k);
+      EXPECT_EQ(v[1], -k);
+      ++seen;
+    }
+  }
+  EXPECT_EQ(seen, 20);
+}
+
+TEST(MixSourceTest, SourcesWithOtherFieldsAreRefused) {
+  // A record's field that another source lacks would be lost: refused, naming both.
+  auto mix = MixSource::Open({RecordSource(4, 0), JpegSource(4, 3)});
+  ASSERT_FALSE(mix.ok());
+  EXPECT_EQ(mix.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(mix.status().message().find("same fields"), std::string::npos)
+      << mix.status().message();
+  EXPECT_NE(mix.status().message().find("aux"), std::string::npos) << mix.status().message();
 }
 
 TEST(MixLoaderTest, BatchesTellTheSourceOfEverySample) {

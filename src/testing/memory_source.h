@@ -13,6 +13,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
+#include <initializer_list>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -22,6 +24,29 @@
 namespace stoker::testing {
 
 using stoker::MemorySample;
+
+// Appends one field value to a record sample held in memory (MemorySource's
+// records): `bytes` (none for the primary image's and label's entries, which
+// the sample gives by `bytes` and `label`), its element type and dims.
+inline void AppendField(MemorySample* s, std::vector<uint8_t> bytes = {},
+                        ElemType dtype = ElemType::kUint8, std::vector<int64_t> dims = {}) {
+  FieldValue v;
+  v.dtype = dtype;
+  v.ndim = static_cast<int>(dims.size());
+  for (size_t d = 0; d < dims.size(); ++d) v.dims[d] = dims[d];
+  v.size = bytes.size();
+  s->field_bytes.push_back(std::move(bytes));
+  v.data = v.size > 0 ? s->field_bytes.back().data() : nullptr;
+  s->fields.push_back(v);
+}
+
+// The bytes of `values`, for AppendField.
+template <typename T>
+std::vector<uint8_t> BytesOf(std::initializer_list<T> values) {
+  std::vector<uint8_t> out(values.size() * sizeof(T));
+  std::memcpy(out.data(), values.begin(), out.size());
+  return out;
+}
 
 class MemorySource : public stoker::MemorySource {
  public:
