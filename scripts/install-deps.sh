@@ -19,6 +19,7 @@ PACKAGES=(
   python3-dev python3-numpy python3-scipy python3-pytest python3-pil python3-h5py
   python3-torch python3-torchvision python3-matplotlib
   python3-prometheus-client  # stoker.metrics (python/tests/test_metrics.py)
+  chromium  # the HTML report checked in a headless browser (python/tests/test_report.py)
   python3-braceexpand python3-yaml  # what the webdataset peer imports (interop tests, benches)
   python3-setuptools python3-wheel python3-build python3-venv python3-pip
   clang

@@ -1,12 +1,14 @@
 // Copyright 2026 The stoker Authors.
 //
 // `stoker diagnose DATA [--step-ms X] [--cache decoded|output --cache-mib N] [--json]
-//                 [--trace FILE]`:
+//                 [--trace FILE] [--report FILE.html [--tune | --tune-json FILE]]`:
 // is the training step waiting for data, and which stage is to blame.
 // `stoker diagnose --loader SPEC [--step SPEC]` and `stoker diagnose DATA
 // --transforms TEXT` run the user's own pipeline: the verb hands over to
 // Python (stoker._user_pipeline, ExecUserPipeline in cli_support.h), since
-// the Loader is built by the user's Python code.
+// the Loader is built by the user's Python code; so does --report (the HTML
+// page is drawn by stoker._report), with the built-in pipeline spelled as
+// stoker transforms.
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -131,6 +133,14 @@ class DiagnoseCommand : public Command {
     s->add_option("--batches", batches_, "steps measured per mode")
         ->capture_default_str()->check(kPositive);
     s->add_flag("--json", json_, "print one JSON object");
+    s->add_option("--report", report_,
+                  "also write one self-contained HTML page: the verdict, stage times, a "
+                  "timeline excerpt of the trace, the tuning curve (--tune, --tune-json) "
+                  "(runs in Python)");
+    s->add_flag("--tune", tune_, "with --report: run a short tune sweep first and draw its curve");
+    s->add_option("--tune-json", tune_json_,
+                  "with --report: draw the curve of this `stoker tune --json` output")
+        ->check(CLI::ExistingFile);
     s->add_option("--cache", cache_,
                   "keep samples in memory across epochs: 'decoded' (whole decoded images) "
                   "or 'output' (finished samples; val pipeline only); needs --cache-mib")
@@ -140,7 +150,13 @@ class DiagnoseCommand : public Command {
   }
 
   int Run() override {
-    if (!loader_.empty() || !step_.empty() || !transforms_.empty()) return RunInPython();
+    if ((tune_ || !tune_json_.empty()) && report_.empty()) {
+      std::fprintf(stderr, "stoker diagnose: --tune and --tune-json go with --report\n");
+      return 2;
+    }
+    if (!loader_.empty() || !step_.empty() || !transforms_.empty() || !report_.empty()) {
+      return RunInPython();
+    }
     if (data_.empty()) {
       std::fprintf(stderr, "stoker diagnose: give DATA (an image folder) or --loader SPEC\n");
       return 2;
@@ -166,10 +182,12 @@ class DiagnoseCommand : public Command {
     if (!cache_.empty() || !flags_.trace.empty()) {
       std::fprintf(stderr, "stoker diagnose: --cache and --trace are the built-in pipeline's; "
                            "with --loader set cache= in your Loader, or trace in Python "
-                           "(loader.trace)\n");
+                           "(loader.trace); --report holds a trace excerpt of its own\n");
       return 2;
     }
-    std::vector<std::string> args = UserPipelineArgs("diagnose", data_, loader_, transforms_);
+    std::string transforms = transforms_;
+    if (transforms.empty() && loader_.empty()) transforms = PipelineText();
+    std::vector<std::string> args = UserPipelineArgs("diagnose", data_, loader_, transforms);
     if (args.empty()) return 2;
     if (!step_.empty()) args.insert(args.end(), {"--step", step_});
     args.insert(args.end(), {"--batch-size", std::to_string(flags_.options.batch_size),
@@ -178,15 +196,29 @@ class DiagnoseCommand : public Command {
                              "--dtype", flags_.dtype, "--step-ms", std::to_string(step_ms_),
                              "--batches", std::to_string(batches_)});
     if (json_) args.push_back("--json");
+    if (!report_.empty()) args.insert(args.end(), {"--report", report_});
+    if (tune_) args.push_back("--tune");
+    if (!tune_json_.empty()) args.insert(args.end(), {"--tune-json", tune_json_});
     return ExecUserPipeline(args);
   }
 
-  std::string data_, cache_, loader_, step_, transforms_;
+  // --pipeline as stoker transforms (loader_flags.cc's PipelineTransforms).
+  std::string PipelineText() const {
+    std::string t = flags_.pipeline == "train"
+                        ? "RandomResizedCrop(224), RandomHorizontalFlip()"
+                        : "Resize(256), CenterCrop(224)";
+    if (flags_.dtype != "uint8") {
+      t += ", Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])";
+    }
+    return t;
+  }
+
+  std::string data_, cache_, loader_, step_, transforms_, report_, tune_json_;
   LoaderFlags flags_;
   double step_ms_ = 0;
   int batches_ = 30;
   int64_t cache_mib_ = 0;
-  bool json_ = false;
+  bool json_ = false, tune_ = false;
 };
 
 }  // namespace

@@ -48,6 +48,8 @@ def sections(C) -> list:
         ("Sources", "Where samples come from. Pass one to `Loader`.",
          ["ImageFolder", "Npy", "HDF5", "Shards", "Mix"]),
         ("Loading", "", ["Loader", "diagnose"]),
+        ("Data monitor", "Drift of what a Loader delivers from a `stoker stats --json` "
+         "reference (`Loader(..., monitor=...)`).", ["Monitor"]),
         ("Sampling", "Which samples each epoch visits (`Loader(..., sampler=...)`); draws "
          "depend on `(seed, epoch)` only.", ["WeightedSampler", "ClassBalanced", "Subset"]),
         ("Transforms", "Transforms have torchvision's names and arguments; each class checks "
@@ -60,7 +62,7 @@ def sections(C) -> list:
         ("On the batch", "As `Loader(batch_transform=...)` or called on the batches.",
          ["MixUp", "CutMix", "RandomChoice"]),
         ("GPU", "", ["DeviceAugment"]),
-        ("Errors and warnings", "", ["StokerError", "MigrationWarning"]),
+        ("Errors and warnings", "", ["StokerError", "MigrationWarning", "DriftWarning"]),
     ]
 
 

@@ -228,6 +228,14 @@ void RegisterTransforms(py::module_& m) {
                                return t.schema ? TransformStageName(t.schema->stage) : "";
                              },
                              "Where it runs: geometry, image, warp, convert or tensor.")
+      .def_property_readonly(
+          "normalize",
+          [](const Transform& t) -> py::object {
+            if (t.name() != "Normalize") return py::none();
+            return py::make_tuple(py::make_tuple(t.mean[0], t.mean[1], t.mean[2]),
+                                  py::make_tuple(t.std[0], t.std[1], t.std[2]));
+          },
+          "Normalize's (mean, std), each an RGB triple; None for any other transform.")
       .def_property_readonly("random_geometry", &Transform::random_geometry)
       .def_property_readonly("photometric", &Transform::photometric)
       .def("__repr__", &Transform::ToString);

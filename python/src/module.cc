@@ -17,6 +17,7 @@ void RegisterShards(pybind11::module_& m);      // bind_shards.cc
 void RegisterMix(pybind11::module_& m);         // bind_mix.cc
 void RegisterTrace(pybind11::module_& m);       // bind_trace.cc
 void RegisterFieldSteps(pybind11::module_& m);  // bind_field_steps.cc
+void RegisterStats(pybind11::module_& m);       // bind_stats.cc
 }  // namespace stoker::python
 
 PYBIND11_MODULE(_C, m) {
@@ -33,4 +34,5 @@ PYBIND11_MODULE(_C, m) {
   stoker::python::RegisterArrays(m);
   stoker::python::RegisterShards(m);
   stoker::python::RegisterMix(m);
+  stoker::python::RegisterStats(m);
 }

@@ -22,6 +22,7 @@ _sources.guard_class(Npy, ("images", "labels", "layout"))
 _sources.guard_class(HDF5, ("path", "images", "labels", "fields"))
 from stoker._device import DeviceAugment
 from stoker._loader import Loader, diagnose
+from stoker._monitor import DriftWarning, Monitor
 from stoker._sampler import ClassBalanced, Subset, WeightedSampler
 from stoker._shards import Shards
 from stoker._sampler import MigrationWarning
@@ -38,11 +39,13 @@ __all__ = [
     "RandomChoice",
     "ClassBalanced",
     "DeviceAugment",
+    "DriftWarning",
     "HDF5",
     "ImageFolder",
     "Loader",
     "MigrationWarning",
     "Mix",
+    "Monitor",
     "diagnose",
     "Npy",
     "Shards",

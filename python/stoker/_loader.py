@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import threading
 import time
@@ -12,7 +13,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from stoker import _C, _device, _sampler, _trace
+from stoker import _C, _device, _monitor, _report, _sampler, _trace
 from stoker._args import INT64_MAX, as_integral
 from stoker._args import bool_arg as _bool_arg
 from stoker._args import choice_arg as _choice_arg
@@ -300,6 +301,12 @@ class Loader:
         entry was made (one ``stat()`` per hit); a changed or deleted file is read again
         (a miss; ``stats()["cache"]["stale"]`` counts them). ``.npy`` arrays are not
         checked. Default False.
+      monitor: ``stoker.Monitor(reference="stats.json", every="epoch" | N, strict=False)``:
+        keeps running statistics of what the loader delivers (class histogram, sampled
+        per-channel mean/std, skips) and compares them with a ``stoker stats --json``
+        report using ``stoker stats --against``'s tests; drift warns once per item with a
+        ``stoker.DriftWarning`` (``strict=True``: raises it from ``next()``) and counts in
+        ``stats()["monitor"]`` (docs/diagnosis.md, "Data monitor").
 
     Iterating yields ``(images, labels)`` torch tensors (numpy arrays without torch) that
     share the batch buffer: no copy. A batch stays valid while you hold it; its buffer
@@ -323,6 +330,7 @@ class Loader:
                  rank_tail: Optional[str] = None, num_workers: Optional[int] = None,
                  pin_memory: Optional[bool] = None, prefetch_factor: Optional[int] = None,
                  batch_transform=None, cache_validate: bool = False, pad_value: float = 0,
+                 monitor=None,
                  **dataloader_only):
         # Every argument is checked here, in one place (issue 17 items 18-19).
         for name in dataloader_only:
@@ -476,6 +484,9 @@ class Loader:
         self._feeder = None
         self._collate = collate
         self._batch_hooks = []  # stoker.metrics.every
+        if monitor is not None and not isinstance(monitor, _monitor.Monitor):
+            raise TypeError(f"monitor must be a stoker.Monitor, got {type(monitor).__name__}")
+        self._monitor = monitor
         self._batches_delivered = 0
         options = _C.LoaderOptions(
             batch_size=int(batch_size), shuffle=bool(shuffle), seed=int(seed),
@@ -506,6 +517,8 @@ class Loader:
             self._impl = self._feeder.loader
         else:
             self._impl = _C.Loader(source, options)
+        if monitor is not None:
+            monitor._attach(self, transforms, dtype, layout)
         if field_steps or any(t.name == "Lambda" for t in transforms):
             _WITH_CALLABLES.add(self)
         if self._torch_sampler is not None and hasattr(self._torch_sampler, "set_epoch"):
@@ -696,8 +709,12 @@ class Loader:
         (read_s, decode_s, augment_s summed over threads; callback_s: the part of augment_s
         spent in Python callables, GIL waits included), worker_wait_s, consumer_wait_s,
         and the same for the current epoch under "epoch"; threads and prefetch in use, and
-        with "auto" the tuner's last decision ("tuning") and how often it changed them."""
-        return self._live().stats()
+        with "auto" the tuner's last decision ("tuning") and how often it changed them.
+        With a ``monitor=``, its state under "monitor" (``stoker.Monitor.stats()``)."""
+        s = self._live().stats()
+        if self._monitor is not None:
+            s["monitor"] = self._monitor.stats()
+        return s
 
     def trace(self, path=None, *, spans_per_thread: int = _trace.DEFAULT_SPANS_PER_THREAD):
         """Records what the loader's threads do, as spans, until the session stops:
@@ -874,6 +891,7 @@ class _EpochIterator:
         self._done = False
         self._why = None  # set when the epoch was stopped from outside: next() raises it
         self._lock = threading.Lock()  # next() from several threads, one at a time
+        self._epoch = int(self._impl.epoch)  # the epoch this iterator runs (the monitor's)
 
     def __iter__(self):
         return self
@@ -898,11 +916,15 @@ class _EpochIterator:
                 if arrays is not None:
                     if self._loader._batch_hooks:
                         _metrics._run_hooks(self._loader)
+                    if self._loader._monitor is not None:
+                        self._loader._monitor._observe(arrays[0], arrays[1])
                     return self._loader._mix(
                         arrays if self._loader._return_indices else arrays[:2])
             else:
                 arrays = self._impl.next()
         except BaseException as e:
+            if isinstance(e, _monitor.DriftWarning):  # strict monitor: the epoch goes on
+                raise
             if self._feeder is None and not isinstance(e, Exception):
                 # Ctrl-C (or another interrupt): raised now, without waiting for a worker
                 # inside a Python callable, which finishes its sample in the background.
@@ -916,10 +938,17 @@ class _EpochIterator:
                 raise RuntimeError(self._why)
             self._done = True
             self._loader._resumed = None  # the resumed epoch is over: len() is whole again
+            if self._loader._monitor is not None:  # strict: raises DriftWarning instead
+                self._loader._monitor._end_epoch(self._epoch)
             raise StopIteration
         if self._loader._batch_hooks:
             _metrics._run_hooks(self._loader)
-        return self._loader._mix(self._loader._convert(arrays))
+        batch = self._loader._convert(arrays)
+        if self._loader._monitor is not None and len(arrays) == 3:
+            # The images as delivered, the labels as the source gave them (before
+            # target_transform and batch_transform).
+            self._loader._monitor._observe(batch[0], arrays[1])
+        return self._loader._mix(batch)
 
     def __len__(self) -> int:
         return len(self._loader)
@@ -938,7 +967,7 @@ class _EpochIterator:
 
 
 def diagnose(loader: Loader, step_fn=None, batches: int = 30, agree: int = 3,
-             max_rounds: int = 7) -> dict:
+             max_rounds: int = 7, *, report=None, tune=None) -> dict:
     """Is the training step waiting for data, and which stage is to blame?
 
     The verdict rests on how long ``step_fn(images, labels)`` (your training step;
@@ -961,6 +990,15 @@ def diagnose(loader: Loader, step_fn=None, batches: int = 30, agree: int = 3,
     seconds of the full pipeline), ``bottleneck`` ("read", "decode", "augment",
     "copy", "collate" or ""), ``cost_factor``, ``verdict`` (one line) and ``table``
     (all of it as text).
+
+    ``report="diagnosis.html"`` also writes one self-contained HTML page (inline SVG and
+    CSS; it loads nothing): the verdict, a bar chart of the stage times, a timeline excerpt
+    of the loader's trace (recorded during the diagnosis unless a ``loader.trace()`` is
+    already on), the tuning curve when ``tune`` is given, and the monitor's histograms when
+    the loader has a ``monitor=`` (docs/diagnosis.md, "The HTML report"). ``tune``: a
+    ``stoker tune --json`` result (a dict, its JSON text or a file), or True to run a short
+    sweep of threads (1, 2, 4, ... cores) and prefetch (1, 2, 4) first, 1 s each. The
+    result then holds ``report`` (the path) and, with a sweep, ``tune``.
     """
     for name, value, low in (("batches", batches, 1), ("agree", agree, 1),
                              ("max_rounds", max_rounds, 1)):
@@ -968,6 +1006,12 @@ def diagnose(loader: Loader, step_fn=None, batches: int = 30, agree: int = 3,
             raise ValueError(f"diagnose: {name} must be an int >= {low}, got {value!r}")
     if agree > max_rounds:
         raise ValueError(f"diagnose: agree ({agree}) must be <= max_rounds ({max_rounds})")
+    if tune is not None and tune is not False and report is None:
+        raise ValueError("diagnose: tune= goes with report= (it draws the tuning curve)")
+    if tune is False:
+        tune = None
+    if tune is not True:
+        tune = _report.load_tune(tune)
     if loader._impl is None:
         raise RuntimeError("the loader is closed")
     if loader.collate == "list":
@@ -984,4 +1028,26 @@ def diagnose(loader: Loader, step_fn=None, batches: int = 30, agree: int = 3,
                 step_fn(batch[0])
             else:
                 step_fn(batch[0], batch[1])
-    return _C.diagnose(loader._impl, step, batches, agree, max_rounds)
+    if report is None:
+        return _C.diagnose(loader._impl, step, batches, agree, max_rounds)
+    report = os.fspath(report)
+    tune_result = None
+    if tune is True:
+        from stoker._user_pipeline import default_threads
+        tune_result = json.loads(_C.tune(loader._impl, default_threads(), [1, 2, 4], [], 1.0,
+                                         0.0, False)["json"])
+    tracer = loader._impl.tracer
+    session = None if tracer.on else loader.trace()
+    try:
+        result = _C.diagnose(loader._impl, step, batches, agree, max_rounds)
+    finally:
+        if session is not None:
+            session.stop()
+    events = json.loads(tracer.events_json())
+    monitor = loader._monitor.stats() if loader._monitor is not None else None
+    _report.write(report, result, events=events, tune=tune_result or tune, monitor=monitor,
+                  title=f"stoker diagnose: {loader.source!r}")
+    result["report"] = report
+    if tune_result is not None:
+        result["tune"] = tune_result
+    return result

@@ -12,6 +12,10 @@ sampler and source are built by the user's code.
                        (default: a sleep of --step-ms)
     --transforms TEXT  with DATA (an image folder): a list of stoker transforms as
                        Python expressions, e.g. "RandomResizedCrop(64), Normalize()"
+    --report FILE      (diagnose) also write the HTML report (stoker._report); the C++
+                       verb hands DATA over with its --pipeline spelled as --transforms
+    --tune, --tune-json FILE   (diagnose, with --report) the tuning curve: a short sweep
+                       first, or a `stoker tune --json` output
 """
 
 from __future__ import annotations
@@ -134,6 +138,10 @@ def parser() -> argparse.ArgumentParser:
             v.add_argument("--batches", type=int, default=30)
             v.add_argument("--agree", type=int, default=3)
             v.add_argument("--max-rounds", type=int, default=7)
+            v.add_argument("--report", help="write the diagnosis as one HTML page")
+            v.add_argument("--tune", action="store_true",
+                           help="with --report: run a short tune sweep, draw its curve")
+            v.add_argument("--tune-json", help="with --report: a `stoker tune --json` output")
         else:
             v.add_argument("--threads", type=int_list, default=None)
             v.add_argument("--prefetch", type=int_list, default=[1, 2, 4, 8])
@@ -167,10 +175,13 @@ def run(argv) -> int:
         print(r["json"] if args.json else r["table"], end="" if not args.json else "\n")
         return 0
     loader = build_loader(args)
+    tune = True if args.tune else args.tune_json
     r = stoker.diagnose(loader, build_step(args), batches=args.batches, agree=args.agree,
-                        max_rounds=args.max_rounds)
+                        max_rounds=args.max_rounds, report=args.report, tune=tune)
+    if args.report:
+        print(f"stoker diagnose: report written to {args.report}", file=sys.stderr)
     if args.json:
-        out = {k: v for k, v in r.items() if k != "table"}
+        out = {k: v for k, v in r.items() if k not in ("table", "tune")}
         out["tool"] = "diagnose"
         print(json.dumps(out))
     else:

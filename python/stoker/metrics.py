@@ -36,6 +36,10 @@ METRICS = {
     "skipped_samples": ("Samples left out under on_error='skip'", "counter"),
     "padded_samples": ("Samples repeated to pad the last batch or even out ranks", "counter"),
     "bytes_read": ("Encoded bytes read from the source", "counter"),
+    "drift_checks": ("Comparisons a stoker.Monitor made with its reference (0 without one)",
+                     "counter"),
+    "drift_events": ("Checks that found an item drifted from the stoker.Monitor's reference "
+                     "(one per item and check)", "counter"),
 }
 
 
@@ -46,6 +50,7 @@ def snapshot(loader) -> Dict[str, float]:
     worker_s = seconds * max(1, s["threads"])
     frac = (lambda x: x / worker_s) if worker_s > 0 else (lambda x: 0.0)
     cache = s.get("cache")
+    monitor = s.get("monitor") or {}
     return {
         "images_per_sec": float(s["images_per_sec"]),
         "read_busy_fraction": frac(s["read_s"]),
@@ -61,6 +66,8 @@ def snapshot(loader) -> Dict[str, float]:
         "skipped_samples": float(s["skipped"]),
         "padded_samples": float(s["padded_samples"]),
         "bytes_read": float(s["bytes_read"]),
+        "drift_checks": float(monitor.get("checks", 0)),
+        "drift_events": float(monitor.get("drift_events", 0)),
     }
 
 
