@@ -98,7 +98,9 @@ struct EpochSpec {
   // rule: the epoch's global order depends on (seed, epoch) alone; the
   // samples left after `offset` are dealt round-robin, rank r taking global
   // positions offset + r, offset + r + world_size, ... The tail is padded by
-  // repeating from the start of that remainder so every rank gets the same
+  // repeating from the start of the epoch's order (DistributedSampler's rule;
+  // independent of `offset`, so a resume at the same world size pads with
+  // the samples an uninterrupted epoch does) so every rank gets the same
   // count, or dropped under `drop_last`, or (under `uneven`) neither: every
   // sample exactly once, the first (left % world_size) ranks reading one more
   // (distributed evaluation). See RankShareOf.

@@ -16,7 +16,8 @@
 //    batches. A stream of unknown length refuses more than one rank.
 //  - ResumeAfterEveryBatch: a checkpoint after any batch, at 2 ranks,
 //    resumed at 2 and at 3 ranks, delivers the rest of the epoch exactly once
-//    with the pixels of an uninterrupted run. Streams refuse a mid-epoch
+//    (plus the padding, the epoch's first samples) with the pixels of an
+//    uninterrupted run. Streams refuse a mid-epoch
 //    resume at another world size (InvalidArgument).
 //  - SkipsACorruptSample: on_error=skip leaves out exactly the corrupt
 //    samples (the clean run minus them, full batches, counted); on_error=
@@ -275,7 +276,6 @@ TEST_P(SourceConformanceTest, ResumeAfterEveryBatch) {
         }
         for (size_t i = 0; i < rest.labels.size(); ++i) {
           second_segment.push_back(rest.labels[i]);
-          EXPECT_EQ(first_set.count(rest.labels[i]), 0u) << "label " << rest.labels[i] << " again";
           EXPECT_EQ(rest.samples[i], ref_pixels.at(rest.labels[i])) << "label " << rest.labels[i];
         }
       }
@@ -289,6 +289,11 @@ TEST_P(SourceConformanceTest, ResumeAfterEveryBatch) {
       const int64_t remainder = kN - static_cast<int64_t>(first_segment.size());
       const int64_t padded = (remainder + resumed_world - 1) / resumed_world * resumed_world;
       EXPECT_EQ(static_cast<int64_t>(second_segment.size()), padded);
+      // Only the padding (the epoch's first samples, as an uninterrupted epoch
+      // pads) may repeat a sample of the first segment.
+      int64_t again = 0;
+      for (int64_t l : second_segment) again += static_cast<int64_t>(first_set.count(l));
+      EXPECT_LE(again, padded - remainder);
     }
   }
 }

@@ -42,8 +42,9 @@ int64_t GlobalPosition(int64_t n, const EpochSpec& spec, int64_t position) {
   const int64_t offset = std::max<int64_t>(0, spec.offset);
   const int64_t g = offset + spec.rank + position * w;
   if (g < n) return g;
-  const int64_t left = n - offset;  // > 0 whenever a rank has a position past the end
-  return offset + (g - n) % left;
+  // Padding repeats the epoch's first positions, whatever the offset: the
+  // uninterrupted epoch's padding, also after a resume.
+  return (g - n) % n;
 }
 
 std::vector<int64_t> RankSlice(const std::vector<int64_t>& order, const EpochSpec& spec) {
