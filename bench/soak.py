@@ -7,6 +7,9 @@ it says whether they stayed flat after the warm-up.
 
     /usr/bin/python3 bench/soak.py --minutes 30 --json soak.json
 
+Run it from a copy of bench/ and python/ when the tree is rebuilt meanwhile: a child
+that imports a _C module being relinked fails.
+
 The data is made in a temporary folder: photo-like JPEGs and PNGs of several
 sizes, plus truncated JPEGs, random bytes named .jpg, an empty file and a FIFO
 named .jpg (the last must be refused, not block). Beside it: an ImageFolder of
@@ -344,7 +347,11 @@ def sigint_child(root: str, rng: random.Random, slow: list) -> float:
     code = CHILD.format(python=python_dir, root=root, threads=rng.choice([1, 2, 4]))
     child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
-    assert child.stdout.readline().strip() == b"ready"
+    if child.stdout.readline().strip() != b"ready":
+        child.kill()
+        _, err = child.communicate()
+        raise RuntimeError("a SIGINT child failed before its first batch: "
+                           f"{err.decode(errors='replace')[-2000:]}")
     time.sleep(rng.uniform(0.05, 0.6))
     t0 = time.monotonic()
     child.send_signal(signal.SIGINT)
@@ -516,7 +523,9 @@ def main() -> int:
             print(f"{s['t_s']:8.1f} s  rss {s['rss_mib']:7.1f} MiB  threads {s['threads']:3d}"
                   f"  fds {s['fds']:3d}  rounds {s['rounds']}  samples {s['samples']}"
                   f"  {s['samples_per_s']:.0f}/s", flush=True)
-            next_sample += args.sample_s
+            # A round longer than --sample-s (a slow SIGINT child) delays the next record
+            # rather than bunching several after it.
+            next_sample = max(next_sample + args.sample_s, now + args.sample_s / 2)
             if now >= end:
                 break
         one_round(tmp.name, counts, rng, tally, env)
