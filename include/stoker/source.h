@@ -118,6 +118,9 @@ struct EpochSpec {
 struct RankShare {
   int64_t samples = 0;  // positions this rank reads
   int64_t padded = 0;   // of all ranks' positions, how many repeat a sample
+  // Of this rank's positions, how many repeat a sample (its last ones: the
+  // positions that wrap past the end); `padded` summed over the ranks.
+  int64_t rank_padded = 0;
 };
 RankShare RankShareOf(int64_t n, const EpochSpec& spec);
 // The global epoch position a rank's `position` reads (padding wrapped).
@@ -145,8 +148,10 @@ class EpochReader {
   // may run while Read() blocks. Default: nothing to cancel.
   virtual void Cancel() {}
 
-  // Samples of the epoch (all ranks) that repeat another one to even out the
-  // ranks' shares; for streams, those repeated so far.
+  // This rank's positions of the epoch that repeat a sample to even out the
+  // ranks' shares. Random access: its last padded() positions (known when
+  // the epoch starts: RankShare::rank_padded); streams: the repeats read so
+  // far (re-reads of the rank's shards).
   virtual int64_t padded() const { return 0; }
   // A key for the sample at `position` that is the same in every epoch and
   // known before reading it (the source index), or -1 when the reader cannot

@@ -225,7 +225,6 @@ void RegisterLoader(py::module_& m) {
         d["world_size"] = s.world_size;
         d["local_world_size"] = s.local_world_size;
         d["cores"] = s.cores;
-        d["padded_samples"] = s.padded_samples;
         d["prefetch_discarded_batches"] = s.prefetch_discarded_batches;
         d["truncated_shards"] = s.truncated_shards;
         d["batches_in_flight"] = s.batches_in_flight;

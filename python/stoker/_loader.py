@@ -674,8 +674,20 @@ class Loader:
         ``on_error="skip"``), skipped_files (distinct files among them), per-stage busy seconds
         (read_s, decode_s, augment_s summed over threads; callback_s: the part of augment_s
         spent in Python callables, GIL waits included), worker_wait_s, consumer_wait_s,
-        and the same for the current epoch under "epoch"; threads and prefetch in use, and
-        with "auto" the tuner's last decision ("tuning") and how often it changed them."""
+        padded_samples (below), and the same for the current epoch under "epoch"; threads and
+        prefetch in use, and with "auto" the tuner's last decision ("tuning") and how often it
+        changed them. The top-level counters are totals over the loader's life; those under
+        "epoch" are the running (or last) epoch's.
+
+        padded_samples: samples this rank delivered that repeat a sample so that every rank
+        yields the same count. With ranks (``rank_tail="pad"``), the end of its share that
+        wraps to the epoch's start (``DistributedSampler``'s padding: one sample or none per
+        rank per epoch; counted when delivered); for streamed shards with a declared
+        ``length``, the samples of its shards read again when they run short of its share
+        (counted when read: exact at the epoch's end); under ``on_error="skip"`` with ranks,
+        the repeats standing in for its skipped samples. It never counts another rank's
+        repeats: summed over the ranks, ``stats()["epoch"]["padded_samples"]`` is the epoch's
+        repeats."""
         return self._live().stats()
 
     def trace(self, path=None, *, spans_per_thread: int = _trace.DEFAULT_SPANS_PER_THREAD):

@@ -32,7 +32,8 @@ METRICS = {
     "images": ("Images delivered", "counter"),
     "batches": ("Batches delivered", "counter"),
     "skipped_samples": ("Samples left out under on_error='skip'", "counter"),
-    "padded_samples": ("Samples repeated to pad the last batch or even out ranks", "counter"),
+    "padded_samples": ("Samples this rank repeated so that every rank yields the same count",
+                       "counter"),
     "bytes_read": ("Encoded bytes read from the source", "counter"),
 }
 

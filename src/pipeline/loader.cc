@@ -124,6 +124,7 @@ Status LoaderImpl::Start() {
   // Workers parked by the tuner may still sit in the finished epoch.
   ring_.CancelLocked(mu());
   workers_.AwaitEpochLeftLocked(mu());
+  padded_before_ += EpochPaddedLocked();  // the last epoch's, before its reader goes
   // The next epoch's first batches, made while the last one ended: used when
   // this is the epoch they were made for, from its start; else discarded.
   const bool armed = prefetch_.ArmedLocked(mu());
@@ -150,6 +151,13 @@ Status LoaderImpl::Start() {
     reader_ = std::move(reader).value();
   }
   epoch_random_access_ = reader_->random_access();
+  epoch_rank_padded_ = epoch_random_access_ ? reader_->padded() : 0;
+  epoch_repeats_from_ = epoch_random_access_ ? reader_->size() - epoch_rank_padded_ : -1;
+  if (epoch_random_access_ && options_.drop_last) {
+    // Repeats in the short last batch that drop_last leaves out are not delivered.
+    const int64_t kept = reader_->size() / options_.batch_size * options_.batch_size;
+    epoch_rank_padded_ = std::clamp<int64_t>(kept - epoch_repeats_from_, 0, epoch_rank_padded_);
+  }
   ring_.BeginLocked(mu(), cursor_.running_epoch(), reader_->size(), options_.drop_last);
   assembler_.BeginEpoch();
   skips_.BeginEpoch(/*adopt_prefetch=*/use_prefetch);  // its skips belong to this epoch
@@ -193,6 +201,22 @@ void LoaderImpl::FinishEpochLocked() {
   workers_.CloseEpochLocked(mu());
 }
 
+int64_t LoaderImpl::EpochPaddedLocked() const {
+  int64_t repeats = 0;
+  if (epoch_repeats_from_ >= 0) {
+    // Random access: the rank's last positions, counted as they are
+    // delivered (or skipped).
+    repeats = std::clamp<int64_t>(assembler_.delivered_positions() - epoch_repeats_from_, 0,
+                                  epoch_rank_padded_);
+  } else if (prefetch_.ArmedLocked(mu())) {
+    repeats = prefetch_.RunningPaddedLocked(mu());  // the next epoch's reader replaced it
+  } else if (reader_ != nullptr) {
+    repeats = reader_->padded();  // a stream's re-reads so far
+  }
+  // Under on_error="skip" with ranks: repeats standing in for skipped samples.
+  return repeats + assembler_.padded_samples();
+}
+
 LoaderStats LoaderImpl::stats() const {
   MutexLockUnlessForked lock(mu(), workers_.ForkedChild());
   LoaderStats s;
@@ -214,10 +238,8 @@ LoaderStats LoaderImpl::stats() const {
   s.world_size = options_.world_size;
   s.local_world_size = options_.local_world_size;
   s.cores = cores_;
-  const int64_t reader_padded = prefetch_.ArmedLocked(mu()) ? prefetch_.RunningPaddedLocked(mu())
-                                : reader_ != nullptr        ? reader_->padded()
-                                                            : 0;
-  s.padded_samples = reader_padded + assembler_.padded_samples();
+  s.epoch.padded_samples = EpochPaddedLocked();
+  s.total.padded_samples = padded_before_ + s.epoch.padded_samples;
   s.prefetch_discarded_batches = prefetch_.discarded_batches(mu());
   s.truncated_shards = source_->truncated_shards();
   ring_.DepthLocked(mu(), &s.batches_in_flight, &s.ready_batches);
