@@ -245,6 +245,21 @@ struct LoaderStats {
   // their end-of-archive blocks, over the source's life (a warning: without
   // a declared length such a shard is read as complete).
   int64_t truncated_shards = 0;
+  // The node-wide shard cache (Source::shard_cache(); all zero without one).
+  // `shard_cache_floor`: the bytes the node's ranks hold in it at once, the
+  // largest shard seen x the shards a rank holds open or opening (2 x
+  // concurrent_shards when shuffled, else 2) x local_world_size. A
+  // cache_bytes below it evicts shards while they are still wanted, so
+  // shards read again are downloaded again (as many downloads as without a
+  // cache, or more): `shard_cache_too_small`, and `shard_cache_advice` says
+  // what to set.
+  bool shard_cache = false;
+  int64_t shard_cache_downloads = 0;
+  int64_t shard_cache_hits = 0;
+  int64_t shard_cache_capacity = 0;
+  int64_t shard_cache_floor = 0;
+  bool shard_cache_too_small = false;
+  std::string shard_cache_advice;
   // The decoded-sample cache (all zero without one).
   int64_t cache_hits = 0;
   int64_t cache_misses = 0;

@@ -184,6 +184,17 @@ class Source {
   // Such a shard is read as complete, or ends with an error under a
   // declared length. 0 for other sources.
   virtual int64_t truncated_shards() const { return 0; }
+  // The node-wide shard cache (Shards(cache_dir=) in stream mode) as this
+  // source used it; `enabled` false for other sources.
+  struct ShardCacheUse {
+    bool enabled = false;
+    int64_t capacity = 0;       // cache_bytes (0: unbounded)
+    int64_t downloads = 0;      // objects downloaded into the cache, over the source's life
+    int64_t hits = 0;           // opens served by a valid entry
+    int64_t largest_bytes = 0;  // the largest object downloaded or found
+    int concurrent_shards = 1;  // ShardOptions::concurrent_shards
+  };
+  virtual ShardCacheUse shard_cache() const { return {}; }
   // The fields every sample has (stoker/record.h). Default: image + label.
   virtual Schema schema() const { return Schema::ImageLabel(); }
   // Whether every sample's image has the same size, known without reading a

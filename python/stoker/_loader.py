@@ -456,6 +456,7 @@ class Loader:
         self._feeder = None
         self._collate = collate
         self._batch_hooks = []  # stoker.metrics.every
+        self._shard_cache_warned = False  # _warn_shard_cache: once per loader
         self._batches_delivered = 0
         options = _C.LoaderOptions(
             batch_size=int(batch_size), shuffle=bool(shuffle), seed=int(seed),
@@ -679,6 +680,15 @@ class Loader:
         changed them. The top-level counters are totals over the loader's life; those under
         "epoch" are the running (or last) epoch's.
 
+        shard_cache (``Shards(cache_dir=...)`` in stream mode only): downloads and hits of
+        the node-wide shard cache by this loader's source, capacity (``cache_bytes``, 0:
+        unbounded), floor (the bytes this node's ranks hold in the cache at once: the
+        largest shard seen x 2 x ``concurrent_shards`` (2 unshuffled) x
+        ``LOCAL_WORLD_SIZE``), too_small (capacity below the floor: shards are evicted while
+        still wanted and downloaded again, as often as without a cache or more; a
+        RuntimeWarning says so once, at the end of the first epoch that sees it) and
+        advice (what to set).
+
         padded_samples: samples this rank delivered that repeat a sample so that every rank
         yields the same count. With ranks (``rank_tail="pad"``), the end of its share that
         wraps to the epoch's start (``DistributedSampler``'s padding: one sample or none per
@@ -689,6 +699,17 @@ class Loader:
         repeats: summed over the ranks, ``stats()["epoch"]["padded_samples"]`` is the epoch's
         repeats."""
         return self._live().stats()
+
+    def _warn_shard_cache(self) -> None:
+        """At an epoch's end: a RuntimeWarning, once, when Shards(cache_bytes=) is below what
+        the node's ranks hold in the cache at once (stats()["shard_cache"]["too_small"])."""
+        if self._shard_cache_warned or self._impl is None:
+            return
+        cache = self._impl.stats().get("shard_cache")
+        if cache is not None and cache["too_small"]:
+            self._shard_cache_warned = True
+            warnings.warn("Shards(cache_dir=...): " + cache["advice"], RuntimeWarning,
+                          stacklevel=4)
 
     def trace(self, path=None, *, spans_per_thread: int = _trace.DEFAULT_SPANS_PER_THREAD):
         """Records what the loader's threads do, as spans, until the session stops:
@@ -907,6 +928,7 @@ class _EpochIterator:
                 raise RuntimeError(self._why)
             self._done = True
             self._loader._resumed = None  # the resumed epoch is over: len() is whole again
+            self._loader._warn_shard_cache()
             raise StopIteration
         if self._loader._batch_hooks:
             _metrics._run_hooks(self._loader)

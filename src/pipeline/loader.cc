@@ -201,6 +201,37 @@ void LoaderImpl::FinishEpochLocked() {
   workers_.CloseEpochLocked(mu());
 }
 
+namespace {
+
+// stats()'s shard cache figures (see LoaderStats).
+void FillShardCacheStats(const Source::ShardCacheUse& u, const LoaderOptions& o,
+                         LoaderStats* s) {
+  if (!u.enabled) return;
+  s->shard_cache = true;
+  s->shard_cache_downloads = u.downloads;
+  s->shard_cache_hits = u.hits;
+  s->shard_cache_capacity = u.capacity;
+  // Per rank: the shards being read and as many opening ahead (StreamReader).
+  const int64_t per_rank = o.shuffle ? 2 * int64_t{u.concurrent_shards} : 2;
+  const int64_t ranks = std::max(1, o.local_world_size);
+  s->shard_cache_floor = u.largest_bytes * per_rank * ranks;
+  s->shard_cache_too_small = u.capacity > 0 && u.capacity < s->shard_cache_floor;
+  if (s->shard_cache_too_small) {
+    const auto mib = [](int64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20) + " MiB"; };
+    s->shard_cache_advice =
+        "cache_bytes=" + std::to_string(u.capacity) + " is below what this node's " +
+        std::to_string(ranks) + " local rank(s) hold in the shard cache at once (" +
+        std::to_string(per_rank) + " shards each, the largest " + mib(u.largest_bytes) +
+        ": " + mib(s->shard_cache_floor) + "): shards are evicted while still wanted and " +
+        "downloaded again, so the cache saves little or nothing (" +
+        std::to_string(u.downloads) + " downloads, " + std::to_string(u.hits) +
+        " hits so far). Set cache_bytes to at least " + std::to_string(s->shard_cache_floor) +
+        " plus the epoch's shards to reuse them, or 0 (unbounded)";
+  }
+}
+
+}  // namespace
+
 int64_t LoaderImpl::EpochPaddedLocked() const {
   int64_t repeats = 0;
   if (epoch_repeats_from_ >= 0) {
@@ -242,6 +273,7 @@ LoaderStats LoaderImpl::stats() const {
   s.total.padded_samples = padded_before_ + s.epoch.padded_samples;
   s.prefetch_discarded_batches = prefetch_.discarded_batches(mu());
   s.truncated_shards = source_->truncated_shards();
+  FillShardCacheStats(source_->shard_cache(), options_, &s);
   ring_.DepthLocked(mu(), &s.batches_in_flight, &s.ready_batches);
   if (size_tallies_ != nullptr) {
     for (int i = 0; i < plan_.workers; ++i) size_tallies_[static_cast<size_t>(i)].AddTo(&s.source_sizes);
