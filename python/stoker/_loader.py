@@ -675,29 +675,25 @@ class Loader:
         ``on_error="skip"``), skipped_files (distinct files among them), per-stage busy seconds
         (read_s, decode_s, augment_s summed over threads; callback_s: the part of augment_s
         spent in Python callables, GIL waits included), worker_wait_s, consumer_wait_s,
-        padded_samples (below), and the same for the current epoch under "epoch"; threads and
+        padded_samples, and the same for the current epoch under "epoch"; threads and
         prefetch in use, and with "auto" the tuner's last decision ("tuning") and how often it
         changed them. The top-level counters are totals over the loader's life; those under
-        "epoch" are the running (or last) epoch's.
-
-        shard_cache (``Shards(cache_dir=...)`` in stream mode only): downloads and hits of
-        the node-wide shard cache by this loader's source, capacity (``cache_bytes``, 0:
-        unbounded), floor (the bytes this node's ranks hold in the cache at once: the
-        largest shard seen x 2 x ``concurrent_shards`` (2 unshuffled) x
-        ``LOCAL_WORLD_SIZE``), too_small (capacity below the floor: shards are evicted while
-        still wanted and downloaded again, as often as without a cache or more; a
-        RuntimeWarning says so once, at the end of the first epoch that sees it) and
-        advice (what to set).
-
-        padded_samples: samples this rank delivered that repeat a sample so that every rank
-        yields the same count. With ranks (``rank_tail="pad"``), the end of its share that
-        wraps to the epoch's start (``DistributedSampler``'s padding: one sample or none per
-        rank per epoch; counted when delivered); for streamed shards with a declared
-        ``length``, the samples of its shards read again when they run short of its share
-        (counted when read: exact at the epoch's end); under ``on_error="skip"`` with ranks,
-        the repeats standing in for its skipped samples. It never counts another rank's
-        repeats: summed over the ranks, ``stats()["epoch"]["padded_samples"]`` is the epoch's
-        repeats."""
+        "epoch" are the running (or last) epoch's. padded_samples: the samples this rank
+        delivered that repeat a sample so that every rank yields the same count. With ranks
+        (``rank_tail="pad"``), the end of its share that wraps to the epoch's start
+        (``DistributedSampler``'s padding: one sample or none per rank per epoch; counted when
+        delivered); for streamed shards with a declared ``length``, the samples of its shards
+        read again when they run short of its share (counted when read: exact at the epoch's
+        end); under ``on_error="skip"`` with ranks, the repeats standing in for its skipped
+        samples. It never counts another rank's repeats: summed over the ranks,
+        ``stats()["epoch"]["padded_samples"]`` is the epoch's repeats. shard_cache
+        (``Shards(cache_dir=...)`` in stream mode only): downloads and hits of the node-wide
+        shard cache by this loader's source, capacity (``cache_bytes``, 0: unbounded), floor
+        (the bytes this node's ranks hold in the cache at once: the largest shard seen x 2 x
+        ``concurrent_shards`` (2 unshuffled) x ``LOCAL_WORLD_SIZE``), too_small (capacity below
+        the floor: shards are evicted while still wanted and downloaded again, as often as
+        without a cache or more; a RuntimeWarning says so once, at the end of the first epoch
+        that sees it) and advice (what to set)."""
         return self._live().stats()
 
     def _warn_shard_cache(self) -> None:
