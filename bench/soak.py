@@ -44,6 +44,7 @@ import tempfile
 import textwrap
 import threading
 import time
+import warnings
 
 import numpy as np
 from PIL import Image
@@ -234,9 +235,15 @@ def new_round(kind: str, env: dict, rng: random.Random, tally: dict) -> None:
         loader = stoker.Loader(src, batch_size=16, shuffle=True, threads=t,
                                transforms=[stoker.Resize(40), stoker.CenterCrop(32)],
                                seed=rng.randrange(1 << 30))
-        n = count_records(loader)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            n = count_records(loader)
         if n != want_shards:
             raise RuntimeError(f"HTTP records via cache_dir: {n}, expected {want_shards}")
+        # The cache holds fewer shards than a shuffled rank holds at once: said, once.
+        said = [w for w in caught if "cache_bytes=" in str(w.message)]
+        if len(said) != 1 or not loader.stats()["shard_cache"]["too_small"]:
+            raise RuntimeError(f"a too-small shard cache was warned {len(said)} times")
         tally["images"] += n
         loader.close()
     elif kind == "formats":

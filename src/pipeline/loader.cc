@@ -5,6 +5,7 @@
 #include "pipeline/loader_impl.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <utility>
@@ -217,7 +218,17 @@ void FillShardCacheStats(const Source::ShardCacheUse& u, const LoaderOptions& o,
   s->shard_cache_floor = u.largest_bytes * per_rank * ranks;
   s->shard_cache_too_small = u.capacity > 0 && u.capacity < s->shard_cache_floor;
   if (s->shard_cache_too_small) {
-    const auto mib = [](int64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20) + " MiB"; };
+    const auto mib = [](int64_t b) {  // "1.5 MiB", "40.0 KiB", "512 bytes"
+      char text[32];
+      if (b >= (int64_t{1} << 20)) {
+        std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(b) / (1 << 20));
+      } else if (b >= 1024) {
+        std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(b) / 1024);
+      } else {
+        std::snprintf(text, sizeof text, "%lld bytes", static_cast<long long>(b));
+      }
+      return std::string(text);
+    };
     s->shard_cache_advice =
         "cache_bytes=" + std::to_string(u.capacity) + " is below what this node's " +
         std::to_string(ranks) + " local rank(s) hold in the shard cache at once (" +
