@@ -245,6 +245,15 @@ struct StageStats {
   double worker_wait_s = 0;     // workers blocked because `prefetch` batches were in flight
   double consumer_wait_s = 0;   // consumer blocked in Next() waiting for a batch
   int64_t bytes_read = 0;
+  // Samples this rank delivered that repeat a sample so that every rank
+  // yields the same count: with several ranks, the tail of its share that
+  // wraps to the epoch's start (DistributedSampler's padding, random access;
+  // counted as the positions are delivered), the re-reads of its shards when
+  // they run short (streams with a declared length; counted as they are
+  // read, so exact at the epoch's end), and, under on_error="skip", the
+  // repeats standing in for its skipped samples. Never the samples of
+  // another rank: summed over the ranks, it is the epoch's repeats.
+  int64_t padded_samples = 0;
   double images_per_sec() const { return seconds > 0 ? images / seconds : 0; }
 };
 
@@ -275,12 +284,26 @@ struct LoaderStats {
   int world_size = 1;
   int local_world_size = 1;
   int cores = 0;                // the default threads: RankShareOfCores (stoker/process.h)
-  int64_t padded_samples = 0;   // samples of the epoch repeated to even out the ranks
   int64_t prefetch_discarded_batches = 0;  // next-epoch batches made, then not wanted
   // Source::truncated_shards(): stream-read tar shards that ended without
   // their end-of-archive blocks, over the source's life (a warning: without
   // a declared length such a shard is read as complete).
   int64_t truncated_shards = 0;
+  // The node-wide shard cache (Source::shard_cache(); all zero without one).
+  // `shard_cache_floor`: the bytes the node's ranks hold in it at once, the
+  // largest shard seen x the shards a rank holds open or opening (2 x
+  // concurrent_shards when shuffled, else 2) x local_world_size. A
+  // cache_bytes below it evicts shards while they are still wanted, so
+  // shards read again are downloaded again (as many downloads as without a
+  // cache, or more): `shard_cache_too_small`, and `shard_cache_advice` says
+  // what to set.
+  bool shard_cache = false;
+  int64_t shard_cache_downloads = 0;
+  int64_t shard_cache_hits = 0;
+  int64_t shard_cache_capacity = 0;
+  int64_t shard_cache_floor = 0;
+  bool shard_cache_too_small = false;
+  std::string shard_cache_advice;
   // The decoded-sample cache (all zero without one).
   int64_t cache_hits = 0;
   int64_t cache_misses = 0;

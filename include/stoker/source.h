@@ -120,6 +120,9 @@ struct EpochSpec {
 struct RankShare {
   int64_t samples = 0;  // positions this rank reads
   int64_t padded = 0;   // of all ranks' positions, how many repeat a sample
+  // Of this rank's positions, how many repeat a sample (its last ones: the
+  // positions that wrap past the end); `padded` summed over the ranks.
+  int64_t rank_padded = 0;
 };
 RankShare RankShareOf(int64_t n, const EpochSpec& spec);
 // The global epoch position a rank's `position` reads (padding wrapped).
@@ -147,8 +150,10 @@ class EpochReader {
   // may run while Read() blocks. Default: nothing to cancel.
   virtual void Cancel() {}
 
-  // Samples of the epoch (all ranks) that repeat another one to even out the
-  // ranks' shares; for streams, those repeated so far.
+  // This rank's positions of the epoch that repeat a sample to even out the
+  // ranks' shares. Random access: its last padded() positions (known when
+  // the epoch starts: RankShare::rank_padded); streams: the repeats read so
+  // far (re-reads of the rank's shards).
   virtual int64_t padded() const { return 0; }
   // A key for the sample at `position` that is the same in every epoch and
   // known before reading it (the source index), or -1 when the reader cannot
@@ -181,6 +186,17 @@ class Source {
   // Such a shard is read as complete, or ends with an error under a
   // declared length. 0 for other sources.
   virtual int64_t truncated_shards() const { return 0; }
+  // The node-wide shard cache (Shards(cache_dir=) in stream mode) as this
+  // source used it; `enabled` false for other sources.
+  struct ShardCacheUse {
+    bool enabled = false;
+    int64_t capacity = 0;       // cache_bytes (0: unbounded)
+    int64_t downloads = 0;      // objects downloaded into the cache, over the source's life
+    int64_t hits = 0;           // opens served by a valid entry
+    int64_t largest_bytes = 0;  // the largest object downloaded or found
+    int concurrent_shards = 1;  // ShardOptions::concurrent_shards
+  };
+  virtual ShardCacheUse shard_cache() const { return {}; }
   // The fields every sample has (stoker/record.h). Default: image + label.
   virtual Schema schema() const { return Schema::ImageLabel(); }
   // Whether every sample's image has the same size, known without reading a

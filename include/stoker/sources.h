@@ -210,10 +210,20 @@ bool BuiltWithCurl();
 // How remote (http(s)://, s3://) shards are read: retries with exponential
 // backoff that resume from the byte reached (HTTP Range), TLS verification,
 // the S3 endpoint, and an optional node-wide cache.
+// What FillCache (src/io/stream.h) did for the streams sharing it (relaxed
+// atomics: statistics).
+struct ShardCacheCounters {
+  std::atomic<int64_t> downloads{0};      // objects downloaded into the cache
+  std::atomic<int64_t> hits{0};           // opens served by a valid entry
+  std::atomic<int64_t> largest_bytes{0};  // the largest entry downloaded or served
+};
+
 struct StreamOptions {
   // Remote objects are downloaded whole into this node-wide cache and read
   // from it ("" = no cache, stream directly).
   std::string cache_dir;
+  // When set, FillCache counts its downloads and hits here.
+  std::shared_ptr<ShardCacheCounters> cache_counters;
   // Bound on the bytes under cache_dir (0 = none); LRU eviction.
   int64_t cache_bytes = 0;
   // How long a cache entry is trusted without asking the server: an open

@@ -25,6 +25,7 @@ py::dict StageDict(const StageStats& s) {
   d["worker_wait_s"] = s.worker_wait_s;
   d["consumer_wait_s"] = s.consumer_wait_s;
   d["bytes_read"] = s.bytes_read;
+  d["padded_samples"] = s.padded_samples;
   return d;
 }
 

@@ -234,9 +234,18 @@ void RegisterLoader(py::module_& m) {
         d["world_size"] = s.world_size;
         d["local_world_size"] = s.local_world_size;
         d["cores"] = s.cores;
-        d["padded_samples"] = s.padded_samples;
         d["prefetch_discarded_batches"] = s.prefetch_discarded_batches;
         d["truncated_shards"] = s.truncated_shards;
+        if (s.shard_cache) {
+          py::dict c;
+          c["downloads"] = s.shard_cache_downloads;
+          c["hits"] = s.shard_cache_hits;
+          c["capacity"] = s.shard_cache_capacity;
+          c["floor"] = s.shard_cache_floor;
+          c["too_small"] = s.shard_cache_too_small;
+          c["advice"] = s.shard_cache_advice;
+          d["shard_cache"] = c;
+        }
         d["batches_in_flight"] = s.batches_in_flight;
         d["ready_batches"] = s.ready_batches;
         if (l.options().cache_bytes > 0) {

@@ -487,6 +487,7 @@ class Loader:
         if monitor is not None and not isinstance(monitor, _monitor.Monitor):
             raise TypeError(f"monitor must be a stoker.Monitor, got {type(monitor).__name__}")
         self._monitor = monitor
+        self._shard_cache_warned = False  # _warn_shard_cache: once per loader
         self._batches_delivered = 0
         options = _C.LoaderOptions(
             batch_size=int(batch_size), shuffle=bool(shuffle), seed=int(seed),
@@ -708,13 +709,41 @@ class Loader:
         ``on_error="skip"``), skipped_files (distinct files among them), per-stage busy seconds
         (read_s, decode_s, augment_s summed over threads; callback_s: the part of augment_s
         spent in Python callables, GIL waits included), worker_wait_s, consumer_wait_s,
-        and the same for the current epoch under "epoch"; threads and prefetch in use, and
-        with "auto" the tuner's last decision ("tuning") and how often it changed them.
-        With a ``monitor=``, its state under "monitor" (``stoker.Monitor.stats()``)."""
+        padded_samples, and the same for the current epoch under "epoch"; threads and
+        prefetch in use, and with "auto" the tuner's last decision ("tuning") and how often it
+        changed them. The top-level counters are totals over the loader's life; those under
+        "epoch" are the running (or last) epoch's. padded_samples: the samples this rank
+        delivered that repeat a sample so that every rank yields the same count. With ranks
+        (``rank_tail="pad"``), the end of its share that wraps to the epoch's start
+        (``DistributedSampler``'s padding: one sample or none per rank per epoch; counted when
+        delivered); for streamed shards with a declared ``length``, the samples of its shards
+        read again when they run short of its share (counted when read: exact at the epoch's
+        end); under ``on_error="skip"`` with ranks, the repeats standing in for its skipped
+        samples. It never counts another rank's repeats: summed over the ranks,
+        ``stats()["epoch"]["padded_samples"]`` is the epoch's repeats. shard_cache
+        (``Shards(cache_dir=...)`` in stream mode only): downloads and hits of the node-wide
+        shard cache by this loader's source, capacity (``cache_bytes``, 0: unbounded), floor
+        (the bytes this node's ranks hold in the cache at once: the largest shard seen x 2 x
+        ``concurrent_shards`` (2 unshuffled) x ``LOCAL_WORLD_SIZE``), too_small (capacity below
+        the floor: shards are evicted while still wanted and downloaded again, as often as
+        without a cache or more; a RuntimeWarning says so once, at the end of the first epoch
+        that sees it) and advice (what to set). With a ``monitor=``, its state under
+        "monitor" (``stoker.Monitor.stats()``)."""
         s = self._live().stats()
         if self._monitor is not None:
             s["monitor"] = self._monitor.stats()
         return s
+
+    def _warn_shard_cache(self) -> None:
+        """At an epoch's end: a RuntimeWarning, once, when Shards(cache_bytes=) is below what
+        the node's ranks hold in the cache at once (stats()["shard_cache"]["too_small"])."""
+        if self._shard_cache_warned or self._impl is None:
+            return
+        cache = self._impl.stats().get("shard_cache")
+        if cache is not None and cache["too_small"]:
+            self._shard_cache_warned = True
+            warnings.warn("Shards(cache_dir=...): " + cache["advice"], RuntimeWarning,
+                          stacklevel=4)
 
     def trace(self, path=None, *, spans_per_thread: int = _trace.DEFAULT_SPANS_PER_THREAD):
         """Records what the loader's threads do, as spans, until the session stops:
@@ -938,6 +967,7 @@ class _EpochIterator:
                 raise RuntimeError(self._why)
             self._done = True
             self._loader._resumed = None  # the resumed epoch is over: len() is whole again
+            self._loader._warn_shard_cache()
             if self._loader._monitor is not None:  # strict: raises DriftWarning instead
                 self._loader._monitor._end_epoch(self._epoch)
             raise StopIteration

@@ -39,16 +39,19 @@ def run(source, rank, world, **kw):
 
 
 def check_ranks(source, n, world, **kw):
-    every, counts = [], []
+    every, counts, padded = [], [], 0
     for r in range(world):
         ids, batches, _, loader = run(source, r, world, **kw)
         assert batches == len(loader), "len(loader) is the per-rank batch count"
-        assert loader.stats()["padded_samples"] == -(-n // world) * world - n
+        # This rank's own repeat: the ranks from n % world on wrap to the epoch's start.
+        assert loader.stats()["padded_samples"] == (1 if n % world and r >= n % world else 0)
+        padded += loader.stats()["padded_samples"]
         counts.append(batches)
         every += ids
     assert len(set(counts)) == 1, f"ranks disagree on the batch count: {counts}"
     assert len(set(every)) == n, "the union of the ranks is the epoch"
     assert len(every) == -(-n // world) * world, "disjoint apart from the padding"
+    assert padded == len(every) - n, "the ranks' own repeats sum to the epoch's"
     return every
 
 

@@ -160,6 +160,9 @@ def test_rank_tail_and_drop_last_are_separate(source):
     # batch; the old single drop_last dropped both.
     loader = make(source, rank=1, world_size=3, rank_tail="pad", drop_last=True)
     assert [len(i) for _, _, i in loader] == [4, 4] and len(loader) == 2
+    assert loader.stats()["padded_samples"] == 0  # 23 = 3 * 8 - 1: rank 2 holds the repeat
+    loader = make(source, rank=2, world_size=3, rank_tail="pad", drop_last=True)
+    assert [len(i) for _, _, i in loader] == [4, 4]
     assert loader.stats()["padded_samples"] == 1
     loader = make(source, rank=1, world_size=3, rank_tail="drop", drop_last=False)
     assert [len(i) for _, _, i in loader] == [4, 3]

@@ -271,3 +271,32 @@ def test_sigint_is_not_held_up_by_a_slow_batch(tmp_path):
     assert words[0] == "caught", (out, err)
     # Interrupted before the batch was done: fewer images than the batch holds.
     assert int(words[1]) < n, out
+
+
+def test_bench_soak_rounds_over_records_formats_mix_resume_and_caches(tmp_path):
+    # bench/soak.py's rounds over records, the newer formats, Mix, resume and the caches
+    # (each checks its own sample count and raises otherwise), once each on small data: the
+    # 30-minute soak must not be the first place a broken round shows.
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+    try:
+        import soak
+    finally:
+        sys.path.pop(0)
+    env = {"formats": str(tmp_path / "formats")}
+    env["formats_n"] = soak.make_formats(env["formats"], 14, 1)
+    env["records"] = soak.make_records(str(tmp_path), shards=3, per_shard=5, rows=40, seed=1)
+    for k in ("x", "y", "imgs", "labels"):
+        env[k] = str(tmp_path / f"{k}.npy")
+    server = soak.serve(str(tmp_path))
+    try:
+        env["url"] = f"http://127.0.0.1:{server.server_address[1]}"
+        env["cache_dir"] = str(tmp_path / "cache")
+        env["cache_bytes"] = 2 * os.path.getsize(tmp_path / "shards" / "r-000.tar")
+        tally = {"images": 0, "rounds": {}}
+        rng = random.Random(3)
+        for kind in soak.NEW_KINDS + ["resume"] * 3:
+            soak.new_round(kind, env, rng, tally)
+        assert tally["images"] > 0
+    finally:
+        server.shutdown()
+        server.server_close()

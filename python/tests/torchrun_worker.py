@@ -50,7 +50,7 @@ def main():
             ids = [i for _, _, idx in ld for i in idx.tolist()]
             batches = -(-len(ids) // 8)
             result[f"epoch{epoch}"] = gather({"ids": ids, "batches": batches, "len": len(ld),
-                                              "padded": ld.stats()["padded_samples"]})
+                                              "padded": ld.stats()["epoch"]["padded_samples"]})
         result["world"] = gather(result["world"])
     elif mode == "save":
         ld = loader(data)

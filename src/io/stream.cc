@@ -235,6 +235,22 @@ StatusOr<std::unique_ptr<ByteStream>> OpenFileStream(const std::string& path) {
   return OpenNamedFileStream(path, path);
 }
 
+namespace {
+
+// Records a cache open served from an entry of `bytes` (a hit) or a
+// download of one.
+void CountCacheUse(const StreamOptions& options, int64_t bytes, bool downloaded) {
+  ShardCacheCounters* c = options.cache_counters.get();
+  if (c == nullptr) return;
+  (downloaded ? c->downloads : c->hits).fetch_add(1, std::memory_order_relaxed);
+  int64_t seen = c->largest_bytes.load(std::memory_order_relaxed);
+  while (bytes > seen &&
+         !c->largest_bytes.compare_exchange_weak(seen, bytes, std::memory_order_relaxed)) {
+  }
+}
+
+}  // namespace
+
 StatusOr<std::string> FillCache(
     const std::string& url, const StreamOptions& options,
     const std::function<StatusOr<std::unique_ptr<ByteStream>>()>& open,
@@ -250,6 +266,7 @@ StatusOr<std::string> FillCache(
   // The common case without the lock: a valid entry that needs no word with the server.
   if (CheckEntry(path, &recorded, &validated) == EntryState::kValid &&
       (probe == nullptr || !ValidationDue(options, validated)) && TouchEntry(path)) {
+    CountCacheUse(options, recorded.size, /*downloaded=*/false);
     return path;
   }
   const std::string lock_path = path + ".lock";
@@ -268,19 +285,24 @@ StatusOr<std::string> FillCache(
   const EntryState state = CheckEntry(path, &recorded, &validated);
   if (state == EntryState::kValid) {
     // Filled or validated by another process or thread meanwhile, or due a check.
+    bool hit = false;
     if (probe == nullptr || !ValidationDue(options, validated)) {
-      if (TouchEntry(path)) return path;
+      hit = TouchEntry(path);
     } else {
       auto now = probe();
       if (!now.ok() && now.status().code() != StatusCode::kNotFound) {
         // The server cannot say (unreachable, 5xx): the copy stays in use.
-        if (TouchEntry(path)) return path;
+        hit = TouchEntry(path);
       } else if (now.ok() && now.value().SameObject(recorded)) {
         (void)WriteMeta(meta, recorded, meta + suffix);  // validated now (its mtime)
-        if (TouchEntry(path)) return path;
+        hit = TouchEntry(path);
       }
       // Another object, or gone from the server: downloaded again below
       // (which fails as without a cache when the object is gone).
+    }
+    if (hit) {
+      CountCacheUse(options, recorded.size, /*downloaded=*/false);
+      return path;
     }
   }
   if (state != EntryState::kMissing) {
@@ -319,6 +341,7 @@ StatusOr<std::string> FillCache(
     ::unlink(tmp.c_str());
     return status;
   }
+  CountCacheUse(options, bytes, /*downloaded=*/true);
   if (options.cache_bytes > 0) EvictCache(dir, options.cache_bytes, path);
   return path;
 }

@@ -247,6 +247,25 @@ TEST(CacheTest, EvictsLeastRecentlyUsedFirstAndSparesTheNewEntry) {
   EXPECT_EQ(cache + "/" + entries.begin()->first, e.value());
 }
 
+// StreamOptions::cache_counters: each download and each hit counted, the
+// largest entry kept (issue 32, item 41: stats' shard cache floor).
+TEST(CacheTest, CountersCountDownloadsHitsAndTheLargestEntry) {
+  testing::TempDir dir;
+  const std::string log = dir.path() + "/opens";
+  StreamOptions o;
+  o.cache_dir = dir.path() + "/cache";
+  o.cache_counters = std::make_shared<ShardCacheCounters>();
+  ASSERT_TRUE(FillCache("http://h/a", o, CountingOpener("http://h/a", log, 1000)).ok());
+  ASSERT_TRUE(FillCache("http://h/b", o, CountingOpener("http://h/b", log, 3000)).ok());
+  ASSERT_TRUE(FillCache("http://h/a", o, CountingOpener("http://h/a", log, 1000)).ok());
+  EXPECT_EQ(o.cache_counters->downloads.load(), 2);
+  EXPECT_EQ(o.cache_counters->hits.load(), 1);
+  EXPECT_EQ(o.cache_counters->largest_bytes.load(), 3000);
+  // The downloads are the opens of the remote objects.
+  auto opens = CountLines(log);
+  EXPECT_EQ(opens["http://h/a"] + opens["http://h/b"], 2);
+}
+
 // ------------------------------------------------------------------ against a real server
 
 std::string ReadStream(ByteStream* s, Status* status) {

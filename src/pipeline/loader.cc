@@ -5,6 +5,7 @@
 #include "pipeline/loader_impl.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <utility>
@@ -124,6 +125,7 @@ Status LoaderImpl::Start() {
   // Workers parked by the tuner may still sit in the finished epoch.
   ring_.CancelLocked(mu());
   workers_.AwaitEpochLeftLocked(mu());
+  padded_before_ += EpochPaddedLocked();  // the last epoch's, before its reader goes
   // The next epoch's first batches, made while the last one ended: used when
   // this is the epoch they were made for, from its start; else discarded.
   const bool armed = prefetch_.ArmedLocked(mu());
@@ -150,6 +152,13 @@ Status LoaderImpl::Start() {
     reader_ = std::move(reader).value();
   }
   epoch_random_access_ = reader_->random_access();
+  epoch_rank_padded_ = epoch_random_access_ ? reader_->padded() : 0;
+  epoch_repeats_from_ = epoch_random_access_ ? reader_->size() - epoch_rank_padded_ : -1;
+  if (epoch_random_access_ && options_.drop_last) {
+    // Repeats in the short last batch that drop_last leaves out are not delivered.
+    const int64_t kept = reader_->size() / options_.batch_size * options_.batch_size;
+    epoch_rank_padded_ = std::clamp<int64_t>(kept - epoch_repeats_from_, 0, epoch_rank_padded_);
+  }
   ring_.BeginLocked(mu(), cursor_.running_epoch(), reader_->size(), options_.drop_last);
   assembler_.BeginEpoch();
   skips_.BeginEpoch(/*adopt_prefetch=*/use_prefetch);  // its skips belong to this epoch
@@ -193,6 +202,63 @@ void LoaderImpl::FinishEpochLocked() {
   workers_.CloseEpochLocked(mu());
 }
 
+namespace {
+
+// stats()'s shard cache figures (see LoaderStats).
+void FillShardCacheStats(const Source::ShardCacheUse& u, const LoaderOptions& o,
+                         LoaderStats* s) {
+  if (!u.enabled) return;
+  s->shard_cache = true;
+  s->shard_cache_downloads = u.downloads;
+  s->shard_cache_hits = u.hits;
+  s->shard_cache_capacity = u.capacity;
+  // Per rank: the shards being read and as many opening ahead (StreamReader).
+  const int64_t per_rank = o.shuffle ? 2 * int64_t{u.concurrent_shards} : 2;
+  const int64_t ranks = std::max(1, o.local_world_size);
+  s->shard_cache_floor = u.largest_bytes * per_rank * ranks;
+  s->shard_cache_too_small = u.capacity > 0 && u.capacity < s->shard_cache_floor;
+  if (s->shard_cache_too_small) {
+    const auto mib = [](int64_t b) {  // "1.5 MiB", "40.0 KiB", "512 bytes"
+      char text[32];
+      if (b >= (int64_t{1} << 20)) {
+        std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(b) / (1 << 20));
+      } else if (b >= 1024) {
+        std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(b) / 1024);
+      } else {
+        std::snprintf(text, sizeof text, "%lld bytes", static_cast<long long>(b));
+      }
+      return std::string(text);
+    };
+    s->shard_cache_advice =
+        "cache_bytes=" + std::to_string(u.capacity) + " is below what this node's " +
+        std::to_string(ranks) + " local rank(s) hold in the shard cache at once (" +
+        std::to_string(per_rank) + " shards each, the largest " + mib(u.largest_bytes) +
+        ": " + mib(s->shard_cache_floor) + "): shards are evicted while still wanted and " +
+        "downloaded again, so the cache saves little or nothing (" +
+        std::to_string(u.downloads) + " downloads, " + std::to_string(u.hits) +
+        " hits so far). Set cache_bytes to at least " + std::to_string(s->shard_cache_floor) +
+        " plus the epoch's shards to reuse them, or 0 (unbounded)";
+  }
+}
+
+}  // namespace
+
+int64_t LoaderImpl::EpochPaddedLocked() const {
+  int64_t repeats = 0;
+  if (epoch_repeats_from_ >= 0) {
+    // Random access: the rank's last positions, counted as they are
+    // delivered (or skipped).
+    repeats = std::clamp<int64_t>(assembler_.delivered_positions() - epoch_repeats_from_, 0,
+                                  epoch_rank_padded_);
+  } else if (prefetch_.ArmedLocked(mu())) {
+    repeats = prefetch_.RunningPaddedLocked(mu());  // the next epoch's reader replaced it
+  } else if (reader_ != nullptr) {
+    repeats = reader_->padded();  // a stream's re-reads so far
+  }
+  // Under on_error="skip" with ranks: repeats standing in for skipped samples.
+  return repeats + assembler_.padded_samples();
+}
+
 LoaderStats LoaderImpl::stats() const {
   MutexLockUnlessForked lock(mu(), workers_.ForkedChild());
   LoaderStats s;
@@ -214,12 +280,11 @@ LoaderStats LoaderImpl::stats() const {
   s.world_size = options_.world_size;
   s.local_world_size = options_.local_world_size;
   s.cores = cores_;
-  const int64_t reader_padded = prefetch_.ArmedLocked(mu()) ? prefetch_.RunningPaddedLocked(mu())
-                                : reader_ != nullptr        ? reader_->padded()
-                                                            : 0;
-  s.padded_samples = reader_padded + assembler_.padded_samples();
+  s.epoch.padded_samples = EpochPaddedLocked();
+  s.total.padded_samples = padded_before_ + s.epoch.padded_samples;
   s.prefetch_discarded_batches = prefetch_.discarded_batches(mu());
   s.truncated_shards = source_->truncated_shards();
+  FillShardCacheStats(source_->shard_cache(), options_, &s);
   ring_.DepthLocked(mu(), &s.batches_in_flight, &s.ready_batches);
   if (size_tallies_ != nullptr) {
     for (int i = 0; i < plan_.workers; ++i) size_tallies_[static_cast<size_t>(i)].AddTo(&s.source_sizes);

@@ -108,6 +108,11 @@ class LoaderImpl : public Loader {
   // The loader lock's mutex, named so for the analysis.
   Mutex* mu() const STOKER_LOCK_RETURNED(lock_.mu) { return &lock_.mu; }
 
+  // Samples this rank delivered in the running (or last) epoch that repeat
+  // a sample so that every rank yields the same count (stats'
+  // padded_samples, see LoaderStats).
+  int64_t EpochPaddedLocked() const STOKER_EXCLUSIVE_LOCKS_REQUIRED(mu());
+
   enum class Take { kBatch, kEnd, kStopped };
   // `lane`: the consumer's trace lane while tracing (null: not tracing).
   // `generation`: the epoch's (WorkerPool) when Next() began: a batch of a
@@ -166,6 +171,13 @@ class LoaderImpl : public Loader {
   // workers run.
   int64_t work_epoch_ = 0;
   bool epoch_random_access_ = true;  // the running epoch's reader's; set by Start
+  // stats' padded_samples. Random access: the running epoch's repeats are
+  // this rank's last `epoch_rank_padded_` positions, from
+  // `epoch_repeats_from_` on (-1: a stream, which counts its own). Set by Start.
+  int64_t epoch_repeats_from_ STOKER_GUARDED_BY(lock_.mu) = -1;
+  int64_t epoch_rank_padded_ STOKER_GUARDED_BY(lock_.mu) = 0;
+  // The repeats delivered in the epochs before the running one.
+  int64_t padded_before_ STOKER_GUARDED_BY(lock_.mu) = 0;
   std::unique_ptr<Tuner> tuner_ STOKER_GUARDED_BY(lock_.mu);  // used by the consumer
   std::unique_ptr<TuningWindow> tuning_window_ STOKER_GUARDED_BY(lock_.mu);
   // What the tuning reads the time and the consumer's waits from (NowNs() and

@@ -51,19 +51,29 @@ TEST(RankSplit, MatchesDistributedSampler) {
     for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = (i * 7919) % 100003;
     for (int w = 1; w <= 4; ++w) {
       for (bool drop : {false, true}) {
-        int64_t padded = 0;
+        int64_t padded = 0, rank_padded = 0;
         for (int r = 0; r < w; ++r) {
           EpochSpec spec;
           spec.rank = r;
           spec.world_size = w;
           spec.drop_last = drop;
-          EXPECT_EQ(RankSlice(order, spec), TorchShare(order, r, w, drop))
+          const std::vector<int64_t> slice = RankSlice(order, spec);
+          EXPECT_EQ(slice, TorchShare(order, r, w, drop))
               << "n " << n << " w " << w << " r " << r << " drop " << drop;
           const RankShare share = RankShareOf(n, spec);
           EXPECT_EQ(share.samples, static_cast<int64_t>(TorchShare(order, r, w, drop).size()));
           padded = share.padded;
+          // The rank's own repeats are its last positions: those wrapping past the end.
+          int64_t wrapped = 0;
+          for (int64_t p = 0; p < share.samples; ++p) wrapped += r + p * w >= n ? 1 : 0;
+          EXPECT_EQ(share.rank_padded, wrapped) << "n " << n << " w " << w << " r " << r;
+          for (int64_t p = 0; p < share.samples - share.rank_padded; ++p) {
+            EXPECT_LT(r + p * w, n) << "a repeat before the rank's last positions";
+          }
+          rank_padded += share.rank_padded;
         }
         EXPECT_EQ(padded, drop ? 0 : (n + w - 1) / w * w - n) << n << " " << w;
+        EXPECT_EQ(rank_padded, padded) << "the ranks' repeats sum to the epoch's";
       }
     }
   }
@@ -136,7 +146,10 @@ TEST(Ranks, UnionIsTheEpochWithEqualBatchCounts) {
         EXPECT_EQ(runs[r].batches(), loader->num_batches()) << w << " " << r;
         EXPECT_EQ(runs[r].batches(), runs[0].batches()) << "ranks disagree on the batch count";
         const LoaderStats st = loader->stats();
-        EXPECT_EQ(st.padded_samples, drop ? 0 : (23 + w - 1) / w * w - 23);
+        // This rank's repeats: the ranks from 23 % w on read one past the end.
+        const int64_t own = !drop && 23 % w != 0 && r >= 23 % w ? 1 : 0;
+        EXPECT_EQ(st.epoch.padded_samples, own) << w << " " << r;
+        EXPECT_EQ(st.total.padded_samples, own) << "one epoch: the total is the epoch's";
         EXPECT_EQ(st.rank, r);
         EXPECT_EQ(st.world_size, w);
         all.insert(runs[r].ids.begin(), runs[r].ids.end());
@@ -151,6 +164,37 @@ TEST(Ranks, UnionIsTheEpochWithEqualBatchCounts) {
         EXPECT_EQ(distinct.size(), all.size()) << "drop_last: no sample twice";
       }
     }
+  }
+}
+
+// padded_samples is this rank's own repeats, counted as they are delivered:
+// per epoch under `epoch`, summed over the loader's epochs in `total`. 23
+// samples over 4 ranks: 6 positions each, rank 3's last one wraps to the
+// epoch's start (ranks 0-2 read 6 distinct samples, rank 3 five and a repeat).
+TEST(Ranks, PaddedSamplesIsThisRanksDeliveredRepeatsPerEpochAndInTotal) {
+  auto src = std::make_shared<MemorySource>(Samples(23));
+  std::vector<std::multiset<int64_t>> all(2);  // per epoch, over the ranks
+  for (int r = 0; r < 4; ++r) {
+    auto loader = MakeLoader(src, Options(r, 4, 2));
+    for (int epoch = 0; epoch < 2; ++epoch) {
+      loader->SetEpoch(epoch);
+      ASSERT_TRUE(loader->Start().ok());
+      Delivered run;
+      Take(loader.get(), &run, 1);  // positions 0-3: no repeat yet
+      EXPECT_EQ(loader->stats().epoch.padded_samples, 0) << r;
+      EXPECT_EQ(loader->stats().total.padded_samples, r == 3 ? epoch : 0) << r;
+      Take(loader.get(), &run);  // positions 4-5
+      ASSERT_EQ(run.ids.size(), 6u);
+      all[epoch].insert(run.ids.begin(), run.ids.end());
+      const int64_t repeats = r == 3 ? 1 : 0;
+      EXPECT_EQ(loader->stats().epoch.padded_samples, repeats) << r << " epoch " << epoch;
+      EXPECT_EQ(loader->stats().total.padded_samples, repeats * (epoch + 1)) << r;
+    }
+  }
+  for (const auto& seen : all) {
+    const std::set<int64_t> distinct(seen.begin(), seen.end());
+    EXPECT_EQ(distinct.size(), 23u);
+    EXPECT_EQ(seen.size() - distinct.size(), 1u) << "one repeat over the ranks: rank 3's";
   }
 }
 
@@ -183,8 +227,14 @@ TEST(Ranks, RankTailIsSeparateFromTheShortBatch) {
           EXPECT_EQ(run.batches(), loader->num_batches());
           for (int b = 0; b + 1 < run.batches(); ++b) EXPECT_EQ(run.sizes[b], 4);
           if (!drop_short && share % 4 != 0) EXPECT_EQ(run.sizes.back(), share % 4);
-          EXPECT_EQ(loader->stats().padded_samples,
-                    tail == RankTail::kPad ? (kN + w - 1) / w * w - kN : 0);
+          // Its repeat (its last position) is delivered unless it falls in the short
+          // batch that drop_last leaves out.
+          EXPECT_EQ(loader->stats().epoch.padded_samples,
+                    tail == RankTail::kPad && kN % w != 0 && r >= kN % w &&
+                            (!drop_short || share % 4 == 0)
+                        ? 1
+                        : 0)
+              << w << " " << r << " drop_short " << drop_short;
           all.insert(run.ids.begin(), run.ids.end());
         }
         const std::set<int64_t> distinct(all.begin(), all.end());
@@ -299,7 +349,7 @@ TEST(Resume, AcrossWorldSizesEverySampleOnce) {
           EXPECT_EQ(run.batches(), batches) << "resumed ranks disagree on the batch count";
           second.insert(run.ids.begin(), run.ids.end());
           pixels.merge(run.ById());
-          second_padded = l->stats().padded_samples;
+          second_padded += l->stats().epoch.padded_samples;  // summed over the ranks
           // After the resumed epoch, the next one starts from 0.
           const LoaderState after = l->state();
           EXPECT_EQ(after.epoch, 3);

@@ -247,7 +247,8 @@ TEST(Skip, RanksKeepTheirBatchCountsAndDeliverEveryGoodSample) {
           EXPECT_EQ(got.ids[i], own[(i - own.size()) % cycle]) << w << " ranks, rank " << r;
         }
         const int64_t rank_pad = static_cast<int64_t>(got.ids.size() - own.size());
-        EXPECT_EQ(l->stats().padded_samples - ref_loader->stats().padded_samples, rank_pad);
+        EXPECT_EQ(l->stats().epoch.padded_samples - ref_loader->stats().epoch.padded_samples,
+                  rank_pad);
         padded += rank_pad;
         const auto want_pixels = ref.ById();
         for (const auto& [id, px] : got.ById()) EXPECT_EQ(px, want_pixels.at(id)) << id;

@@ -34,6 +34,10 @@ RankShare RankShareOf(int64_t n, const EpochSpec& spec) {
   }
   share.samples = spec.drop_last ? left / w : (left + w - 1) / w;
   share.padded = spec.drop_last ? 0 : share.samples * w - left;
+  // Position p reads global offset + rank + p * w: past the end (a repeat)
+  // from p = ceil((left - rank) / w) on.
+  const int64_t real = left > spec.rank ? (left - spec.rank + w - 1) / w : 0;
+  share.rank_padded = std::max<int64_t>(0, share.samples - real);
   return share;
 }
 

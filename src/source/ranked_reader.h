@@ -34,7 +34,7 @@ class RankedReader : public EpochReader {
       : n_(n), spec_(spec), identity_(spec.world_size <= 1 && spec.offset <= 0) {
     const RankShare share = RankShareOf(n, spec);
     size_ = share.samples;
-    padded_ = share.padded;
+    padded_ = share.rank_padded;
   }
 
   int64_t size() const final { return size_; }
@@ -75,7 +75,7 @@ class RankedReader : public EpochReader {
   const EpochSpec spec_;
   const bool identity_;   // one rank, no offset: position == global position
   int64_t size_ = 0;      // this rank's positions
-  int64_t padded_ = 0;
+  int64_t padded_ = 0;    // this rank's repeats: its last positions
 };
 
 }  // namespace stoker

@@ -650,7 +650,7 @@ class StreamShards : public Source {
       : fingerprint_(FingerprintOf(urls, o.length)),
         urls_(std::move(urls)),
         classes_(std::move(classes)),
-        options_(o),
+        options_(WithCacheCounters(o)),
         record_(!o.spec.fields.empty()),
         schema_(record_ ? ShardSchema(o.spec.fields).value() : Schema::ImageLabel()),
         pool_(std::make_shared<BufferPool>(static_cast<size_t>(std::max(0, o.shuffle_buffer)) + 64 +
@@ -660,6 +660,18 @@ class StreamShards : public Source {
   uint64_t Fingerprint() const override { return fingerprint_; }
   int64_t truncated_shards() const override {
     return truncated_->load(std::memory_order_relaxed);
+  }
+  ShardCacheUse shard_cache() const override {
+    ShardCacheUse u;
+    u.enabled = !options_.cache_dir.empty() || !options_.stream.cache_dir.empty();
+    if (!u.enabled) return u;
+    const ShardCacheCounters& c = *options_.stream.cache_counters;
+    u.capacity = options_.stream.cache_bytes;
+    u.downloads = c.downloads.load(std::memory_order_relaxed);
+    u.hits = c.hits.load(std::memory_order_relaxed);
+    u.largest_bytes = c.largest_bytes.load(std::memory_order_relaxed);
+    u.concurrent_shards = std::max(1, options_.concurrent_shards);
+    return u;
   }
   std::vector<std::string> classes() const override { return classes_; }
   std::string Describe() const override {
@@ -685,6 +697,13 @@ class StreamShards : public Source {
   }
 
  private:
+  static ShardOptions WithCacheCounters(ShardOptions o) {
+    if (o.stream.cache_counters == nullptr) {
+      o.stream.cache_counters = std::make_shared<ShardCacheCounters>();
+    }
+    return o;
+  }
+
   // The declared length, the shard names relative to where they lie (a
   // local directory, a URL's path) and the local shards' sizes: the same
   // shards staged or mounted elsewhere have the same fingerprint.
