@@ -481,4 +481,81 @@ Status DecodeTiff(const uint8_t* data, size_t size, int64_t max_pixels, RgbImage
   return Status::OK();
 }
 
+Status DecodeTiffNative(const uint8_t* data, size_t size, int64_t max_pixels, NativeImage* out,
+                        bool* handled) {
+  *handled = false;
+  Tiff t(data, size, max_pixels);
+  int64_t w64 = 0, h64 = 0;
+  STOKER_RETURN_IF_ERROR(OpenSize(t, &w64, &h64));
+  STOKER_RETURN_IF_ERROR(CheckPixelLimit(w64, h64, max_pixels));
+  TIFF* tif = t.get();
+  const int w = static_cast<int>(w64), h = static_cast<int>(h64);
+  uint16_t photo = 0, bps = 1, spp = 1, planar = PLANARCONFIG_CONTIG, fmt = SAMPLEFORMAT_UINT;
+  uint16_t compression = COMPRESSION_NONE;
+  if (!TIFFGetField(tif, TIFFTAG_PHOTOMETRIC, &photo)) return Status::OK();  // DecodeTiff says
+  TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &bps);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &spp);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_PLANARCONFIG, &planar);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLEFORMAT, &fmt);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_COMPRESSION, &compression);
+  const int colour = photo == PHOTOMETRIC_MINISBLACK ? 1 : (photo == PHOTOMETRIC_RGB ? 3 : 0);
+  if (fmt != SAMPLEFORMAT_UINT || colour == 0 || (bps != 8 && bps != 16) || spp < colour ||
+      spp > colour + 1) {
+    return Status::OK();  // DecodeTiff's RGB, or its error
+  }
+  if (planar == PLANARCONFIG_SEPARATE && spp > 1) {
+    return UnimplementedError("TIFF: native decode of samples in separate planes (" +
+                              std::to_string(spp) + " x " + std::to_string(bps) + "-bit)");
+  }
+  const size_t row_bytes = static_cast<size_t>(w) * spp * (bps / 8);
+  if (static_cast<uint64_t>(TIFFScanlineSize64(tif)) != row_bytes) {
+    return t.Error("unexpected scanline size " + std::to_string(TIFFScanlineSize64(tif)));
+  }
+  uint32_t tw = 0, th = 0;
+  const bool tiled = TIFFIsTiled(tif) != 0;
+  uint64_t decoded = static_cast<uint64_t>(row_bytes) * h;
+  if (tiled) {
+    TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tw);
+    TIFFGetField(tif, TIFFTAG_TILELENGTH, &th);
+    if (tw == 0 || th == 0) return t.Error("tile size is zero");
+    STOKER_RETURN_IF_ERROR(CheckTileSize(tw, th, w64, h64, max_pixels));
+    decoded = TIFFTileSize64(tif) * static_cast<uint64_t>(TIFFNumberOfTiles(tif));
+  }
+  STOKER_RETURN_IF_ERROR(CheckStrilesHold(tif, size, compression, row_bytes, decoded, w, h));
+  *handled = true;
+  out->Resize(w, h, spp, bps / 8);
+  if (tiled) {
+    const tmsize_t tile_size = TIFFTileSize(tif);
+    const size_t tile_row = static_cast<size_t>(tw) * spp * (bps / 8);
+    if (tile_size <= 0 || static_cast<size_t>(tile_size) < tile_row * th) {
+      return t.Error("bad tile size");
+    }
+    std::vector<uint8_t> tile(static_cast<size_t>(tile_size));
+    const size_t pixel = static_cast<size_t>(spp) * (bps / 8);
+    for (uint32_t ty = 0; ty < static_cast<uint32_t>(h); ty += th) {
+      for (uint32_t tx = 0; tx < static_cast<uint32_t>(w); tx += tw) {
+        const ttile_t index = TIFFComputeTile(tif, tx, ty, 0, 0);
+        if (TIFFReadEncodedTile(tif, index, tile.data(), tile_size) < 0) {
+          return t.Error("cannot decode tile " + std::to_string(index));
+        }
+        const uint32_t cols = std::min<uint32_t>(tw, static_cast<uint32_t>(w) - tx);
+        const uint32_t rows = std::min<uint32_t>(th, static_cast<uint32_t>(h) - ty);
+        for (uint32_t r = 0; r < rows; ++r) {
+          std::memcpy(out->row(static_cast<int>(ty + r)) + tx * pixel, tile.data() + r * tile_row,
+                      cols * pixel);
+        }
+      }
+    }
+    return Status::OK();
+  }
+  for (int y = 0; y < h; ++y) {  // libtiff gives samples in the host's byte order
+    if (TIFFReadScanline(tif, out->row(y), static_cast<uint32_t>(y), 0) < 0) {
+      const tstrip_t index = TIFFComputeStrip(tif, static_cast<uint32_t>(y), 0);
+      return t.Error("cannot decode strip " + std::to_string(index) + " (row " +
+                     std::to_string(y) + ")");
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace stoker::codec_internal
