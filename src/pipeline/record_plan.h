@@ -10,11 +10,13 @@
 //  - The primary label goes to the labels array, as today.
 //  - Every other field is a batch field (BatchShape::fields, in schema
 //    order), untransformed: arrays, labels, scalars, text, bytes and json are
-//    checked against the schema and copied into their slot.
+//    checked against the schema and copied into their slot; other image
+//    fields are decoded (native mode: as stored; RGB mode: 8-bit RGB) into
+//    an HWC uint8/uint16 array, stacked when their dtype and shape are
+//    declared.
 //
 // Rules checked here (InvalidArgument naming the field): the schema is valid
-// (CheckSchema); at most one image field, RGB (native image fields are not
-// read yet: Unimplemented); transforms need an RGB image field.
+// (CheckSchema); transforms need an RGB image field (the primary one).
 //
 // Thread-safety: immutable after MakeRecordPlan; shared by the workers.
 #ifndef STOKER_PIPELINE_RECORD_PLAN_H_

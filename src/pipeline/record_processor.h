@@ -7,13 +7,18 @@
 //    copied into the field's block (fixed shape: a memcpy of the row) or its
 //    slot's region (variable shape);
 //  - a label or scalar: the number; text (checked UTF-8), bytes, json
-//    (checked to parse): the bytes into the slot's region.
+//    (checked to parse): the bytes into the slot's region;
+//  - an image other than the primary one: decoded whole (ImageDecoder::
+//    DecodeNative in native mode, DecodeRgb in RGB mode; the decoder's
+//    max_pixels and allocation rules apply) into an HWC uint8/uint16 array,
+//    checked against a declared dtype and shape, and copied into the field's
+//    block (declared) or its slot's region.
 // Errors name the field ("field 'caption': not valid UTF-8"); the caller
 // adds the sample's name and applies on_error. A failed field leaves the
 // sample failed: no record is delivered with a field of another sample.
 //
-// Thread-safety: NOT thread-safe; one per worker; holds no scratch (the
-// batch's regions are reused).
+// Thread-safety: NOT thread-safe; one per worker. Scratch: the decoder's and
+// one decoded image (reused; scratch_bytes(), ReleaseScratch()).
 #ifndef STOKER_PIPELINE_RECORD_PROCESSOR_H_
 #define STOKER_PIPELINE_RECORD_PROCESSOR_H_
 
@@ -21,6 +26,7 @@
 #include <memory>
 #include <vector>
 
+#include "codec/decoder.h"
 #include "pipeline/record_plan.h"
 #include "stoker/batch.h"
 #include "stoker/source.h"
@@ -29,16 +35,23 @@ namespace stoker {
 
 class RecordProcessor {
  public:
-  explicit RecordProcessor(const RecordPlan* plan);
+  RecordProcessor(const RecordPlan* plan, const DecoderOptions& decoder = {});
 
   // Writes every batch field of `sample` into slot `s` of `buf`.
   Status Process(const SampleData& sample, BatchBuffer* buf, int s);
 
+  // Decode memory held between samples, and a way to free it.
+  size_t scratch_bytes() const;
+  void ReleaseScratch();
+
  private:
   Status ProcessField(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
   Status WriteArray(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
+  Status WriteImage(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
 
   const RecordPlan* plan_;
+  ImageDecoder decoder_;
+  NativeImage image_;
 };
 
 }  // namespace stoker

@@ -282,15 +282,24 @@ TEST(RecordTest, BatchMovesCarryEveryField) {
   pool->Release(b);
 }
 
-TEST(RecordTest, PlanRefusesWhatItCannotServe) {
+TEST(RecordTest, PlanServesOtherImagesAndRefusesWhatItCannot) {
   LoaderOptions o;
+  o.transforms = {Transform::Resize(8)};
+  // A second image field (native or RGB) is a batch field, untransformed.
   Schema two;
-  two.fields = {ImageField("image"), ImageField("depth"), LabelField()};
+  two.fields = {ImageField("image"), ImageField("depth", ImageMode::kNative), LabelField(),
+                ImageField("rgb2")};
   auto p = MakeRecordPlan(two, o);
-  ASSERT_FALSE(p.ok());
-  EXPECT_NE(p.status().message().find("'depth'"), std::string::npos);
-  two.fields[1].image_mode = ImageMode::kNative;
-  EXPECT_EQ(MakeRecordPlan(two, o).status().code(), StatusCode::kUnimplemented);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p.value()->image, 0);
+  ASSERT_EQ(p.value()->fields.size(), 2u);
+  EXPECT_EQ(p.value()->fields[0].spec.name, "depth");
+  EXPECT_EQ(p.value()->fields[1].spec.name, "rgb2");
+  // Only native images: no transforms (there is no RGB image to apply them to).
+  Schema native;
+  native.fields = {ImageField("depth", ImageMode::kNative)};
+  EXPECT_FALSE(MakeRecordPlan(native, o).ok());
+  EXPECT_TRUE(MakeRecordPlan(native, LoaderOptions{}).ok());
   Schema arrays;
   arrays.fields = {ArrayField("x", ElemType::kFloat32, {4})};
   o.transforms = {Transform::Resize(8)};
