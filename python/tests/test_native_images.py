@@ -10,7 +10,6 @@ the primary image keeps the RGB path and the transforms.
 from __future__ import annotations
 
 import io
-import os
 
 import numpy as np
 import pytest
@@ -18,7 +17,7 @@ import torch
 from PIL import Image
 
 import stoker
-from conftest import photo, tar_bytes
+from conftest import photo, tar_bytes, write_shards
 
 SHARDS = 3
 PER = 6
@@ -63,14 +62,7 @@ def members(i: int, *, bad_depth=False):
 
 
 def write(d, *, broken=None):
-    os.makedirs(d, exist_ok=True)
-    for s in range(SHARDS):
-        ms = []
-        for i in range(s * PER, (s + 1) * PER):
-            ms += members(i, bad_depth=i == broken)
-        with open(os.path.join(d, f"shard-{s}.tar"), "wb") as f:
-            f.write(tar_bytes(ms))
-    return os.path.join(d, "shard-{0..%d}.tar" % (SHARDS - 1))
+    return write_shards(d, SHARDS, PER, lambda i: members(i, bad_depth=i == broken))
 
 
 @pytest.fixture(scope="module")
@@ -207,14 +199,15 @@ def test_modes_rgb_and_native_primary(tmp_path):
         buf = io.BytesIO()
         Image.fromarray(grey8).save(buf, format="JPEG", quality=90)  # a greyscale JPEG
         ms += [(f"k{i}.png", encode(depth(i))), (f"k{i}.m.png", encode(grey8)),
-               (f"k{i}.g.jpg", buf.getvalue()), (f"k{i}.cls", str(i).encode())]
+               (f"k{i}.g.jpg", buf.getvalue()), (f"k{i}.t.tif", encode(depth(i), "TIFF")),
+               (f"k{i}.cls", str(i).encode())]
     path = tmp_path / "m.tar"
     path.write_bytes(tar_bytes(ms))
     # A dataset of 16-bit grey images and no RGB image: every image field native (a
     # field left unset would be the primary RGB one), no transforms; a grey JPEG
     # decoded natively is one channel, libjpeg's greyscale output (Pillow's "L").
     fields = {"image": {"ext": "png", "mode": "native"}, "g": {"ext": "g.jpg", "mode": "native"},
-              "label": "cls"}
+              "t": {"ext": "t.tif", "mode": "native"}, "label": "cls"}
     src = stoker.Shards(str(path), fields=fields)
     assert "RGB" not in src.fields["image"]
     b = next(iter(stoker.Loader(src, batch_size=4)))
@@ -225,6 +218,10 @@ def test_modes_rgb_and_native_primary(tmp_path):
         assert g.shape == (DH, DW, 1) and g.dtype == np.uint8
         jpg = [d for n, d in ms if n == f"k{i}.g.jpg"][0]
         assert np.array_equal(g[..., 0], np.asarray(Image.open(io.BytesIO(jpg))))
+        # A 16-bit grey TIFF (Pillow's "I;16"): uint16 as stored.
+        t = arr(b["t"][k])
+        assert t.dtype == np.uint16 and t.shape == (DH, DW, 1)
+        assert np.array_equal(t[..., 0], depth(i))
     with pytest.raises((ValueError, stoker.StokerError), match="no RGB image field"):
         stoker.Loader(src, batch_size=4, transforms=[stoker.Resize(8)])
     # "rgb" on a field besides the primary image: 8-bit RGB, Pillow's convert("RGB"),
