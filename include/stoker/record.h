@@ -91,6 +91,8 @@ struct FieldSpec {
   std::string ToString() const;
 };
 
+// An encoded image field of any size: kRGB uint8; kNative of no known dtype
+// (uint8 or uint16 as each file holds; declare dtype and shape to stack it).
 FieldSpec ImageField(std::string name, ImageMode mode = ImageMode::kRGB);
 FieldSpec LabelField(std::string name = "label");
 FieldSpec ArrayField(std::string name, ElemType dtype, std::vector<int64_t> shape);

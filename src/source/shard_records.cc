@@ -96,10 +96,9 @@ StatusOr<Schema> ShardSchema(const std::vector<ShardField>& fields) {
         spec = ImageField(f.name, f.mode_set ? f.mode : ImageMode::kNative);
         if (f.declared) {
           spec.dtype = f.dtype;
+          spec.dtype_known = true;
           spec.shape = f.shape;
           spec.shape_known = true;
-        } else if (spec.image_mode == ImageMode::kNative) {
-          spec.dtype_known = false;  // uint8 or uint16, as each file holds
         }
         break;
       case FieldKind::kLabel: spec = LabelField(f.name); break;
