@@ -121,6 +121,12 @@ Status OpenSize(const Tiff& t, int64_t* w, int64_t* h) {
   return Status::OK();
 }
 
+// OpenSize, then the pixel limit (before anything is allocated).
+Status OpenSizeWithin(const Tiff& t, int64_t max_pixels, int64_t* w, int64_t* h) {
+  STOKER_RETURN_IF_ERROR(OpenSize(t, w, h));
+  return CheckPixelLimit(*w, *h, max_pixels);
+}
+
 inline uint8_t Clip8(int v) { return static_cast<uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v)); }
 
 // The most bytes one byte of strip or tile data can decode to, per
@@ -258,8 +264,7 @@ Status TiffInfo(const uint8_t* data, size_t size, int* width, int* height) {
 Status DecodeTiff(const uint8_t* data, size_t size, int64_t max_pixels, RgbImage* out) {
   Tiff t(data, size, max_pixels);
   int64_t w64 = 0, h64 = 0;
-  STOKER_RETURN_IF_ERROR(OpenSize(t, &w64, &h64));
-  STOKER_RETURN_IF_ERROR(CheckPixelLimit(w64, h64, max_pixels));
+  STOKER_RETURN_IF_ERROR(OpenSizeWithin(t, max_pixels, &w64, &h64));
   TIFF* tif = t.get();
   const int w = static_cast<int>(w64), h = static_cast<int>(h64);
   SampleLayout sl;
@@ -512,8 +517,7 @@ Status DecodeTiffNative(const uint8_t* data, size_t size, int64_t max_pixels, Na
   *handled = false;
   Tiff t(data, size, max_pixels);
   int64_t w64 = 0, h64 = 0;
-  STOKER_RETURN_IF_ERROR(OpenSize(t, &w64, &h64));
-  STOKER_RETURN_IF_ERROR(CheckPixelLimit(w64, h64, max_pixels));
+  STOKER_RETURN_IF_ERROR(OpenSizeWithin(t, max_pixels, &w64, &h64));
   TIFF* tif = t.get();
   const int w = static_cast<int>(w64), h = static_cast<int>(h64);
   SampleLayout sl;
