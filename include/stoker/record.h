@@ -10,10 +10,13 @@
 //
 // Kinds:
 //   kImage   encoded bytes (every decoder stoker has) or raw pixels. Mode kRGB
-//            (the default) converts to 8-bit RGB and runs the loader's
-//            transforms (one RGB image field per source). kNative (what the
-//            file holds: grey, RGBA, 16 bits) is declared for sources to come
-//            and not read yet (the Loader refuses it: Unimplemented).
+//            (the default) converts to 8-bit RGB; the primary image (below)
+//            runs the loader's transforms, any other RGB image field is an
+//            untransformed uint8 [H, W, 3] array. kNative decodes what the file
+//            holds (grey 1, grey + alpha 2, RGB 3, RGBA 4 channels; uint8, or
+//            uint16 for 16-bit PNG and TIFF; ImageDecoder::DecodeNative) into an
+//            untransformed [H, W, C] array: fixed when dtype and shape are
+//            known, else each sample's own (a list per batch).
 //   kArray   any ElemType, any per-sample shape (.npy members and memmaps,
 //            HDF5 datasets, raw bytes with a declared dtype and shape).
 //   kLabel   an integer (int64), as today's label.
@@ -70,8 +73,8 @@ struct FieldSpec {
   FieldKind kind = FieldKind::kArray;
   // kArray: the element type, when every sample has the same (dtype_known);
   // otherwise each sample carries its own (a shard's .npy members). kLabel:
-  // kInt64. kScalar: kInt64 or kFloat64. kImage native: kUint8 or kUint16
-  // when known.
+  // kInt64. kScalar: kInt64 or kFloat64. kImage (other than the primary
+  // one): kUint8 or kUint16 when known (declared), with shape {H, W, C}.
   ElemType dtype = ElemType::kUint8;
   bool dtype_known = true;
   // The per-sample shape when known (shape_known): -1 for a dimension that
@@ -88,6 +91,8 @@ struct FieldSpec {
   std::string ToString() const;
 };
 
+// An encoded image field of any size: kRGB uint8; kNative of no known dtype
+// (uint8 or uint16 as each file holds; declare dtype and shape to stack it).
 FieldSpec ImageField(std::string name, ImageMode mode = ImageMode::kRGB);
 FieldSpec LabelField(std::string name = "label");
 FieldSpec ArrayField(std::string name, ElemType dtype, std::vector<int64_t> shape);

@@ -161,9 +161,19 @@ struct ShardField {
   // (a list per batch). A dimension of -1 varies from member to member: the
   // field is then variable (a list per batch, padded under collate="pad") and
   // a member of another dtype or number of dimensions is its sample's error.
+  // Image fields may declare theirs too (uint8 or uint16, [H, W, C] with C
+  // 1..4): every decoded member must then be exactly that, stacked into one
+  // block; the primary (transformed) image may not declare one.
   bool declared = false;
   ElemType dtype = ElemType::kFloat32;
   std::vector<int64_t> shape;
+  // Image fields only: the decode mode, when set (mode_set); else the primary
+  // image (the field "image", else the first image field) is kRGB (decoded,
+  // made RGB and transformed) and every other image field kNative (decoded as
+  // stored: grey/RGBA/16 bits, untransformed; see ImageDecoder::DecodeNative).
+  // A non-primary field in kRGB is decoded to 8-bit RGB, untransformed.
+  bool mode_set = false;
+  ImageMode mode = ImageMode::kNative;
 };
 
 // The kind a member extension decodes to (the last dot-separated part of it
@@ -176,7 +186,8 @@ struct ShardField {
 StatusOr<FieldKind> ShardFieldKind(const ShardField& field);
 
 // The schema of a record spec: one FieldSpec per field, in order (arrays of
-// per-sample dtype and shape). Errors name the field.
+// per-sample dtype and shape; image modes as ShardField says). Errors name
+// the field.
 StatusOr<Schema> ShardSchema(const std::vector<ShardField>& fields);
 
 struct SampleSpec {

@@ -28,7 +28,7 @@ void RegisterShards(py::module_& m) {
          int64_t cache_bytes, bool verify, const std::string& ca_file,
          const std::string& endpoint_url, int64_t length,
          const std::vector<std::tuple<std::string, std::string, std::string,
-                                      std::vector<int64_t>>>& fields) {
+                                      std::vector<int64_t>, std::string>>& fields) {
         ShardOptions o;
         o.patterns = patterns;
         for (const auto& f : fields) {
@@ -45,6 +45,15 @@ void RegisterShards(py::module_& m) {
             field.declared = true;
             field.dtype = dtype.value();
             field.shape = std::get<3>(f);
+          }
+          const std::string& image_mode = std::get<4>(f);
+          if (!image_mode.empty()) {
+            if (image_mode != "native" && image_mode != "rgb") {
+              throw py::value_error("Shards: fields['" + field.name + "']: mode must be "
+                                    "'native' or 'rgb', got '" + image_mode + "'");
+            }
+            field.mode_set = true;
+            field.mode = image_mode == "native" ? ImageMode::kNative : ImageMode::kRGB;
           }
           o.spec.fields.push_back(std::move(field));
         }

@@ -75,8 +75,18 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, la
         webdataset, a member ``dir/abc.x.jpg`` has the key ``dir/abc`` and the extension
         ``x.jpg``; extensions match case-insensitively. The last part of a field's extension
         gives its kind: ``jpg``/``jpeg``/``png``/``webp``/``tif``/``tiff``/``bmp``/``ppm``/
-        ``pgm``/``pbm`` an image (decoded and transformed: the field ``"image"``, else the
-        first image field; one image field per source), ``txt``/``text``/``caption`` a
+        ``pgm``/``pbm`` an image: the primary one (the field ``"image"``, else the first
+        image field whose mode is not ``"native"``) decoded to RGB and transformed; every other image field decoded
+        natively, untransformed: an HWC array with the channels the file holds (grey 1,
+        grey+alpha 2, RGB 3, RGBA 4; palette PNGs RGB, or RGBA with transparency; BMP and
+        PNM RGB) and its bit depth (16-bit PNG and TIFF uint16, else uint8), a list of
+        per-sample tensors per batch unless declared. ``{"ext": "png", "mode": "rgb"}``
+        decodes a field to 8-bit RGB instead (untransformed), ``"mode": "native"`` makes
+        even the field ``"image"`` native (every image field native: no RGB image, so no
+        transforms);
+        ``{"ext": "png", "dtype": "uint16", "shape": (64, 64, 1)}`` declares what every
+        member decodes to (stacked into one tensor; another size, channel count or depth
+        is an error of its sample naming the field), ``txt``/``text``/``caption`` a
         ``str`` (UTF-8), ``json`` the parsed object (``json.loads``), ``npy`` an array
         of the member's dtype and shape (a tensor; numpy for dtypes torch lacks), ``cls``/``cls2``/``class``/``count``/``index``/
         ``inx``/``id``/``label`` an int, anything else ``bytes``. A ``.npy`` field given as
@@ -115,7 +125,7 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, la
 
 
 def _field_list(fields, image, label):
-    """Shards(fields=) as [(name, "ext;ext", dtype, shape)], checked; [] without fields."""
+    """Shards(fields=) as [(name, "ext;ext", dtype, shape, mode)], checked; [] without fields."""
     if fields is None:
         return []
     if image != IMAGE_EXTENSIONS or label != "cls":
@@ -128,12 +138,18 @@ def _field_list(fields, image, label):
     for name, exts in fields.items():
         if not isinstance(name, str) or not name:
             raise TypeError(f"Shards: fields: a field name must be a non-empty str, got {name!r}")
-        dtype, shape = "", []
+        dtype, shape, mode = "", [], ""
         if isinstance(exts, Mapping):  # {"ext": "npy", "dtype": "float32", "shape": (512,)}
-            unknown = set(exts) - {"ext", "dtype", "shape"}
+            unknown = set(exts) - {"ext", "dtype", "shape", "mode"}
             if unknown or "ext" not in exts or ("dtype" in exts) != ("shape" in exts):
                 raise ValueError(f"Shards: fields[{name!r}] as a dict takes \"ext\" and, for "
-                                 f".npy members, both \"dtype\" and \"shape\"; got {exts!r}")
+                                 f".npy and image members, both \"dtype\" and \"shape\", "
+                                 f"for image members \"mode\"; got {exts!r}")
+            if "mode" in exts:
+                mode = exts["mode"]
+                if mode not in ("native", "rgb"):
+                    raise ValueError(f"Shards: fields[{name!r}]: mode must be \"native\" or "
+                                     f"\"rgb\", got {mode!r}")
             if "dtype" in exts:
                 import numpy as np
                 try:
@@ -160,7 +176,7 @@ def _field_list(fields, image, label):
                             f"list of str, got {exts!r}")
         if not parts or any(";" in e for e in parts):
             raise ValueError(f"Shards: fields[{name!r}] names no member extension: {exts!r}")
-        out.append((name, ";".join(parts), dtype, shape))
+        out.append((name, ";".join(parts), dtype, shape, mode))
     return out
 
 

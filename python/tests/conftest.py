@@ -300,6 +300,20 @@ def tar_bytes(members) -> bytes:
     return buf.getvalue()
 
 
+def write_shards(d, shards: int, per: int, members) -> str:
+    """`shards` tar files d/shard-{s}.tar, shard s holding members(i) for its `per` samples
+    i = s * per, ...; returns their brace pattern."""
+    import os
+    os.makedirs(d, exist_ok=True)
+    for s in range(shards):
+        ms = []
+        for i in range(s * per, (s + 1) * per):
+            ms += members(i)
+        with open(os.path.join(d, f"shard-{s}.tar"), "wb") as f:
+            f.write(tar_bytes(ms))
+    return os.path.join(d, "shard-{0..%d}.tar" % (shards - 1))
+
+
 def npy_bytes(a) -> bytes:
     """The .npy file numpy's np.save writes for `a`."""
     import io

@@ -23,7 +23,7 @@ import torch
 from PIL import Image
 
 import stoker
-from conftest import needs_curl, photo, tar_bytes
+from conftest import needs_curl, photo, tar_bytes, write_shards
 from conftest import npy_bytes as npy
 
 SHARDS = 3
@@ -60,14 +60,7 @@ def members(i: int, *, drop=(), bad_text=False):
 
 def write(d, *, broken=None, **kw):
     """SHARDS shards of PER samples; sample `broken` (if any) gets `kw`."""
-    os.makedirs(d, exist_ok=True)
-    for s in range(SHARDS):
-        ms = []
-        for i in range(s * PER, (s + 1) * PER):
-            ms += members(i, **(kw if i == broken else {}))
-        with open(os.path.join(d, f"shard-{s}.tar"), "wb") as f:
-            f.write(tar_bytes(ms))
-    return os.path.join(d, "shard-{0..%d}.tar" % (SHARDS - 1))
+    return write_shards(d, SHARDS, PER, lambda i: members(i, **(kw if i == broken else {})))
 
 
 @pytest.fixture(scope="module")
@@ -199,7 +192,7 @@ def test_declared_npy_field_is_stacked(shards, mode):
         collect(loader(stoker.Shards(shards, fields=wrong, mode=mode)))
     with pytest.raises(ValueError, match="dtype"):
         stoker.Shards(shards, fields=dict(FIELDS, emb={"ext": "npy", "shape": [4]}))
-    with pytest.raises(ValueError, match="npy fields only"):
+    with pytest.raises(ValueError, match="npy and image fields only"):
         stoker.Shards(shards, fields=dict(FIELDS, caption={"ext": "txt", "dtype": "int8",
                                                            "shape": [1]}))
 

@@ -155,6 +155,7 @@ FieldSpec ImageField(std::string name, ImageMode mode) {
   f.kind = FieldKind::kImage;
   f.image_mode = mode;
   f.shape_known = false;  // encoded: each image has its own size
+  f.dtype_known = mode == ImageMode::kRGB;  // native: uint8 or uint16, as each file holds
   return f;
 }
 

@@ -119,6 +119,35 @@ class ImageDecoder::Jpeg {
     return DecodeImpl(req, nullptr, nullptr, out);
   }
 
+  // Whether the image last opened is greyscale (one component).
+  bool Grey() const { return cinfo_.jpeg_color_space == JCS_GRAYSCALE; }
+
+  // A greyscale image whole, as libjpeg's JCS_GRAYSCALE output (1 channel),
+  // with Decode()'s settings (ISLOW DCT, full scale).
+  Status DecodeGrey(NativeImage* out) {
+    if (setjmp(err_.jump)) return Fail();
+    cinfo_.scale_num = 1;
+    cinfo_.scale_denom = 1;
+    cinfo_.dct_method = JDCT_ISLOW;
+    cinfo_.do_fancy_upsampling = TRUE;
+    cinfo_.out_color_space = JCS_GRAYSCALE;
+    jpeg_start_decompress(&cinfo_);
+    const int w = static_cast<int>(cinfo_.output_width);
+    const int h = static_cast<int>(cinfo_.output_height);
+    out->Resize(w, h, 1, 1);
+    for (int y = 0; y < h;) {
+      JSAMPROW row = out->row(y);
+      const JDIMENSION got = jpeg_read_scanlines(&cinfo_, &row, 1);
+      if (got == 0) {
+        jpeg_abort_decompress(&cinfo_);
+        return DataLossError("JPEG data ended before row " + std::to_string(y));
+      }
+      y += static_cast<int>(got);
+    }
+    jpeg_abort_decompress(&cinfo_);
+    return Status::OK();
+  }
+
   // The region's rows one at a time through a one-row buffer, to `fn`
   // (ImageDecoder::DecodeRows); `out` gets the region, not pixels.
   Status DecodeRows(const DecodeRequest& req, ImageDecoder::RowFn fn, void* ctx,
@@ -461,6 +490,49 @@ class ImageDecoder::Png {
     return Status::OK();
   }
 
+  // The whole image as stored (ImageDecoder::DecodeNative): grey, grey +
+  // alpha, RGB or RGBA at 8 or 16 bits (uint16 in the host's byte order:
+  // png_set_swap on little-endian hosts); 1/2/4-bit grey expanded to 8 bits
+  // (values kept: 0..1, 0..3, 0..15 scaled to 0..255 as libpng's expansion
+  // does); palette expanded to RGB, or RGBA when it has tRNS. A tRNS chunk of
+  // a grey or RGB image is not turned into a channel.
+  Status DecodeNative(NativeImage* out) {
+    if (png_ == nullptr) return InternalError("PNG DecodeNative() without Open()");
+    if (setjmp(png_jmpbuf(png_))) return Fail();
+    const int color = png_get_color_type(png_, info_);
+    const int depth = png_get_bit_depth(png_, info_);
+    if (color == PNG_COLOR_TYPE_PALETTE) {
+      PadPalette(depth);
+      png_set_palette_to_rgb(png_);
+      if (png_get_valid(png_, info_, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(png_);
+    }
+    if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png_);
+    if (depth == 16) {
+      const uint16_t probe = 1;
+      uint8_t first = 0;
+      std::memcpy(&first, &probe, 1);
+      if (first == 1) png_set_swap(png_);  // little-endian host
+    }
+    png_set_interlace_handling(png_);
+    png_read_update_info(png_, info_);
+    const int w = static_cast<int>(png_get_image_width(png_, info_));
+    const int h = static_cast<int>(png_get_image_height(png_, info_));
+    const int channels = png_get_channels(png_, info_);
+    const int bytes = png_get_bit_depth(png_, info_) / 8;
+    out->Resize(w, h, channels, bytes);
+    if (png_get_rowbytes(png_, info_) != out->row_bytes() || channels < 1 || channels > 4 ||
+        (bytes != 1 && bytes != 2)) {
+      Reset();
+      return InternalError("PNG native transform produced " +
+                           std::to_string(png_get_rowbytes(png_, info_)) + " bytes per row");
+    }
+    rows_.resize(static_cast<size_t>(h));
+    for (int y = 0; y < h; ++y) rows_[static_cast<size_t>(y)] = out->row(y);
+    png_read_image(png_, rows_.data());
+    Reset();
+    return Status::OK();
+  }
+
   // True when the image last opened can be decoded row by row (DecodeRows):
   // not interlaced (an Adam7 image's first row needs every pass, i.e. the
   // whole file, in memory).
@@ -694,6 +766,52 @@ Status ImageDecoder::DecodeWhole(const DecodeRequest& req, DecodedRegion* out) {
   out->scale_denom = 1;
   out->scaled_width = w;
   out->scaled_height = h;
+  return Status::OK();
+}
+
+Status ImageDecoder::DecodeNative(const uint8_t* data, size_t size, NativeImage* out) {
+  ImageHeader h;
+  STOKER_RETURN_IF_ERROR(Open(data, size, &h));
+  bool handled = false;
+  switch (current_) {
+    case ImageFormat::kJpeg:
+      if (!jpeg_->Grey()) break;
+      current_ = ImageFormat::kUnknown;
+      return jpeg_->DecodeGrey(out);
+    case ImageFormat::kPng:
+      current_ = ImageFormat::kUnknown;
+      return png_->DecodeNative(out);
+    case ImageFormat::kWebp:
+      STOKER_RETURN_IF_ERROR(codec_internal::DecodeWebpNative(data, size, options_.max_pixels,
+                                                              out, &handled));
+      break;
+    case ImageFormat::kTiff:
+      STOKER_RETURN_IF_ERROR(codec_internal::DecodeTiffNative(data, size, options_.max_pixels,
+                                                              out, &handled));
+      break;
+    default:
+      break;
+  }
+  if (handled) {
+    current_ = ImageFormat::kUnknown;
+    return Status::OK();
+  }
+  return DecodeRgbInto(out);
+}
+
+Status ImageDecoder::DecodeRgb(const uint8_t* data, size_t size, NativeImage* out) {
+  ImageHeader h;
+  STOKER_RETURN_IF_ERROR(Open(data, size, &h));
+  return DecodeRgbInto(out);
+}
+
+Status ImageDecoder::DecodeRgbInto(NativeImage* out) {
+  DecodedRegion r;
+  STOKER_RETURN_IF_ERROR(Decode(DecodeRequest{}, &r));
+  out->Resize(r.pixels.width, r.pixels.height, 3, 1);
+  for (int y = 0; y < r.pixels.height; ++y) {
+    std::memcpy(out->row(y), r.pixels.row(y), out->row_bytes());
+  }
   return Status::OK();
 }
 

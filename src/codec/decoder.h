@@ -136,6 +136,24 @@ class ImageDecoder {
   // Decodes the whole image at full size (convenience for tests and tools).
   Status DecodeAll(const uint8_t* data, size_t size, DecodedRegion* out);
 
+  // Native mode (record fields other than the primary image): the whole
+  // image as the file stores it, into `out` (its memory reused), with the
+  // real libraries' own output modes:
+  //  - PNG: grey 1, grey + alpha 2, RGB 3, RGBA 4 channels, 8 or 16 bits
+  //    (16: uint16 in host byte order); palette -> RGB, or RGBA with tRNS;
+  //    1/2/4-bit grey -> 8 bits (libpng's expansion);
+  //  - JPEG: greyscale -> 1 channel (JCS_GRAYSCALE); others -> RGB (as Decode);
+  //  - WebP: with alpha -> RGBA (WebPDecodeRGBAInto), else RGB;
+  //  - TIFF: 8/16-bit MinIsBlack grey (+ an extra sample) and RGB (+ one),
+  //    contiguous, strips or tiles, as stored; other layouts -> Decode's RGB;
+  //  - BMP, PNM: Decode's 8-bit RGB.
+  // The same limits as Open/Decode apply (max_pixels, the allocation rules)
+  // before `out` grows. Errors as Open/Decode.
+  Status DecodeNative(const uint8_t* data, size_t size, NativeImage* out);
+  // The whole image as Decode gives it (8-bit RGB, Pillow's convert("RGB")),
+  // into `out` (3 channels).
+  Status DecodeRgb(const uint8_t* data, size_t size, NativeImage* out);
+
   // Pixel memory held between images (for accounting), and a way to free it
   // (after an oversized image; invalidates the last DecodedRegion).
   size_t scratch_bytes() const;
@@ -147,6 +165,8 @@ class ImageDecoder {
   // WebP, TIFF, BMP and PNM: whole-image decoders (codec/formats.h).
   Status OpenWhole(const uint8_t* data, size_t size, ImageHeader* header);
   Status DecodeWhole(const DecodeRequest& request, DecodedRegion* out);
+  // Decode() of the image opened, whole, copied into `out` (3 channels).
+  Status DecodeRgbInto(NativeImage* out);
 
   DecoderOptions options_;
   std::unique_ptr<Jpeg> jpeg_;

@@ -51,10 +51,24 @@ inline uint8_t CmykChannel(int c, int k) {
 bool IsWebp(const uint8_t* data, size_t size);
 Status WebpInfo(const uint8_t* data, size_t size, int* width, int* height);
 Status DecodeWebp(const uint8_t* data, size_t size, int64_t max_pixels, RgbImage* out);
+// Native mode (ImageDecoder::DecodeNative): a still image with alpha as 8-bit
+// RGBA (libwebp's WebPDecodeRGBAInto). `*handled` false (nothing decoded) for
+// the others, whose native form is DecodeWebp's RGB.
+Status DecodeWebpNative(const uint8_t* data, size_t size, int64_t max_pixels, NativeImage* out,
+                        bool* handled);
 
 bool IsTiff(const uint8_t* data, size_t size);
 Status TiffInfo(const uint8_t* data, size_t size, int* width, int* height);
 Status DecodeTiff(const uint8_t* data, size_t size, int64_t max_pixels, RgbImage* out);
+// Native mode: MinIsBlack grey (1 sample, or 2 with an extra sample) and RGB
+// (3, or 4 with an extra sample), 8 or 16 bits, contiguous samples, strips or
+// tiles, as stored (uint16 in host order; an extra sample is kept as it is,
+// associated alpha included). `*handled` false (nothing decoded) for layouts
+// whose samples are not plain intensities (bilevel and 2/4-bit grey,
+// MinIsWhite, palette, CMYK, YCbCr): their native form is DecodeTiff's RGB.
+// 8/16-bit grey or RGB in separate planes is Unimplemented.
+Status DecodeTiffNative(const uint8_t* data, size_t size, int64_t max_pixels, NativeImage* out,
+                        bool* handled);
 
 // 'P' '1'..'6' then whitespace. `kind` (optional) gets the digit.
 bool IsPnm(const uint8_t* data, size_t size, int* kind = nullptr);

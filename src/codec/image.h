@@ -62,6 +62,37 @@ class RgbImage {
   int height_ = 0;
 };
 
+// An owned image as the file stores it (ImageDecoder::DecodeNative): HWC,
+// `channels` interleaved samples per pixel (1 grey, 2 grey + alpha, 3 RGB,
+// 4 RGBA) of `bytes_per_sample` bytes (1: uint8; 2: uint16 in the host's byte
+// order), rows packed (no padding). Its memory grows only when it must, so a
+// per-thread instance reaches a steady state with no allocation per image.
+struct NativeImage {
+  int width = 0;
+  int height = 0;
+  int channels = 0;
+  int bytes_per_sample = 1;
+  std::vector<uint8_t> pixels;  // at least bytes() long
+
+  size_t row_bytes() const {
+    return static_cast<size_t>(width) * channels * bytes_per_sample;
+  }
+  size_t bytes() const { return row_bytes() * static_cast<size_t>(height); }
+  uint8_t* row(int y) { return pixels.data() + row_bytes() * static_cast<size_t>(y); }
+  // Sets the geometry and grows `pixels` to hold it.
+  void Resize(int w, int h, int c, int bps) {
+    width = w;
+    height = h;
+    channels = c;
+    bytes_per_sample = bps;
+    if (pixels.size() < bytes()) pixels.resize(bytes());
+  }
+  void Release() {
+    std::vector<uint8_t>().swap(pixels);
+    width = height = channels = 0;
+  }
+};
+
 }  // namespace stoker
 
 #endif  // STOKER_CODEC_IMAGE_H_

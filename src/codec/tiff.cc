@@ -121,6 +121,12 @@ Status OpenSize(const Tiff& t, int64_t* w, int64_t* h) {
   return Status::OK();
 }
 
+// OpenSize, then the pixel limit (before anything is allocated).
+Status OpenSizeWithin(const Tiff& t, int64_t max_pixels, int64_t* w, int64_t* h) {
+  STOKER_RETURN_IF_ERROR(OpenSize(t, w, h));
+  return CheckPixelLimit(*w, *h, max_pixels);
+}
+
 inline uint8_t Clip8(int v) { return static_cast<uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v)); }
 
 // The most bytes one byte of strip or tile data can decode to, per
@@ -195,6 +201,48 @@ Status CheckTileSize(uint32_t tw, uint32_t th, int64_t w, int64_t h, int64_t max
   return Status::OK();
 }
 
+// The allocation checks before an image is decoded: the tile size (tiled
+// files; `*tw`, `*th` get it, 0 for strips), then that the file's strip or
+// tile data can hold what they decode to: `strip_bytes` (every row of every
+// plane) for strips, every tile for tiles.
+Status CheckDecodedHold(const Tiff& t, size_t size, uint16_t compression, uint64_t row_bytes,
+                        uint64_t strip_bytes, int64_t w, int64_t h, int64_t max_pixels,
+                        uint32_t* tw, uint32_t* th) {
+  TIFF* tif = t.get();
+  *tw = *th = 0;
+  uint64_t decoded = strip_bytes;
+  if (TIFFIsTiled(tif)) {
+    TIFFGetField(tif, TIFFTAG_TILEWIDTH, tw);
+    TIFFGetField(tif, TIFFTAG_TILELENGTH, th);
+    if (*tw == 0 || *th == 0) return t.Error("tile size is zero");
+    STOKER_RETURN_IF_ERROR(CheckTileSize(*tw, *th, w, h, max_pixels));
+    decoded = TIFFTileSize64(tif) * static_cast<uint64_t>(TIFFNumberOfTiles(tif));
+  }
+  return CheckStrilesHold(tif, size, compression, row_bytes, decoded, static_cast<int>(w),
+                          static_cast<int>(h));
+}
+
+// The tags that say how samples are stored (libtiff's defaults where absent).
+struct SampleLayout {
+  uint16_t photo = 0;
+  uint16_t bps = 1;
+  uint16_t spp = 1;
+  uint16_t planar = PLANARCONFIG_CONTIG;
+  uint16_t fmt = SAMPLEFORMAT_UINT;
+  uint16_t compression = COMPRESSION_NONE;
+};
+
+// False when the file has no PhotometricInterpretation tag.
+bool ReadSampleLayout(TIFF* tif, SampleLayout* l) {
+  if (!TIFFGetField(tif, TIFFTAG_PHOTOMETRIC, &l->photo)) return false;
+  TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &l->bps);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &l->spp);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_PLANARCONFIG, &l->planar);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLEFORMAT, &l->fmt);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_COMPRESSION, &l->compression);
+  return true;
+}
+
 }  // namespace
 
 bool IsTiff(const uint8_t* data, size_t size) {
@@ -216,20 +264,15 @@ Status TiffInfo(const uint8_t* data, size_t size, int* width, int* height) {
 Status DecodeTiff(const uint8_t* data, size_t size, int64_t max_pixels, RgbImage* out) {
   Tiff t(data, size, max_pixels);
   int64_t w64 = 0, h64 = 0;
-  STOKER_RETURN_IF_ERROR(OpenSize(t, &w64, &h64));
-  STOKER_RETURN_IF_ERROR(CheckPixelLimit(w64, h64, max_pixels));
+  STOKER_RETURN_IF_ERROR(OpenSizeWithin(t, max_pixels, &w64, &h64));
   TIFF* tif = t.get();
   const int w = static_cast<int>(w64), h = static_cast<int>(h64);
-  uint16_t photo = 0, bps = 1, spp = 1, planar = PLANARCONFIG_CONTIG, fmt = SAMPLEFORMAT_UINT;
-  uint16_t compression = COMPRESSION_NONE;
-  if (!TIFFGetField(tif, TIFFTAG_PHOTOMETRIC, &photo)) {
+  SampleLayout sl;
+  if (!ReadSampleLayout(tif, &sl)) {
     return UnimplementedError("TIFF: no PhotometricInterpretation tag");
   }
-  TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &bps);
-  TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &spp);
-  TIFFGetFieldDefaulted(tif, TIFFTAG_PLANARCONFIG, &planar);
-  TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLEFORMAT, &fmt);
-  TIFFGetFieldDefaulted(tif, TIFFTAG_COMPRESSION, &compression);
+  const uint16_t photo = sl.photo, bps = sl.bps, spp = sl.spp, planar = sl.planar, fmt = sl.fmt;
+  const uint16_t compression = sl.compression;
   uint16_t nextra = 0;
   uint16_t* extra = nullptr;
   TIFFGetFieldDefaulted(tif, TIFFTAG_EXTRASAMPLES, &nextra, &extra);
@@ -244,18 +287,12 @@ Status DecodeTiff(const uint8_t* data, size_t size, int64_t max_pixels, RgbImage
   if (photo == PHOTOMETRIC_YCBCR &&
       !(compression == COMPRESSION_JPEG && planar == PLANARCONFIG_CONTIG)) {
     if (bps != 8) return UnimplementedError("TIFF: YCbCr with " + layout);
-    uint64_t decoded = TIFFVStripSize64(tif, static_cast<uint32_t>(h)) *
-                       (planar == PLANARCONFIG_SEPARATE ? spp : 1);
-    if (TIFFIsTiled(tif)) {
-      uint32_t tw = 0, th = 0;
-      TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tw);
-      TIFFGetField(tif, TIFFTAG_TILELENGTH, &th);
-      if (tw == 0 || th == 0) return t.Error("tile size is zero");
-      STOKER_RETURN_IF_ERROR(CheckTileSize(tw, th, w64, h64, max_pixels));
-      decoded = TIFFTileSize64(tif) * static_cast<uint64_t>(TIFFNumberOfTiles(tif));
-    }
-    STOKER_RETURN_IF_ERROR(CheckStrilesHold(tif, size, compression,
-                                            TIFFScanlineSize64(tif), decoded, w, h));
+    uint32_t tw = 0, th = 0;
+    STOKER_RETURN_IF_ERROR(CheckDecodedHold(
+        t, size, compression, TIFFScanlineSize64(tif),
+        TIFFVStripSize64(tif, static_cast<uint32_t>(h)) *
+            (planar == PLANARCONFIG_SEPARATE ? spp : 1),
+        w64, h64, max_pixels, &tw, &th));
     // libtiff's RGBA reader: 4 bytes per pixel besides the image (this
     // rarely used layout is not streamed).
     std::vector<uint32_t> rgba(static_cast<size_t>(w) * h);
@@ -325,15 +362,9 @@ Status DecodeTiff(const uint8_t* data, size_t size, int64_t max_pixels, RgbImage
   const int used_planes = !separate ? 1 : (colour == 4 ? 4 : (premultiplied ? 4 : colour));
   uint32_t tw = 0, th = 0;
   const bool tiled = TIFFIsTiled(tif) != 0;
-  uint64_t decoded = static_cast<uint64_t>(row_bytes) * h * planes;  // strips
-  if (tiled) {
-    TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tw);
-    TIFFGetField(tif, TIFFTAG_TILELENGTH, &th);
-    if (tw == 0 || th == 0) return t.Error("tile size is zero");
-    STOKER_RETURN_IF_ERROR(CheckTileSize(tw, th, w64, h64, max_pixels));
-    decoded = TIFFTileSize64(tif) * static_cast<uint64_t>(TIFFNumberOfTiles(tif));
-  }
-  STOKER_RETURN_IF_ERROR(CheckStrilesHold(tif, size, compression, row_bytes, decoded, w, h));
+  STOKER_RETURN_IF_ERROR(CheckDecodedHold(t, size, compression, row_bytes,
+                                          static_cast<uint64_t>(row_bytes) * h * planes, w64,
+                                          h64, max_pixels, &tw, &th));
 
   // Sample s (contiguous) of pixel x of a decoded row, as the value of its
   // `bps` bits; for separate data s is 0 (the row is one plane's).
@@ -476,6 +507,72 @@ Status DecodeTiff(const uint8_t* data, size_t size, int64_t max_pixels, RgbImage
                        std::to_string(y) + ")");
       }
       if (p < used_planes) convert(row.data(), 0, 0, w, separate ? p : -1, out->row(y));
+    }
+  }
+  return Status::OK();
+}
+
+Status DecodeTiffNative(const uint8_t* data, size_t size, int64_t max_pixels, NativeImage* out,
+                        bool* handled) {
+  *handled = false;
+  Tiff t(data, size, max_pixels);
+  int64_t w64 = 0, h64 = 0;
+  STOKER_RETURN_IF_ERROR(OpenSizeWithin(t, max_pixels, &w64, &h64));
+  TIFF* tif = t.get();
+  const int w = static_cast<int>(w64), h = static_cast<int>(h64);
+  SampleLayout sl;
+  if (!ReadSampleLayout(tif, &sl)) return Status::OK();  // DecodeTiff says why
+  const uint16_t photo = sl.photo, bps = sl.bps, spp = sl.spp, planar = sl.planar, fmt = sl.fmt;
+  const uint16_t compression = sl.compression;
+  const int colour = photo == PHOTOMETRIC_MINISBLACK ? 1 : (photo == PHOTOMETRIC_RGB ? 3 : 0);
+  if (fmt != SAMPLEFORMAT_UINT || colour == 0 || (bps != 8 && bps != 16) || spp < colour ||
+      spp > colour + 1) {
+    return Status::OK();  // DecodeTiff's RGB, or its error
+  }
+  if (planar == PLANARCONFIG_SEPARATE && spp > 1) {
+    return UnimplementedError("TIFF: native decode of samples in separate planes (" +
+                              std::to_string(spp) + " x " + std::to_string(bps) + "-bit)");
+  }
+  const size_t row_bytes = static_cast<size_t>(w) * spp * (bps / 8);
+  if (static_cast<uint64_t>(TIFFScanlineSize64(tif)) != row_bytes) {
+    return t.Error("unexpected scanline size " + std::to_string(TIFFScanlineSize64(tif)));
+  }
+  uint32_t tw = 0, th = 0;
+  const bool tiled = TIFFIsTiled(tif) != 0;
+  STOKER_RETURN_IF_ERROR(CheckDecodedHold(t, size, compression, row_bytes,
+                                          static_cast<uint64_t>(row_bytes) * h, w64, h64,
+                                          max_pixels, &tw, &th));
+  *handled = true;
+  out->Resize(w, h, spp, bps / 8);
+  if (tiled) {
+    const tmsize_t tile_size = TIFFTileSize(tif);
+    const size_t tile_row = static_cast<size_t>(tw) * spp * (bps / 8);
+    if (tile_size <= 0 || static_cast<size_t>(tile_size) < tile_row * th) {
+      return t.Error("bad tile size");
+    }
+    std::vector<uint8_t> tile(static_cast<size_t>(tile_size));
+    const size_t pixel = static_cast<size_t>(spp) * (bps / 8);
+    for (uint32_t ty = 0; ty < static_cast<uint32_t>(h); ty += th) {
+      for (uint32_t tx = 0; tx < static_cast<uint32_t>(w); tx += tw) {
+        const ttile_t index = TIFFComputeTile(tif, tx, ty, 0, 0);
+        if (TIFFReadEncodedTile(tif, index, tile.data(), tile_size) < 0) {
+          return t.Error("cannot decode tile " + std::to_string(index));
+        }
+        const uint32_t cols = std::min<uint32_t>(tw, static_cast<uint32_t>(w) - tx);
+        const uint32_t rows = std::min<uint32_t>(th, static_cast<uint32_t>(h) - ty);
+        for (uint32_t r = 0; r < rows; ++r) {
+          std::memcpy(out->row(static_cast<int>(ty + r)) + tx * pixel, tile.data() + r * tile_row,
+                      cols * pixel);
+        }
+      }
+    }
+    return Status::OK();
+  }
+  for (int y = 0; y < h; ++y) {  // libtiff gives samples in the host's byte order
+    if (TIFFReadScanline(tif, out->row(y), static_cast<uint32_t>(y), 0) < 0) {
+      const tstrip_t index = TIFFComputeStrip(tif, static_cast<uint32_t>(y), 0);
+      return t.Error("cannot decode strip " + std::to_string(index) + " (row " +
+                     std::to_string(y) + ")");
     }
   }
   return Status::OK();

@@ -145,4 +145,31 @@ Status DecodeWebp(const uint8_t* data, size_t size, int64_t max_pixels, RgbImage
   return status;
 }
 
+Status DecodeWebpNative(const uint8_t* data, size_t size, int64_t max_pixels, NativeImage* out,
+                        bool* handled) {
+  *handled = false;
+  WebPBitstreamFeatures f;
+  STOKER_RETURN_IF_ERROR(Features(data, size, &f));
+  if (f.has_animation || !f.has_alpha) return Status::OK();  // RGB (DecodeWebp)
+  STOKER_RETURN_IF_ERROR(CheckPixelLimit(f.width, f.height, max_pixels));
+  STOKER_RETURN_IF_ERROR(CheckLossyHolds(f, size));
+  *handled = true;
+  out->Resize(f.width, f.height, 4, 1);
+  const int stride = static_cast<int>(out->row_bytes());
+  if (WebPDecodeRGBAInto(data, size, out->pixels.data(), out->bytes(), stride) == nullptr) {
+    WebPDecoderConfig config;
+    if (!WebPInitDecoderConfig(&config)) return InternalError("WebP: bad libwebp version");
+    config.output.colorspace = MODE_RGBA;
+    config.output.is_external_memory = 1;
+    config.output.u.RGBA.rgba = out->pixels.data();
+    config.output.u.RGBA.stride = stride;
+    config.output.u.RGBA.size = out->bytes();
+    const VP8StatusCode code = WebPDecode(data, size, &config);
+    WebPFreeDecBuffer(&config.output);
+    return DataLossError(std::string("WebP: ") +
+                         Vp8Reason(code == VP8_STATUS_OK ? VP8_STATUS_BITSTREAM_ERROR : code));
+  }
+  return Status::OK();
+}
+
 }  // namespace stoker::codec_internal

@@ -93,20 +93,6 @@ StatusOr<std::shared_ptr<const RecordPlan>> MakeRecordPlan(const Schema& schema,
   plan->schema = schema;
   plan->image = schema.image();
   plan->label = schema.label();
-  for (size_t k = 0; k < schema.fields.size(); ++k) {
-    const FieldSpec& f = schema.fields[k];
-    if (f.kind == FieldKind::kImage && f.image_mode == ImageMode::kNative) {
-      return UnimplementedError("field '" + f.name + "': native image fields (decoded as "
-                                "stored, untransformed) are not read yet");
-    }
-    if (static_cast<int>(k) != plan->image && f.kind == FieldKind::kImage &&
-        f.image_mode == ImageMode::kRGB) {
-      return InvalidArgumentError(
-          "field '" + f.name + "' is a second RGB image field (the transformed one is '" +
-          schema.fields[static_cast<size_t>(plan->image)].name +
-          "'): the transforms apply to one image field");
-    }
-  }
   if (plan->image < 0 && !options.transforms.empty()) {
     return InvalidArgumentError(
         options.transforms.front().ToString() + " is an image transform, and the source has "

@@ -10,13 +10,14 @@
 //  - The primary label goes to the labels array, as today.
 //  - Every other field is a batch field (BatchShape::fields, in schema
 //    order), untransformed: arrays, labels, scalars, text, bytes and json are
-//    checked against the schema and copied into their slot. Under
-//    collate="pad" a variable array field is also padded when its batch is
-//    delivered (FieldLayout::pad; pipeline/record_pad.h).
+//    checked against the schema and copied into their slot; other image
+//    fields are decoded (native mode: as stored; RGB mode: 8-bit RGB) into
+//    an HWC uint8/uint16 array, stacked when their dtype and shape are
+//    declared. Under collate="pad" a variable array field is also padded when
+//    its batch is delivered (FieldLayout::pad; pipeline/record_pad.h).
 //
 // Rules checked here (InvalidArgument naming the field): the schema is valid
-// (CheckSchema); at most one image field, RGB (native image fields are not
-// read yet: Unimplemented); transforms need an RGB image field; under
+// (CheckSchema); transforms need an RGB image field (the primary one); under
 // collate="pad" no field may be called "<padded field>_lengths"; a field
 // step runs on a record source only, names fields the record has (not the
 // primary image or label) and adds new names, of kinds other than image.

@@ -27,7 +27,17 @@ std::string Shape(const std::vector<int64_t>& dims) {
 
 }  // namespace
 
-RecordProcessor::RecordProcessor(const RecordPlan* plan) : plan_(plan) {}
+RecordProcessor::RecordProcessor(const RecordPlan* plan, const DecoderOptions& decoder)
+    : plan_(plan), decoder_(decoder) {}
+
+size_t RecordProcessor::scratch_bytes() const {
+  return decoder_.scratch_bytes() + image_.pixels.capacity();
+}
+
+void RecordProcessor::ReleaseScratch() {
+  decoder_.ReleaseScratch();
+  image_.Release();
+}
 
 Status RecordProcessor::Process(const SampleData& sample, BatchBuffer* buf, int s) {
   const int source_fields = plan_->source_fields;
@@ -74,8 +84,8 @@ Status RecordProcessor::ProcessField(const RecordFieldPlan& f, const FieldValue&
                                      BatchBuffer* buf, int s) {
   const int b = f.batch_field;
   switch (f.spec.kind) {
-    case FieldKind::kImage:  // MakeRecordPlan refuses native images
-      return InternalError("native image fields are not read");
+    case FieldKind::kImage:
+      return WriteImage(f, v, buf, s);
     case FieldKind::kArray:
       return WriteArray(f, v, buf, s);
     case FieldKind::kLabel:
@@ -107,6 +117,30 @@ Status RecordProcessor::ProcessField(const RecordFieldPlan& f, const FieldValue&
   const int64_t n = static_cast<int64_t>(v.size);
   STOKER_ASSIGN_OR_RETURN(uint8_t* slot, buf->ReserveField(b, s, v.size, ElemType::kUint8, &n, 1));
   if (v.size > 0) std::memcpy(slot, v.data, v.size);
+  return Status::OK();
+}
+
+Status RecordProcessor::WriteImage(const RecordFieldPlan& f, const FieldValue& v,
+                                   BatchBuffer* buf, int s) {
+  const FieldSpec& spec = f.spec;
+  if (v.raw) return UnimplementedError("raw pixels in an image field other than the primary one");
+  STOKER_RETURN_IF_ERROR(spec.image_mode == ImageMode::kNative
+                             ? decoder_.DecodeNative(v.data, v.size, &image_)
+                             : decoder_.DecodeRgb(v.data, v.size, &image_));
+  const ElemType dtype = image_.bytes_per_sample == 2 ? ElemType::kUint16 : ElemType::kUint8;
+  const int64_t dims[3] = {image_.height, image_.width, image_.channels};
+  if ((spec.dtype_known && dtype != spec.dtype) ||
+      (spec.shape_known && spec.shape.size() == 3 &&
+       (spec.shape[0] != dims[0] || spec.shape[1] != dims[1] || spec.shape[2] != dims[2]))) {
+    return InvalidArgumentError(std::string("decoded to ") + ElemTypeName(dtype) + " " +
+                                Shape(dims, 3) + ", the source declares " +
+                                (spec.dtype_known ? ElemTypeName(spec.dtype) : "any dtype") +
+                                " " + (spec.shape_known ? Shape(spec.shape) : "[any shape]"));
+  }
+  const size_t bytes = image_.bytes();
+  STOKER_ASSIGN_OR_RETURN(uint8_t* slot,
+                          buf->ReserveField(f.batch_field, s, bytes, dtype, dims, 3));
+  if (bytes > 0) std::memcpy(slot, image_.pixels.data(), bytes);
   return Status::OK();
 }
 

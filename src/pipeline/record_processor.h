@@ -7,7 +7,12 @@
 //    copied into the field's block (fixed shape: a memcpy of the row) or its
 //    slot's region (variable shape);
 //  - a label or scalar: the number; text (checked UTF-8), bytes, json
-//    (checked to parse): the bytes into the slot's region.
+//    (checked to parse): the bytes into the slot's region;
+//  - an image other than the primary one: decoded whole (ImageDecoder::
+//    DecodeNative in native mode, DecodeRgb in RGB mode; the decoder's
+//    max_pixels and allocation rules apply) into an HWC uint8/uint16 array,
+//    checked against a declared dtype and shape, and copied into the field's
+//    block (declared) or its slot's region.
 // Field steps (LoaderOptions::field_steps, planned in RecordPlan::steps) run
 // first, in order, on a copy of the sample's values; what they return is
 // then checked like the source's values. Errors name the field ("field
@@ -15,8 +20,9 @@
 // adds the sample's name and applies on_error. A failed field leaves the
 // sample failed: no record is delivered with a field of another sample.
 //
-// Thread-safety: NOT thread-safe; one per worker; its scratch (the values
-// and the steps' storage) is reused from sample to sample.
+// Thread-safety: NOT thread-safe; one per worker; its scratch (the values,
+// the steps' storage, the decoder's and one decoded image) is reused from
+// sample to sample (scratch_bytes(), ReleaseScratch()).
 #ifndef STOKER_PIPELINE_RECORD_PROCESSOR_H_
 #define STOKER_PIPELINE_RECORD_PROCESSOR_H_
 
@@ -24,6 +30,7 @@
 #include <memory>
 #include <vector>
 
+#include "codec/decoder.h"
 #include "pipeline/record_plan.h"
 #include "stoker/batch.h"
 #include "stoker/source.h"
@@ -32,18 +39,25 @@ namespace stoker {
 
 class RecordProcessor {
  public:
-  explicit RecordProcessor(const RecordPlan* plan);
+  RecordProcessor(const RecordPlan* plan, const DecoderOptions& decoder = {});
 
   // Writes every batch field of `sample` into slot `s` of `buf`.
   Status Process(const SampleData& sample, BatchBuffer* buf, int s);
 
+  // Decode memory held between samples, and a way to free it.
+  size_t scratch_bytes() const;
+  void ReleaseScratch();
+
  private:
   Status ProcessField(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
   Status WriteArray(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
+  Status WriteImage(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
   // Runs the field steps on the source's values into values_.
   Status RunSteps(const FieldValue* source);
 
   const RecordPlan* plan_;
+  ImageDecoder decoder_;
+  NativeImage image_;
   std::vector<FieldValue> values_;       // the record's values after the steps
   std::vector<FieldValue> step_values_;  // one step's
   std::vector<std::vector<std::vector<uint8_t>>> storage_;  // per step, per value

@@ -284,15 +284,24 @@ TEST(RecordTest, BatchMovesCarryEveryField) {
   pool->Release(b);
 }
 
-TEST(RecordTest, PlanRefusesWhatItCannotServe) {
+TEST(RecordTest, PlanServesOtherImagesAndRefusesWhatItCannot) {
   LoaderOptions o;
+  o.transforms = {Transform::Resize(8)};
+  // A second image field (native or RGB) is a batch field, untransformed.
   Schema two;
-  two.fields = {ImageField("image"), ImageField("depth"), LabelField()};
+  two.fields = {ImageField("image"), ImageField("depth", ImageMode::kNative), LabelField(),
+                ImageField("rgb2")};
   auto p = MakeRecordPlan(two, o);
-  ASSERT_FALSE(p.ok());
-  EXPECT_NE(p.status().message().find("'depth'"), std::string::npos);
-  two.fields[1].image_mode = ImageMode::kNative;
-  EXPECT_EQ(MakeRecordPlan(two, o).status().code(), StatusCode::kUnimplemented);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p.value()->image, 0);
+  ASSERT_EQ(p.value()->fields.size(), 2u);
+  EXPECT_EQ(p.value()->fields[0].spec.name, "depth");
+  EXPECT_EQ(p.value()->fields[1].spec.name, "rgb2");
+  // Only native images: no transforms (there is no RGB image to apply them to).
+  Schema native;
+  native.fields = {ImageField("depth", ImageMode::kNative)};
+  EXPECT_FALSE(MakeRecordPlan(native, o).ok());
+  EXPECT_TRUE(MakeRecordPlan(native, LoaderOptions{}).ok());
   Schema arrays;
   arrays.fields = {ArrayField("x", ElemType::kFloat32, {4})};
   o.transforms = {Transform::Resize(8)};
@@ -417,6 +426,75 @@ TEST(RecordTest, PlanRefusesFieldStepsItCannotRun) {
   EXPECT_EQ(p.value()->source_fields, 5);
   EXPECT_EQ(p.value()->schema.fields.size(), 6u);
   EXPECT_EQ(p.value()->layouts.back().spec.name, "note");
+}
+
+// One native image field (a 16-bit grey PNG of 256 x 256) and no RGB image.
+class DepthSource : public RandomAccessSource {
+ public:
+  DepthSource() {
+    testing::PngSpec spec;
+    spec.color_type = 0;
+    spec.bit_depth = 16;
+    std::vector<uint8_t> expected;
+    png_ = testing::EncodePng(testing::MakePixels(256, 256, 1), 256, 256, spec, &expected);
+  }
+  int64_t size() const override { return 6; }
+  std::string Describe() const override { return "DepthSource"; }
+  std::string NameOf(int64_t i) const override { return "depth" + std::to_string(i); }
+  Schema schema() const override {
+    Schema s;
+    s.fields = {ImageField("depth", ImageMode::kNative)};
+    return s;
+  }
+  Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const override {
+    scratch->fields.assign(1, FieldValue());
+    scratch->fields[0].data = png_.data();
+    scratch->fields[0].size = png_.size();
+    *out = SampleData();
+    out->id = index;
+    out->fields = scratch->fields.data();
+    out->num_fields = 1;
+    return Status::OK();
+  }
+
+ private:
+  std::vector<uint8_t> png_;
+};
+
+// The decode memory of image fields besides the primary one counts in the
+// worker's scratch, and the scratch budget releases it.
+TEST(RecordTest, NativeImageScratchIsCountedAndTrimmed) {
+  const size_t image_bytes = 256 * 256 * 2;
+  for (size_t budget : {size_t{64} << 20, size_t{16} << 10}) {
+    LoaderOptions o;
+    o.batch_size = 3;
+    o.threads = 1;
+    o.scratch_budget = budget;
+    auto loader = Loader::Create(std::make_shared<DepthSource>(), o);
+    ASSERT_TRUE(loader.ok()) << loader.status().ToString();
+    ASSERT_TRUE(loader.value()->Start().ok());
+    int n = 0;
+    for (;;) {
+      BatchPtr b;
+      bool end = false;
+      ASSERT_TRUE(loader.value()->Next(&b, &end).ok());
+      if (end) break;
+      const FieldSlot& d = b->field_sample(0, 0);
+      EXPECT_EQ(d.elem, ElemType::kUint16);
+      ASSERT_EQ(d.ndim, 3);
+      EXPECT_EQ(d.dims[0], 256);
+      EXPECT_EQ(d.dims[2], 1);
+      n += b->size();
+    }
+    EXPECT_EQ(n, 6);
+    const LoaderStats st = loader.value()->stats();
+    if (budget > image_bytes) {
+      EXPECT_GE(st.scratch_bytes, image_bytes);
+    } else {
+      EXPECT_LE(st.scratch_bytes, budget);
+      EXPECT_GT(st.scratch_releases, 0);
+    }
+  }
 }
 
 TEST(RecordTest, Utf8Check) {

@@ -68,12 +68,13 @@ void CopyFields(const SampleData& sample, CachedImage* out) {
 SampleProducer::SampleProducer(const ProducerContext& context)
     : ctx_(context), processor_(*context.processor, context.writer) {
   if (ctx_.record != nullptr && ctx_.record->records()) {
-    record_ = std::make_unique<RecordProcessor>(ctx_.record);
+    record_ = std::make_unique<RecordProcessor>(ctx_.record, context.processor->decoder);
   }
 }
 
 size_t SampleProducer::scratch_bytes() const {
-  return processor_.scratch_bytes() + scratch_.bytes.capacity();
+  return processor_.scratch_bytes() + scratch_.bytes.capacity() +
+         (record_ != nullptr ? record_->scratch_bytes() : 0);
 }
 
 bool SampleProducer::Produce(EpochReader* reader, int64_t epoch, int64_t p, int s,
@@ -318,6 +319,10 @@ void SampleProducer::TrimScratch() {
   if (budget == 0) return;
   if (scratch_bytes() <= budget) return;
   bool released = processor_.TrimScratch();
+  if (record_ != nullptr && record_->scratch_bytes() > 0 && scratch_bytes() > budget) {
+    record_->ReleaseScratch();  // other image fields' decode memory
+    released = true;
+  }
   if (scratch_bytes() > budget) {
     std::vector<uint8_t>().swap(scratch_.bytes);
     released = true;

@@ -32,6 +32,21 @@ FieldKind KindOfExtension(const std::string& ext) {
   return FieldKind::kBytes;
 }
 
+// A declared image dtype and shape: uint8 or uint16, [H, W, C] with C 1..4.
+Status CheckDeclaredImage(const ShardField& f) {
+  if (!f.declared) return Status::OK();
+  if (f.dtype != ElemType::kUint8 && f.dtype != ElemType::kUint16) {
+    return InvalidArgumentError("field '" + f.name + "': an image decodes to uint8 or uint16, "
+                                "not " + ElemTypeName(f.dtype));
+  }
+  if (f.shape.size() != 3 || f.shape[2] < 1 || f.shape[2] > 4 || f.shape[0] < 1 ||
+      f.shape[1] < 1) {
+    return InvalidArgumentError("field '" + f.name + "': an image's shape is (height, width, "
+                                "channels) with 1 to 4 channels");
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 std::string AsciiLower(std::string s) {
@@ -66,13 +81,26 @@ StatusOr<Schema> ShardSchema(const std::vector<ShardField>& fields) {
   Schema schema;
   for (const ShardField& f : fields) {
     STOKER_ASSIGN_OR_RETURN(FieldKind kind, ShardFieldKind(f));
-    if (f.declared && kind != FieldKind::kArray) {
+    if (f.declared && kind != FieldKind::kArray && kind != FieldKind::kImage) {
       return InvalidArgumentError("field '" + f.name + "': a dtype and shape are declared "
-                                  "for .npy fields only, not " + FieldKindName(kind));
+                                  "for .npy and image fields only, not " + FieldKindName(kind));
+    }
+    if (f.mode_set && kind != FieldKind::kImage) {
+      return InvalidArgumentError("field '" + f.name + "': a mode is given for image fields "
+                                  "only, not " + FieldKindName(kind));
     }
     FieldSpec spec;
     switch (kind) {
-      case FieldKind::kImage: spec = ImageField(f.name); break;
+      case FieldKind::kImage:
+        STOKER_RETURN_IF_ERROR(CheckDeclaredImage(f));
+        spec = ImageField(f.name, f.mode_set ? f.mode : ImageMode::kNative);
+        if (f.declared) {
+          spec.dtype = f.dtype;
+          spec.dtype_known = true;
+          spec.shape = f.shape;
+          spec.shape_known = true;
+        }
+        break;
       case FieldKind::kLabel: spec = LabelField(f.name); break;
       case FieldKind::kText: spec = TextField(f.name); break;
       case FieldKind::kJson: spec = JsonField(f.name); break;
@@ -95,6 +123,29 @@ StatusOr<Schema> ShardSchema(const std::vector<ShardField>& fields) {
       default: spec = BytesField(f.name); break;
     }
     schema.fields.push_back(std::move(spec));
+  }
+  // The primary image: "image", else the first image field whose mode is not
+  // set to native; it is RGB (transformed) unless its mode says otherwise.
+  int primary = -1;
+  for (size_t k = 0; k < fields.size(); ++k) {
+    const ShardField& f = fields[k];
+    if (schema.fields[k].kind != FieldKind::kImage) continue;
+    if (f.mode_set && f.mode != ImageMode::kRGB) continue;
+    if (primary < 0 || (f.name == "image" && fields[static_cast<size_t>(primary)].name != "image")) {
+      primary = static_cast<int>(k);
+    }
+  }
+  if (primary >= 0) {
+    const ShardField& f = fields[static_cast<size_t>(primary)];
+    if (f.declared) {
+      return InvalidArgumentError("field '" + f.name + "' is the transformed (primary) image: "
+                                  "its size and dtype are the loader's output, not declared "
+                                  "(declare them on other image fields, or give it "
+                                  "\"mode\": \"native\")");
+    }
+    schema.fields[static_cast<size_t>(primary)].image_mode = ImageMode::kRGB;
+    schema.fields[static_cast<size_t>(primary)].dtype_known = true;
+    schema.fields[static_cast<size_t>(primary)].dtype = ElemType::kUint8;
   }
   STOKER_RETURN_IF_ERROR(CheckSchema(schema));
   return schema;

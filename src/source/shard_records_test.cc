@@ -40,6 +40,66 @@ TEST(ShardFieldKindTest, FollowsTheLastPartOfTheExtension) {
   EXPECT_FALSE(ShardSchema({{"a", {"jpg"}}, {"a", {"txt"}}}).ok());  // duplicate name
 }
 
+TEST(ShardSchemaTest, OtherImageFieldsAreNativeUnlessTold) {
+  // The primary image ("image", else the first) is RGB; the others native,
+  // of the dtype each file holds.
+  Schema s = ShardSchema({{"depth", {"depth.png"}}, {"image", {"jpg"}}, {"mask", {"png"}}})
+                 .value();
+  EXPECT_EQ(s.image(), 1);
+  EXPECT_EQ(s.fields[0].image_mode, ImageMode::kNative);
+  EXPECT_FALSE(s.fields[0].dtype_known);
+  EXPECT_FALSE(s.fields[0].fixed());
+  EXPECT_EQ(s.fields[1].image_mode, ImageMode::kRGB);
+  EXPECT_EQ(s.fields[2].image_mode, ImageMode::kNative);
+  EXPECT_EQ(ShardSchema({{"a", {"png"}}, {"b", {"png"}}}).value().image(), 0);
+
+  // Modes given: a native "image" leaves "b" (unset) the primary one; "rgb"
+  // on a secondary field keeps it RGB and untransformed.
+  ShardField image{"image", {"png"}};
+  image.mode_set = true;
+  image.mode = ImageMode::kNative;
+  ShardField b{"b", {"png"}};
+  s = ShardSchema({image, b}).value();
+  EXPECT_EQ(s.image(), 1);
+  EXPECT_EQ(s.fields[0].image_mode, ImageMode::kNative);
+  s = ShardSchema({image}).value();
+  EXPECT_EQ(s.image(), -1);  // no RGB image at all
+  ShardField rgb{"c", {"png"}};
+  rgb.mode_set = true;
+  rgb.mode = ImageMode::kRGB;
+  s = ShardSchema({ShardField{"image", {"jpg"}}, rgb}).value();
+  EXPECT_EQ(s.image(), 0);
+  EXPECT_EQ(s.fields[1].image_mode, ImageMode::kRGB);
+
+  // Declared dtype and shape: fixed; uint8/uint16 HWC only; never on the
+  // primary image; a mode on a non-image field is refused.
+  ShardField depth{"depth", {"png"}};
+  depth.declared = true;
+  depth.dtype = ElemType::kUint16;
+  depth.shape = {4, 5, 1};
+  s = ShardSchema({ShardField{"image", {"jpg"}}, depth}).value();
+  EXPECT_TRUE(s.fields[1].fixed());
+  EXPECT_EQ(s.fields[1].sample_bytes(), 40u);
+  auto refused = [](std::vector<ShardField> f, const char* what) {
+    auto r = ShardSchema(f);
+    ASSERT_FALSE(r.ok()) << what;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << what;
+    EXPECT_NE(r.status().message().find(what), std::string::npos) << r.status().ToString();
+  };
+  ShardField bad = depth;
+  bad.dtype = ElemType::kFloat32;
+  refused({bad}, "uint8 or uint16");
+  bad = depth;
+  bad.shape = {4, 5};
+  refused({ShardField{"image", {"jpg"}}, bad}, "(height, width, channels)");
+  bad = depth;
+  bad.name = "image";
+  refused({bad}, "primary");
+  ShardField text{"t", {"txt"}};
+  text.mode_set = true;
+  refused({text}, "image fields only");
+}
+
 struct Got {
   Status status;
   int64_t label = -1;
