@@ -92,10 +92,14 @@ def test_kill_and_resume_at_another_world_size(data, tmp_path, before, after):
     assert len(set(resumed["batches"])) == 1
     first = [i for ids in saved["ids"] for i in ids]
     second = [i for ids in resumed["ids"] for i in ids]
-    assert not set(first) & set(second), "a sample delivered in both segments"
-    assert sorted(set(first) | set(second)) == list(range(N))
     left = N - len(first)
-    assert len(second) == -(-left // after) * after  # exactly once, apart from the padding
+    padding = -(-left // after) * after - left
+    # Only the padding (the epoch's first samples, as DistributedSampler pads) repeats a
+    # sample of the first segment.
+    assert len(set(first) & set(second)) <= padding, "a sample delivered in both segments"
+    assert sorted(set(first) | set(second)) == list(range(N))
+    assert len(second) == left + padding  # exactly once, apart from the padding
+    assert len(set(second)) >= left
 
 
 def test_tiny_ddp_training_completes(data, tmp_path):
