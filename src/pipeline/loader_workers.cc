@@ -22,8 +22,15 @@ void LoaderImpl::WorkerMain(int index) {
                         size_tallies_ != nullptr ? &size_tallies_[static_cast<size_t>(index)]
                                                  : nullptr);
   WorkerPool::Jobs jobs;
+  auto publish_scratch = [&] {
+    scratch_bytes_[static_cast<size_t>(index)].store(producer.scratch_bytes(),
+                                                     std::memory_order_relaxed);
+  };
   jobs.epoch = [&](uint64_t generation) {
     RunEpoch(index, &producer);
+    // Before leaving the epoch: whoever waits for the workers to leave it
+    // (Start, Stop) then sees this worker's scratch in stats().
+    publish_scratch();
     MaybePrefetchNextEpoch(generation);  // leaves the epoch
   };
   jobs.prefetch = [&] {
@@ -33,10 +40,7 @@ void LoaderImpl::WorkerMain(int index) {
                     producer.Produce(reader_.get(), work_epoch_, p, s, buf, c, /*prefetch=*/true);
                   });
   };
-  jobs.after = [&] {
-    scratch_bytes_[static_cast<size_t>(index)].store(producer.scratch_bytes(),
-                                                     std::memory_order_relaxed);
-  };
+  jobs.after = publish_scratch;
   workers_.Serve(jobs);
 }
 
