@@ -17,6 +17,7 @@ namespace {
 // their record fields.
 StatusOr<std::shared_ptr<MemorySource>> CacheSamples(Source* source, int64_t count) {
   const Schema schema = source->schema();
+  const int image = schema.image(), label = schema.label();
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<EpochReader> reader, source->StartEpoch(EpochSpec{}));
   std::vector<MemorySample> items;
   SampleScratch scratch;
@@ -45,7 +46,7 @@ StatusOr<std::shared_ptr<MemorySource>> CacheSamples(Source* source, int64_t cou
     for (int k = 0; k < s.num_fields; ++k) {
       const FieldValue& v = s.fields[k];
       it.fields.push_back(v);
-      const bool primary = k == schema.image() || k == schema.label();
+      const bool primary = k == image || k == label;
       it.field_bytes.emplace_back(primary || v.data == nullptr ? nullptr : v.data,
                                   primary || v.data == nullptr ? nullptr : v.data + v.size);
       if (primary) it.fields.back().data = nullptr;

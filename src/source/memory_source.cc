@@ -28,7 +28,7 @@ Status MemorySource::ReadIndex(int64_t index, SampleScratch* scratch, SampleData
   out->id = s.id >= 0 ? s.id : index;
   out->label = s.label;
   out->size = s.bytes.size();
-  if (schema_.image() < 0) {  // a record of other fields: no image
+  if (!has_image_) {
     out->bytes = nullptr;
     out->pixels = nullptr;
   } else if (s.raw_width > 0) {

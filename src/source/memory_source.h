@@ -56,6 +56,7 @@ class MemorySource : public RandomAccessSource {
  private:
   std::vector<MemorySample> samples_;
   Schema schema_ = Schema::ImageLabel();
+  const bool has_image_ = schema_.image() >= 0;  // a record of other fields has none
 };
 
 }  // namespace stoker
