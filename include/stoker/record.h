@@ -57,6 +57,24 @@ enum class ElemType {
 
 enum class ImageMode { kRGB, kNative };
 
+// What a field is to the geometric transforms: a target that follows the
+// primary image through every crop, resize, flip and warp, with the same
+// random draw. kNone: untouched (every field of today's records).
+//  kMask: a label map, one channel (kArray uint8/uint16 [H, W], or a kImage
+//    field decoded native to one channel); resampled nearest-neighbour,
+//    padding filled with FieldSpec::ignore_index; never photometric.
+//  kBoxes: kArray float32 [N, 4] in FieldSpec::box_format; corners follow the
+//    geometry, then clipped to the output and sanitised (a removed box takes
+//    its kPerBox rows with it). Delivered xyxy in output pixels.
+//  kKeypoints: kArray float32 [K, 2] or [K, 3] (x, y, visibility); points
+//    leaving the output are marked invisible, never dropped.
+//  kPerBox: one row per box of the kBoxes field named FieldSpec::follows
+//    (per-box labels, iscrowd, area): rows are removed with their box.
+enum class TargetRole { kNone, kMask, kBoxes, kKeypoints, kPerBox };
+
+// A box's four numbers, as torchvision's tv_tensors.BoundingBoxFormat.
+enum class BoxFormat { kXYXY, kXYWH, kCXCYWH };
+
 // Per-sample dimensions a field may have.
 inline constexpr int kMaxFieldDims = 8;
 
@@ -67,6 +85,10 @@ StatusOr<ElemType> ParseElemType(std::string_view name);
 ElemType ElemTypeOf(DType d);
 const char* FieldKindName(FieldKind k);  // "image", "array", "label", ...
 StatusOr<FieldKind> ParseFieldKind(std::string_view name);
+const char* TargetRoleName(TargetRole r);  // "none", "mask", "boxes", "keypoints", "per_box"
+StatusOr<TargetRole> ParseTargetRole(std::string_view name);
+const char* BoxFormatName(BoxFormat f);  // "xyxy", "xywh", "cxcywh"
+StatusOr<BoxFormat> ParseBoxFormat(std::string_view name);  // case-insensitive
 
 struct FieldSpec {
   std::string name;
@@ -82,6 +104,13 @@ struct FieldSpec {
   std::vector<int64_t> shape;
   bool shape_known = true;
   ImageMode image_mode = ImageMode::kRGB;
+  // Target role (above) and its parameters: the box format of a kBoxes field,
+  // the fill of a kMask field's padding, the kBoxes field a kPerBox field's
+  // rows follow.
+  TargetRole target = TargetRole::kNone;
+  BoxFormat box_format = BoxFormat::kXYXY;
+  int64_t ignore_index = 255;
+  std::string follows;
 
   // Every sample has the same dtype and shape (stackable into one block).
   bool fixed() const;

@@ -3,6 +3,7 @@
 // The record schema's value types (stoker/record.h).
 #include "stoker/record.h"
 
+#include <cctype>
 #include <string>
 #include <unordered_set>
 
@@ -102,6 +103,45 @@ StatusOr<FieldKind> ParseFieldKind(std::string_view name) {
   }
   return InvalidArgumentError("unknown field kind '" + std::string(name) +
                               "' (expected image, array, label, scalar, text, bytes or json)");
+}
+
+const char* TargetRoleName(TargetRole r) {
+  switch (r) {
+    case TargetRole::kNone: return "none";
+    case TargetRole::kMask: return "mask";
+    case TargetRole::kBoxes: return "boxes";
+    case TargetRole::kKeypoints: return "keypoints";
+    case TargetRole::kPerBox: return "per_box";
+  }
+  return "?";
+}
+
+StatusOr<TargetRole> ParseTargetRole(std::string_view name) {
+  for (TargetRole r : {TargetRole::kNone, TargetRole::kMask, TargetRole::kBoxes,
+                       TargetRole::kKeypoints, TargetRole::kPerBox}) {
+    if (name == TargetRoleName(r)) return r;
+  }
+  return InvalidArgumentError("unknown target '" + std::string(name) +
+                              "' (expected none, mask, boxes, keypoints or per_box)");
+}
+
+const char* BoxFormatName(BoxFormat f) {
+  switch (f) {
+    case BoxFormat::kXYXY: return "xyxy";
+    case BoxFormat::kXYWH: return "xywh";
+    case BoxFormat::kCXCYWH: return "cxcywh";
+  }
+  return "?";
+}
+
+StatusOr<BoxFormat> ParseBoxFormat(std::string_view name) {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (BoxFormat f : {BoxFormat::kXYXY, BoxFormat::kXYWH, BoxFormat::kCXCYWH}) {
+    if (lower == BoxFormatName(f)) return f;
+  }
+  return InvalidArgumentError("unknown box format '" + std::string(name) +
+                              "' (expected xyxy, xywh or cxcywh)");
 }
 
 bool FieldSpec::fixed() const {

@@ -514,5 +514,25 @@ TEST(RecordTest, Utf8Check) {
   EXPECT_FALSE(ok("\xE2\x82"));          // truncated
 }
 
+TEST(RecordTest, TargetRolesAndBoxFormatsParseTheirNames) {
+  for (TargetRole r : {TargetRole::kNone, TargetRole::kMask, TargetRole::kBoxes,
+                       TargetRole::kKeypoints, TargetRole::kPerBox}) {
+    auto parsed = ParseTargetRole(TargetRoleName(r));
+    ASSERT_TRUE(parsed.ok()) << TargetRoleName(r);
+    EXPECT_EQ(*parsed, r);
+  }
+  EXPECT_EQ(ParseTargetRole("segmentation").status().code(), StatusCode::kInvalidArgument);
+  for (BoxFormat f : {BoxFormat::kXYXY, BoxFormat::kXYWH, BoxFormat::kCXCYWH}) {
+    auto parsed = ParseBoxFormat(BoxFormatName(f));
+    ASSERT_TRUE(parsed.ok()) << BoxFormatName(f);
+    EXPECT_EQ(*parsed, f);
+  }
+  auto upper = ParseBoxFormat("XYWH");  // torchvision's enum names
+  ASSERT_TRUE(upper.ok());
+  EXPECT_EQ(*upper, BoxFormat::kXYWH);
+  EXPECT_EQ(ParseBoxFormat("yxyx").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(FieldSpec().target, TargetRole::kNone);
+}
+
 }  // namespace
 }  // namespace stoker
