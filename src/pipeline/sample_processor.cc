@@ -63,15 +63,7 @@ void CropWithPadding(const RgbView& src, const Rect& crop, RgbImage* dst) {
 void CropWithPaddingMode(const RgbView& src, const GeometryStage& st, RgbImage* dst) {
   const Rect& crop = st.crop;
   dst->Resize(crop.width, crop.height);
-  // Source coordinate of u (in the unpadded grid) along an axis of length n
-  // with first pads (lo, hi); -1: outside (constant fill).
-  auto map = [&](int u, int n, int lo, int hi) {
-    if (u >= 0 && u < n) return u;
-    if (st.pad_mode == kPadConstant) return -1;
-    const int n1 = n + lo + hi;
-    const int v = FoldCoord(u + lo, n1, st.pad_mode) - lo;  // pad_if_needed's pad
-    return FoldCoord(v, n, st.pad_mode);                     // padding's pad
-  };
+  auto map = [&](int u, int n, int lo, int hi) { return PaddedCoord(u, n, lo, hi, st.pad_mode); };
   std::vector<int> xs(static_cast<size_t>(crop.width));
   for (int x = 0; x < crop.width; ++x) {
     xs[x] = map(crop.x + x, src.width, st.pad1[0], st.pad1[2]);
