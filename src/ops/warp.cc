@@ -585,7 +585,7 @@ int DrawWarpParams(WarpKind kind, const Transform& t, int width, int height, Rng
 
 void DrawWarp(const Transform& t, Rng* rng, int width, int height, WarpStep* step) {
   const WarpKind kind = WarpKindOf(t);
-  double p[9];
+  double p[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
   DrawWarpParams(kind, t, width, height, rng, p);
   *step = WarpStep();
   if (kind == WarpKind::kRotation) {
@@ -599,6 +599,7 @@ void DrawWarp(const Transform& t, Rng* rng, int width, int height, WarpStep* ste
     step->kind = WarpStep::kPerspective;
     PerspectiveCoeffs(start, p + 1, step->m);
   }
+  std::copy(p, p + 9, step->params);
 }
 
 void ApplyDrawnWarp(const Transform& t, const WarpStep& step, RgbImage* img, RgbImage* scratch) {

@@ -55,6 +55,8 @@ struct WarpStep {
   enum Kind { kIdentity, kAffine, kPerspective, kRotate90, kRotate180, kRotate270 };
   Kind kind = kIdentity;
   double m[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  // The parameters DrawWarp drew (DrawWarpParams' values; for the tests).
+  double params[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
 };
 
 // Applies `step` to `img` in place with Pillow's arithmetic; pixels outside

@@ -154,6 +154,18 @@ Status SampleProcessor::FinishResample(Rng* rng, uint8_t* slot, StageTimes* time
     nvtx::Range range(op_names_[static_cast<size_t>(op - config_.transforms.data())].c_str());
     if (op->callback != nullptr) {
       STOKER_RETURN_IF_ERROR(RunCallback(*op, rng, times));
+    } else if (StageOf(*op) == TransformStage::kWarp) {
+      // Drawn, then applied: the draw is kept for the targets.
+      DrawWarp(*op, rng, out_.width(), out_.height(), &warp_);
+      ApplyDrawnWarp(*op, warp_, &out_, &aux_);
+      if (config_.record_geometry) {
+        GeometryStep step;
+        step.kind = GeometryStep::kWarp;
+        step.in_width = step.out_width = out_.width();
+        step.in_height = step.out_height = out_.height();
+        step.warp = warp_;
+        geometry_.steps.push_back(step);
+      }
     } else {
       OpsOf(*op).image(*op, rng, &out_, &aux_);
     }
@@ -215,7 +227,13 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const Sample
   times->source_width = header.width;
   times->source_height = header.height;
   GeometryPlan plan;
-  STOKER_RETURN_IF_ERROR(PlanGeometry(config_.transforms, header.width, header.height, rng, &plan));
+  std::vector<GeometryStep>* steps = nullptr;
+  if (config_.record_geometry) {
+    geometry_.Reset(header.width, header.height);
+    steps = &geometry_.steps;
+  }
+  STOKER_RETURN_IF_ERROR(
+      PlanGeometry(config_.transforms, header.width, header.height, rng, &plan, steps));
   uint8_t* slot = out.slot;
   if (out.buffer != nullptr) {  // variable size: this sample's own
     if (plan.width() <= 0 || plan.height() <= 0) {
