@@ -423,3 +423,55 @@ def test_loader_target_errors(records, tmp_path):
     with pytest.raises(ValueError, match="min_area_fraction"):
         stoker.Loader(stoker.Npy(paths), batch_size=2,
                       targets={"boxes": {"target": "boxes", "min_area_fraction": 2}})
+
+
+def _png(a) -> bytes:
+    import io
+    buf = io.BytesIO()
+    Image.fromarray(a).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def test_shard_png_masks_and_hdf5_masks_follow(records, tmp_path):
+    """A one-channel PNG member read natively, and an HDF5 dataset, as masks."""
+    from conftest import npy_bytes, write_shards
+    _, arrays, paths = records
+    transforms = [stoker.Resize((30, 40)), stoker.RandomVerticalFlip(1.0), stoker.CenterCrop(32)]
+
+    def expect(sid):
+        pil = F.vflip(F.resize(Image.fromarray(arrays["mask"][sid]), [30, 40], NEAREST))
+        return np.asarray(F.center_crop(F.pad(pil, [0, 1, 0, 1], fill=255), [32, 32]))
+
+    def members(i):
+        return [(f"{i:04d}.png", _png(arrays["image"][i])), (f"{i:04d}.mask.png",
+                                                             _png(arrays["mask"][i])),
+                (f"{i:04d}.boxes.npy", npy_bytes(arrays["boxes"][i])), (f"{i:04d}.cls", b"0")]
+    pattern = write_shards(str(tmp_path / "s"), 2, N // 2, members)
+    src = stoker.Shards(pattern, fields={"image": "png", "mask": {"ext": "mask.png",
+                                                                 "mode": "native"},
+                                         "boxes": "boxes.npy", "label": "cls"})
+    loader = stoker.Loader(src, batch_size=5, transforms=transforms, return_indices=True,
+                           targets={"mask": "mask", "boxes": {"target": "boxes",
+                                                              "format": "xywh"}})
+    seen = 0
+    for batch, ids in loader:
+        for i, sid in enumerate(ids.numpy()):
+            m = batch["mask"][i]
+            np.testing.assert_array_equal(np.asarray(m.numpy() if isinstance(m, torch.Tensor)
+                                                     else m).reshape(32, 32), expect(sid))
+            assert batch["boxes"][i].shape[1] == 4
+            seen += 1
+    assert seen == N
+    h5py = pytest.importorskip("h5py")
+    if not _C.built_with_hdf5():
+        pytest.skip("built without HDF5")
+    path = str(tmp_path / "r.h5")
+    with h5py.File(path, "w") as f:
+        f["images"] = arrays["image"]
+        f["masks"] = arrays["mask"]
+    src = stoker.HDF5(path, fields={"image": "images", "mask": "masks"})
+    for batch, ids in stoker.Loader(src, batch_size=5, transforms=transforms,
+                                    targets={"mask": "mask"}, return_indices=True):
+        assert batch["mask"].shape == (len(ids), 32, 32)
+        for i, sid in enumerate(ids.numpy()):
+            np.testing.assert_array_equal(batch["mask"][i].numpy(), expect(sid))
