@@ -726,8 +726,9 @@ class Loader:
         ``on_error="skip"``), skipped_files (distinct files among them), per-stage busy seconds
         (read_s, decode_s, augment_s summed over threads; callback_s: the part of augment_s
         spent in Python callables, GIL waits included), worker_wait_s, consumer_wait_s,
-        padded_samples, and the same for the current epoch under "epoch"; threads and
-        prefetch in use, and with "auto" the tuner's last decision ("tuning") and how often it
+        padded_samples, boxes_removed (the boxes a ``targets=`` boxes field lost to its
+        min_size / min_area_fraction), and the same for the current epoch under "epoch";
+        threads and prefetch in use, and with "auto" the tuner's last decision ("tuning") and how often it
         changed them. The top-level counters are totals over the loader's life; those under
         "epoch" are the running (or last) epoch's. padded_samples: the samples this rank
         delivered that repeat a sample so that every rank yields the same count. With ranks
