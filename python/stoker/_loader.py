@@ -728,8 +728,8 @@ class Loader:
         spent in Python callables, GIL waits included), worker_wait_s, consumer_wait_s,
         padded_samples, boxes_removed (the boxes a ``targets=`` boxes field lost to its
         min_size / min_area_fraction), and the same for the current epoch under "epoch";
-        threads and prefetch in use, and with "auto" the tuner's last decision ("tuning") and how often it
-        changed them. The top-level counters are totals over the loader's life; those under
+        threads and prefetch in use, and with "auto" the tuner's last decision ("tuning")
+        and how often it changed them. The top-level counters are totals over the loader's life; those under
         "epoch" are the running (or last) epoch's. padded_samples: the samples this rank
         delivered that repeat a sample so that every rank yields the same count. With ranks
         (``rank_tail="pad"``), the end of its share that wraps to the epoch's start

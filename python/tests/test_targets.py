@@ -31,19 +31,11 @@ from PIL import Image
 from torchvision.transforms import InterpolationMode
 
 import stoker
+from conftest import coeffs_f64
 from stoker import _C
 
 NEAREST = InterpolationMode.NEAREST
 W, H = 64, 48
-
-
-def coeffs_f64(sp, ep):
-    a = torch.zeros(8, 8, dtype=torch.float64)
-    for i, (p1, p2) in enumerate(zip(ep, sp)):
-        a[2 * i] = torch.tensor([p1[0], p1[1], 1, 0, 0, 0, -p2[0] * p1[0], -p2[0] * p1[1]])
-        a[2 * i + 1] = torch.tensor([0, 0, 0, p1[0], p1[1], 1, -p2[1] * p1[0], -p2[1] * p1[1]])
-    b = torch.tensor(sp, dtype=torch.float64).view(8)
-    return torch.linalg.lstsq(a, b, driver="gels").solution.to(torch.float32).tolist()
 
 
 def affine_forward(center, angle, translate, scale, shear):
@@ -419,7 +411,8 @@ def test_loader_target_errors(records, tmp_path):
     with pytest.raises(ValueError, match="boxes are an array \\[N, 4\\]"):
         stoker.Loader(stoker.Npy(paths), batch_size=2, targets={"keypoints": "boxes"})
     with pytest.raises(ValueError, match="\"format\" is for boxes targets"):
-        stoker.Loader(stoker.Npy(paths), batch_size=2, targets={"mask": {"target": "mask", "format": "xywh"}})
+        stoker.Loader(stoker.Npy(paths), batch_size=2,
+                      targets={"mask": {"target": "mask", "format": "xywh"}})
     with pytest.raises(ValueError, match="min_area_fraction"):
         stoker.Loader(stoker.Npy(paths), batch_size=2,
                       targets={"boxes": {"target": "boxes", "min_area_fraction": 2}})
