@@ -468,3 +468,42 @@ def test_shard_png_masks_and_hdf5_masks_follow(records, tmp_path):
         assert batch["mask"].shape == (len(ids), 32, 32)
         for i, sid in enumerate(ids.numpy()):
             np.testing.assert_array_equal(batch["mask"][i].numpy(), expect(sid))
+
+
+def test_jpeg_dct_scaling_and_skip_keep_targets_with_their_image(records, tmp_path):
+    """The geometry is in the image's own coordinates: a DCT-scaled, region-decoded JPEG
+    gives the targets the same steps as a full decode; a sample whose mask has another size
+    is skipped under on_error="skip" with its image."""
+    from conftest import write_shards
+    _, arrays, _ = records
+
+    def jpeg(a):
+        import io
+        buf = io.BytesIO()
+        Image.fromarray(a).save(buf, format="JPEG", quality=95)
+        return buf.getvalue()
+
+    def members(i):
+        mask = arrays["mask"][i] if i != 3 else arrays["mask"][i][:40]
+        return [(f"{i:04d}.jpg", jpeg(arrays["image"][i])), (f"{i:04d}.png", _png(mask)),
+                (f"{i:04d}.cls", b"0")]
+    pattern = write_shards(str(tmp_path / "j"), 2, N // 2, members)
+    src = stoker.Shards(pattern, fields={"image": "jpg", "mask": {"ext": "png", "mode": "native"},
+                                         "label": "cls"})
+    transforms = [stoker.RandomResizedCrop(16, scale=(0.8, 1.0)), stoker.RandomHorizontalFlip()]
+    runs = {}
+    for dct in (False, True):
+        loader = stoker.Loader(src, batch_size=3, transforms=transforms, dct_scaling=dct,
+                               targets={"mask": "mask"}, on_error="skip", seed=3,
+                               dtype="uint8", layout="NHWC", return_indices=True)
+        got = {}
+        for batch, ids in loader:
+            for i, sid in enumerate(ids.numpy()):
+                m = np.asarray(batch["mask"][i]).reshape(16, 16)
+                img = batch["image"][i].numpy()[..., 0].astype(int)
+                assert np.corrcoef(img.ravel(), m.ravel())[0, 1] > 0.9, (dct, sid)
+                got[int(sid)] = m.tobytes()
+        assert loader.stats()["skipped"] == 1
+        runs[dct] = got
+    assert sorted(runs[True]) == [i for i in range(N) if i != 3]
+    assert runs[True] == runs[False]
