@@ -31,9 +31,12 @@ void Shape(MaskImage* m, int w, int h, int bpp) {
   if (m->pixels.size() < need) m->pixels.resize(need);
 }
 
+inline const uint8_t* RowAt(const PixelPlane& p, int y) { return p.data + y * p.stride; }
+
 // The crop `st.crop` of `src` into `dst`, its outside `fill` (constant) or
-// folded as the image's padding is.
-void CropMask(const GeometryStep& st, const MaskImage& src, const uint8_t* fill, MaskImage* dst) {
+// folded as the image's padding is; the part inside copied row by row.
+void CropMask(const GeometryStep& st, const PixelPlane& src, const uint8_t* fill,
+              MaskImage* dst) {
   const Rect& c = st.crop;
   const int bpp = src.bpp;
   Shape(dst, c.width, c.height, bpp);
@@ -41,30 +44,43 @@ void CropMask(const GeometryStep& st, const MaskImage& src, const uint8_t* fill,
   for (int x = 0; x < c.width; ++x) {
     xs[x] = PaddedCoord(c.x + x, src.width, st.pad1[0], st.pad1[2], st.pad_mode);
   }
+  // Columns [x0, x1) of the crop lie inside the source.
+  const int x0 = std::clamp(-c.x, 0, c.width), x1 = std::clamp(src.width - c.x, x0, c.width);
   for (int y = 0; y < c.height; ++y) {
     const int sy = PaddedCoord(c.y + y, src.height, st.pad1[1], st.pad1[3], st.pad_mode);
     uint8_t* out = dst->pixels.data() + static_cast<size_t>(y) * c.width * bpp;
-    const uint8_t* row =
-        sy < 0 ? nullptr : src.pixels.data() + static_cast<size_t>(sy) * src.width * bpp;
+    const uint8_t* row = sy < 0 ? nullptr : RowAt(src, sy);
     for (int x = 0; x < c.width; ++x) {
+      if (row != nullptr && x == x0 && x1 > x0) {
+        std::memcpy(out + x * bpp, row + (c.x + x) * bpp, static_cast<size_t>(x1 - x0) * bpp);
+        x = x1 - 1;
+        continue;
+      }
       const uint8_t* in = (row == nullptr || xs[x] < 0) ? fill : row + xs[x] * bpp;
       std::memcpy(out + x * bpp, in, bpp);
     }
   }
 }
 
-void FlipMask(bool horizontal, const MaskImage& src, MaskImage* dst) {
+void FlipMask(bool horizontal, const PixelPlane& src, MaskImage* dst) {
   const int w = src.width, h = src.height, bpp = src.bpp;
   Shape(dst, w, h, bpp);
   for (int y = 0; y < h; ++y) {
-    const uint8_t* in =
-        src.pixels.data() + static_cast<size_t>(horizontal ? y : h - 1 - y) * w * bpp;
+    const uint8_t* in = RowAt(src, horizontal ? y : h - 1 - y);
     uint8_t* out = dst->pixels.data() + static_cast<size_t>(y) * w * bpp;
     if (!horizontal) {
       std::memcpy(out, in, static_cast<size_t>(w) * bpp);
       continue;
     }
     for (int x = 0; x < w; ++x) std::memcpy(out + x * bpp, in + (w - 1 - x) * bpp, bpp);
+  }
+}
+
+void CopyPlane(const PixelPlane& src, MaskImage* dst) {
+  Shape(dst, src.width, src.height, src.bpp);
+  const size_t row = static_cast<size_t>(src.width) * src.bpp;
+  for (int y = 0; y < src.height; ++y) {
+    std::memcpy(dst->pixels.data() + y * row, RowAt(src, y), row);
   }
 }
 
@@ -148,42 +164,83 @@ Box FromFormat(BoxFormat f, const double* v) {
 
 }  // namespace
 
-Status TransformMask(const TargetGeometry& g, int64_t fill, MaskImage* mask, MaskImage* scratch) {
-  if (mask->width != g.src_width || mask->height != g.src_height) {
-    return InvalidArgumentError("mask is " + std::to_string(mask->height) + "x" +
-                                std::to_string(mask->width) + " (HxW), its image " +
+Status TransformMaskView(const TargetGeometry& g, int64_t fill, const PixelPlane& src,
+                         MaskImage* a, MaskImage* b, PixelPlane* result) {
+  if (src.width != g.src_width || src.height != g.src_height) {
+    return InvalidArgumentError("mask is " + std::to_string(src.height) + "x" +
+                                std::to_string(src.width) + " (HxW), its image " +
                                 std::to_string(g.src_height) + "x" +
                                 std::to_string(g.src_width));
   }
   uint8_t fill_bytes[2];
-  if (mask->bpp == 2) {
+  if (src.bpp == 2) {
     const uint16_t f16 = static_cast<uint16_t>(fill);
     std::memcpy(fill_bytes, &f16, 2);
   } else {
     fill_bytes[0] = static_cast<uint8_t>(fill);
   }
+  MaskImage* bufs[2] = {a, b};
+  PixelPlane cur = src;
+  int in = -1;  // which buffer `cur` views (-1: src); a crop inside it is a view
+  auto out = [&]() { return bufs[in == 0 ? 1 : 0]; };
+  auto take = [&](MaskImage* m) {
+    in = m == bufs[0] ? 0 : 1;
+    cur = PlaneOf(m);
+  };
   for (const GeometryStep& st : g.steps) {
     switch (st.kind) {
-      case GeometryStep::kCrop:
-        CropMask(st, *mask, fill_bytes, scratch);
-        std::swap(*mask, *scratch);
+      case GeometryStep::kCrop: {
+        const Rect& c = st.crop;
+        if (c.x >= 0 && c.y >= 0 && c.right() <= cur.width && c.bottom() <= cur.height) {
+          cur.data += c.y * cur.stride + c.x * cur.bpp;
+          cur.width = c.width;
+          cur.height = c.height;
+          break;
+        }
+        MaskImage* o = out();
+        CropMask(st, cur, fill_bytes, o);
+        take(o);
         break;
-      case GeometryStep::kResize:
-        Shape(scratch, st.out_width, st.out_height, mask->bpp);
-        ResizeNearest(PlaneOf(mask), PlaneOf(scratch));
-        std::swap(*mask, *scratch);
+      }
+      case GeometryStep::kResize: {
+        MaskImage* o = out();
+        Shape(o, st.out_width, st.out_height, cur.bpp);
+        ResizeNearest(cur, PlaneOf(o));
+        take(o);
         break;
+      }
       case GeometryStep::kHFlip:
-      case GeometryStep::kVFlip:
-        FlipMask(st.kind == GeometryStep::kHFlip, *mask, scratch);
-        std::swap(*mask, *scratch);
+      case GeometryStep::kVFlip: {
+        MaskImage* o = out();
+        FlipMask(st.kind == GeometryStep::kHFlip, cur, o);
+        take(o);
         break;
-      case GeometryStep::kWarp:
-        Shape(scratch, mask->width, mask->height, mask->bpp);
-        ApplyWarpStep(st.warp, kPilNearest, fill_bytes, PlaneOf(mask), PlaneOf(scratch));
+      }
+      case GeometryStep::kWarp: {
+        if (in < 0 || cur.data != bufs[in]->pixels.data() ||
+            cur.stride != static_cast<std::ptrdiff_t>(cur.width) * cur.bpp) {
+          MaskImage* o = out();  // a whole buffer of its own, written in place
+          CopyPlane(cur, o);
+          take(o);
+        }
+        MaskImage* scratch = out();
+        Shape(scratch, cur.width, cur.height, cur.bpp);
+        ApplyWarpStep(st.warp, kPilNearest, fill_bytes, cur, PlaneOf(scratch));
         break;
+      }
     }
   }
+  *result = cur;
+  return Status::OK();
+}
+
+Status TransformMask(const TargetGeometry& g, int64_t fill, MaskImage* mask, MaskImage* scratch) {
+  MaskImage other;
+  PixelPlane result;
+  STOKER_RETURN_IF_ERROR(TransformMaskView(g, fill, PlaneOf(mask), scratch, &other, &result));
+  MaskImage done;
+  CopyPlane(result, &done);
+  *mask = std::move(done);
   return Status::OK();
 }
 

@@ -52,9 +52,14 @@ struct MaskImage {
   int width = 0, height = 0, bpp = 1;
 };
 
-// Replays `g` on `mask` (src_width x src_height: else InvalidArgument naming
-// both sizes), in place; `fill` is written in the mask's element type.
-// `scratch` is reused.
+// Replays `g` on the mask `src` (src_width x src_height: else
+// InvalidArgument naming both sizes; never written), using the buffers `a`
+// and `b` (reused) as needed: *result views the transformed mask, in `src`
+// itself when only crops inside it were applied (no copy), else in a or b.
+// `fill` is written in the mask's element type (bpp 1 or 2).
+Status TransformMaskView(const TargetGeometry& g, int64_t fill, const PixelPlane& src,
+                         MaskImage* a, MaskImage* b, PixelPlane* result);
+// The same in place (for tests).
 Status TransformMask(const TargetGeometry& g, int64_t fill, MaskImage* mask, MaskImage* scratch);
 
 // Boxes `in` (n rows of 4 in `format`, source pixels) -> xyxy in output

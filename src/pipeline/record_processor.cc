@@ -265,6 +265,7 @@ Status RecordProcessor::WriteTarget(const RecordFieldPlan& f, const FieldValue& 
 Status RecordProcessor::WriteMask(const RecordFieldPlan& f, const FieldValue& v,
                                   BatchBuffer* buf, int s) {
   const FieldSpec& src = f.source_spec;
+  PixelPlane in;  // the mask as read (never written)
   if (src.kind == FieldKind::kImage) {
     if (v.raw) return UnimplementedError("raw pixels in a mask field");
     STOKER_RETURN_IF_ERROR(decoder_.DecodeNative(v.data, v.size, &image_));
@@ -272,37 +273,37 @@ Status RecordProcessor::WriteMask(const RecordFieldPlan& f, const FieldValue& v,
       return InvalidArgumentError("a mask is one channel, this image decodes to " +
                                   std::to_string(image_.channels));
     }
-    mask_.width = image_.width;
-    mask_.height = image_.height;
-    mask_.bpp = image_.bytes_per_sample;
-    mask_.pixels.assign(image_.pixels.begin(), image_.pixels.begin() + image_.bytes());
+    in = PixelPlane{image_.pixels.data(), image_.width, image_.height,
+                    static_cast<std::ptrdiff_t>(image_.row_bytes()), image_.bytes_per_sample};
   } else {
     const bool shape_ok = v.ndim == 2 || (v.ndim == 3 && v.dims[2] == 1);
     if (!shape_ok || (v.dtype != ElemType::kUint8 && v.dtype != ElemType::kUint16)) {
       return InvalidArgumentError(std::string("a mask is uint8 or uint16 [H, W], got ") +
                                   ElemTypeName(v.dtype) + " " + Shape(v.dims.data(), v.ndim));
     }
-    mask_.width = static_cast<int>(v.dims[1]);
-    mask_.height = static_cast<int>(v.dims[0]);
-    mask_.bpp = static_cast<int>(ElemSize(v.dtype));
-    const size_t bytes = static_cast<size_t>(mask_.width) * mask_.height * mask_.bpp;
+    const int bpp = static_cast<int>(ElemSize(v.dtype));
+    in = PixelPlane{const_cast<uint8_t*>(v.data), static_cast<int>(v.dims[1]),
+                    static_cast<int>(v.dims[0]), static_cast<std::ptrdiff_t>(v.dims[1]) * bpp,
+                    bpp};
+    const size_t bytes = static_cast<size_t>(in.stride) * in.height;
     if (bytes != v.size) {
       return DataLossError(std::to_string(v.size) + " bytes for shape " +
                            Shape(v.dims.data(), v.ndim) + " of " + ElemTypeName(v.dtype));
     }
-    mask_.pixels.assign(v.data, v.data + bytes);
   }
-  const ElemType dtype = mask_.bpp == 2 ? ElemType::kUint16 : ElemType::kUint8;
+  const ElemType dtype = in.bpp == 2 ? ElemType::kUint16 : ElemType::kUint8;
   if (f.spec.dtype_known && dtype != f.spec.dtype) {
     return InvalidArgumentError(std::string("dtype ") + ElemTypeName(dtype) +
                                 ", the source declares " + ElemTypeName(f.spec.dtype));
   }
-  STOKER_RETURN_IF_ERROR(TransformMask(*geometry_, f.spec.ignore_index, &mask_, &mask_scratch_));
-  const int64_t dims[2] = {mask_.height, mask_.width};
-  const size_t bytes = static_cast<size_t>(mask_.width) * mask_.height * mask_.bpp;
-  STOKER_ASSIGN_OR_RETURN(uint8_t* slot,
-                          buf->ReserveField(f.batch_field, s, bytes, dtype, dims, 2));
-  if (bytes > 0) std::memcpy(slot, mask_.pixels.data(), bytes);
+  PixelPlane out;
+  STOKER_RETURN_IF_ERROR(
+      TransformMaskView(*geometry_, f.spec.ignore_index, in, &mask_, &mask_scratch_, &out));
+  const int64_t dims[2] = {out.height, out.width};
+  const size_t row = static_cast<size_t>(out.width) * out.bpp;
+  STOKER_ASSIGN_OR_RETURN(uint8_t* slot, buf->ReserveField(f.batch_field, s, row * out.height,
+                                                           dtype, dims, 2));
+  for (int y = 0; y < out.height; ++y) std::memcpy(slot + y * row, out.data + y * out.stride, row);
   return Status::OK();
 }
 
