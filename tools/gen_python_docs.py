@@ -47,7 +47,7 @@ def sections(C) -> list:
     return [
         ("Sources", "Where samples come from. Pass one to `Loader`.",
          ["ImageFolder", "Npy", "HDF5", "Shards", "Mix"]),
-        ("Loading", "", ["Loader", "diagnose"]),
+        ("Loading", "", ["Loader", "diagnose", "detection_targets"]),
         ("Data monitor", "Drift of what a Loader delivers from a `stoker stats --json` "
          "reference (`Loader(..., monitor=...)`).", ["Monitor"]),
         ("Sampling", "Which samples each epoch visits (`Loader(..., sampler=...)`); draws "

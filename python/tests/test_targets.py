@@ -507,3 +507,22 @@ def test_jpeg_dct_scaling_and_skip_keep_targets_with_their_image(records, tmp_pa
         runs[dct] = got
     assert sorted(runs[True]) == [i for i in range(N) if i != 3]
     assert runs[True] == runs[False]
+
+
+def test_detection_targets_for_torchvision_models(records):
+    _, arrays, paths = records
+    transforms = [stoker.RandomResizedCrop(24), stoker.RandomHorizontalFlip()]
+    for collate in ("batch", "pad"):
+        loader = stoker.Loader(stoker.Npy(paths), batch_size=4, transforms=transforms,
+                               targets=TARGETS, seed=2, collate=collate, pad_value=-1)
+        batch = next(iter(loader))
+        targets = stoker.detection_targets(batch, keypoints="keypoints")
+        assert len(targets) == 4
+        ref, _ = _run(paths, transforms, seed=2)
+        for i, t in enumerate(targets):
+            assert set(t) == {"boxes", "labels", "keypoints"}
+            assert t["boxes"].dtype == torch.float32 and t["labels"].dtype == torch.int64
+            np.testing.assert_array_equal(t["boxes"].numpy(), ref[0][1]["boxes"][i])
+            np.testing.assert_array_equal(t["labels"].numpy(), ref[0][1]["labels"][i])
+    with pytest.raises(KeyError, match="no field 'nope'"):
+        stoker.detection_targets(batch, labels="nope")
