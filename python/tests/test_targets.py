@@ -507,6 +507,17 @@ def test_jpeg_dct_scaling_and_skip_keep_targets_with_their_image(records, tmp_pa
         runs[dct] = got
     assert sorted(runs[True]) == [i for i in range(N) if i != 3]
     assert runs[True] == runs[False]
+    # The decoded cache serves the decoded image (a miss, then hits): the same targets.
+    epochs = {}
+    for cache in (None, "decoded"):
+        loader = stoker.Loader(src, batch_size=3, transforms=transforms, dct_scaling=False,
+                               targets={"mask": "mask"}, on_error="skip", seed=3, cache=cache,
+                               cache_bytes=64 << 20 if cache else None, return_indices=True)
+        epochs[cache] = [{int(s): np.asarray(b["mask"][i]).tobytes()
+                          for b, ids in loader for i, s in enumerate(ids.numpy())}
+                         for _ in range(2)]
+    assert epochs["decoded"] == epochs[None]
+    assert epochs[None][0] != epochs[None][1]  # each epoch its own draw
 
 
 def test_detection_targets_for_torchvision_models(records):
