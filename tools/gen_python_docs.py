@@ -47,7 +47,7 @@ def sections(C) -> list:
     return [
         ("Sources", "Where samples come from. Pass one to `Loader`.",
          ["ImageFolder", "Npy", "HDF5", "Shards", "Mix"]),
-        ("Loading", "", ["Loader", "diagnose"]),
+        ("Loading", "", ["Loader", "diagnose", "detection_targets"]),
         ("Data monitor", "Drift of what a Loader delivers from a `stoker stats --json` "
          "reference (`Loader(..., monitor=...)`).", ["Monitor"]),
         ("Sampling", "Which samples each epoch visits (`Loader(..., sampler=...)`); draws "
@@ -373,22 +373,28 @@ def gen_readme(C) -> str:
     if begin < 0 or end < begin:
         raise SystemExit(f"gen_python_docs: README.md has no {TABLE_BEGIN!r} ... "
                          f"{TABLE_END!r} region")
-    rows: list[tuple[list[str], str]] = []
+    # The targets column: the geometric transforms (planned crops, resizes, pads and flips;
+    # the warps) move a record's masks, boxes and keypoints with the image (Loader
+    # targets=); the others touch the image only.
+    def targets(stage):
+        return "mask, boxes, keypoints" if stage in ("geometry", "warp") else "image only"
+    rows: list[tuple[list[str], str, str]] = []
     for s in C.transform_schemas():
         if not s["python"]:
             continue
-        for names, note in rows:
-            if note == s["torchvision"]:
+        for names, note, tg in rows:
+            if note == s["torchvision"] and tg == targets(s["stage"]):
                 names.append(s["name"])
                 break
         else:
-            rows.append(([s["name"]], s["torchvision"]))
+            rows.append(([s["name"]], s["torchvision"], targets(s["stage"])))
     instead: dict[str, list[str]] = {}
     for name, what in C.torchvision_notes().items():
         instead.setdefault(what, []).append(name)
-    lines = [TABLE_BEGIN, "", "| torchvision transform | stoker |", "|---|---|"]
-    lines += [f"| {', '.join(f'`{n}`' for n in names)} | {note} |" for names, note in rows]
-    lines += [f"| {', '.join(f'`{n}`' for n in names)} | {what} |"
+    lines = [TABLE_BEGIN, "", "| torchvision transform | stoker | targets |", "|---|---|---|"]
+    lines += [f"| {', '.join(f'`{n}`' for n in names)} | {note} | {tg} |"
+              for names, note, tg in rows]
+    lines += [f"| {', '.join(f'`{n}`' for n in names)} | {what} | |"
               for what, names in instead.items()]
     lines += ["", ""]
     return text[:begin] + "\n".join(lines) + text[end:]

@@ -69,6 +69,30 @@ Status ApplyWarpOp(const std::string& op, const std::vector<double>& params, int
 std::vector<double> SampleWarp(const Transform& t, int width, int height, uint64_t seed, int n,
                                int* per_draw);
 
+// Testing hook for the targets (src/ops/targets.h): the geometry of
+// `transforms` (geometric and warp transforms only) for a width x height
+// image drawn from Rng(seed) as a sample's is (PlanGeometry, then each warp
+// in list order), replayed on a mask (uint8 or uint16 [height, width],
+// `mask_bpp` 1 or 2; null: none), boxes (n x 4 in `box_format`) and
+// keypoints (k x kcols). `steps`: per step 24 numbers: kind (0 crop,
+// 1 resize, 2 hflip, 3 vflip, 4 warp), in_w, in_h, out_w, out_h, crop x, y,
+// w, h, pad_mode, pad1 (4), then a warp's drawn parameters (9, as
+// ops/warp.h DrawWarpParams gives them; zeros otherwise).
+struct TargetsForTesting {
+  std::vector<double> steps;
+  int mask_width = 0, mask_height = 0;
+  std::vector<uint8_t> mask;
+  std::vector<float> boxes;
+  std::vector<uint8_t> keep;
+  std::vector<float> keypoints;
+};
+Status FollowTargetsForTesting(const std::vector<Transform>& transforms, int width, int height,
+                               uint64_t seed, const uint8_t* mask, int mask_bpp,
+                               int64_t ignore_index, const double* boxes, int n,
+                               const std::string& box_format, double min_size,
+                               double min_area_fraction, const double* keypoints, int k,
+                               int kcols, TargetsForTesting* out);
+
 }  // namespace stoker
 
 #endif  // STOKER_AUGMENT_H_

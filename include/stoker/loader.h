@@ -94,6 +94,34 @@ struct FieldStep {
   std::string name;  // for messages
 };
 
+// Declares a field of the source's record a target that follows the primary
+// image (stoker/record.h, TargetRole) with the image's random draw, and how
+// boxes are sanitised. A source that knows its targets (FieldSpec::target
+// set) needs none; a declaration for such a field replaces the source's.
+//   role kMask: a kArray uint8/uint16 [H, W] field (or [H, W, 1]), or a
+//     kImage field in native mode decoding to one channel; the image's size.
+//     Delivered [H, W] of the output (stacked when the output size is fixed).
+//   role kBoxes: a kArray [N, 4] field of any float or int dtype in
+//     `box_format`; delivered float32 [N', 4], xyxy in output pixels, N' <= N
+//     (a list per batch, or padded under collate="pad").
+//   role kKeypoints: a kArray [K, 2] or [K, 3] (x, y, visibility) field;
+//     delivered float32 [K, 3].
+//   role kPerBox: a kArray [N, ...] field whose rows follow the kBoxes field
+//     `follows` (empty: the only kBoxes field): a removed box takes its row.
+struct TargetDecl {
+  std::string field;
+  TargetRole role = TargetRole::kNone;
+  BoxFormat box_format = BoxFormat::kXYXY;
+  int64_t ignore_index = 255;  // kMask: the fill of padding and warps
+  std::string follows;         // kPerBox
+  // kBoxes: a box whose clamped width or height is below min_size, or whose
+  // clamped area is below min_area_fraction of its area without clamping,
+  // is removed (torchvision v2's SanitizeBoundingBoxes, Albumentations'
+  // min_visibility); LoaderStats counts the removals (boxes_removed).
+  double min_size = 1.0;
+  double min_area_fraction = 0.0;
+};
+
 struct LoaderOptions {
   int batch_size = 64;
   bool shuffle = false;
@@ -107,6 +135,9 @@ struct LoaderOptions {
   // the source's read (see FieldStep). Added fields are batch fields like the
   // source's (stacked when fixed, lists or padded when not).
   std::vector<FieldStep> field_steps;
+  // Records: fields that follow the primary image through the geometric
+  // transforms (masks, boxes, keypoints; TargetDecl).
+  std::vector<TargetDecl> targets;
   // Worker threads; 0 means one per available core.
   int threads = 0;
   // Batches in flight (being filled, or ready and not yet taken). More hides
@@ -254,6 +285,10 @@ struct StageStats {
   // repeats standing in for its skipped samples. Never the samples of
   // another rank: summed over the ranks, it is the epoch's repeats.
   int64_t padded_samples = 0;
+  // Boxes (TargetRole::kBoxes fields) removed after the transforms: smaller
+  // than TargetDecl::min_size, or less of their area than
+  // min_area_fraction left inside the output.
+  int64_t boxes_removed = 0;
   double images_per_sec() const { return seconds > 0 ? images / seconds : 0; }
 };
 

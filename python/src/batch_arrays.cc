@@ -26,6 +26,7 @@ py::dict StageDict(const StageStats& s) {
   d["consumer_wait_s"] = s.consumer_wait_s;
   d["bytes_read"] = s.bytes_read;
   d["padded_samples"] = s.padded_samples;
+  d["boxes_removed"] = s.boxes_removed;
   return d;
 }
 

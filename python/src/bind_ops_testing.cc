@@ -104,6 +104,58 @@ void RegisterOpsTesting(py::module_& m) {
         },
         py::arg("transform"), py::arg("width"), py::arg("height"), py::arg("seed"),
         py::arg("n"));
+  m.def("_follow_targets",
+        [](const std::vector<Transform>& ts, int width, int height, uint64_t seed,
+           py::object mask, int64_t ignore_index,
+           py::array_t<double, py::array::c_style | py::array::forcecast> boxes,
+           const std::string& box_format, double min_size, double min_area_fraction,
+           py::array_t<double, py::array::c_style | py::array::forcecast> keypoints) {
+          // The targets' geometry drawn from Rng(seed) (FollowTargetsForTesting).
+          TargetsForTesting r;
+          py::array m;
+          int bpp = 0;
+          if (!mask.is_none()) {
+            m = py::array::ensure(mask, py::array::c_style);
+            bpp = static_cast<int>(m.itemsize());
+            if (m.ndim() != 2 || m.shape(0) != height || m.shape(1) != width) {
+              throw py::value_error("mask: need [height, width]");
+            }
+          }
+          const int n = boxes.ndim() == 2 ? static_cast<int>(boxes.shape(0)) : 0;
+          const int k = keypoints.ndim() == 2 ? static_cast<int>(keypoints.shape(0)) : 0;
+          const int kcols = keypoints.ndim() == 2 ? static_cast<int>(keypoints.shape(1)) : 2;
+          const Status s = FollowTargetsForTesting(
+              ts, width, height, seed,
+              bpp > 0 ? static_cast<const uint8_t*>(m.data()) : nullptr, bpp, ignore_index,
+              boxes.data(), n, box_format, min_size, min_area_fraction, keypoints.data(), k,
+              kcols, &r);
+          if (!s.ok()) throw py::value_error(s.message());
+          py::array_t<double> steps({static_cast<py::ssize_t>(r.steps.size() / 24),
+                                     py::ssize_t{24}});
+          std::memcpy(steps.mutable_data(), r.steps.data(), r.steps.size() * sizeof(double));
+          py::object mask_out = py::none();
+          if (bpp > 0) {
+            py::array out(m.dtype(), {r.mask_height, r.mask_width});
+            std::memcpy(out.mutable_data(), r.mask.data(), r.mask.size());
+            mask_out = out;
+          }
+          py::array_t<float> b({static_cast<py::ssize_t>(r.boxes.size() / 4), py::ssize_t{4}});
+          std::memcpy(b.mutable_data(), r.boxes.data(), r.boxes.size() * sizeof(float));
+          py::array_t<uint8_t> keep(static_cast<py::ssize_t>(r.keep.size()));
+          std::memcpy(keep.mutable_data(), r.keep.data(), r.keep.size());
+          py::array_t<float> kp({static_cast<py::ssize_t>(k), py::ssize_t{3}});
+          std::memcpy(kp.mutable_data(), r.keypoints.data(), r.keypoints.size() * sizeof(float));
+          return py::make_tuple(steps, mask_out, b, keep, kp);
+        },
+        py::arg("transforms"), py::arg("width"), py::arg("height"), py::arg("seed"),
+        py::arg("mask") = py::none(), py::arg("ignore_index") = 255,
+        py::arg("boxes") = py::array_t<double>(std::vector<py::ssize_t>{0, 4}),
+        py::arg("box_format") = "xyxy", py::arg("min_size") = 1.0,
+        py::arg("min_area_fraction") = 0.0,
+        py::arg("keypoints") = py::array_t<double>(std::vector<py::ssize_t>{0, 2}),
+        "The targets' geometry of `transforms` for a width x height image drawn from\n"
+        "Rng(seed), replayed on a mask, boxes and keypoints: (steps [S, 24], mask, boxes\n"
+        "[N', 4] xyxy, keep [N], keypoints [K, 3]).");
   m.def("_sample_color_jitter",
         [](const Transform& t, uint64_t seed, int n) {
           // Per draw: the permutation (4 values) then the four factors (NaN when off).

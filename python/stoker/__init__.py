@@ -26,7 +26,7 @@ from stoker._monitor import DriftWarning, Monitor
 from stoker._sampler import ClassBalanced, Subset, WeightedSampler
 from stoker._shards import Shards
 from stoker._sampler import MigrationWarning
-from stoker._batch import CutMix, MixUp, RandomChoice
+from stoker._batch import CutMix, MixUp, RandomChoice, detection_targets
 # One class per declared transform (src/ops/*_transforms.cc), plus Compose and Lambda.
 from stoker._transforms import *  # noqa: F401,F403
 from stoker import _transforms
@@ -47,6 +47,7 @@ __all__ = [
     "Mix",
     "Monitor",
     "diagnose",
+    "detection_targets",
     "Npy",
     "Shards",
     "StokerError",

@@ -188,3 +188,38 @@ class RandomChoice(_BatchMix):
         k = int(rng.choice(len(self.transforms), p=self.p))
         self.last_choice = k
         return self.transforms[k]._mix(images, labels, rng)
+
+
+def detection_targets(batch, boxes: str = "boxes", labels: str = "labels", **extra: str):
+    """The targets torchvision's detection models take, from a batch of a loader with
+    ``targets=``: a list of one dict per sample, ``{"boxes": float32 [n_i, 4] xyxy in output
+    pixels, "labels": int64 [n_i]}``, plus ``extra`` keys (output name -> batch field, e.g.
+    ``keypoints="keypoints"``, ``masks="mask"``). ``boxes`` and ``labels`` name the batch's
+    fields (a boxes target and a per_box field). Under ``collate="pad"`` the padding is cut
+    off with ``boxes + "_lengths"``. E.g.::
+
+        images, targets = batch["image"], stoker.detection_targets(batch)
+        loss_dict = model(list(images), targets)
+    """
+    import torch
+
+    def rows(name):
+        v = batch[name]
+        lengths = batch.get(boxes + "_lengths")
+        if isinstance(v, torch.Tensor) and lengths is not None and v.dim() >= 2 \
+                and name in (boxes, labels):
+            n = lengths[:, 0] if lengths.dim() == 2 else lengths
+            return [v[i, :int(n[i])] for i in range(len(v))]
+        return list(v)
+    names = {"boxes": boxes, "labels": labels, **extra}
+    for key, name in names.items():
+        if name not in batch:
+            raise KeyError(f"detection_targets: the batch has no field {name!r} for {key!r} "
+                           f"(its fields: {sorted(batch)})")
+    columns = {key: rows(name) for key, name in names.items()}
+    out = []
+    for i in range(len(columns["boxes"])):
+        d = {key: torch.as_tensor(col[i]) for key, col in columns.items()}
+        d["labels"] = d["labels"].to(torch.int64)
+        out.append(d)
+    return out

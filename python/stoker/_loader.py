@@ -233,6 +233,23 @@ class Loader:
         made (StokerError naming the field and the sample ids, not skipped). Text, bytes
         and json fields stay lists; fixed-shape fields are stacked as always.
       pad_value: the value padded fields are filled with under ``collate="pad"``.
+      targets: record fields that follow the image through every geometric transform with
+        its random draw (the crops, resizes, pads, flips, rotations, affines and
+        perspectives; never the photometric ones): a dict field name -> role, or -> a dict
+        with "target" and the role's options. Roles: "mask" (a uint8/uint16 ``[H, W]``
+        label map of the image's size, or a one-channel PNG read with mode "native":
+        resampled nearest-neighbour, padding and warped-in areas set to "ignore_index",
+        default 255; delivered ``[B, H, W]``), "boxes" (``[N, 4]`` in "format" "xyxy"
+        (default), "xywh" or "cxcywh": delivered float32 xyxy in output pixels, a list of
+        ``[N', 4]`` tensors (padded with ``boxes_lengths`` under ``collate="pad"``);
+        clamped to the image, and a box narrower or lower than "min_size" (default 1) or
+        keeping less than "min_area_fraction" (default 0) of its area is removed, counted in
+        ``stats()["boxes_removed"]``), "keypoints" (``[K, 2]`` or ``[K, 3]`` with
+        visibility: delivered float32 ``[K, 3]``, visibility 0 once a point leaves the
+        image, never dropped) and "per_box" (rows, e.g. labels ``[N]``, that follow the
+        boxes field named by "follows", default the only one: removed with their box).
+        E.g. ``targets={"mask": "mask"}``, ``targets={"boxes": {"target": "boxes",
+        "format": "xywh"}, "labels": "per_box"}``.
       on_error: "raise" (an exception naming the file) or "skip" (leave the sample out:
         every good sample is delivered once, in full batches but the epoch's last, the same
         for any thread count; counted in ``stats()["skipped"]`` (samples) and
@@ -330,7 +347,7 @@ class Loader:
                  rank_tail: Optional[str] = None, num_workers: Optional[int] = None,
                  pin_memory: Optional[bool] = None, prefetch_factor: Optional[int] = None,
                  batch_transform=None, cache_validate: bool = False, pad_value: float = 0,
-                 monitor=None,
+                 monitor=None, targets=None,
                  **dataloader_only):
         # Every argument is checked here, in one place (issue 17 items 18-19).
         for name in dataloader_only:
@@ -499,7 +516,7 @@ class Loader:
             cache_bytes=int(cache_bytes or 0), rank=rank, world_size=world_size,
             local_world_size=local_world_size, collate=collate, rank_tail=rank_tail,
             allocator=allocator, cache_validate=cache_validate, pad_value=float(pad_value),
-            field_steps=field_steps)
+            field_steps=field_steps, targets=targets)
         if self._records and (device != "cpu" or device_augment is not None):
             raise ValueError(f"device={device!r} is not supported for records ({source!r}) "
                              "yet: use device='cpu' and move the batch's tensors with "
@@ -709,9 +726,10 @@ class Loader:
         ``on_error="skip"``), skipped_files (distinct files among them), per-stage busy seconds
         (read_s, decode_s, augment_s summed over threads; callback_s: the part of augment_s
         spent in Python callables, GIL waits included), worker_wait_s, consumer_wait_s,
-        padded_samples, and the same for the current epoch under "epoch"; threads and
-        prefetch in use, and with "auto" the tuner's last decision ("tuning") and how often it
-        changed them. The top-level counters are totals over the loader's life; those under
+        padded_samples, boxes_removed (the boxes a ``targets=`` boxes field lost to its
+        min_size / min_area_fraction), and the same for the current epoch under "epoch";
+        threads and prefetch in use, and with "auto" the tuner's last decision ("tuning")
+        and how often it changed them. The top-level counters are totals over the loader's life; those under
         "epoch" are the running (or last) epoch's. padded_samples: the samples this rank
         delivered that repeat a sample so that every rank yields the same count. With ranks
         (``rank_tail="pad"``), the end of its share that wraps to the epoch's start

@@ -320,3 +320,15 @@ def npy_bytes(a) -> bytes:
     buf = io.BytesIO()
     np.save(buf, a)
     return buf.getvalue()
+
+
+def coeffs_f64(sp, ep):
+    """F.perspective's 8 coefficients for startpoints sp, endpoints ep, solved in float64
+    and rounded to float32 (torchvision >= 0.15; stoker's)."""
+    import torch
+    a = torch.zeros(8, 8, dtype=torch.float64)
+    for i, (p1, p2) in enumerate(zip(ep, sp)):
+        a[2 * i] = torch.tensor([p1[0], p1[1], 1, 0, 0, 0, -p2[0] * p1[0], -p2[0] * p1[1]])
+        a[2 * i + 1] = torch.tensor([0, 0, 0, p1[0], p1[1], 1, -p2[1] * p1[0], -p2[1] * p1[1]])
+    b = torch.tensor(sp, dtype=torch.float64).view(8)
+    return torch.linalg.lstsq(a, b, driver="gels").solution.to(torch.float32).tolist()

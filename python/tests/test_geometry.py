@@ -29,7 +29,7 @@ from torchvision.transforms import InterpolationMode as IM
 
 import stoker
 from stoker import _C
-from conftest import collect, photo, save_jpeg
+from conftest import coeffs_f64, collect, photo, save_jpeg
 
 N = 10000
 SHAPES = [(64, 48), (37, 53), (40, 40), (31, 29), (97, 71)]
@@ -122,15 +122,6 @@ def random_endpoints(rng, w, h, d=0.5):
 
 def flat(points):
     return [float(v) for p in points for v in p]
-
-
-def coeffs_f64(sp, ep):
-    a = torch.zeros(8, 8, dtype=torch.float64)
-    for i, (p1, p2) in enumerate(zip(ep, sp)):
-        a[2 * i] = torch.tensor([p1[0], p1[1], 1, 0, 0, 0, -p2[0] * p1[0], -p2[0] * p1[1]])
-        a[2 * i + 1] = torch.tensor([0, 0, 0, p1[0], p1[1], 1, -p2[1] * p1[0], -p2[1] * p1[1]])
-    b = torch.tensor(sp, dtype=torch.float64).view(8)
-    return torch.linalg.lstsq(a, b, driver="gels").solution.to(torch.float32).tolist()
 
 
 @pytest.mark.parametrize("interp,code", INTERP)

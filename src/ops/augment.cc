@@ -8,6 +8,9 @@
 #include "codec/image.h"
 #include "ops/autoaugment.h"
 #include "ops/color.h"
+#include "ops/geometry.h"
+#include "ops/targets.h"
+#include "ops/transform_ops.h"
 #include "ops/warp.h"
 
 namespace stoker {
@@ -159,6 +162,56 @@ std::vector<double> SampleWarp(const Transform& t, int width, int height, uint64
     std::memcpy(&out[static_cast<size_t>(i) * *per_draw], p, sizeof(double) * *per_draw);
   }
   return out;
+}
+
+Status FollowTargetsForTesting(const std::vector<Transform>& transforms, int width, int height,
+                               uint64_t seed, const uint8_t* mask, int mask_bpp,
+                               int64_t ignore_index, const double* boxes, int n,
+                               const std::string& box_format, double min_size,
+                               double min_area_fraction, const double* keypoints, int k,
+                               int kcols, TargetsForTesting* out) {
+  Rng rng(seed);
+  GeometryPlan plan;
+  TargetGeometry g;
+  g.Reset(width, height);
+  STOKER_RETURN_IF_ERROR(PlanGeometry(transforms, width, height, &rng, &plan, &g.steps));
+  for (const Transform& t : transforms) {
+    if (StageOf(t) != TransformStage::kWarp) continue;
+    GeometryStep s;
+    s.kind = GeometryStep::kWarp;
+    s.in_width = s.out_width = g.out_width();
+    s.in_height = s.out_height = g.out_height();
+    DrawWarp(t, &rng, s.in_width, s.in_height, &s.warp);
+    g.steps.push_back(s);
+  }
+  out->steps.clear();
+  for (const GeometryStep& s : g.steps) {
+    const double v[15] = {static_cast<double>(s.kind), double(s.in_width), double(s.in_height),
+                          double(s.out_width), double(s.out_height), double(s.crop.x),
+                          double(s.crop.y), double(s.crop.width), double(s.crop.height),
+                          double(s.pad_mode), double(s.pad1[0]), double(s.pad1[1]),
+                          double(s.pad1[2]), double(s.pad1[3]), 0};
+    out->steps.insert(out->steps.end(), v, v + 14);
+    out->steps.insert(out->steps.end(), s.warp.params, s.warp.params + 9);
+    out->steps.push_back(0);
+  }
+  if (mask != nullptr) {
+    MaskImage m, scratch;
+    m.width = width;
+    m.height = height;
+    m.bpp = mask_bpp;
+    m.pixels.assign(mask, mask + static_cast<size_t>(width) * height * mask_bpp);
+    STOKER_RETURN_IF_ERROR(TransformMask(g, ignore_index, &m, &scratch));
+    out->mask_width = m.width;
+    out->mask_height = m.height;
+    out->mask.assign(m.pixels.begin(),
+                     m.pixels.begin() + static_cast<size_t>(m.width) * m.height * m.bpp);
+  }
+  STOKER_ASSIGN_OR_RETURN(const BoxFormat format, ParseBoxFormat(box_format));
+  TransformBoxes(g, format, boxes, n, BoxRules{min_size, min_area_fraction}, &out->boxes,
+                 &out->keep);
+  TransformKeypoints(g, keypoints, k, kcols, &out->keypoints);
+  return Status::OK();
 }
 
 }  // namespace stoker

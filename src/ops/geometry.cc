@@ -143,9 +143,18 @@ int FoldCoord(int v, int n, int mode) {
   return v < n ? v : period - 1 - v;
 }
 
+int PaddedCoord(int u, int n, int lo, int hi, int mode) {
+  if (u >= 0 && u < n) return u;
+  if (mode == kPadConstant) return -1;
+  const int v = FoldCoord(u + lo, n + lo + hi, mode) - lo;  // pad_if_needed's pad
+  return FoldCoord(v, n, mode);                             // padding's pad
+}
+
 // ---------------------------------------------------------------- builder --
 
-GeometryBuilder::GeometryBuilder(int width, int height, GeometryPlan* plan) : plan_(plan) {
+GeometryBuilder::GeometryBuilder(int width, int height, GeometryPlan* plan,
+                                 std::vector<GeometryStep>* steps)
+    : plan_(plan), steps_(steps) {
   plan_->num_stages = 1;
   plan_->flip = false;
   plan_->vflip = false;
@@ -204,7 +213,33 @@ void GeometryBuilder::ResampleTo(int w, int h) {
   resampled_ = true;
 }
 
+void GeometryBuilder::Record(GeometryStep::Kind kind, Rect crop, int out_w, int out_h, int mode,
+                             const std::array<int, 4>& pad1) {
+  if (steps_ == nullptr) return;
+  GeometryStep s;
+  s.kind = kind;
+  s.in_width = width();
+  s.in_height = height();
+  s.out_width = out_w;
+  s.out_height = out_h;
+  s.crop = crop;
+  s.pad_mode = mode;
+  s.pad1 = pad1;
+  steps_->push_back(s);
+}
+
+void GeometryBuilder::ToggleFlip() {
+  Record(GeometryStep::kHFlip, Rect{}, width(), height());
+  plan_->flip = !plan_->flip;
+}
+
+void GeometryBuilder::ToggleVFlip() {
+  Record(GeometryStep::kVFlip, Rect{}, width(), height());
+  plan_->vflip = !plan_->vflip;
+}
+
 Status GeometryBuilder::Crop(Rect r) {
+  Record(GeometryStep::kCrop, r, r.width, r.height);
   if (sealed_) STOKER_RETURN_IF_ERROR(FreshStage());
   CropCurrent(Unflip(r));
   return Status::OK();
@@ -213,6 +248,7 @@ Status GeometryBuilder::Crop(Rect r) {
 Status GeometryBuilder::PadCrop(Rect r, int mode, const std::array<int, 3>& fill,
                                 const std::array<int, 4>& pad1) {
   if (mode == kPadConstant && fill[0] == 0 && fill[1] == 0 && fill[2] == 0) return Crop(r);
+  Record(GeometryStep::kCrop, r, r.width, r.height, mode, pad1);
   // A stage of its own, whose crop is the padded one; it takes no further crop.
   STOKER_RETURN_IF_ERROR(FreshStage());
   st_->pad_mode = mode;
@@ -227,12 +263,23 @@ Status GeometryBuilder::PadCrop(Rect r, int mode, const std::array<int, 3>& fill
 }
 
 Status GeometryBuilder::Resize(int w, int h) {
+  Record(GeometryStep::kResize, Rect{}, w, h);
   STOKER_RETURN_IF_ERROR(NewStageIfResampled());
   ResampleTo(w, h);
   return Status::OK();
 }
 
 Status GeometryBuilder::ResizedCrop(Rect r, int w, int h) {
+  Record(GeometryStep::kCrop, r, r.width, r.height);
+  if (steps_ != nullptr) {
+    GeometryStep s;  // the resize of the crop: recorded before the grid changes
+    s.kind = GeometryStep::kResize;
+    s.in_width = r.width;
+    s.in_height = r.height;
+    s.out_width = w;
+    s.out_height = h;
+    steps_->push_back(s);
+  }
   STOKER_RETURN_IF_ERROR(NewStageIfResampled());
   CropCurrent(Unflip(r));
   ResampleTo(w, h);
@@ -335,8 +382,8 @@ void PadOutputSize(const Transform& t, OutputSize* size) {
 // ----------------------------------------------------------------- the list --
 
 Status PlanGeometry(const std::vector<Transform>& transforms, int width, int height, Rng* rng,
-                    GeometryPlan* plan) {
-  GeometryBuilder b(width, height, plan);
+                    GeometryPlan* plan, std::vector<GeometryStep>* steps) {
+  GeometryBuilder b(width, height, plan, steps);
   for (const Transform& t : transforms) {
     if (t.schema == nullptr || StageOf(t) != TransformStage::kGeometry) continue;
     STOKER_RETURN_IF_ERROR(OpsOf(t).plan(t, rng, &b));

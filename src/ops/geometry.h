@@ -17,6 +17,7 @@
 #include "base/rng.h"
 #include "codec/image.h"
 #include "ops/transform_ops.h"
+#include "ops/warp.h"
 #include "stoker/status.h"
 #include "stoker/transforms.h"
 
@@ -46,6 +47,11 @@ struct GeometryStage {
 // np.pad's fold of coordinate `v` into [0, n) for `mode` (edge, reflect,
 // symmetric; any distance outside).
 int FoldCoord(int v, int n, int mode);
+// The source coordinate of `u` (in the unpadded grid of length n) under a
+// stage's padding: u itself inside; -1 (the fill) for kPadConstant; else
+// folded through torchvision's two pads (first pads lo, hi; then
+// pad_if_needed's).
+int PaddedCoord(int u, int n, int lo, int hi, int mode);
 
 struct GeometryPlan {
   static constexpr int kMaxStages = 4;
@@ -58,6 +64,27 @@ struct GeometryPlan {
   int height() const { return stages[num_stages - 1].window.height; }
 };
 
+// One geometric step of a sample as its transform list applies it, in the
+// grid before it as the user sees it (earlier flips are steps of their own):
+// what the targets (masks, boxes, keypoints; ops/targets.h) replay with the
+// image's random draw. Unlike the GeometryPlan, the steps keep the list's
+// order: a mask resampled then flipped is not a mask flipped then resampled.
+//   kCrop: `crop` of the in_width x in_height grid (may extend outside it:
+//     the padding, filled per pad_mode, pad1 as GeometryStage's);
+//   kResize: the grid resampled to out_width x out_height;
+//   kHFlip / kVFlip: mirrored;
+//   kWarp: `warp` (RandomRotation / Affine / Perspective), same size.
+struct GeometryStep {
+  enum Kind { kCrop, kResize, kHFlip, kVFlip, kWarp };
+  Kind kind = kCrop;
+  int in_width = 0, in_height = 0;
+  int out_width = 0, out_height = 0;
+  Rect crop;
+  int pad_mode = kPadConstant;
+  std::array<int, 4> pad1{0, 0, 0, 0};
+  WarpStep warp;
+};
+
 // Builds a GeometryPlan from the geometric transforms, in list order: each
 // one's plan function (its declaration's TransformOps::plan) calls these.
 // Rectangles are given in the current grid as the user sees it (earlier
@@ -65,8 +92,10 @@ struct GeometryPlan {
 // torchvision's padding). Not thread-safe: one per plan.
 class GeometryBuilder {
  public:
-  // Starts `plan` as one stage over a width x height image.
-  GeometryBuilder(int width, int height, GeometryPlan* plan);
+  // Starts `plan` as one stage over a width x height image; with `steps`,
+  // also appends each call as GeometrySteps there (for the targets).
+  GeometryBuilder(int width, int height, GeometryPlan* plan,
+                  std::vector<GeometryStep>* steps = nullptr);
 
   // The current grid: the size the transforms so far give.
   int width() const { return st_->window.width; }
@@ -85,8 +114,8 @@ class GeometryBuilder {
   // Crop `r`, then resample the crop to w x h (RandomResizedCrop).
   Status ResizedCrop(Rect r, int w, int h);
   // Mirror everything after this horizontally / vertically.
-  void ToggleFlip() { plan_->flip = !plan_->flip; }
-  void ToggleVFlip() { plan_->vflip = !plan_->vflip; }
+  void ToggleFlip();
+  void ToggleVFlip();
 
  private:
   Rect Unflip(Rect r) const;
@@ -94,19 +123,23 @@ class GeometryBuilder {
   Status NewStageIfResampled();
   Status FreshStage();
   void ResampleTo(int w, int h);
+  void Record(GeometryStep::Kind kind, Rect crop, int out_w, int out_h, int mode = kPadConstant,
+              const std::array<int, 4>& pad1 = {0, 0, 0, 0});
 
   GeometryPlan* plan_;
   GeometryStage* st_;
   bool resampled_ = false;  // does the open stage resample already?
   bool cropped_ = false;    // has the open stage a crop already?
   bool sealed_ = false;     // is the open stage's crop a padded crop (no further crop)?
+  std::vector<GeometryStep>* steps_ = nullptr;
 };
 
 // Draws the random parameters from `rng` in list order and fills `plan`,
 // calling each geometric transform's plan function; the other stages'
 // transforms (Normalize, the photometric ones) are not geometry.
+// With `steps`, the transforms' GeometrySteps are appended there.
 Status PlanGeometry(const std::vector<Transform>& transforms, int width, int height, Rng* rng,
-                    GeometryPlan* plan);
+                    GeometryPlan* plan, std::vector<GeometryStep>* steps = nullptr);
 
 // The output size every sample will have, or InvalidArgument naming the
 // problem when the list does not end in a fixed size (a batch needs one).

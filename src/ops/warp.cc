@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <utility>
@@ -52,33 +53,35 @@ double Round15(double x) {
   return std::strtod(buf, nullptr);
 }
 
+template <int B>
 inline void Put(uint8_t* out, const uint8_t* in) {
-  out[0] = in[0];
-  out[1] = in[1];
-  out[2] = in[2];
+  std::memcpy(out, in, B);
 }
 
-void FillImage(RgbImage* img, const std::array<uint8_t, 3>& fill) {
-  for (int y = 0; y < img->height(); ++y) {
-    uint8_t* o = img->row(y);
-    for (int x = 0; x < img->width(); ++x) Put(o + 3 * x, fill.data());
+inline uint8_t* RowOf(const PixelPlane& p, int y) { return p.data + y * p.stride; }
+
+void FillPlane(const PixelPlane& img, const uint8_t* fill) {
+  for (int y = 0; y < img.height; ++y) {
+    uint8_t* o = RowOf(img, y);
+    for (int x = 0; x < img.width; ++x) std::memcpy(o + img.bpp * x, fill, img.bpp);
   }
 }
 
-// Copies `img` to `scratch` and fills `img`: Image.transform's new(mode,
-// size, fillcolor) before the transform writes the pixels it maps.
-void Prepare(const std::array<uint8_t, 3>& fill, RgbImage* img, RgbImage* scratch) {
-  scratch->Resize(img->width(), img->height());
-  std::memcpy(scratch->data(), img->data(), static_cast<size_t>(img->stride()) * img->height());
-  FillImage(img, fill);
+// Copies `img` to `scratch` (same size and bpp) and fills `img`:
+// Image.transform's new(mode, size, fillcolor) before the transform writes
+// the pixels it maps.
+void Prepare(const uint8_t* fill, const PixelPlane& img, const PixelPlane& scratch) {
+  const size_t row = static_cast<size_t>(img.width) * img.bpp;
+  for (int y = 0; y < img.height; ++y) std::memcpy(RowOf(scratch, y), RowOf(img, y), row);
+  FillPlane(img, fill);
 }
 
 // ImagingTransformAffine with NEAREST: `src` -> `dst` (same size, already
 // filled), a = the inverse matrix (output -> input).
-void AffineNearest(const RgbImage& src_img, const double a[6], RgbImage* dst) {
-  RgbImage& src = const_cast<RgbImage&>(src_img);
-  const int w = dst->width(), h = dst->height();
-  const int xsize = src.width(), ysize = src.height();
+template <int B>
+void AffineNearest(const PixelPlane& src, const double a[6], const PixelPlane& dst) {
+  const int w = dst.width, h = dst.height;
+  const int xsize = src.width, ysize = src.height;
   if (a[1] == 0 && a[3] == 0) {  // ImagingScaleAffine
     std::vector<int> xintab(static_cast<size_t>(w), 0);
     double xo = a[2] + a[0] * 0.5;
@@ -96,9 +99,9 @@ void AffineNearest(const RgbImage& src_img, const double a[6], RgbImage* dst) {
     for (int y = 0; y < h; ++y) {
       const int yi = Coord(yo);
       if (yi >= 0 && yi < ysize) {
-        const uint8_t* in = src.row(yi);
-        uint8_t* out = dst->row(y);
-        for (int x = xmin; x < xmax; ++x) Put(out + 3 * x, in + 3 * xintab[x]);
+        const uint8_t* in = RowOf(src, yi);
+        uint8_t* out = RowOf(dst, y);
+        for (int x = xmin; x < xmax; ++x) Put<B>(out + B * x, in + B * xintab[x]);
       }
       yo += a[4];
     }
@@ -115,12 +118,12 @@ void AffineNearest(const RgbImage& src_img, const double a[6], RgbImage* dst) {
     int a5 = fix(a[5] + a[3] * 0.5 + a[4] * 0.5);
     for (int y = 0; y < h; ++y) {
       int xx = a2, yy = a5;
-      uint8_t* out = dst->row(y);
+      uint8_t* out = RowOf(dst, y);
       for (int x = 0; x < w; ++x) {
         const int xin = xx >> 16;
         if (xin >= 0 && xin < xsize) {
           const int yin = yy >> 16;
-          if (yin >= 0 && yin < ysize) Put(out + 3 * x, src.row(yin) + 3 * xin);
+          if (yin >= 0 && yin < ysize) Put<B>(out + B * x, RowOf(src, yin) + B * xin);
         }
         xx += a0;
         yy += a3;
@@ -134,12 +137,12 @@ void AffineNearest(const RgbImage& src_img, const double a[6], RgbImage* dst) {
   double yo = a[5] + a[4] * 0.5 + a[3] * 0.5;
   for (int y = 0; y < h; ++y) {
     double xx = xo, yy = yo;
-    uint8_t* out = dst->row(y);
+    uint8_t* out = RowOf(dst, y);
     for (int x = 0; x < w; ++x) {
       const int xin = Coord(xx);
       if (xin >= 0 && xin < xsize) {
         const int yin = Coord(yy);
-        if (yin >= 0 && yin < ysize) Put(out + 3 * x, src.row(yin) + 3 * xin);
+        if (yin >= 0 && yin < ysize) Put<B>(out + B * x, RowOf(src, yin) + B * xin);
       }
       xx += a[0];
       yy += a[3];
@@ -151,16 +154,16 @@ void AffineNearest(const RgbImage& src_img, const double a[6], RgbImage* dst) {
 
 // Geometry.c nearest_filter32 / bilinear_filter32RGB at (xin, yin); false
 // when the point is outside the source (the pixel keeps its fill).
-inline bool NearestAt(const RgbImage& src, double xin, double yin, uint8_t* out) {
+template <int B>
+inline bool NearestAt(const PixelPlane& src, double xin, double yin, uint8_t* out) {
   const int x = Coord(xin), y = Coord(yin);
-  if (x < 0 || x >= src.width() || y < 0 || y >= src.height()) return false;
-  Put(out, const_cast<RgbImage&>(src).row(y) + 3 * x);
+  if (x < 0 || x >= src.width || y < 0 || y >= src.height) return false;
+  Put<B>(out, RowOf(src, y) + B * x);
   return true;
 }
 
-inline bool BilinearAt(const RgbImage& src_img, double xin, double yin, uint8_t* out) {
-  RgbImage& src = const_cast<RgbImage&>(src_img);
-  const int xsize = src.width(), ysize = src.height();
+inline bool BilinearAt(const PixelPlane& src, double xin, double yin, uint8_t* out) {
+  const int xsize = src.width, ysize = src.height;
   if (!(xin >= 0.0 && xin < xsize && yin >= 0.0 && yin < ysize)) return false;  // NaN too
   xin -= 0.5;
   yin -= 0.5;
@@ -169,9 +172,9 @@ inline bool BilinearAt(const RgbImage& src_img, double xin, double yin, uint8_t*
   auto xclip = [&](int v) { return v < 0 ? 0 : v < xsize ? v : xsize - 1; };
   auto yclip = [&](int v) { return v < 0 ? 0 : v < ysize ? v : ysize - 1; };
   const int x0 = xclip(x) * 3, x1 = xclip(x + 1) * 3;
-  const uint8_t* r0 = src.row(yclip(y));
+  const uint8_t* r0 = RowOf(src, yclip(y));
   const bool has_r1 = y + 1 >= 0 && y + 1 < ysize;
-  const uint8_t* r1 = has_r1 ? src.row(y + 1) : nullptr;
+  const uint8_t* r1 = has_r1 ? RowOf(src, y + 1) : nullptr;
   for (int b = 0; b < 3; ++b) {
     double v1 = r0[x0 + b] + (static_cast<int>(r0[x1 + b]) - r0[x0 + b]) * dx;
     double v2 = v1;
@@ -191,9 +194,8 @@ inline double Bicubic(double v1, double v2, double v3, double v4, double d) {
   return p1 + d * (p2 + d * (p3 + d * p4));
 }
 
-inline bool BicubicAt(const RgbImage& src_img, double xin, double yin, uint8_t* out) {
-  RgbImage& src = const_cast<RgbImage&>(src_img);
-  const int xsize = src.width(), ysize = src.height();
+inline bool BicubicAt(const PixelPlane& src, double xin, double yin, uint8_t* out) {
+  const int xsize = src.width, ysize = src.height;
   if (!(xin >= 0.0 && xin < xsize && yin >= 0.0 && yin < ysize)) return false;  // NaN too
   xin -= 0.5;
   yin -= 0.5;
@@ -209,9 +211,9 @@ inline bool BicubicAt(const RgbImage& src_img, double xin, double yin, uint8_t* 
       return Bicubic(in[xs[0] + b], in[xs[1] + b], in[xs[2] + b], in[xs[3] + b], dx);
     };
     double v[4];
-    v[0] = row(src.row(yclip(y)));
+    v[0] = row(RowOf(src, yclip(y)));
     for (int k = 1; k < 4; ++k) {
-      v[k] = (y + k >= 0 && y + k < ysize) ? row(src.row(y + k)) : v[k - 1];
+      v[k] = (y + k >= 0 && y + k < ysize) ? row(RowOf(src, y + k)) : v[k - 1];
     }
     const double r = Bicubic(v[0], v[1], v[2], v[3], dy);
     out[b] = r <= 0.0 ? 0 : r >= 255.0 ? 255 : static_cast<uint8_t>(r);
@@ -220,24 +222,91 @@ inline bool BicubicAt(const RgbImage& src_img, double xin, double yin, uint8_t* 
 }
 
 // ImagingGenericTransform: `map(x, y, &xin, &yin)` per output pixel.
-template <typename Map>
-void GenericTransform(const RgbImage& src, int interpolation, Map map, RgbImage* dst) {
-  const bool bilinear = interpolation == kPilBilinear;
-  const bool bicubic = interpolation == kPilBicubic;
-  for (int y = 0; y < dst->height(); ++y) {
-    uint8_t* out = dst->row(y);
-    for (int x = 0; x < dst->width(); ++x) {
+// BILINEAR and BICUBIC: RGB planes only (bpp 3).
+template <int B, typename Map>
+void GenericTransform(const PixelPlane& src, int interpolation, Map map, const PixelPlane& dst) {
+  const bool bilinear = B == 3 && interpolation == kPilBilinear;
+  const bool bicubic = B == 3 && interpolation == kPilBicubic;
+  for (int y = 0; y < dst.height; ++y) {
+    uint8_t* out = RowOf(dst, y);
+    for (int x = 0; x < dst.width; ++x) {
       double xx, yy;
       map(x, y, &xx, &yy);
       if (bicubic) {
-        BicubicAt(src, xx, yy, out + 3 * x);
+        BicubicAt(src, xx, yy, out + B * x);
       } else if (bilinear) {
-        BilinearAt(src, xx, yy, out + 3 * x);
+        BilinearAt(src, xx, yy, out + B * x);
       } else {
-        NearestAt(src, xx, yy, out + 3 * x);
+        NearestAt<B>(src, xx, yy, out + B * x);
       }
     }
   }
+}
+
+template <int B>
+void TransposeRotate(WarpStep::Kind kind, const PixelPlane& src, const PixelPlane& dst) {
+  const int w = dst.width, h = dst.height;
+  for (int r = 0; r < h; ++r) {
+    uint8_t* out = RowOf(dst, r);
+    for (int c = 0; c < w; ++c) {
+      int sr, sc;
+      if (kind == WarpStep::kRotate180) {
+        sr = h - 1 - r, sc = w - 1 - c;
+      } else if (kind == WarpStep::kRotate90) {  // ROTATE_90: out[W-1-x][y] = in[y][x]
+        sr = c, sc = w - 1 - r;
+      } else {  // ROTATE_270: out[x][H-1-y] = in[y][x]
+        sr = h - 1 - c, sc = r;
+      }
+      Put<B>(out + B * c, RowOf(src, sr) + B * sc);
+    }
+  }
+}
+
+template <int B>
+void ApplyWarpT(const WarpStep& step, int interpolation, const uint8_t* fill,
+                const PixelPlane& img, const PixelPlane& scratch) {
+  if (step.kind == WarpStep::kIdentity) return;
+  if (step.kind == WarpStep::kRotate90 || step.kind == WarpStep::kRotate180 ||
+      step.kind == WarpStep::kRotate270) {
+    const size_t row = static_cast<size_t>(img.width) * B;
+    for (int y = 0; y < img.height; ++y) std::memcpy(RowOf(scratch, y), RowOf(img, y), row);
+    TransposeRotate<B>(step.kind, scratch, img);
+    return;
+  }
+  Prepare(fill, img, scratch);
+  const double* a = step.m;
+  if (step.kind == WarpStep::kAffine) {
+    if (interpolation == kPilNearest || B != 3) {
+      AffineNearest<B>(scratch, a, img);
+      return;
+    }
+    GenericTransform<B>(scratch, interpolation,
+                        [a](int x, int y, double* xo, double* yo) {
+                          const double xin = x + 0.5, yin = y + 0.5;
+                          *xo = a[0] * xin + a[1] * yin + a[2];
+                          *yo = a[3] * xin + a[4] * yin + a[5];
+                        },
+                        img);
+    return;
+  }
+  GenericTransform<B>(scratch, interpolation,
+                      [a](int x, int y, double* xo, double* yo) {
+                        const double xin = x + 0.5, yin = y + 0.5;
+                        *xo = (a[0] * xin + a[1] * yin + a[2]) / (a[6] * xin + a[7] * yin + 1);
+                        *yo = (a[3] * xin + a[4] * yin + a[5]) / (a[6] * xin + a[7] * yin + 1);
+                      },
+                      img);
+}
+
+PixelPlane PlaneOf(RgbImage* img) {
+  return PixelPlane{img->data(), img->width(), img->height(), img->stride(), 3};
+}
+
+// Runs `step` on the RGB image (scratch resized to it).
+void ApplyToRgb(const WarpStep& step, int interpolation, const std::array<uint8_t, 3>& fill,
+                RgbImage* img, RgbImage* scratch) {
+  scratch->Resize(img->width(), img->height());
+  ApplyWarpStep(step, interpolation, fill.data(), PlaneOf(img), PlaneOf(scratch));
 }
 
 }  // namespace
@@ -248,79 +317,104 @@ WarpKind WarpKindOf(const Transform& t) {
   return WarpKind::kPerspective;
 }
 
-void PilAffine(const double a[6], int interpolation, const std::array<uint8_t, 3>& fill,
-               RgbImage* img, RgbImage* scratch) {
-  Prepare(fill, img, scratch);
-  if (interpolation == kPilNearest) {
-    AffineNearest(*scratch, a, img);
+void ApplyWarpStep(const WarpStep& step, int interpolation, const uint8_t* fill,
+                   const PixelPlane& img, const PixelPlane& scratch) {
+  switch (img.bpp) {
+    case 1:
+      ApplyWarpT<1>(step, interpolation, fill, img, scratch);
+      break;
+    case 2:
+      ApplyWarpT<2>(step, interpolation, fill, img, scratch);
+      break;
+    default:
+      ApplyWarpT<3>(step, interpolation, fill, img, scratch);
+      break;
+  }
+}
+
+void ResizeNearest(const PixelPlane& src, const PixelPlane& dst) {
+  // Image.resize(size, NEAREST): ImagingTransform(AFFINE) with the scale
+  // matrix, i.e. ImagingScaleAffine; the same size is a copy.
+  if (src.width == dst.width && src.height == dst.height) {
+    const size_t row = static_cast<size_t>(src.width) * src.bpp;
+    for (int y = 0; y < src.height; ++y) std::memcpy(RowOf(dst, y), RowOf(src, y), row);
     return;
   }
-  GenericTransform(*scratch, interpolation,
-                   [a](int x, int y, double* xo, double* yo) {
-                     const double xin = x + 0.5, yin = y + 0.5;
-                     *xo = a[0] * xin + a[1] * yin + a[2];
-                     *yo = a[3] * xin + a[4] * yin + a[5];
-                   },
-                   img);
+  const double a[6] = {static_cast<double>(src.width) / dst.width, 0, 0, 0,
+                       static_cast<double>(src.height) / dst.height, 0};
+  switch (src.bpp) {
+    case 1:
+      AffineNearest<1>(src, a, dst);
+      break;
+    case 2:
+      AffineNearest<2>(src, a, dst);
+      break;
+    default:
+      AffineNearest<3>(src, a, dst);
+      break;
+  }
+}
+
+void PilAffine(const double a[6], int interpolation, const std::array<uint8_t, 3>& fill,
+               RgbImage* img, RgbImage* scratch) {
+  WarpStep step;
+  step.kind = WarpStep::kAffine;
+  std::copy(a, a + 6, step.m);
+  ApplyToRgb(step, interpolation, fill, img, scratch);
 }
 
 void PilPerspective(const double a[8], int interpolation, const std::array<uint8_t, 3>& fill,
                     RgbImage* img, RgbImage* scratch) {
-  Prepare(fill, img, scratch);
-  GenericTransform(*scratch, interpolation,
-                   [a](int x, int y, double* xo, double* yo) {
-                     const double xin = x + 0.5, yin = y + 0.5;
-                     *xo = (a[0] * xin + a[1] * yin + a[2]) / (a[6] * xin + a[7] * yin + 1);
-                     *yo = (a[3] * xin + a[4] * yin + a[5]) / (a[6] * xin + a[7] * yin + 1);
-                   },
-                   img);
+  WarpStep step;
+  step.kind = WarpStep::kPerspective;
+  std::copy(a, a + 8, step.m);
+  ApplyToRgb(step, interpolation, fill, img, scratch);
 }
 
-void PilRotate(double angle, int interpolation, bool has_center, double cx, double cy,
-               const std::array<uint8_t, 3>& fill, RgbImage* img, RgbImage* scratch) {
-  const int w = img->width(), h = img->height();
+WarpStep RotateStep(double angle, bool has_center, double cx, double cy, int w, int h) {
+  WarpStep step;
   angle = PyMod(angle, 360.0);
   if (!has_center) {
-    if (angle == 0) return;
-    if (angle == 180 || ((angle == 90 || angle == 270) && w == h)) {
-      scratch->Resize(w, h);
-      std::memcpy(scratch->data(), img->data(), static_cast<size_t>(img->stride()) * h);
-      for (int r = 0; r < h; ++r) {
-        uint8_t* out = img->row(r);
-        for (int c = 0; c < w; ++c) {
-          int sr, sc;
-          if (angle == 180) {
-            sr = h - 1 - r, sc = w - 1 - c;
-          } else if (angle == 90) {  // ROTATE_90: out[W-1-x][y] = in[y][x]
-            sr = c, sc = w - 1 - r;
-          } else {  // ROTATE_270: out[x][H-1-y] = in[y][x]
-            sr = h - 1 - c, sc = r;
-          }
-          Put(out + 3 * c, scratch->row(sr) + 3 * sc);
-        }
-      }
-      return;
+    if (angle == 0) return step;
+    if (angle == 180) {
+      step.kind = WarpStep::kRotate180;
+      return step;
+    }
+    if ((angle == 90 || angle == 270) && w == h) {
+      step.kind = angle == 90 ? WarpStep::kRotate90 : WarpStep::kRotate270;
+      return step;
     }
     cx = w / 2.0;
     cy = h / 2.0;
   }
   const double t = -(angle * kDegToRad);
-  double m[6] = {Round15(std::cos(t)), Round15(std::sin(t)), 0.0,
-                 Round15(-std::sin(t)), Round15(std::cos(t)), 0.0};
+  double* m = step.m;
+  m[0] = Round15(std::cos(t));
+  m[1] = Round15(std::sin(t));
+  m[2] = 0.0;
+  m[3] = Round15(-std::sin(t));
+  m[4] = Round15(std::cos(t));
+  m[5] = 0.0;
   const double x = -cx - 0, y = -cy - 0;
   const double m2 = m[0] * x + m[1] * y + m[2];
   const double m5 = m[3] * x + m[4] * y + m[5];
   m[2] = m2 + cx;
   m[5] = m5 + cy;
-  PilAffine(m, interpolation, fill, img, scratch);
+  step.kind = WarpStep::kAffine;
+  return step;
 }
 
-void TorchvisionAffine(double angle, double tx, double ty, double scale, double shear_x,
-                       double shear_y, bool has_center, double cx, double cy, int interpolation,
-                       const std::array<uint8_t, 3>& fill, RgbImage* img, RgbImage* scratch) {
+void PilRotate(double angle, int interpolation, bool has_center, double cx, double cy,
+               const std::array<uint8_t, 3>& fill, RgbImage* img, RgbImage* scratch) {
+  ApplyToRgb(RotateStep(angle, has_center, cx, cy, img->width(), img->height()), interpolation,
+             fill, img, scratch);
+}
+
+WarpStep AffineStep(double angle, double tx, double ty, double scale, double shear_x,
+                    double shear_y, bool has_center, double cx, double cy, int w, int h) {
   if (!has_center) {
-    cx = img->width() * 0.5;
-    cy = img->height() * 0.5;
+    cx = w * 0.5;
+    cy = h * 0.5;
   }
   const double rot = angle * kDegToRad;
   const double sx = shear_x * kDegToRad;
@@ -329,12 +423,72 @@ void TorchvisionAffine(double angle, double tx, double ty, double scale, double 
   const double b = -std::cos(rot - sy) * std::tan(sx) / std::cos(sy) - std::sin(rot);
   const double c = std::sin(rot - sy) / std::cos(sy);
   const double d = -std::sin(rot - sy) * std::tan(sx) / std::cos(sy) + std::cos(rot);
-  double m[6] = {d / scale, -b / scale, 0.0 / scale, -c / scale, a / scale, 0.0 / scale};
+  WarpStep step;
+  step.kind = WarpStep::kAffine;
+  double* m = step.m;
+  const double init[6] = {d / scale, -b / scale, 0.0 / scale, -c / scale, a / scale, 0.0 / scale};
+  std::copy(init, init + 6, m);
   m[2] += m[0] * (-cx - tx) + m[1] * (-cy - ty);
   m[5] += m[3] * (-cx - tx) + m[4] * (-cy - ty);
   m[2] += cx;
   m[5] += cy;
-  PilAffine(m, interpolation, fill, img, scratch);
+  return step;
+}
+
+void TorchvisionAffine(double angle, double tx, double ty, double scale, double shear_x,
+                       double shear_y, bool has_center, double cx, double cy, int interpolation,
+                       const std::array<uint8_t, 3>& fill, RgbImage* img, RgbImage* scratch) {
+  ApplyToRgb(AffineStep(angle, tx, ty, scale, shear_x, shear_y, has_center, cx, cy,
+                        img->width(), img->height()),
+             interpolation, fill, img, scratch);
+}
+
+bool WarpPoint(const WarpStep& step, int w, int h, double* x, double* y) {
+  const double px = *x, py = *y;
+  const double* m = step.m;
+  switch (step.kind) {
+    case WarpStep::kIdentity:
+      return true;
+    case WarpStep::kRotate180:
+      *x = w - px;
+      *y = h - py;
+      return true;
+    case WarpStep::kRotate90:  // counter-clockwise about the centre of a square
+      *x = py;
+      *y = w - px;
+      return true;
+    case WarpStep::kRotate270:
+      *x = h - py;
+      *y = px;
+      return true;
+    case WarpStep::kAffine: {
+      // The inverse of the output -> input matrix.
+      const double det = m[0] * m[4] - m[1] * m[3];
+      if (det == 0.0 || !std::isfinite(det)) return false;
+      const double u = px - m[2], v = py - m[5];
+      *x = (m[4] * u - m[1] * v) / det;
+      *y = (-m[3] * u + m[0] * v) / det;
+      return std::isfinite(*x) && std::isfinite(*y);
+    }
+    case WarpStep::kPerspective: {
+      // torchvision v2's perspective_bounding_boxes: the inverse coefficients.
+      const double denom = m[0] * m[4] - m[1] * m[3];
+      if (denom == 0.0) return false;
+      const double i0 = (m[4] - m[5] * m[7]) / denom;
+      const double i1 = (-m[1] + m[2] * m[7]) / denom;
+      const double i2 = (m[1] * m[5] - m[2] * m[4]) / denom;
+      const double i3 = (-m[3] + m[5] * m[6]) / denom;
+      const double i4 = (m[0] - m[2] * m[6]) / denom;
+      const double i5 = (-m[0] * m[5] + m[2] * m[3]) / denom;
+      const double i6 = (-m[4] * m[6] + m[3] * m[7]) / denom;
+      const double i7 = (-m[0] * m[7] + m[1] * m[6]) / denom;
+      const double q = i6 * px + i7 * py + 1.0;
+      *x = (i0 * px + i1 * py + i2) / q;
+      *y = (i3 * px + i4 * py + i5) / q;
+      return std::isfinite(*x) && std::isfinite(*y);
+    }
+  }
+  return false;
 }
 
 void PerspectiveCoeffs(const double start[8], const double end[8], double coeffs[8]) {
@@ -429,38 +583,50 @@ int DrawWarpParams(WarpKind kind, const Transform& t, int width, int height, Rng
   return 9;
 }
 
-namespace {
+void DrawWarp(const Transform& t, Rng* rng, int width, int height, WarpStep* step) {
+  const WarpKind kind = WarpKindOf(t);
+  double p[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+  DrawWarpParams(kind, t, width, height, rng, p);
+  *step = WarpStep();
+  if (kind == WarpKind::kRotation) {
+    *step = RotateStep(p[0], t.has_center, t.center[0], t.center[1], width, height);
+  } else if (kind == WarpKind::kAffine) {
+    *step = AffineStep(p[0], p[1], p[2], p[3], p[4], p[5], t.has_center, t.center[0],
+                       t.center[1], width, height);
+  } else if (p[0] != 0.0) {
+    const double w1 = width - 1, h1 = height - 1;
+    const double start[8] = {0, 0, w1, 0, w1, h1, 0, h1};
+    step->kind = WarpStep::kPerspective;
+    PerspectiveCoeffs(start, p + 1, step->m);
+  }
+  std::copy(p, p + 9, step->params);
+}
 
-void ApplyWarp(WarpKind kind, const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch) {
+void ApplyDrawnWarp(const Transform& t, const WarpStep& step, RgbImage* img, RgbImage* scratch) {
   const std::array<uint8_t, 3> fill = {static_cast<uint8_t>(t.fill[0]),
                                        static_cast<uint8_t>(t.fill[1]),
                                        static_cast<uint8_t>(t.fill[2])};
-  double p[9];
-  DrawWarpParams(kind, t, img->width(), img->height(), rng, p);
-  if (kind == WarpKind::kRotation) {
-    PilRotate(p[0], t.interpolation, t.has_center, t.center[0], t.center[1], fill, img, scratch);
-  } else if (kind == WarpKind::kAffine) {
-    TorchvisionAffine(p[0], p[1], p[2], p[3], p[4], p[5], t.has_center, t.center[0],
-                      t.center[1], t.interpolation, fill, img, scratch);
-  } else if (p[0] != 0.0) {
-    const double w1 = img->width() - 1, h1 = img->height() - 1;
-    const double start[8] = {0, 0, w1, 0, w1, h1, 0, h1};
-    double coeffs[8];
-    PerspectiveCoeffs(start, p + 1, coeffs);
-    PilPerspective(coeffs, t.interpolation, fill, img, scratch);
-  }
+  ApplyToRgb(step, t.interpolation, fill, img, scratch);
+}
+
+namespace {
+
+void ApplyWarp(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch) {
+  WarpStep step;
+  DrawWarp(t, rng, img->width(), img->height(), &step);
+  ApplyDrawnWarp(t, step, img, scratch);
 }
 
 }  // namespace
 
 void ApplyRandomRotation(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch) {
-  ApplyWarp(WarpKind::kRotation, t, rng, img, scratch);
+  ApplyWarp(t, rng, img, scratch);
 }
 void ApplyRandomAffine(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch) {
-  ApplyWarp(WarpKind::kAffine, t, rng, img, scratch);
+  ApplyWarp(t, rng, img, scratch);
 }
 void ApplyRandomPerspective(const Transform& t, Rng* rng, RgbImage* img, RgbImage* scratch) {
-  ApplyWarp(WarpKind::kPerspective, t, rng, img, scratch);
+  ApplyWarp(t, rng, img, scratch);
 }
 
 }  // namespace stoker

@@ -27,7 +27,7 @@ LoaderImpl::LoaderImpl(std::shared_ptr<Source> source, const LoaderOptions& opti
       record_plan_(std::move(plan)),
       writer_(options.dtype, options.layout, height, width, HasNormalize(options.transforms),
               NormalizeOf(options.transforms).mean, NormalizeOf(options.transforms).std),
-      processor_config_(MakeProcessorConfig(options)),
+      processor_config_(MakeProcessorConfig(options, record_plan_.get())),
       // Workers: `threads`, or up to the ceiling when tuned (the ones
       // above the active count park).
       cores_(DefaultRankCores(options.local_world_size)),
@@ -316,8 +316,10 @@ StatusOr<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<Source> source,
                                                  const LoaderOptions& options) {
   if (source == nullptr) return InvalidArgumentError("source is null");
   int height = 0, width = 0;
+  int in_height = 0, in_width = 0;
+  if (!source->FixedImageSize(&in_height, &in_width)) in_height = in_width = 0;
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const RecordPlan> plan,
-                          MakeRecordPlan(source->schema(), options));
+                          MakeRecordPlan(source->schema(), options, in_height, in_width));
   STOKER_RETURN_IF_ERROR(ValidateLoaderOptions(*source, options, *plan, &height, &width));
   STOKER_ASSIGN_OR_RETURN(const int64_t epoch_samples, EpochSamples(*source, options));
   return std::unique_ptr<Loader>(new LoaderImpl(std::move(source), options, height, width,

@@ -214,8 +214,9 @@ std::shared_ptr<BatchPool> MakeBatchPool(const LoaderOptions& options, int heigh
                            2 * RingSlots(options) + 2);
 }
 
-ProcessorConfig MakeProcessorConfig(const LoaderOptions& options) {
+ProcessorConfig MakeProcessorConfig(const LoaderOptions& options, const RecordPlan* plan) {
   ProcessorConfig c;
+  c.record_geometry = plan != nullptr && plan->targets;
   c.transforms = options.transforms;
   c.dct_scaling = options.dct_scaling;
   c.decoder.max_pixels = options.max_pixels;

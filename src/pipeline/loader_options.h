@@ -58,7 +58,9 @@ int RingSlots(const LoaderOptions& options);
 std::shared_ptr<BatchPool> MakeBatchPool(const LoaderOptions& options, int height, int width,
                                          const RecordPlan& plan);
 // The primary image's processor settings from `options`.
-ProcessorConfig MakeProcessorConfig(const LoaderOptions& options);
+// With `plan`: its targets make the processor keep each sample's geometry.
+ProcessorConfig MakeProcessorConfig(const LoaderOptions& options,
+                                    const RecordPlan* plan = nullptr);
 
 }  // namespace stoker
 

@@ -14,6 +14,7 @@ void Totals::AddWorker(const WorkerCounters& c) {
   images += c.images.load(std::memory_order_relaxed);
   skipped += c.skipped.load(std::memory_order_relaxed);
   bytes += c.bytes.load(std::memory_order_relaxed);
+  boxes_removed += c.boxes_removed.load(std::memory_order_relaxed);
 }
 
 Totals& Totals::operator-=(const Totals& b) {
@@ -25,6 +26,7 @@ Totals& Totals::operator-=(const Totals& b) {
   images -= b.images;
   skipped -= b.skipped;
   bytes -= b.bytes;
+  boxes_removed -= b.boxes_removed;
   consumer_wait_ns -= b.consumer_wait_ns;
   batches -= b.batches;
   wall_ns -= b.wall_ns;
@@ -36,6 +38,7 @@ StageStats Totals::ToStageStats() const {
   s.images = images;
   s.batches = batches;
   s.skipped = skipped;
+  s.boxes_removed = boxes_removed;
   s.seconds = wall_ns * 1e-9;
   s.read_s = read_ns * 1e-9;
   s.decode_s = decode_ns * 1e-9;

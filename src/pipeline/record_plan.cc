@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "ops/geometry.h"
+
 namespace stoker {
 
 FieldLayout DataLayout(const FieldSpec& spec) {
@@ -84,11 +86,149 @@ Status PlanFieldSteps(const std::vector<FieldStep>& steps, RecordPlan* plan) {
   return valid;
 }
 
+// Resolves each kPerBox field's kBoxes field; targets on the primary image
+// or label are refused.
+Status PlanTargets(RecordPlan* plan) {
+  const Schema& full = plan->schema;
+  for (int k : {plan->image, plan->label}) {
+    if (k >= 0 && full.fields[static_cast<size_t>(k)].target != TargetRole::kNone) {
+      return InvalidArgumentError("field '" + full.fields[static_cast<size_t>(k)].name +
+                                  "' is the primary image or label, not a target");
+    }
+  }
+  for (RecordFieldPlan& f : plan->fields) {
+    if (f.spec.target != TargetRole::kPerBox) continue;
+    int found = -1, boxes = 0;
+    for (size_t j = 0; j < plan->fields.size(); ++j) {
+      const FieldSpec& b = plan->fields[j].spec;
+      if (b.target != TargetRole::kBoxes) continue;
+      ++boxes;
+      if (f.spec.follows.empty() ? boxes == 1 : b.name == f.spec.follows) {
+        found = static_cast<int>(j);
+      }
+    }
+    if (f.spec.follows.empty() && boxes != 1) found = -1;
+    if (found < 0) {
+      return InvalidArgumentError(
+          "field '" + f.spec.name + "' (target per_box) follows " +
+          (f.spec.follows.empty() ? std::string("no named field, and the record has ") +
+                                        std::to_string(boxes) + " boxes fields (name one with "
+                                        "follows=)"
+                                  : "'" + f.spec.follows + "', not a boxes field of the record"));
+    }
+    f.follows = found;
+  }
+  return Status::OK();
+}
+
+// The source's target roles with LoaderOptions::targets applied.
+Status ApplyTargetDecls(const std::vector<TargetDecl>& decls, Schema* schema) {
+  for (const TargetDecl& d : decls) {
+    const int k = schema->Find(d.field);
+    if (k < 0) {
+      return InvalidArgumentError("targets: '" + d.field + "' is not a field of the record (its "
+                                  "fields: " + schema->ToString() + ")");
+    }
+    if (d.role == TargetRole::kNone) {
+      return InvalidArgumentError("targets: field '" + d.field + "' has no role (mask, boxes, "
+                                  "keypoints or per_box)");
+    }
+    if (!(d.min_size >= 0) || !(d.min_area_fraction >= 0 && d.min_area_fraction <= 1)) {
+      return InvalidArgumentError("targets: field '" + d.field + "': min_size must be >= 0 and "
+                                  "min_area_fraction in [0, 1]");
+    }
+    FieldSpec& f = schema->fields[static_cast<size_t>(k)];
+    f.target = d.role;
+    f.box_format = d.box_format;
+    f.ignore_index = d.ignore_index;
+    f.follows = d.follows;
+  }
+  return Status::OK();
+}
+
+// The delivered spec of target field `f` (already role-checked), or an error
+// naming what its role needs.
+Status PlanTarget(const LoaderOptions& options, int out_h, int out_w, bool fixed_out,
+                  RecordFieldPlan* fp) {
+  FieldSpec& spec = fp->spec;
+  const FieldSpec& src = fp->source_spec;
+  const std::string what = "field '" + src.name + "' (target " +
+                           TargetRoleName(src.target) + ")";
+  auto dims_known = [&](size_t n) { return src.shape_known && src.shape.size() == n; };
+  switch (src.target) {
+    case TargetRole::kMask: {
+      const bool native = src.kind == FieldKind::kImage && src.image_mode == ImageMode::kNative;
+      if (!native && src.kind != FieldKind::kArray) {
+        return InvalidArgumentError(what + ": a mask is an array [H, W] of uint8 or uint16, or a "
+                                    "native-mode image of one channel; got " + src.ToString());
+      }
+      if (src.dtype_known && src.dtype != ElemType::kUint8 && src.dtype != ElemType::kUint16) {
+        return InvalidArgumentError(what + ": a mask is uint8 or uint16, got " +
+                                    ElemTypeName(src.dtype));
+      }
+      if (!native && src.shape_known &&
+          !(src.shape.size() == 2 || (src.shape.size() == 3 && src.shape[2] == 1))) {
+        return InvalidArgumentError(what + ": a mask is [H, W] (or [H, W, 1]), got " +
+                                    src.ToString());
+      }
+      spec.kind = FieldKind::kArray;
+      spec.dtype = src.dtype;
+      spec.dtype_known = src.dtype_known;
+      spec.shape = fixed_out ? std::vector<int64_t>{out_h, out_w} : std::vector<int64_t>{-1, -1};
+      spec.shape_known = true;
+      return Status::OK();
+    }
+    case TargetRole::kBoxes:
+      if (src.kind != FieldKind::kArray ||
+          (src.shape_known && !(dims_known(2) && (src.shape[1] == 4 || src.shape[1] < 0)))) {
+        return InvalidArgumentError(what + ": boxes are an array [N, 4], got " + src.ToString());
+      }
+      spec.dtype = ElemType::kFloat32;
+      spec.dtype_known = true;
+      spec.shape = {-1, 4};
+      spec.shape_known = true;
+      fp->min_size = 1.0;
+      fp->min_area_fraction = 0.0;
+      for (const TargetDecl& d : options.targets) {
+        if (d.field == src.name) {
+          fp->min_size = d.min_size;
+          fp->min_area_fraction = d.min_area_fraction;
+        }
+      }
+      return Status::OK();
+    case TargetRole::kKeypoints:
+      if (src.kind != FieldKind::kArray ||
+          (src.shape_known &&
+           !(dims_known(2) && (src.shape[1] == 2 || src.shape[1] == 3 || src.shape[1] < 0)))) {
+        return InvalidArgumentError(what + ": keypoints are an array [K, 2] or [K, 3], got " +
+                                    src.ToString());
+      }
+      spec.dtype = ElemType::kFloat32;
+      spec.dtype_known = true;
+      spec.shape = {src.shape_known ? src.shape[0] : -1, 3};
+      spec.shape_known = true;
+      return Status::OK();
+    case TargetRole::kPerBox:
+      if (src.kind != FieldKind::kArray || (src.shape_known && src.shape.empty())) {
+        return InvalidArgumentError(what + ": per-box rows are an array [N, ...], got " +
+                                    src.ToString());
+      }
+      if (src.shape_known) spec.shape[0] = -1;
+      return Status::OK();
+    case TargetRole::kNone:
+      break;
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
-StatusOr<std::shared_ptr<const RecordPlan>> MakeRecordPlan(const Schema& schema,
-                                                           const LoaderOptions& options) {
-  STOKER_RETURN_IF_ERROR(CheckSchema(schema));
+StatusOr<std::shared_ptr<const RecordPlan>> MakeRecordPlan(const Schema& source_schema,
+                                                           const LoaderOptions& options,
+                                                           int in_height, int in_width) {
+  STOKER_RETURN_IF_ERROR(CheckSchema(source_schema));
+  Schema schema = source_schema;
+  STOKER_RETURN_IF_ERROR(ApplyTargetDecls(options.targets, &schema));
   auto plan = std::make_shared<RecordPlan>();
   plan->schema = schema;
   plan->image = schema.image();
@@ -101,12 +241,32 @@ StatusOr<std::shared_ptr<const RecordPlan>> MakeRecordPlan(const Schema& schema,
   plan->source_fields = static_cast<int>(schema.fields.size());
   STOKER_RETURN_IF_ERROR(PlanFieldSteps(options.field_steps, plan.get()));
   const Schema& full = plan->schema;
+  // The output size a mask is stacked at (else a list per batch).
+  int out_h = 0, out_w = 0;
+  const bool fixed_out = options.collate != LoaderOptions::Collate::kList &&
+                         StaticOutputSize(options.transforms, in_height, in_width, &out_h,
+                                          &out_w).ok();
   for (size_t k = 0; k < full.fields.size(); ++k) {
     if (static_cast<int>(k) == plan->image || static_cast<int>(k) == plan->label) continue;
     RecordFieldPlan f;
     f.schema_index = static_cast<int>(k);
     f.batch_field = static_cast<int>(plan->fields.size());
     f.spec = full.fields[k];
+    f.source_spec = f.spec;
+    if (f.spec.target != TargetRole::kNone) {
+      if (static_cast<int>(k) >= plan->source_fields) {
+        return InvalidArgumentError("field '" + f.spec.name + "': a Lambda's addition cannot be "
+                                    "a target");
+      }
+      if (plan->image < 0) {
+        return InvalidArgumentError("field '" + f.spec.name + "' is a " +
+                                    TargetRoleName(f.spec.target) + " target, and the source "
+                                    "has no RGB image field for it to follow (its fields: " +
+                                    full.ToString() + ")");
+      }
+      STOKER_RETURN_IF_ERROR(PlanTarget(options, out_h, out_w, fixed_out, &f));
+      plan->targets = true;
+    }
     plan->layouts.push_back(DataLayout(f.spec));
     FieldLayout& l = plan->layouts.back();
     l.pad = options.collate == LoaderOptions::Collate::kPad && f.spec.kind == FieldKind::kArray &&
@@ -118,6 +278,7 @@ StatusOr<std::shared_ptr<const RecordPlan>> MakeRecordPlan(const Schema& schema,
     }
     plan->fields.push_back(std::move(f));
   }
+  STOKER_RETURN_IF_ERROR(PlanTargets(plan.get()));
   return std::shared_ptr<const RecordPlan>(std::move(plan));
 }
 

@@ -16,6 +16,12 @@
 //    declared. Under collate="pad" a variable array field is also padded when
 //    its batch is delivered (FieldLayout::pad; pipeline/record_pad.h).
 //
+// Targets (LoaderOptions::targets, or FieldSpec::target set by the source):
+// a mask, boxes, keypoints or per-box field follows the primary image through
+// its geometric transforms (ops/targets.h; pipeline/record_processor.h); it
+// needs a primary image, the kind and shape its role takes (TargetDecl), and
+// a kPerBox field a kBoxes field to follow.
+//
 // Rules checked here (InvalidArgument naming the field): the schema is valid
 // (CheckSchema); transforms need an RGB image field (the primary one); under
 // collate="pad" no field may be called "<padded field>_lengths"; a field
@@ -38,7 +44,14 @@ namespace stoker {
 struct RecordFieldPlan {
   int schema_index = -1;  // into the schema (and SampleData::fields)
   int batch_field = -1;   // into BatchShape::fields
-  FieldSpec spec;
+  FieldSpec spec;         // as delivered (a target's: its output dtype and shape)
+  // Targets (spec.target != kNone): the field as the source gives it, the
+  // box rules (kBoxes) and the kBoxes field a kPerBox field follows (an
+  // index into RecordPlan::fields).
+  FieldSpec source_spec;
+  double min_size = 1.0;
+  double min_area_fraction = 0.0;
+  int follows = -1;
 };
 
 // A field step (LoaderOptions::field_steps) as planned: the schema indices of
@@ -58,13 +71,17 @@ struct RecordPlan {
   int label = -1;  // the primary label's, or -1
   std::vector<RecordFieldPlan> fields;  // batch fields, in schema order
   std::vector<FieldLayout> layouts;     // BatchShape::fields
+  bool targets = false;  // a field follows the image (FieldSpec::target)
 
   bool records() const { return !fields.empty(); }
 };
 
 // Plans `schema` for `options`. Errors: InvalidArgument, as the header says.
+// `in_height` x `in_width`: the source's FixedImageSize (0: none), for the
+// output size a mask is stacked at.
 StatusOr<std::shared_ptr<const RecordPlan>> MakeRecordPlan(const Schema& schema,
-                                                           const LoaderOptions& options);
+                                                           const LoaderOptions& options,
+                                                           int in_height = 0, int in_width = 0);
 
 // The batch layout of a field that is not the primary image (fixed when every
 // sample has one dtype and shape).

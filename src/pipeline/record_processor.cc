@@ -2,6 +2,7 @@
 #include "pipeline/record_processor.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
 
@@ -25,6 +26,36 @@ std::string Shape(const std::vector<int64_t>& dims) {
   return s + "]";
 }
 
+// The numbers of an int or float array as doubles.
+Status ToDoubles(const FieldValue& v, std::vector<double>* out) {
+  const size_t esize = ElemSize(v.dtype);
+  const size_t n = esize == 0 ? 0 : v.size / esize;
+  out->resize(n);
+  auto take = [&](auto zero) {
+    using T = decltype(zero);
+    for (size_t i = 0; i < n; ++i) {
+      T x;
+      std::memcpy(&x, v.data + i * sizeof(T), sizeof(T));
+      (*out)[i] = static_cast<double>(x);
+    }
+  };
+  switch (v.dtype) {
+    case ElemType::kFloat32: take(float{}); break;
+    case ElemType::kFloat64: take(double{}); break;
+    case ElemType::kInt8: take(int8_t{}); break;
+    case ElemType::kInt16: take(int16_t{}); break;
+    case ElemType::kInt32: take(int32_t{}); break;
+    case ElemType::kInt64: take(int64_t{}); break;
+    case ElemType::kUint8: take(uint8_t{}); break;
+    case ElemType::kUint16: take(uint16_t{}); break;
+    case ElemType::kUint32: take(uint32_t{}); break;
+    default:
+      return InvalidArgumentError(std::string("coordinates of dtype ") + ElemTypeName(v.dtype) +
+                                  ": give float32, float64 or an integer type");
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 RecordProcessor::RecordProcessor(const RecordPlan* plan, const DecoderOptions& decoder)
@@ -39,7 +70,10 @@ void RecordProcessor::ReleaseScratch() {
   image_.Release();
 }
 
-Status RecordProcessor::Process(const SampleData& sample, BatchBuffer* buf, int s) {
+Status RecordProcessor::Process(const SampleData& sample, BatchBuffer* buf, int s,
+                                const TargetGeometry* geometry, int64_t* boxes_removed) {
+  geometry_ = geometry;
+  removed_ = 0;
   const int source_fields = plan_->source_fields;
   if (sample.num_fields != source_fields || sample.fields == nullptr) {
     return InternalError("the source gave " + std::to_string(sample.num_fields) +
@@ -50,11 +84,16 @@ Status RecordProcessor::Process(const SampleData& sample, BatchBuffer* buf, int 
     STOKER_RETURN_IF_ERROR(RunSteps(sample.fields));
     values = values_.data();
   }
-  for (const RecordFieldPlan& f : plan_->fields) {
-    const FieldValue& v = values[f.schema_index];
-    Status st = ProcessField(f, v, buf, s);
-    if (!st.ok()) return st.WithContext("field '" + f.spec.name + "'");
+  // Per-box rows last: they follow their boxes' removals.
+  for (const bool per_box : {false, true}) {
+    for (const RecordFieldPlan& f : plan_->fields) {
+      if ((f.spec.target == TargetRole::kPerBox) != per_box) continue;
+      const FieldValue& v = values[f.schema_index];
+      Status st = ProcessField(f, v, buf, s);
+      if (!st.ok()) return st.WithContext("field '" + f.spec.name + "'");
+    }
   }
+  if (boxes_removed != nullptr) *boxes_removed += removed_;
   return Status::OK();
 }
 
@@ -83,6 +122,7 @@ Status RecordProcessor::RunSteps(const FieldValue* source) {
 Status RecordProcessor::ProcessField(const RecordFieldPlan& f, const FieldValue& v,
                                      BatchBuffer* buf, int s) {
   const int b = f.batch_field;
+  if (f.spec.target != TargetRole::kNone) return WriteTarget(f, v, buf, s);
   switch (f.spec.kind) {
     case FieldKind::kImage:
       return WriteImage(f, v, buf, s);
@@ -174,6 +214,124 @@ Status RecordProcessor::WriteArray(const RecordFieldPlan& f, const FieldValue& v
   STOKER_ASSIGN_OR_RETURN(uint8_t* slot,
                           buf->ReserveField(f.batch_field, s, bytes, v.dtype, v.dims.data(), v.ndim));
   if (bytes > 0) std::memcpy(slot, v.data, bytes);
+  return Status::OK();
+}
+
+Status RecordProcessor::WriteTarget(const RecordFieldPlan& f, const FieldValue& v,
+                                    BatchBuffer* buf, int s) {
+  if (geometry_ == nullptr) return InternalError("a target without the image's geometry");
+  const TargetRole role = f.spec.target;
+  if (role == TargetRole::kMask) return WriteMask(f, v, buf, s);
+  if (role == TargetRole::kPerBox) return WritePerBox(f, v, buf, s);
+  const int64_t cols = v.ndim == 2 ? v.dims[1] : -1;
+  const int64_t rows = v.ndim == 2 ? v.dims[0] : 0;
+  if (role == TargetRole::kBoxes && cols != 4) {
+    return InvalidArgumentError("boxes of shape " + Shape(v.dims.data(), v.ndim) +
+                                ", expected [N, 4]");
+  }
+  if (role == TargetRole::kKeypoints && cols != 2 && cols != 3) {
+    return InvalidArgumentError("keypoints of shape " + Shape(v.dims.data(), v.ndim) +
+                                ", expected [K, 2] or [K, 3]");
+  }
+  STOKER_RETURN_IF_ERROR(ToDoubles(v, &numbers_));
+  if (static_cast<int64_t>(numbers_.size()) != rows * cols) {
+    return DataLossError(std::to_string(v.size) + " bytes for shape " +
+                         Shape(v.dims.data(), v.ndim) + " of " + ElemTypeName(v.dtype));
+  }
+  int64_t out_rows = rows;
+  if (role == TargetRole::kBoxes) {
+    if (keep_.size() < plan_->fields.size()) keep_.resize(plan_->fields.size());
+    std::vector<uint8_t>& keep = keep_[static_cast<size_t>(&f - plan_->fields.data())];
+    TransformBoxes(*geometry_, f.spec.box_format, numbers_.data(), static_cast<int>(rows),
+                   BoxRules{f.min_size, f.min_area_fraction}, &floats_, &keep);
+    out_rows = static_cast<int64_t>(floats_.size() / 4);
+    removed_ += rows - out_rows;
+  } else {
+    TransformKeypoints(*geometry_, numbers_.data(), static_cast<int>(rows), static_cast<int>(cols),
+                       &floats_);
+  }
+  const int64_t dims[2] = {out_rows, role == TargetRole::kBoxes ? 4 : 3};
+  const size_t bytes = floats_.size() * sizeof(float);
+  if (f.spec.shape[0] >= 0 && f.spec.shape[0] != out_rows) {
+    return InvalidArgumentError("shape " + Shape(v.dims.data(), v.ndim) +
+                                ", the source declares " + Shape(f.source_spec.shape));
+  }
+  STOKER_ASSIGN_OR_RETURN(uint8_t* slot, buf->ReserveField(f.batch_field, s, bytes,
+                                                           ElemType::kFloat32, dims, 2));
+  if (bytes > 0) std::memcpy(slot, floats_.data(), bytes);
+  return Status::OK();
+}
+
+Status RecordProcessor::WriteMask(const RecordFieldPlan& f, const FieldValue& v,
+                                  BatchBuffer* buf, int s) {
+  const FieldSpec& src = f.source_spec;
+  PixelPlane in;  // the mask as read (never written)
+  if (src.kind == FieldKind::kImage) {
+    if (v.raw) return UnimplementedError("raw pixels in a mask field");
+    STOKER_RETURN_IF_ERROR(decoder_.DecodeNative(v.data, v.size, &image_));
+    if (image_.channels != 1) {
+      return InvalidArgumentError("a mask is one channel, this image decodes to " +
+                                  std::to_string(image_.channels));
+    }
+    in = PixelPlane{image_.pixels.data(), image_.width, image_.height,
+                    static_cast<std::ptrdiff_t>(image_.row_bytes()), image_.bytes_per_sample};
+  } else {
+    const bool shape_ok = v.ndim == 2 || (v.ndim == 3 && v.dims[2] == 1);
+    if (!shape_ok || (v.dtype != ElemType::kUint8 && v.dtype != ElemType::kUint16)) {
+      return InvalidArgumentError(std::string("a mask is uint8 or uint16 [H, W], got ") +
+                                  ElemTypeName(v.dtype) + " " + Shape(v.dims.data(), v.ndim));
+    }
+    const int bpp = static_cast<int>(ElemSize(v.dtype));
+    in = PixelPlane{const_cast<uint8_t*>(v.data), static_cast<int>(v.dims[1]),
+                    static_cast<int>(v.dims[0]), static_cast<std::ptrdiff_t>(v.dims[1]) * bpp,
+                    bpp};
+    const size_t bytes = static_cast<size_t>(in.stride) * in.height;
+    if (bytes != v.size) {
+      return DataLossError(std::to_string(v.size) + " bytes for shape " +
+                           Shape(v.dims.data(), v.ndim) + " of " + ElemTypeName(v.dtype));
+    }
+  }
+  const ElemType dtype = in.bpp == 2 ? ElemType::kUint16 : ElemType::kUint8;
+  if (f.spec.dtype_known && dtype != f.spec.dtype) {
+    return InvalidArgumentError(std::string("dtype ") + ElemTypeName(dtype) +
+                                ", the source declares " + ElemTypeName(f.spec.dtype));
+  }
+  PixelPlane out;
+  STOKER_RETURN_IF_ERROR(
+      TransformMaskView(*geometry_, f.spec.ignore_index, in, &mask_, &mask_scratch_, &out));
+  const int64_t dims[2] = {out.height, out.width};
+  const size_t row = static_cast<size_t>(out.width) * out.bpp;
+  STOKER_ASSIGN_OR_RETURN(uint8_t* slot, buf->ReserveField(f.batch_field, s, row * out.height,
+                                                           dtype, dims, 2));
+  for (int y = 0; y < out.height; ++y) std::memcpy(slot + y * row, out.data + y * out.stride, row);
+  return Status::OK();
+}
+
+Status RecordProcessor::WritePerBox(const RecordFieldPlan& f, const FieldValue& v,
+                                    BatchBuffer* buf, int s) {
+  const std::vector<uint8_t>& keep = keep_[static_cast<size_t>(f.follows)];
+  const std::string& boxes = plan_->fields[static_cast<size_t>(f.follows)].spec.name;
+  if (f.spec.dtype_known && v.dtype != f.spec.dtype) {
+    return InvalidArgumentError(std::string("dtype ") + ElemTypeName(v.dtype) +
+                                ", the source declares " + ElemTypeName(f.spec.dtype));
+  }
+  if (v.ndim < 1 || v.dims[0] != static_cast<int64_t>(keep.size())) {
+    return InvalidArgumentError("shape " + Shape(v.dims.data(), v.ndim) + ": one row per box of '" +
+                                boxes + "' (" + std::to_string(keep.size()) + " boxes)");
+  }
+  const size_t row = keep.empty() ? 0 : v.size / keep.size();
+  std::array<int64_t, kMaxFieldDims> dims = v.dims;
+  dims[0] = 0;
+  for (uint8_t k : keep) dims[0] += k;
+  const size_t bytes = row * static_cast<size_t>(dims[0]);
+  STOKER_ASSIGN_OR_RETURN(uint8_t* slot,
+                          buf->ReserveField(f.batch_field, s, bytes, v.dtype, dims.data(), v.ndim));
+  size_t at = 0;
+  for (size_t i = 0; i < keep.size(); ++i) {
+    if (!keep[i]) continue;
+    std::memcpy(slot + at, v.data + i * row, row);
+    at += row;
+  }
   return Status::OK();
 }
 

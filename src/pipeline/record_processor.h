@@ -13,6 +13,13 @@
 //    max_pixels and allocation rules apply) into an HWC uint8/uint16 array,
 //    checked against a declared dtype and shape, and copied into the field's
 //    block (declared) or its slot's region.
+// Targets (RecordFieldPlan::spec.target) follow the primary image with the
+// geometry its SampleProcessor recorded for the sample (ops/targets.h): a
+// mask is resampled and written [H, W] of the output; boxes become float32
+// xyxy output pixels, the removed ones (counted) taking their kPerBox rows
+// with them; keypoints become float32 [K, 3]. A mask of another size than
+// the image, a boxes field that is not [N, 4], per-box rows that are not one
+// per box: an error of the sample naming the field.
 // Field steps (LoaderOptions::field_steps, planned in RecordPlan::steps) run
 // first, in order, on a copy of the sample's values; what they return is
 // then checked like the source's values. Errors name the field ("field
@@ -31,6 +38,7 @@
 #include <vector>
 
 #include "codec/decoder.h"
+#include "ops/targets.h"
 #include "pipeline/record_plan.h"
 #include "stoker/batch.h"
 #include "stoker/source.h"
@@ -41,8 +49,11 @@ class RecordProcessor {
  public:
   RecordProcessor(const RecordPlan* plan, const DecoderOptions& decoder = {});
 
-  // Writes every batch field of `sample` into slot `s` of `buf`.
-  Status Process(const SampleData& sample, BatchBuffer* buf, int s);
+  // Writes every batch field of `sample` into slot `s` of `buf`; targets
+  // follow `geometry` (the primary image's, from its SampleProcessor), and
+  // the boxes they remove are added to *boxes_removed.
+  Status Process(const SampleData& sample, BatchBuffer* buf, int s,
+                 const TargetGeometry* geometry = nullptr, int64_t* boxes_removed = nullptr);
 
   // Decode memory held between samples, and a way to free it.
   size_t scratch_bytes() const;
@@ -52,6 +63,9 @@ class RecordProcessor {
   Status ProcessField(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
   Status WriteArray(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
   Status WriteImage(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
+  Status WriteTarget(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
+  Status WriteMask(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
+  Status WritePerBox(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
   // Runs the field steps on the source's values into values_.
   Status RunSteps(const FieldValue* source);
 
@@ -61,6 +75,13 @@ class RecordProcessor {
   std::vector<FieldValue> values_;       // the record's values after the steps
   std::vector<FieldValue> step_values_;  // one step's
   std::vector<std::vector<std::vector<uint8_t>>> storage_;  // per step, per value
+  // Targets: the sample's geometry, the boxes removed, and scratch.
+  const TargetGeometry* geometry_ = nullptr;
+  int64_t removed_ = 0;
+  MaskImage mask_, mask_scratch_;
+  std::vector<double> numbers_;
+  std::vector<float> floats_;
+  std::vector<std::vector<uint8_t>> keep_;  // per plan field: a kBoxes field's kept boxes
 };
 
 }  // namespace stoker

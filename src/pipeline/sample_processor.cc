@@ -63,15 +63,7 @@ void CropWithPadding(const RgbView& src, const Rect& crop, RgbImage* dst) {
 void CropWithPaddingMode(const RgbView& src, const GeometryStage& st, RgbImage* dst) {
   const Rect& crop = st.crop;
   dst->Resize(crop.width, crop.height);
-  // Source coordinate of u (in the unpadded grid) along an axis of length n
-  // with first pads (lo, hi); -1: outside (constant fill).
-  auto map = [&](int u, int n, int lo, int hi) {
-    if (u >= 0 && u < n) return u;
-    if (st.pad_mode == kPadConstant) return -1;
-    const int n1 = n + lo + hi;
-    const int v = FoldCoord(u + lo, n1, st.pad_mode) - lo;  // pad_if_needed's pad
-    return FoldCoord(v, n, st.pad_mode);                     // padding's pad
-  };
+  auto map = [&](int u, int n, int lo, int hi) { return PaddedCoord(u, n, lo, hi, st.pad_mode); };
   std::vector<int> xs(static_cast<size_t>(crop.width));
   for (int x = 0; x < crop.width; ++x) {
     xs[x] = map(crop.x + x, src.width, st.pad1[0], st.pad1[2]);
@@ -162,6 +154,18 @@ Status SampleProcessor::FinishResample(Rng* rng, uint8_t* slot, StageTimes* time
     nvtx::Range range(op_names_[static_cast<size_t>(op - config_.transforms.data())].c_str());
     if (op->callback != nullptr) {
       STOKER_RETURN_IF_ERROR(RunCallback(*op, rng, times));
+    } else if (StageOf(*op) == TransformStage::kWarp) {
+      // Drawn, then applied: the draw is kept for the targets.
+      DrawWarp(*op, rng, out_.width(), out_.height(), &warp_);
+      ApplyDrawnWarp(*op, warp_, &out_, &aux_);
+      if (config_.record_geometry) {
+        GeometryStep step;
+        step.kind = GeometryStep::kWarp;
+        step.in_width = step.out_width = out_.width();
+        step.in_height = step.out_height = out_.height();
+        step.warp = warp_;
+        geometry_.steps.push_back(step);
+      }
     } else {
       OpsOf(*op).image(*op, rng, &out_, &aux_);
     }
@@ -223,7 +227,13 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const Sample
   times->source_width = header.width;
   times->source_height = header.height;
   GeometryPlan plan;
-  STOKER_RETURN_IF_ERROR(PlanGeometry(config_.transforms, header.width, header.height, rng, &plan));
+  std::vector<GeometryStep>* steps = nullptr;
+  if (config_.record_geometry) {
+    geometry_.Reset(header.width, header.height);
+    steps = &geometry_.steps;
+  }
+  STOKER_RETURN_IF_ERROR(
+      PlanGeometry(config_.transforms, header.width, header.height, rng, &plan, steps));
   uint8_t* slot = out.slot;
   if (out.buffer != nullptr) {  // variable size: this sample's own
     if (plan.width() <= 0 || plan.height() <= 0) {

@@ -45,6 +45,7 @@
 #include "ops/convert.h"
 #include "ops/geometry.h"
 #include "ops/resample.h"
+#include "ops/targets.h"
 #include "stoker/batch.h"
 #include "stoker/source.h"
 #include "stoker/transforms.h"
@@ -73,6 +74,9 @@ struct ProcessorConfig {
   // photos the buffered path is faster (measured: ~15% less decode + resample
   // time per image on 224x224 crops of ImageNet JPEGs), and its memory is small.
   size_t stream_rows_min_bytes = size_t{16} << 20;
+  // Keep each sample's geometry (geometry()) for the targets that follow the
+  // image (masks, boxes, keypoints; ops/targets.h).
+  bool record_geometry = false;
 };
 
 // Nanoseconds spent in each part of Process(), and what the caller asked to
@@ -117,6 +121,10 @@ class SampleProcessor {
   // Frees the scratch when it holds more than config.scratch_budget; true if
   // it did. Call between samples (the Loader does after each one).
   bool TrimScratch();
+  // With config.record_geometry: the last sample's geometry (its size as
+  // read, then every geometric step and drawn warp in list order, in the
+  // original image's coordinates whatever DCT scale or region was decoded).
+  const TargetGeometry& geometry() const { return geometry_; }
   // Last scale denominator used (1 unless DCT scaling kicked in); for tests.
   int last_scale_denom() const { return last_scale_denom_; }
 
@@ -156,6 +164,8 @@ class SampleProcessor {
   RgbImage out_, aux_;  // the output-size image and a second buffer for the photometric ops
   int last_scale_denom_ = 1;
   int out_h_ = 0, out_w_ = 0;  // the size of the sample being written
+  TargetGeometry geometry_;
+  WarpStep warp_;  // the warp being applied
 };
 
 }  // namespace stoker

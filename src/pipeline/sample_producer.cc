@@ -148,7 +148,9 @@ bool SampleProducer::Produce(EpochReader* reader, int64_t epoch, int64_t p, int 
             r = processor_.Process(sample, &rng, out, &times);
           }
           if (r.ok() && record_ != nullptr) {
-            r = record_->Process(sample, buf, s);
+            int64_t removed = 0;
+            r = record_->Process(sample, buf, s, &processor_.geometry(), &removed);
+            if (r.ok() && removed > 0) c->Add(c->boxes_removed, removed);
           }
           threw = false;
           return r;
