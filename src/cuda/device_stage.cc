@@ -8,11 +8,13 @@
 //
 //   copy stream:    wait `free[s]` (the kernel that last read staging s is
 //                   done); H2D images (pinned -> staging s), H2D params and
-//                   labels s ─ record `copied` ─▶ the batch buffer's reuse
+//                   labels, H2D each record field's fixed block (pinned
+//                   pool block -> staging s) ─ record `copied` ─▶ the batch buffer's reuse
 //                   fence; record `ready[s]`.
 //   convert stream: wait `ready[s]`; wait for `alloc_stream`'s record (the
 //                   outputs may be memory the framework just recycled); the
-//                   labels kernel into `labels_out`; [grey sums]; the
+//                   labels kernel into `labels_out`; the record fields'
+//                   staging -> output copies; [grey sums]; the
 //                   transform kernel into `out`; record `free[s]` and `done`
 //                   ─▶ Handoff: the consumer's stream waits on `done`.
 //
@@ -98,8 +100,10 @@ class CudaDeviceStage : public DeviceStage {
   const DeviceOptions& options() const override { return options_; }
   uintptr_t copy_stream() const override { return reinterpret_cast<uintptr_t>(stream_.get()); }
 
+  using DeviceStage::Launch;
   StatusOr<DeviceTicket> Launch(const BatchPtr& batch, void* out, int64_t* labels_out,
-                                uintptr_t alloc_stream) override {
+                                uintptr_t alloc_stream,
+                                const std::vector<DeviceFieldCopy>& fields) override {
     const BatchShape& shape = batch->shape();
     if (shape.dtype != DType::kUint8 || shape.layout != Layout::kNHWC ||
         shape.height != geometry_.in_height || shape.width != geometry_.in_width) {
@@ -109,6 +113,11 @@ class CudaDeviceStage : public DeviceStage {
     }
     const int n = batch->size();
     if (n > options_.batch_size) return InvalidArgumentError("batch larger than the stage's batch_size");
+    for (const DeviceFieldCopy& f : fields) {
+      if (f.bytes > 0 && (f.host == nullptr || f.out == nullptr)) {
+        return InvalidArgumentError("Launch of a record field with a null host block or output");
+      }
+    }
     STOKER_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device));
 
     ParamSlot& slot = slots_[next_slot_++ % kParamSlots];
@@ -121,6 +130,7 @@ class CudaDeviceStage : public DeviceStage {
     Staging& st = staging_[next_staging_++ % staging_.size()];
     const cudaStream_t stream = stream_.get();
     const cudaStream_t convert = convert_stream_.get();
+    STOKER_RETURN_IF_ERROR(ReserveFieldStaging(&st, fields));
     // An event never recorded counts as complete: the first two batches do not wait.
     STOKER_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, st.free.get(), 0));
     STOKER_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(st.images.get(), batch->images(),
@@ -132,6 +142,13 @@ class CudaDeviceStage : public DeviceStage {
     STOKER_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(st.labels.get(), slot.labels.get(),
                                                 sizeof(int64_t) * n, cudaMemcpyHostToDevice,
                                                 stream));
+    // Records: every fixed block, before `copied` (the buffer's reuse fence).
+    for (size_t j = 0; j < fields.size(); ++j) {
+      if (fields[j].bytes == 0) continue;
+      STOKER_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(st.fields[j].get(), fields[j].host,
+                                                  fields[j].bytes, cudaMemcpyHostToDevice,
+                                                  stream));
+    }
     STOKER_ASSIGN_OR_RETURN(cuda::CudaEvent copied, events_->Get());
     STOKER_CUDA_RETURN_IF_ERROR(cudaEventRecord(copied.get(), stream));
     // The pinned buffer goes back to the Loader's pool when the consumer
@@ -157,6 +174,10 @@ class CudaDeviceStage : public DeviceStage {
     STOKER_CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.event.get(), stream));
     if (labels_out != nullptr) {
       STOKER_CUDA_RETURN_IF_ERROR(cuda::LaunchCopyLabels(st.labels.get(), n, labels_out, convert));
+    }
+    for (size_t j = 0; j < fields.size(); ++j) {
+      STOKER_CUDA_RETURN_IF_ERROR(
+          cuda::LaunchCopyBytes(st.fields[j].get(), fields[j].bytes, fields[j].out, convert));
     }
     if (grey_sums_) {
       STOKER_CUDA_RETURN_IF_ERROR(
@@ -215,9 +236,31 @@ class CudaDeviceStage : public DeviceStage {
     cuda::DeviceArray<uint8_t> images;
     cuda::DeviceArray<device::SampleParams> params;
     cuda::DeviceArray<int64_t> labels;
+    // Records: one block per DeviceFieldCopy of Launch, grown on demand.
+    std::vector<cuda::DeviceArray<uint8_t>> fields;
     cuda::CudaEvent ready;  // copy stream: the H2D copies into this buffer are done
     cuda::CudaEvent free;   // convert stream: the kernel that read this buffer is done
   };
+
+  // Makes staging `st` hold a block of at least fields[j].bytes for each j.
+  // A block that grows is replaced only after the kernel that last read it
+  // (`free`) is done; the copy stream's writes to it came before that kernel.
+  Status ReserveFieldStaging(Staging* st, const std::vector<DeviceFieldCopy>& fields) {
+    if (st->fields.size() < fields.size()) st->fields.resize(fields.size());
+    bool waited = false;
+    for (size_t j = 0; j < fields.size(); ++j) {
+      if (st->fields[j].size() >= fields[j].bytes) continue;
+      if (!waited) {
+        STOKER_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(st->free.get()));
+        waited = true;
+      }
+      st->fields[j] = cuda::DeviceArray<uint8_t>();  // the old block goes first
+      STOKER_ASSIGN_OR_RETURN(st->fields[j],
+                              cuda::DeviceArray<uint8_t>::Allocate(options_.device,
+                                                                   fields[j].bytes));
+    }
+    return Status::OK();
+  }
 
   // Destroyed in reverse order: the slots and device arrays, then the streams.
   cuda::CudaStream stream_;          // the H2D copies
