@@ -306,6 +306,12 @@ TEST(DeviceLoaderGpuTest, RecordFieldsMatchTheHostBatchBitForBit) {
         ASSERT_EQ(got.size(), 5u);
         for (size_t k = 0; k < got.size(); ++k) {
           EXPECT_EQ(got[k].device, 0);
+          // The host batch (kept: tokens and caption) has its fixed blocks in the
+          // pool's page-locked memory, so their H2D copies are asynchronous.
+          ASSERT_NE(got[k].host, nullptr);
+          cudaPointerAttributes attr{};
+          ASSERT_EQ(cudaPointerGetAttributes(&attr, got[k].host->field_block(0)), cudaSuccess);
+          EXPECT_EQ(attr.type, cudaMemoryTypeHost) << "field 'aux' is not in pinned memory";
           EXPECT_EQ(testing::DiffDeviceRecordBatch(got[k], *want[k], want[k]->image_bytes(),
                                                    fetch),
                     "")
