@@ -814,11 +814,13 @@ def stage_tests_report(args) -> dict:
     failed = [c["name"] for c in cases if c["status"] == "failed"]
     required = ["DeviceStageGpuTest.MatchesHostMathsBitForBit", "EventPoolTest.ReusesEvents",
                 "DeviceLoaderGpuTest.MatchesHostFallbackBitForBit",
-                "DeviceLoaderGpuTest.RecordFieldsMatchTheHostBatchBitForBit"]
+                "DeviceLoaderGpuTest.RecordFieldsMatchTheHostBatchBitForBit",
+                "DeviceLoaderGpuTest.RecordWithoutImageMatchesTheHostBatchBitForBit"]
     ran = {c["name"] for c in cases if c["status"] == "passed"}
     missing = [n for n in required if n not in ran] + \
         [p for p in ("test_gpu_loader_matches_host_maths",
-                     "test_gpu_record_fields_equal_the_cpu_batch")
+                     "test_gpu_record_fields_equal_the_cpu_batch",
+                     "test_gpu_record_without_an_image")
          if not any(n.startswith(p) for n in ran)]
     checks = [check("no_failures", not failed and bool(cases), args.dry_run,
                     f"{len(cases)} tests, failed: {failed or 'none'}"),

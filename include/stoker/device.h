@@ -95,6 +95,10 @@ struct DeviceOptions {
   DeviceAugment augment;
   uint64_t seed = 0;                     // the Loader's seed
   int batch_size = 1;                    // the Loader's batch size (sizes the staging buffer)
+  // false: the batches have no primary image (a record of arrays): no image
+  // copy and no kernel, only the labels and the record fields; output_dims
+  // are {n, 0, 0, 0} and Launch's `out` may be null. Augmentations are refused.
+  bool image = true;
 };
 
 // Records: one fixed-size block of a record batch (a stacked field's block,

@@ -46,8 +46,9 @@
 // stream, into memory from the same allocator (DeviceBatch::fields), and the
 // host batch's buffer returns to the pool only after those copies too. The
 // variable fields and the padded fields' lengths stay on the host
-// (DeviceBatch::host). A record without a primary image is refused
-// (Unimplemented: the stage is built around the image).
+// (DeviceBatch::host). A record without a primary image (arrays only) has no
+// images output (DeviceBatch::images null, dims {n, 0, 0, 0}): the stage copies
+// its labels and fields; DeviceAugment is then refused.
 //
 // Host fallback: DeviceLoaderOptions::device = kHostDevice runs the stage's
 // work (the same maths as the kernel, stoker/device_host.h) on a host thread
@@ -131,7 +132,7 @@ struct DeviceField {
 
 // One batch on the device, safe to use on the stream it was handed to.
 struct DeviceBatch {
-  void* images = nullptr;            // dims, dtype, layout as below
+  void* images = nullptr;            // dims, dtype, layout as below; null without an image
   std::array<int64_t, 4> dims{};     // [n, 3, H, W] (NCHW) or [n, H, W, 3] (NHWC)
   DType dtype = DType::kFloat32;
   Layout layout = Layout::kNCHW;

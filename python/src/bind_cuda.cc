@@ -308,7 +308,10 @@ void RegisterDevice(py::module_& m) {
              if (!s.ok()) ThrowIterationStatus(s);
              if (end) return py::none();
              // The owners are the allocator's objects (PythonAllocator).
-             py::object images = *std::static_pointer_cast<py::object>(b.images_owner);
+             py::object images = py::none();  // none: a record without an image
+             if (b.images_owner != nullptr) {
+               images = *std::static_pointer_cast<py::object>(b.images_owner);
+             }
              py::object labels = *std::static_pointer_cast<py::object>(b.labels_owner);
              py::array_t<int64_t> ids(static_cast<py::ssize_t>(b.ids.size()));
              if (!b.ids.empty()) {

@@ -111,7 +111,8 @@ class _DeviceFeeder:
         if batch is None:
             return None
         images, labels, ids, dims = batch[:4]
-        images = images.view(self._dtype).view(dims)
+        if images is not None:  # (None: a record without an image)
+            images = images.view(self._dtype).view(dims)
         labels = labels.view(torch.int64)
         if len(batch) == 4:
             return images, labels, torch.from_numpy(ids)

@@ -248,11 +248,11 @@ class Loader:
       device: "cpu" (default) or "cuda" / "cuda:N": the host makes uint8 batches in pinned
         memory, a copy stream moves them to the GPU, and one kernel per batch applies
         ``Normalize``, ``dtype`` and ``layout`` there (docs/gpu.md). Raises StokerError,
-        naming the reason, when no CUDA device can be used. Records (a source with a
-        primary image): the image as above, every fixed-shape field (stacked, and padded
+        naming the reason, when no CUDA device can be used. Records: the image as above, every fixed-shape field (stacked, and padded
         under ``collate="pad"``) as a tensor on the device, copied from the pinned batch on
         the same copy stream; lists (text, bytes, json, arrays of varying shape) and the
-        padded fields' ``_lengths`` stay on the host. A record without an image is refused.
+        padded fields' ``_lengths`` stay on the host. A record without an image (arrays
+        only) gets its fields and label on the device (``device_augment`` is refused).
       device_augment: ``stoker.DeviceAugment(...)``: batched GPU augmentations (CUDA only).
       rank, world_size: data-parallel training: this process reads rank ``rank``'s share of
         every epoch (``DistributedSampler``'s rule: samples dealt round-robin; the tail that

@@ -121,10 +121,32 @@ def test_gpu_record_fields_equal_the_cpu_batch(paths, collate, threads):
     _compare(paths, collate, threads, "cuda")
 
 
-def test_record_without_an_image_is_refused(paths, host_fallback):
-    src = stoker.Npy({"features": paths["features"], "label": paths["label"]})
-    with pytest.raises(stoker.StokerError, match="a record without a primary image"):
-        stoker.Loader(src, batch_size=B, device="cuda:0")
+def _arrays_only(paths, device_type):
+    """A record of arrays (no image): every field on the device, equal to the CPU batch."""
+    names = ("features", "label", "mask", "half", "wide")
+    src = stoker.Npy({k: paths[k] for k in names})
+    kw = dict(batch_size=B, shuffle=True, seed=2, return_indices=True)
+    dev = stoker.Loader(src, device="cuda:0", threads=3, **kw)
+    n = 0
+    for a, b in zip(dev, stoker.Loader(src, threads=1, **kw), strict=True):
+        assert sorted(a[0]) == sorted(names)
+        for v in a[0].values():
+            assert v.device.type == device_type
+        _expect_same(a, b, device_type)
+        n += 1
+    assert n == 5
+    with pytest.raises(ValueError, match="the record has no primary image"):
+        stoker.Loader(src, batch_size=B, device="cuda:0",
+                      device_augment=stoker.DeviceAugment(flip_p=0.5))
+
+
+def test_fallback_record_without_an_image(paths, host_fallback):
+    _arrays_only(paths, "cpu")
+
+
+@needs_gpu
+def test_gpu_record_without_an_image(paths):
+    _arrays_only(paths, "cuda")
 
 
 @pytest.mark.skipif(NO_GPU is None, reason="a CUDA device is present")

@@ -72,8 +72,10 @@ class CudaDeviceStage : public DeviceStage {
     STOKER_ASSIGN_OR_RETURN(stream_, cuda::CudaStream::Create(device));
     STOKER_ASSIGN_OR_RETURN(convert_stream_, cuda::CudaStream::Create(device));
     for (Staging& st : staging_) {
-      STOKER_ASSIGN_OR_RETURN(st.images,
-                              DeviceArray<uint8_t>::Allocate(device, in_sample_bytes() * b));
+      if (options_.image) {
+        STOKER_ASSIGN_OR_RETURN(st.images,
+                                DeviceArray<uint8_t>::Allocate(device, in_sample_bytes() * b));
+      }
       STOKER_ASSIGN_OR_RETURN(st.params, DeviceArray<device::SampleParams>::Allocate(device, b));
       STOKER_ASSIGN_OR_RETURN(st.labels, DeviceArray<int64_t>::Allocate(device, b));
       STOKER_ASSIGN_OR_RETURN(st.ready, cuda::CudaEvent::Create(device));
@@ -93,6 +95,7 @@ class CudaDeviceStage : public DeviceStage {
   std::shared_ptr<BatchAllocator> host_allocator() const override { return allocator_; }
 
   std::array<int64_t, 4> output_dims(int n) const override {
+    if (!options_.image) return {n, 0, 0, 0};
     if (geometry_.nchw) return {n, 3, geometry_.out_height, geometry_.out_width};
     return {n, geometry_.out_height, geometry_.out_width, 3};
   }
@@ -105,8 +108,12 @@ class CudaDeviceStage : public DeviceStage {
                                 uintptr_t alloc_stream,
                                 const std::vector<DeviceFieldCopy>& fields) override {
     const BatchShape& shape = batch->shape();
-    if (shape.dtype != DType::kUint8 || shape.layout != Layout::kNHWC ||
-        shape.height != geometry_.in_height || shape.width != geometry_.in_width) {
+    if (!options_.image) {
+      if (shape.image) {
+        return InvalidArgumentError("the device stage was made for batches without an image");
+      }
+    } else if (!shape.image || shape.dtype != DType::kUint8 || shape.layout != Layout::kNHWC ||
+               shape.height != geometry_.in_height || shape.width != geometry_.in_width) {
       return InvalidArgumentError("the device stage expects uint8 NHWC batches of " +
                                   std::to_string(geometry_.in_height) + "x" +
                                   std::to_string(geometry_.in_width));
@@ -123,8 +130,10 @@ class CudaDeviceStage : public DeviceStage {
     ParamSlot& slot = slots_[next_slot_++ % kParamSlots];
     STOKER_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(slot.event.get()));
     for (int i = 0; i < n; ++i) {
-      slot.host[i] = DrawSampleParams(options_.augment, geometry_, options_.seed, batch->epoch(),
-                                      batch->ids()[i]);
+      if (options_.image) {
+        slot.host[i] = DrawSampleParams(options_.augment, geometry_, options_.seed,
+                                        batch->epoch(), batch->ids()[i]);
+      }
       slot.labels[i] = batch->labels()[i];
     }
     Staging& st = staging_[next_staging_++ % staging_.size()];
@@ -133,12 +142,14 @@ class CudaDeviceStage : public DeviceStage {
     STOKER_RETURN_IF_ERROR(ReserveFieldStaging(&st, fields));
     // An event never recorded counts as complete: the first two batches do not wait.
     STOKER_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, st.free.get(), 0));
-    STOKER_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(st.images.get(), batch->images(),
-                                                in_sample_bytes() * n, cudaMemcpyHostToDevice,
-                                                stream));
-    STOKER_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(st.params.get(), slot.host.get(),
-                                                sizeof(device::SampleParams) * n,
-                                                cudaMemcpyHostToDevice, stream));
+    if (options_.image) {  // (a record without an image: labels and fields only)
+      STOKER_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(st.images.get(), batch->images(),
+                                                  in_sample_bytes() * n, cudaMemcpyHostToDevice,
+                                                  stream));
+      STOKER_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(st.params.get(), slot.host.get(),
+                                                  sizeof(device::SampleParams) * n,
+                                                  cudaMemcpyHostToDevice, stream));
+    }
     STOKER_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(st.labels.get(), slot.labels.get(),
                                                 sizeof(int64_t) * n, cudaMemcpyHostToDevice,
                                                 stream));
@@ -186,8 +197,10 @@ class CudaDeviceStage : public DeviceStage {
                                                        geometry_.in_width, grey_sums_.get(),
                                                        convert));
     }
-    STOKER_CUDA_RETURN_IF_ERROR(cuda::LaunchTransformBatch(
-        st.images.get(), n, geometry_, st.params.get(), grey_sums_.get(), out, convert));
+    if (options_.image) {
+      STOKER_CUDA_RETURN_IF_ERROR(cuda::LaunchTransformBatch(
+          st.images.get(), n, geometry_, st.params.get(), grey_sums_.get(), out, convert));
+    }
     STOKER_CUDA_RETURN_IF_ERROR(cudaEventRecord(st.free.get(), convert));
     STOKER_ASSIGN_OR_RETURN(cuda::CudaEvent done, events_->Get());
     STOKER_CUDA_RETURN_IF_ERROR(cudaEventRecord(done.get(), convert));

@@ -242,6 +242,19 @@ TEST(DeviceLoaderGpuTest, MatchesHostFallbackBitForBit) {
   ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
+// Device memory copied back to the host on `stream` (after its work so far).
+testing::FetchBytes DeviceBytes(cudaStream_t stream) {
+  return [stream](const void* p, size_t bytes) {
+    std::vector<uint8_t> out(bytes);
+    if (bytes > 0) {
+      EXPECT_EQ(cudaMemcpyAsync(out.data(), p, bytes, cudaMemcpyDeviceToHost, stream),
+                cudaSuccess);
+      EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    }
+    return out;
+  };
+}
+
 // Records on the GPU: the CUDA DeviceLoader's record batches against the CPU
 // Loader's (same options, Normalize on the host; without augmentations the
 // device conversion equals it bit for bit): images, labels, ids, each fixed
@@ -256,15 +269,7 @@ TEST(DeviceLoaderGpuTest, RecordFieldsMatchTheHostBatchBitForBit) {
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   const auto s = reinterpret_cast<uintptr_t>(stream);
-  const testing::FetchBytes fetch = [stream](const void* p, size_t bytes) {
-    std::vector<uint8_t> out(bytes);
-    if (bytes > 0) {
-      EXPECT_EQ(cudaMemcpyAsync(out.data(), p, bytes, cudaMemcpyDeviceToHost, stream),
-                cudaSuccess);
-      EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    }
-    return out;
-  };
+  const testing::FetchBytes fetch = DeviceBytes(stream);
   for (LoaderOptions::Collate collate :
        {LoaderOptions::Collate::kBatch, LoaderOptions::Collate::kPad}) {
     for (int threads : {1, 3}) {
@@ -323,6 +328,45 @@ TEST(DeviceLoaderGpuTest, RecordFieldsMatchTheHostBatchBitForBit) {
       gpu.value().reset();  // frees on `stream` (cudaFreeAsync) before it is destroyed
     }
   }
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
+// A record without an image on the GPU: no images output, the label and
+// the fields copied to the device equal the CPU Loader's batch.
+TEST(DeviceLoaderGpuTest, RecordWithoutImageMatchesTheHostBatchBitForBit) {
+  SKIP_WITHOUT_GPU();
+  auto source = testing::DeviceArrayRecordSamples(17);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  const testing::FetchBytes fetch = DeviceBytes(stream);
+  LoaderOptions o;
+  o.batch_size = 4;
+  o.shuffle = true;
+  o.threads = 3;
+  o.prefetch = 1;
+  DeviceLoaderOptions d;
+  d.device = 0;
+  auto gpu = DeviceLoader::Create(source, o, d);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().message();
+  o.threads = 1;
+  auto cpu = Loader::Create(source, o).value();
+  ASSERT_TRUE(gpu.value()->Start().ok());
+  ASSERT_TRUE(cpu->Start().ok());
+  int batches = 0;
+  for (;; ++batches) {
+    DeviceBatch g;
+    BatchPtr c;
+    bool g_end = false, c_end = false;
+    ASSERT_TRUE(gpu.value()->Next(&g, &g_end, reinterpret_cast<uintptr_t>(stream)).ok());
+    ASSERT_TRUE(cpu->Next(&c, &c_end).ok());
+    ASSERT_EQ(g_end, c_end);
+    if (g_end) break;
+    EXPECT_EQ(g.images, nullptr);
+    EXPECT_EQ(testing::DiffDeviceRecordBatch(g, *c, 0, fetch), "");
+  }
+  EXPECT_EQ(batches, 5);
+  gpu.value().reset();
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }

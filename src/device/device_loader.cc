@@ -160,7 +160,10 @@ class DeviceLoaderImpl : public DeviceLoader {
     const int n = b->size();
     const size_t image_bytes = stage_->output_bytes(n);
     const size_t label_bytes = sizeof(int64_t) * static_cast<size_t>(n);
-    STOKER_ASSIGN_OR_RETURN(DeviceAllocation images, Allocate(image_bytes, stream));
+    DeviceAllocation images;  // none for a record without an image
+    if (stage_->options().image) {
+      STOKER_ASSIGN_OR_RETURN(images, Allocate(image_bytes, stream));
+    }
     STOKER_ASSIGN_OR_RETURN(DeviceAllocation labels, Allocate(label_bytes, stream));
     DeviceBatch& d = out->batch;
     d = DeviceBatch();
@@ -388,12 +391,8 @@ StatusOr<std::unique_ptr<DeviceLoader>> CreateDeviceLoader(std::shared_ptr<Sourc
     STOKER_RETURN_IF_ERROR(CheckCudaDevice(device.device));
     STOKER_ASSIGN_OR_RETURN(host.allocator, PinnedBatchAllocator(device.device));
   }
-  if (source != nullptr && source->schema().image() < 0) {
-    return UnimplementedError(
-        "a record without a primary image (" + source->schema().ToString() + ") is not fed "
-        "to the device stage yet: use device='cpu' and move the batch's tensors with "
-        ".to(device, non_blocking=True)");
-  }
+  // A record without a primary image: the stage copies its labels and fields only.
+  stage_options.image = source == nullptr || source->schema().image() >= 0;
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Loader> loader,
                           Loader::Create(std::move(source), host));
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<DeviceStage> stage,

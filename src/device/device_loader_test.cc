@@ -643,24 +643,51 @@ TEST(DeviceLoaderTest, RecordWithOnlyFixedFieldsKeepsNoHostBatch) {
   }
 }
 
-// A record without a primary image has nothing for the stage to build on.
-TEST(DeviceLoaderTest, RecordWithoutImageIsRefused) {
-  Schema schema;
-  schema.fields = {LabelField("label"), ArrayField("aux", ElemType::kInt32, {2})};
-  std::vector<MemorySample> samples(4);
-  for (int i = 0; i < 4; ++i) {
-    samples[i].field_bytes.reserve(2);
-    testing::AppendField(&samples[i]);
-    testing::AppendField(&samples[i], testing::BytesOf<int32_t>({i, -i}), ElemType::kInt32, {2});
-  }
-  auto source = std::make_shared<stoker::MemorySource>(std::move(samples), schema);
-  DeviceLoaderOptions d;
-  d.device = kHostDevice;
+// A record without a primary image (arrays only): no images output, the
+// label and the fields arrive as the CPU Loader's batch holds them; device
+// augmentations are refused (nothing to augment).
+TEST(DeviceLoaderTest, RecordWithoutImageFeedsItsFields) {
+  auto source = testing::DeviceArrayRecordSamples(9);
   LoaderOptions o = Options();
   o.transforms.clear();
+  o.shuffle = true;
+  o.prefetch = 1;
+  o.threads = 3;
+  auto recorder = std::make_shared<Recorder>();
+  auto loader = MakeLoader(source, o, recorder, /*deferred=*/true);
+  EXPECT_FALSE(loader->device_options().image);
+  o.threads = 1;
+  const std::vector<BatchPtr> cpu = CpuEpoch(source, o, 0);
+  const testing::FetchBytes fetch = [](const void* p, size_t bytes) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    return b == nullptr ? std::vector<uint8_t>() : std::vector<uint8_t>(b, b + bytes);
+  };
+  ASSERT_TRUE(loader->Start().ok());
+  std::vector<DeviceBatch> kept;
+  for (;;) {
+    DeviceBatch b;
+    bool end = false;
+    ASSERT_TRUE(loader->Next(&b, &end, 0).ok());
+    if (end) break;
+    kept.push_back(std::move(b));
+  }
+  ASSERT_EQ(kept.size(), cpu.size());
+  for (size_t k = 0; k < kept.size(); ++k) {
+    EXPECT_EQ(kept[k].images, nullptr);
+    EXPECT_EQ(kept[k].dims, (std::array<int64_t, 4>{kept[k].size, 0, 0, 0}));
+    EXPECT_EQ(kept[k].image_name, "");
+    EXPECT_EQ(kept[k].host, nullptr);  // every field is fixed
+    ASSERT_EQ(kept[k].fields.size(), 2u);
+    EXPECT_EQ(testing::DiffDeviceRecordBatch(kept[k], *cpu[k], 0, fetch), "");
+  }
+  EXPECT_EQ(recorder->released_unwritten.load(), 0);
+
+  DeviceLoaderOptions d;
+  d.device = kHostDevice;
+  d.augment.flip_p = 0.5;
   const auto r = DeviceLoader::Create(source, o, d);
-  EXPECT_EQ(r.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(r.status().message().find("a record without a primary image"), std::string::npos)
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("the record has no primary image"), std::string::npos)
       << r.status().message();
 }
 

@@ -119,6 +119,7 @@ class HostStage : public DeviceStage {
   std::shared_ptr<BatchAllocator> host_allocator() const override { return allocator_; }
 
   std::array<int64_t, 4> output_dims(int n) const override {
+    if (!options_.image) return {n, 0, 0, 0};
     if (geometry_.nchw) return {n, 3, geometry_.out_height, geometry_.out_width};
     return {n, geometry_.out_height, geometry_.out_width, 3};
   }
@@ -130,8 +131,12 @@ class HostStage : public DeviceStage {
   StatusOr<DeviceTicket> Launch(const BatchPtr& batch, void* out, int64_t* labels_out, uintptr_t,
                                 const std::vector<DeviceFieldCopy>& fields) override {
     const BatchShape& shape = batch->shape();
-    if (shape.dtype != DType::kUint8 || shape.layout != Layout::kNHWC ||
-        shape.height != geometry_.in_height || shape.width != geometry_.in_width) {
+    if (!options_.image) {
+      if (shape.image) {
+        return InvalidArgumentError("the device stage was made for batches without an image");
+      }
+    } else if (!shape.image || shape.dtype != DType::kUint8 || shape.layout != Layout::kNHWC ||
+               shape.height != geometry_.in_height || shape.width != geometry_.in_width) {
       return InvalidArgumentError("the device stage expects uint8 NHWC batches of " +
                                   std::to_string(geometry_.in_height) + "x" +
                                   std::to_string(geometry_.in_width));
@@ -140,7 +145,7 @@ class HostStage : public DeviceStage {
     if (n > options_.batch_size) {
       return InvalidArgumentError("batch larger than the stage's batch_size");
     }
-    if (out == nullptr) return InvalidArgumentError("Launch into a null output");
+    if (out == nullptr && options_.image) return InvalidArgumentError("Launch into a null output");
     for (const DeviceFieldCopy& f : fields) {
       if (f.bytes > 0 && (f.host == nullptr || f.out == nullptr)) {
         return InvalidArgumentError("Launch of a record field with a null host block or output");

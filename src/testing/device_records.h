@@ -64,6 +64,25 @@ inline std::shared_ptr<Source> DeviceRecordSamples(int n) {
   return std::make_shared<stoker::MemorySource>(std::move(samples), std::move(schema));
 }
 
+// A record without an image: sample i is label 100 + i, "aux" int32 [2] =
+// {i, -i}, "feat" float32 [3] = {i / 2, 1, -2 i}: every field fixed.
+inline std::shared_ptr<Source> DeviceArrayRecordSamples(int n) {
+  Schema schema;
+  schema.fields = {LabelField("label"), ArrayField("aux", ElemType::kInt32, {2}),
+                   ArrayField("feat", ElemType::kFloat32, {3})};
+  std::vector<MemorySample> samples(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    MemorySample& s = samples[static_cast<size_t>(i)];
+    s.label = 100 + i;
+    s.name = "a" + std::to_string(i);
+    s.field_bytes.reserve(3);
+    AppendField(&s);
+    AppendField(&s, BytesOf<int32_t>({i, -i}), ElemType::kInt32, {2});
+    AppendField(&s, BytesOf<float>({i * 0.5f, 1.f, -2.f * i}), ElemType::kFloat32, {3});
+  }
+  return std::make_shared<stoker::MemorySource>(std::move(samples), std::move(schema));
+}
+
 // Copies `bytes` of a DeviceBatch's memory to the host (memcpy in the host
 // fallback, cudaMemcpy on a GPU).
 using FetchBytes = std::function<std::vector<uint8_t>(const void* data, size_t bytes)>;
