@@ -796,8 +796,9 @@ def nvjpeg_pipeline(encoded: list, dev, args) -> dict:
 
 def stage_tests_report(args) -> dict:
     """Parses OUT/tests/: gtest JSON (cuda_test, device_test), pytest's JUnit XML
-    (test_device.py) and compute-sanitizer logs. On a GPU nothing may be skipped for want
-    of a device ("no CUDA device"); tests that check the no-GPU path skip there instead."""
+    (test_device.py, test_device_records.py) and compute-sanitizer logs. On a GPU nothing
+    may be skipped for want of a device ("no CUDA device"); tests that check the no-GPU
+    path skip there instead."""
     raw = Path(args.out) / "tests"
     gtest = {}
     for f in sorted(raw.glob("*_test.json")):
@@ -812,11 +813,15 @@ def stage_tests_report(args) -> dict:
                  and "no CUDA device" in c.get("reason", "")]
     failed = [c["name"] for c in cases if c["status"] == "failed"]
     required = ["DeviceStageGpuTest.MatchesHostMathsBitForBit", "EventPoolTest.ReusesEvents",
-                "DeviceLoaderGpuTest.MatchesHostFallbackBitForBit"]
+                "DeviceLoaderGpuTest.MatchesHostFallbackBitForBit",
+                "DeviceLoaderGpuTest.RecordFieldsMatchTheHostBatchBitForBit",
+                "DeviceLoaderGpuTest.RecordWithoutImageMatchesTheHostBatchBitForBit"]
     ran = {c["name"] for c in cases if c["status"] == "passed"}
     missing = [n for n in required if n not in ran] + \
-        ([] if any(n.startswith("test_gpu_loader_matches_host_maths") for n in ran)
-         else ["test_gpu_loader_matches_host_maths"])
+        [p for p in ("test_gpu_loader_matches_host_maths",
+                     "test_gpu_record_fields_equal_the_cpu_batch",
+                     "test_gpu_record_without_an_image")
+         if not any(n.startswith(p) for n in ran)]
     checks = [check("no_failures", not failed and bool(cases), args.dry_run,
                     f"{len(cases)} tests, failed: {failed or 'none'}"),
               check("gpu_tests_ran", not no_device and not missing, args.dry_run,

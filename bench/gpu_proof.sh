@@ -8,7 +8,8 @@
 #
 # STAGE: tests copy train scaling decode, or all (the five in that order).
 #   tests    the GPU tests, none skipped (cuda_test and device_test from the C++ build,
-#            python/tests/test_device.py), then cuda_test under compute-sanitizer memcheck
+#            python/tests/test_device.py and test_device_records.py), then cuda_test under
+#            compute-sanitizer memcheck
 #            and racecheck;
 #   copy, train, scaling, decode: bench/gpu_proof.py (its docstring says what each does).
 # Output: OUT/<stage>.json and OUT/<stage>.md per stage, OUT/summary.md for all stages
@@ -89,13 +90,15 @@ run_tests_stage() {
     "$BUILD/src/$t" --gtest_output="json:$raw/$t.json" > "$raw/$t.log" 2>&1 || true
     tail -3 "$raw/$t.log" >&2
   done
-  say "python/tests/test_device.py"
-  local sel=()
+  local sel=() py
   # The dry run only proves the plumbing: the GPU tests (skipped here) and one CPU test.
   [[ $DRY -eq 1 ]] && sel=(-k "gpu or cpu_unaffected")
-  (cd "$ROOT" && "$PYTHON" -m pytest -q -rs -p no:cacheprovider "${sel[@]}" \
-     --junitxml="$raw/test_device.xml" python/tests/test_device.py) > "$raw/test_device.log" 2>&1 || true
-  tail -1 "$raw/test_device.log" >&2
+  for py in test_device test_device_records; do  # records: issue 25's fields on the device
+    say "python/tests/$py.py"
+    (cd "$ROOT" && "$PYTHON" -m pytest -q -rs -p no:cacheprovider "${sel[@]}" \
+       --junitxml="$raw/$py.xml" "python/tests/$py.py") > "$raw/$py.log" 2>&1 || true
+    tail -1 "$raw/$py.log" >&2
+  done
   local sanitizer
   sanitizer=$(command -v compute-sanitizer || true)
   for candidate in "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")" /usr/local/cuda/bin; do

@@ -21,7 +21,7 @@
 # (nvcc-compiled; skips without a GPU), codec_test (libjpeg-turbo with SIMD, libpng,
 # libtiff, libwebp), shards_test (libarchive, zstd; no libcurl), arrays_test (no HDF5),
 # stats_test (nlohmann-json, xxhash), synth_test. It runs them, then
-# python/tests/test_device.py with the extension built here, then
+# python/tests/test_device.py and test_device_records.py with the extension built here, then
 # bench/gpu_proof.sh --dry-run with this build. The kit must stay under 48 MiB.
 #
 # WORK (default build/gpu-rehearsal, under build/ so that ccache reuses the objects of an
@@ -80,10 +80,11 @@ if [[ "${INSIDE:-0}" == 1 ]]; then
       tail -30 "$WORK/$test.log" >&2; die "$test failed ($WORK/$test.log)"; }
     grep -E "^\[  (PASSED|SKIPPED) " "$WORK/$test.log" | tr '\n' ' ' >&2; echo >&2
   done
-  say "python/tests/test_device.py with the extension built here"
+  say "python/tests/test_device.py and test_device_records.py with the extension built here"
   (cd "$ROOT" && PYTHONPATH="$WORK/gpu/python" STOKER_CLI="$BUILD/stoker" \
-     /usr/bin/python3 -m pytest -q -p no:cacheprovider -rs python/tests/test_device.py) \
-    > "$WORK/pytest.log" 2>&1 || { tail -30 "$WORK/pytest.log" >&2; die "test_device.py failed"; }
+     /usr/bin/python3 -m pytest -q -p no:cacheprovider -rs python/tests/test_device.py \
+     python/tests/test_device_records.py) \
+    > "$WORK/pytest.log" 2>&1 || { tail -30 "$WORK/pytest.log" >&2; die "test_device*.py failed"; }
   tail -1 "$WORK/pytest.log" >&2
   /usr/bin/python3 - "$WORK/gpu/python" <<'EOF' || die "the extension built here is not the one imported"
 import sys

@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "stoker/batch.h"
 #include "stoker/status.h"
@@ -94,6 +95,22 @@ struct DeviceOptions {
   DeviceAugment augment;
   uint64_t seed = 0;                     // the Loader's seed
   int batch_size = 1;                    // the Loader's batch size (sizes the staging buffer)
+  // false: the batches have no primary image (a record of arrays): no image
+  // copy and no kernel, only the labels and the record fields; output_dims
+  // are {n, 0, 0, 0} and Launch's `out` may be null. Augmentations are refused.
+  bool image = true;
+};
+
+// Records: one fixed-size block of a record batch (a stacked field's block,
+// a padded field's block) for Launch to copy to the device. `host` is the
+// batch's memory (page-locked when the batch comes from host_allocator());
+// `out` is `bytes` of device memory from the caller's allocator, written on
+// the stage's convert stream after `alloc_stream`'s work so far, as the
+// images are.
+struct DeviceFieldCopy {
+  const void* host = nullptr;
+  size_t bytes = 0;
+  void* out = nullptr;
 };
 
 // An enqueued batch: its completion event on the copy stream.
@@ -129,8 +146,20 @@ class DeviceStage {
   // Sets the batch buffer's reuse fence to the copy's event (launch a batch
   // once: a second launch replaces the fence). Blocks on the GPU only when it
   // is 4 batches behind.
+  // Records: each of `fields` is copied too, H2D on the copy stream into a
+  // device staging block the stage owns (one per entry and staging buffer,
+  // grown when a batch needs more, reused across batches), before the copy's
+  // event (so the buffer goes back to the pool only after every copy), then
+  // on the convert stream into its `out`. Staging, not a direct H2D into
+  // `out`: the copy stream would have to wait for `alloc_stream`, i.e. for
+  // the consumer's step, and the next batch's copy would no longer overlap it.
   virtual StatusOr<DeviceTicket> Launch(const BatchPtr& batch, void* out, int64_t* labels_out,
-                                        uintptr_t alloc_stream) = 0;
+                                        uintptr_t alloc_stream,
+                                        const std::vector<DeviceFieldCopy>& fields) = 0;
+  StatusOr<DeviceTicket> Launch(const BatchPtr& batch, void* out, int64_t* labels_out,
+                                uintptr_t alloc_stream) {
+    return Launch(batch, out, labels_out, alloc_stream, {});
+  }
   // Makes `consumer_stream` (0: the legacy default stream) wait for the
   // ticket's batch; the ticket is spent.
   virtual Status Handoff(DeviceTicket ticket, uintptr_t consumer_stream) = 0;

@@ -39,6 +39,17 @@
 // framework just recycled on that stream is safe to use. The DeviceBatch
 // holds the allocation's owners; the memory lives as long as they do.
 //
+// Records (stoker/record.h; a source whose schema is not {image, label}, with
+// a primary image of a fixed output size): the image goes through the stage
+// as above; every fixed-shape field's block (stacked fields, and padded
+// fields under collate="pad") is copied to the device on the stage's copy
+// stream, into memory from the same allocator (DeviceBatch::fields), and the
+// host batch's buffer returns to the pool only after those copies too. The
+// variable fields and the padded fields' lengths stay on the host
+// (DeviceBatch::host). A record without a primary image (arrays only) has no
+// images output (DeviceBatch::images null, dims {n, 0, 0, 0}): the stage copies
+// its labels and fields; DeviceAugment is then refused.
+//
 // Host fallback: DeviceLoaderOptions::device = kHostDevice runs the stage's
 // work (the same maths as the kernel, stoker/device_host.h) on a host thread
 // of its own, with the same launch-ahead, hand-off (the hand-off waits for
@@ -69,10 +80,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "stoker/batch.h"
 #include "stoker/device.h"
 #include "stoker/loader.h"
+#include "stoker/record.h"
 #include "stoker/source.h"
 #include "stoker/status.h"
 #include "stoker/types.h"
@@ -104,9 +118,21 @@ struct DeviceLoaderOptions {
   DeviceAllocator allocate;  // output memory; null: DefaultDeviceAllocator(device)
 };
 
+// Records: one fixed-shape field of a record batch on the device (a stacked
+// field: [size, dims...]; a padded field: [size, max dims...]), the same
+// bytes as the host batch's block.
+struct DeviceField {
+  std::string name;
+  void* data = nullptr;           // device memory (host memory in the host fallback)
+  ElemType elem = ElemType::kUint8;
+  std::vector<int64_t> dims;      // [size, ...]
+  bool padded = false;            // collate="pad": the lengths stay in `host`
+  std::shared_ptr<void> owner;    // from the allocator: keep to keep the memory
+};
+
 // One batch on the device, safe to use on the stream it was handed to.
 struct DeviceBatch {
-  void* images = nullptr;            // dims, dtype, layout as below
+  void* images = nullptr;            // dims, dtype, layout as below; null without an image
   std::array<int64_t, 4> dims{};     // [n, 3, H, W] (NCHW) or [n, H, W, 3] (NHWC)
   DType dtype = DType::kFloat32;
   Layout layout = Layout::kNCHW;
@@ -118,6 +144,17 @@ struct DeviceBatch {
   int device = 0;                    // CUDA device, or kHostDevice
   std::shared_ptr<void> images_owner;  // from the allocator: keep to keep the memory
   std::shared_ptr<void> labels_owner;
+  // Records (the source's schema is not {image, label}): the primary image
+  // and label are `images` and `labels` as above; every fixed-shape field
+  // (stacked, and padded under collate="pad") is in `fields`, in the batch's
+  // field order; the variable fields (text, bytes, json, arrays of varying
+  // shape) and the padded fields' lengths stay on the host, in `host`, the
+  // host batch, kept only when it has such fields (its pinned buffer goes
+  // back to the pool when the last holder drops it).
+  bool records = false;
+  std::string image_name, label_name;  // the record's names for them ("" when none)
+  std::vector<DeviceField> fields;
+  BatchPtr host;
 };
 
 class DeviceLoader {

@@ -15,13 +15,15 @@
 #include <memory>
 #include <vector>
 
+#include "batch_arrays.h"
+#include "errors.h"
 #include "stoker/batch.h"
 #include "stoker/device.h"
-#include "errors.h"
 #include "gil_release_delete.h"
 #include "stoker/device_host.h"
 #include "stoker/device_loader.h"
 #include "stoker/loader.h"
+#include "stoker/record.h"
 #include "stoker/transforms.h"
 
 namespace py = pybind11;
@@ -109,6 +111,39 @@ DeviceAllocator PythonAllocator(py::object fn) {
       return InternalError(std::move(message));
     }
   };
+}
+
+// A record DeviceBatch's fields for DeviceLoader.next(), in the order a
+// CPU record batch has them (batch_arrays.cc): the primary image and label,
+// then each field, a padded one followed by its lengths.
+py::list RecordEntries(const DeviceBatch& b) {
+  py::list out;
+  if (!b.image_name.empty()) out.append(py::make_tuple(b.image_name, "image"));
+  if (!b.label_name.empty()) out.append(py::make_tuple(b.label_name, "label"));
+  py::dict host;
+  if (b.host != nullptr) host = BatchArrays(b.host)[0].cast<py::dict>();
+  // Without a host batch every field is on the device (DeviceBatch::fields
+  // in order); with one, its layouts say which are.
+  const int count = b.host != nullptr ? b.host->num_fields() : static_cast<int>(b.fields.size());
+  size_t next = 0;
+  for (int f = 0; f < count; ++f) {
+    if (b.host != nullptr && !b.host->field(f).fixed && !b.host->field(f).pad) {
+      const std::string& name = b.host->field(f).spec.name;
+      out.append(py::make_tuple(name, "host", host[py::str(name)]));
+      continue;
+    }
+    const DeviceField& d = b.fields[next++];
+    py::object owner = py::none();
+    if (d.owner != nullptr) owner = *std::static_pointer_cast<py::object>(d.owner);
+    py::tuple shape(d.dims.size());
+    for (size_t k = 0; k < d.dims.size(); ++k) shape[k] = d.dims[k];
+    out.append(py::make_tuple(d.name, "device", owner, ElemTypeName(d.elem), shape));
+    if (d.padded) {
+      const std::string lengths = d.name + "_lengths";
+      out.append(py::make_tuple(lengths, "host", host[py::str(lengths)]));
+    }
+  }
+  return out;
 }
 
 // DeviceLoader's holder: its destructor stops the Loader (joining workers
@@ -273,19 +308,27 @@ void RegisterDevice(py::module_& m) {
              if (!s.ok()) ThrowIterationStatus(s);
              if (end) return py::none();
              // The owners are the allocator's objects (PythonAllocator).
-             py::object images = *std::static_pointer_cast<py::object>(b.images_owner);
+             py::object images = py::none();  // none: a record without an image
+             if (b.images_owner != nullptr) {
+               images = *std::static_pointer_cast<py::object>(b.images_owner);
+             }
              py::object labels = *std::static_pointer_cast<py::object>(b.labels_owner);
              py::array_t<int64_t> ids(static_cast<py::ssize_t>(b.ids.size()));
              if (!b.ids.empty()) {
                std::memcpy(ids.mutable_data(), b.ids.data(), sizeof(int64_t) * b.ids.size());
              }
-             return py::make_tuple(images, labels, ids,
-                                   py::make_tuple(b.dims[0], b.dims[1], b.dims[2], b.dims[3]));
+             py::tuple dims = py::make_tuple(b.dims[0], b.dims[1], b.dims[2], b.dims[3]);
+             if (!b.records) return py::make_tuple(images, labels, ids, dims);
+             return py::make_tuple(images, labels, ids, dims, RecordEntries(b));
            },
            py::arg("stream"),
            "The next batch handed off to `stream`, as (images, labels, ids, dims): the\n"
            "allocator's objects for the images (dims, the options' dtype) and the int64\n"
-           "labels, ids as numpy; None at the end of the epoch.")
+           "labels, ids as numpy; None at the end of the epoch. Records add a fifth item,\n"
+           "the fields in order: (name, 'image'), (name, 'label'), (name, 'device',\n"
+           "object or None, dtype name, shape) for a field on the device, (name, 'host',\n"
+           "value) for one on the host (a list of per-sample values, or a padded field's\n"
+           "lengths), values sharing the host batch's memory.")
       .def("stop",
            [](DeviceLoader& l) {
              Status s;

@@ -101,7 +101,8 @@ class _DeviceFeeder:
         self._impl.start()
 
     def next(self):
-        """The next (images, labels, ids), safe on torch's current stream; None at the end."""
+        """The next (images, labels, ids), safe on torch's current stream; None at the end.
+        Records: (fields, ids as numpy), fields a dict (``_record``)."""
         if self.device.type == "cuda":
             with torch.cuda.device(self.device):
                 batch = self._impl.next(self._stream())
@@ -109,12 +110,53 @@ class _DeviceFeeder:
             batch = self._impl.next(0)
         if batch is None:
             return None
-        images, labels, ids, dims = batch
-        return images.view(self._dtype).view(dims), labels.view(torch.int64), \
-            torch.from_numpy(ids)
+        images, labels, ids, dims = batch[:4]
+        if images is not None:  # (None: a record without an image)
+            images = images.view(self._dtype).view(dims)
+        labels = labels.view(torch.int64)
+        if len(batch) == 4:
+            return images, labels, torch.from_numpy(ids)
+        return _record(batch[4], images, labels, self.device), ids
 
     def stop(self) -> None:
         self._impl.stop()
 
     def state(self):
         return self._impl.state()
+
+
+def _record(entries, images, labels, device) -> dict:
+    """A record batch from ``_C.DeviceLoader.next``'s entries: the fixed-shape fields as
+    device tensors of their dtype and shape, the others (lists, padded lengths) as the host
+    batch's numpy values (the Loader turns them into tensors as on the CPU path)."""
+    out = {}
+    for entry in entries:
+        name, where = entry[0], entry[1]
+        if where == "image":
+            out[name] = images
+        elif where == "label":
+            out[name] = labels
+        elif where == "host":
+            out[name] = entry[2]
+        else:
+            _, _, memory, dtype, shape = entry
+            out[name] = _device_field(memory, dtype, shape, device)
+    return out
+
+
+def _device_field(memory, dtype: str, shape, device):
+    """A field's device bytes (a uint8 tensor from the allocator, None when empty) viewed
+    as ``dtype`` and ``shape``. Dtypes this torch lacks (uint16/32/64 before torch 2.3)
+    stay raw: uint8 with a last dimension of the element's bytes."""
+    tdtype = getattr(torch, dtype, None)
+    if not isinstance(tdtype, torch.dtype):
+        tdtype = None
+    if tdtype is None:
+        tdtype, shape = torch.uint8, tuple(shape) + ({"uint16": 2, "uint32": 4, "uint64": 8}[dtype],)
+    if memory is None:  # zero bytes
+        return torch.empty(tuple(shape), dtype=tdtype, device=device)
+    count = 1
+    for d in shape:
+        count *= int(d)
+    return memory[:count * torch.empty((), dtype=tdtype).element_size()] \
+        .view(tdtype).view(tuple(shape))

@@ -265,7 +265,11 @@ class Loader:
       device: "cpu" (default) or "cuda" / "cuda:N": the host makes uint8 batches in pinned
         memory, a copy stream moves them to the GPU, and one kernel per batch applies
         ``Normalize``, ``dtype`` and ``layout`` there (docs/gpu.md). Raises StokerError,
-        naming the reason, when no CUDA device can be used.
+        naming the reason, when no CUDA device can be used. Records: the image as above, every fixed-shape field (stacked, and padded
+        under ``collate="pad"``) as a tensor on the device, copied from the pinned batch on
+        the same copy stream; lists (text, bytes, json, arrays of varying shape) and the
+        padded fields' ``_lengths`` stay on the host. A record without an image (arrays
+        only) gets its fields and label on the device (``device_augment`` is refused).
       device_augment: ``stoker.DeviceAugment(...)``: batched GPU augmentations (CUDA only).
       rank, world_size: data-parallel training: this process reads rank ``rank``'s share of
         every epoch (``DistributedSampler``'s rule: samples dealt round-robin; the tail that
@@ -517,10 +521,6 @@ class Loader:
             local_world_size=local_world_size, collate=collate, rank_tail=rank_tail,
             allocator=allocator, cache_validate=cache_validate, pad_value=float(pad_value),
             field_steps=field_steps, targets=targets)
-        if self._records and (device != "cpu" or device_augment is not None):
-            raise ValueError(f"device={device!r} is not supported for records ({source!r}) "
-                             "yet: use device='cpu' and move the batch's tensors with "
-                             ".to(device, non_blocking=True)")
         if device != "cpu" or device_augment is not None:
             if collate == "list":
                 raise ValueError(
@@ -968,6 +968,8 @@ class _EpochIterator:
                 if arrays is not None:
                     if self._loader._batch_hooks:
                         _metrics._run_hooks(self._loader)
+                    if self._loader._records:  # device tensors and host values
+                        return self._loader._mix(self._loader._convert_record(*arrays))
                     if self._loader._monitor is not None:
                         self._loader._monitor._observe(arrays[0], arrays[1])
                     return self._loader._mix(

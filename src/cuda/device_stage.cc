@@ -8,11 +8,13 @@
 //
 //   copy stream:    wait `free[s]` (the kernel that last read staging s is
 //                   done); H2D images (pinned -> staging s), H2D params and
-//                   labels s ─ record `copied` ─▶ the batch buffer's reuse
+//                   labels, H2D each record field's fixed block (pinned
+//                   pool block -> staging s) ─ record `copied` ─▶ the batch buffer's reuse
 //                   fence; record `ready[s]`.
 //   convert stream: wait `ready[s]`; wait for `alloc_stream`'s record (the
 //                   outputs may be memory the framework just recycled); the
-//                   labels kernel into `labels_out`; [grey sums]; the
+//                   labels kernel into `labels_out`; the record fields'
+//                   staging -> output copies; [grey sums]; the
 //                   transform kernel into `out`; record `free[s]` and `done`
 //                   ─▶ Handoff: the consumer's stream waits on `done`.
 //
@@ -70,8 +72,10 @@ class CudaDeviceStage : public DeviceStage {
     STOKER_ASSIGN_OR_RETURN(stream_, cuda::CudaStream::Create(device));
     STOKER_ASSIGN_OR_RETURN(convert_stream_, cuda::CudaStream::Create(device));
     for (Staging& st : staging_) {
-      STOKER_ASSIGN_OR_RETURN(st.images,
-                              DeviceArray<uint8_t>::Allocate(device, in_sample_bytes() * b));
+      if (options_.image) {
+        STOKER_ASSIGN_OR_RETURN(st.images,
+                                DeviceArray<uint8_t>::Allocate(device, in_sample_bytes() * b));
+      }
       STOKER_ASSIGN_OR_RETURN(st.params, DeviceArray<device::SampleParams>::Allocate(device, b));
       STOKER_ASSIGN_OR_RETURN(st.labels, DeviceArray<int64_t>::Allocate(device, b));
       STOKER_ASSIGN_OR_RETURN(st.ready, cuda::CudaEvent::Create(device));
@@ -91,6 +95,7 @@ class CudaDeviceStage : public DeviceStage {
   std::shared_ptr<BatchAllocator> host_allocator() const override { return allocator_; }
 
   std::array<int64_t, 4> output_dims(int n) const override {
+    if (!options_.image) return {n, 0, 0, 0};
     if (geometry_.nchw) return {n, 3, geometry_.out_height, geometry_.out_width};
     return {n, geometry_.out_height, geometry_.out_width, 3};
   }
@@ -98,40 +103,63 @@ class CudaDeviceStage : public DeviceStage {
   const DeviceOptions& options() const override { return options_; }
   uintptr_t copy_stream() const override { return reinterpret_cast<uintptr_t>(stream_.get()); }
 
+  using DeviceStage::Launch;
   StatusOr<DeviceTicket> Launch(const BatchPtr& batch, void* out, int64_t* labels_out,
-                                uintptr_t alloc_stream) override {
+                                uintptr_t alloc_stream,
+                                const std::vector<DeviceFieldCopy>& fields) override {
     const BatchShape& shape = batch->shape();
-    if (shape.dtype != DType::kUint8 || shape.layout != Layout::kNHWC ||
-        shape.height != geometry_.in_height || shape.width != geometry_.in_width) {
+    if (!options_.image) {
+      if (shape.image) {
+        return InvalidArgumentError("the device stage was made for batches without an image");
+      }
+    } else if (!shape.image || shape.dtype != DType::kUint8 || shape.layout != Layout::kNHWC ||
+               shape.height != geometry_.in_height || shape.width != geometry_.in_width) {
       return InvalidArgumentError("the device stage expects uint8 NHWC batches of " +
                                   std::to_string(geometry_.in_height) + "x" +
                                   std::to_string(geometry_.in_width));
     }
     const int n = batch->size();
     if (n > options_.batch_size) return InvalidArgumentError("batch larger than the stage's batch_size");
+    for (const DeviceFieldCopy& f : fields) {
+      if (f.bytes > 0 && (f.host == nullptr || f.out == nullptr)) {
+        return InvalidArgumentError("Launch of a record field with a null host block or output");
+      }
+    }
     STOKER_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device));
 
     ParamSlot& slot = slots_[next_slot_++ % kParamSlots];
     STOKER_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(slot.event.get()));
     for (int i = 0; i < n; ++i) {
-      slot.host[i] = DrawSampleParams(options_.augment, geometry_, options_.seed, batch->epoch(),
-                                      batch->ids()[i]);
+      if (options_.image) {
+        slot.host[i] = DrawSampleParams(options_.augment, geometry_, options_.seed,
+                                        batch->epoch(), batch->ids()[i]);
+      }
       slot.labels[i] = batch->labels()[i];
     }
     Staging& st = staging_[next_staging_++ % staging_.size()];
     const cudaStream_t stream = stream_.get();
     const cudaStream_t convert = convert_stream_.get();
+    STOKER_RETURN_IF_ERROR(ReserveFieldStaging(&st, fields));
     // An event never recorded counts as complete: the first two batches do not wait.
     STOKER_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, st.free.get(), 0));
-    STOKER_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(st.images.get(), batch->images(),
-                                                in_sample_bytes() * n, cudaMemcpyHostToDevice,
-                                                stream));
-    STOKER_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(st.params.get(), slot.host.get(),
-                                                sizeof(device::SampleParams) * n,
-                                                cudaMemcpyHostToDevice, stream));
+    if (options_.image) {  // (a record without an image: labels and fields only)
+      STOKER_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(st.images.get(), batch->images(),
+                                                  in_sample_bytes() * n, cudaMemcpyHostToDevice,
+                                                  stream));
+      STOKER_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(st.params.get(), slot.host.get(),
+                                                  sizeof(device::SampleParams) * n,
+                                                  cudaMemcpyHostToDevice, stream));
+    }
     STOKER_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(st.labels.get(), slot.labels.get(),
                                                 sizeof(int64_t) * n, cudaMemcpyHostToDevice,
                                                 stream));
+    // Records: every fixed block, before `copied` (the buffer's reuse fence).
+    for (size_t j = 0; j < fields.size(); ++j) {
+      if (fields[j].bytes == 0) continue;
+      STOKER_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(st.fields[j].get(), fields[j].host,
+                                                  fields[j].bytes, cudaMemcpyHostToDevice,
+                                                  stream));
+    }
     STOKER_ASSIGN_OR_RETURN(cuda::CudaEvent copied, events_->Get());
     STOKER_CUDA_RETURN_IF_ERROR(cudaEventRecord(copied.get(), stream));
     // The pinned buffer goes back to the Loader's pool when the consumer
@@ -158,6 +186,10 @@ class CudaDeviceStage : public DeviceStage {
     if (labels_out != nullptr) {
       STOKER_CUDA_RETURN_IF_ERROR(cuda::LaunchCopyLabels(st.labels.get(), n, labels_out, convert));
     }
+    for (size_t j = 0; j < fields.size(); ++j) {
+      STOKER_CUDA_RETURN_IF_ERROR(
+          cuda::LaunchCopyBytes(st.fields[j].get(), fields[j].bytes, fields[j].out, convert));
+    }
     if (grey_sums_) {
       STOKER_CUDA_RETURN_IF_ERROR(
           cudaMemsetAsync(grey_sums_.get(), 0, sizeof(unsigned long long) * n, convert));
@@ -165,8 +197,10 @@ class CudaDeviceStage : public DeviceStage {
                                                        geometry_.in_width, grey_sums_.get(),
                                                        convert));
     }
-    STOKER_CUDA_RETURN_IF_ERROR(cuda::LaunchTransformBatch(
-        st.images.get(), n, geometry_, st.params.get(), grey_sums_.get(), out, convert));
+    if (options_.image) {
+      STOKER_CUDA_RETURN_IF_ERROR(cuda::LaunchTransformBatch(
+          st.images.get(), n, geometry_, st.params.get(), grey_sums_.get(), out, convert));
+    }
     STOKER_CUDA_RETURN_IF_ERROR(cudaEventRecord(st.free.get(), convert));
     STOKER_ASSIGN_OR_RETURN(cuda::CudaEvent done, events_->Get());
     STOKER_CUDA_RETURN_IF_ERROR(cudaEventRecord(done.get(), convert));
@@ -215,9 +249,31 @@ class CudaDeviceStage : public DeviceStage {
     cuda::DeviceArray<uint8_t> images;
     cuda::DeviceArray<device::SampleParams> params;
     cuda::DeviceArray<int64_t> labels;
+    // Records: one block per DeviceFieldCopy of Launch, grown on demand.
+    std::vector<cuda::DeviceArray<uint8_t>> fields;
     cuda::CudaEvent ready;  // copy stream: the H2D copies into this buffer are done
     cuda::CudaEvent free;   // convert stream: the kernel that read this buffer is done
   };
+
+  // Makes staging `st` hold a block of at least fields[j].bytes for each j.
+  // A block that grows is replaced only after the kernel that last read it
+  // (`free`) is done; the copy stream's writes to it came before that kernel.
+  Status ReserveFieldStaging(Staging* st, const std::vector<DeviceFieldCopy>& fields) {
+    if (st->fields.size() < fields.size()) st->fields.resize(fields.size());
+    bool waited = false;
+    for (size_t j = 0; j < fields.size(); ++j) {
+      if (st->fields[j].size() >= fields[j].bytes) continue;
+      if (!waited) {
+        STOKER_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(st->free.get()));
+        waited = true;
+      }
+      st->fields[j] = cuda::DeviceArray<uint8_t>();  // the old block goes first
+      STOKER_ASSIGN_OR_RETURN(st->fields[j],
+                              cuda::DeviceArray<uint8_t>::Allocate(options_.device,
+                                                                   fields[j].bytes));
+    }
+    return Status::OK();
+  }
 
   // Destroyed in reverse order: the slots and device arrays, then the streams.
   cuda::CudaStream stream_;          // the H2D copies

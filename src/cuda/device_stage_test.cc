@@ -17,6 +17,7 @@
 #include "stoker/device.h"
 #include "stoker/device_loader.h"
 #include "stoker/loader.h"
+#include "testing/device_records.h"
 #include "testing/test_images.h"
 
 namespace stoker {
@@ -237,6 +238,135 @@ TEST(DeviceLoaderGpuTest, MatchesHostFallbackBitForBit) {
     ASSERT_TRUE(host->Stop().ok());
   }
   gpu.value().reset();  // frees on `stream` (cudaFreeAsync) before it is destroyed
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
+// Device memory copied back to the host on `stream` (after its work so far).
+testing::FetchBytes DeviceBytes(cudaStream_t stream) {
+  return [stream](const void* p, size_t bytes) {
+    std::vector<uint8_t> out(bytes);
+    if (bytes > 0) {
+      EXPECT_EQ(cudaMemcpyAsync(out.data(), p, bytes, cudaMemcpyDeviceToHost, stream),
+                cudaSuccess);
+      EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    }
+    return out;
+  };
+}
+
+// Records on the GPU: the CUDA DeviceLoader's record batches against the CPU
+// Loader's (same options, Normalize on the host; without augmentations the
+// device conversion equals it bit for bit): images, labels, ids, each fixed
+// field (aux, feat) copied back from the device, the variable ones (tokens,
+// caption) in the host batch; under collate="pad" the padded tokens on the
+// device too (their staging grows with the batch's longest sample). 1 and 3
+// host threads, two shuffled epochs, every batch held until the epoch ends
+// (prefetch 1: host buffers are recycled while copies are queued).
+TEST(DeviceLoaderGpuTest, RecordFieldsMatchTheHostBatchBitForBit) {
+  SKIP_WITHOUT_GPU();
+  auto source = testing::DeviceRecordSamples(23);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  const auto s = reinterpret_cast<uintptr_t>(stream);
+  const testing::FetchBytes fetch = DeviceBytes(stream);
+  for (LoaderOptions::Collate collate :
+       {LoaderOptions::Collate::kBatch, LoaderOptions::Collate::kPad}) {
+    for (int threads : {1, 3}) {
+      LoaderOptions o;
+      o.batch_size = 5;
+      o.shuffle = true;
+      o.seed = 13;
+      o.threads = 1;
+      o.prefetch = 1;
+      o.collate = collate;
+      o.transforms = {Transform::CenterCrop(8, 8),
+                      Transform::Normalize({0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f})};
+      LoaderOptions gpu_loader_options = o;
+      gpu_loader_options.threads = threads;
+      DeviceLoaderOptions d;
+      d.device = 0;
+      auto gpu = DeviceLoader::Create(source, gpu_loader_options, d);
+      ASSERT_TRUE(gpu.ok()) << gpu.status().message();
+      auto cpu = Loader::Create(source, o).value();
+      for (int64_t epoch : {0, 1}) {
+        gpu.value()->SetEpoch(epoch);
+        cpu->SetEpoch(epoch);
+        ASSERT_TRUE(gpu.value()->Start().ok());
+        ASSERT_TRUE(cpu->Start().ok());
+        std::vector<DeviceBatch> got;
+        std::vector<BatchPtr> want;
+        for (;;) {
+          DeviceBatch g;
+          BatchPtr c;
+          bool g_end = false, c_end = false;
+          const Status gs = gpu.value()->Next(&g, &g_end, s);
+          ASSERT_TRUE(gs.ok()) << gs.message();
+          ASSERT_TRUE(cpu->Next(&c, &c_end).ok());
+          ASSERT_EQ(g_end, c_end);
+          if (g_end) break;
+          got.push_back(std::move(g));
+          want.push_back(std::move(c));
+        }
+        ASSERT_EQ(got.size(), 5u);
+        for (size_t k = 0; k < got.size(); ++k) {
+          EXPECT_EQ(got[k].device, 0);
+          // The host batch (kept: tokens and caption) has its fixed blocks in the
+          // pool's page-locked memory, so their H2D copies are asynchronous.
+          ASSERT_NE(got[k].host, nullptr);
+          cudaPointerAttributes attr{};
+          ASSERT_EQ(cudaPointerGetAttributes(&attr, got[k].host->field_block(0)), cudaSuccess);
+          EXPECT_EQ(attr.type, cudaMemoryTypeHost) << "field 'aux' is not in pinned memory";
+          EXPECT_EQ(testing::DiffDeviceRecordBatch(got[k], *want[k], want[k]->image_bytes(),
+                                                   fetch),
+                    "")
+              << "epoch " << epoch << ", " << threads << " threads, collate "
+              << (collate == LoaderOptions::Collate::kPad ? "pad" : "batch");
+        }
+      }
+      ASSERT_TRUE(gpu.value()->Stop().ok());
+      gpu.value().reset();  // frees on `stream` (cudaFreeAsync) before it is destroyed
+    }
+  }
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
+// A record without an image on the GPU: no images output, the label and
+// the fields copied to the device equal the CPU Loader's batch.
+TEST(DeviceLoaderGpuTest, RecordWithoutImageMatchesTheHostBatchBitForBit) {
+  SKIP_WITHOUT_GPU();
+  auto source = testing::DeviceArrayRecordSamples(17);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  const testing::FetchBytes fetch = DeviceBytes(stream);
+  LoaderOptions o;
+  o.batch_size = 4;
+  o.shuffle = true;
+  o.threads = 3;
+  o.prefetch = 1;
+  DeviceLoaderOptions d;
+  d.device = 0;
+  auto gpu = DeviceLoader::Create(source, o, d);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().message();
+  o.threads = 1;
+  auto cpu = Loader::Create(source, o).value();
+  ASSERT_TRUE(gpu.value()->Start().ok());
+  ASSERT_TRUE(cpu->Start().ok());
+  int batches = 0;
+  for (;; ++batches) {
+    DeviceBatch g;
+    BatchPtr c;
+    bool g_end = false, c_end = false;
+    ASSERT_TRUE(gpu.value()->Next(&g, &g_end, reinterpret_cast<uintptr_t>(stream)).ok());
+    ASSERT_TRUE(cpu->Next(&c, &c_end).ok());
+    ASSERT_EQ(g_end, c_end);
+    if (g_end) break;
+    EXPECT_EQ(g.images, nullptr);
+    EXPECT_EQ(testing::DiffDeviceRecordBatch(g, *c, 0, fetch), "");
+  }
+  EXPECT_EQ(batches, 5);
+  gpu.value().reset();
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }

@@ -44,7 +44,32 @@ __global__ void CopyLabelsKernel(const int64_t* in, int n, int64_t* out) {
   if (i < n) out[i] = in[i];
 }
 
+template <typename Word>
+__global__ void CopyWordsKernel(const Word* in, size_t count, Word* out) {
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += stride) {
+    out[i] = in[i];
+  }
+}
+
+template <typename Word>
+cudaError_t LaunchCopyWords(const void* in, size_t count, void* out, cudaStream_t stream) {
+  const size_t blocks = std::min<size_t>((count + kThreads - 1) / kThreads, 1024);
+  CopyWordsKernel<Word><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+      static_cast<const Word*>(in), count, static_cast<Word*>(out));
+  return cudaGetLastError();
+}
+
 }  // namespace
+
+cudaError_t LaunchCopyBytes(const void* in, size_t bytes, void* out, cudaStream_t stream) {
+  if (bytes == 0) return cudaSuccess;
+  const bool words = reinterpret_cast<uintptr_t>(in) % 16 == 0 &&
+                     reinterpret_cast<uintptr_t>(out) % 16 == 0 && bytes % 16 == 0;
+  if (words) return LaunchCopyWords<uint4>(in, bytes / 16, out, stream);
+  return LaunchCopyWords<unsigned char>(in, bytes, out, stream);
+}
 
 cudaError_t LaunchCopyLabels(const int64_t* in, int n, int64_t* out, cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;

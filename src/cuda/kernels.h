@@ -33,6 +33,12 @@ cudaError_t LaunchTransformBatch(const uint8_t* in, int n, const device::BatchGe
 
 cudaError_t LaunchCopyLabels(const int64_t* in, int n, int64_t* out, cudaStream_t stream);
 
+// `bytes` bytes from device memory `in` to `out` (a record field's staging
+// block into its output), as a kernel on `stream`, like the labels: no copy
+// engine work on the convert stream (docs/gpu.md, "Streams"). 16-byte words
+// when both pointers and the size allow, else bytes.
+cudaError_t LaunchCopyBytes(const void* in, size_t bytes, void* out, cudaStream_t stream);
+
 }  // namespace stoker::cuda
 
 #endif  // STOKER_CUDA_KERNELS_H_

@@ -20,6 +20,7 @@ StatusOr<std::array<int, 2>> DeviceOutputSize(const DeviceOptions& options, int 
 Status TransformOnHost(const DeviceOptions& options, const uint8_t* images, int n, int height,
                        int width, const int64_t* ids, int64_t epoch, void* out) {
   STOKER_ASSIGN_OR_RETURN(device::BatchGeometry g, MakeBatchGeometry(options, height, width));
+  if (!options.image) return Status::OK();  // a record without an image: nothing to convert
   std::vector<device::SampleParams> params(n);
   const size_t sample_bytes = static_cast<size_t>(height) * width * 3;
   for (int i = 0; i < n; ++i) {

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "device/backend.h"
 #include "device/host_stage.h"
@@ -159,12 +160,19 @@ class DeviceLoaderImpl : public DeviceLoader {
     const int n = b->size();
     const size_t image_bytes = stage_->output_bytes(n);
     const size_t label_bytes = sizeof(int64_t) * static_cast<size_t>(n);
-    STOKER_ASSIGN_OR_RETURN(DeviceAllocation images, Allocate(image_bytes, stream));
+    DeviceAllocation images;  // none for a record without an image
+    if (stage_->options().image) {
+      STOKER_ASSIGN_OR_RETURN(images, Allocate(image_bytes, stream));
+    }
     STOKER_ASSIGN_OR_RETURN(DeviceAllocation labels, Allocate(label_bytes, stream));
+    DeviceBatch& d = out->batch;
+    d = DeviceBatch();
+    copies_.clear();
+    STOKER_RETURN_IF_ERROR(PlanFields(b, stream, &d));
     const int64_t launch_start = Tracing() ? TraceClockNs() : 0;
     nvtx::Range launch_range("stoker.device launch");
     StatusOr<DeviceTicket> ticket =
-        stage_->Launch(b, images.ptr, static_cast<int64_t*>(labels.ptr), stream);
+        stage_->Launch(b, images.ptr, static_cast<int64_t*>(labels.ptr), stream, copies_);
     launch_range.End();
     if (launch_start != 0) RecordSpan(SpanKind::kDeviceLaunch, launch_start, b->index(), b->epoch(), n);
     if (!ticket.ok()) {
@@ -173,7 +181,6 @@ class DeviceLoaderImpl : public DeviceLoader {
       return ticket.status();
     }
     out->ticket = ticket.value();
-    DeviceBatch& d = out->batch;
     d.images = images.ptr;
     d.dims = stage_->output_dims(n);
     d.dtype = stage_->options().dtype;
@@ -188,6 +195,53 @@ class DeviceLoaderImpl : public DeviceLoader {
     d.labels_owner = std::move(labels.owner);
     // `b` goes back to the pool here; its buffer is reused only after the
     // copy that reads it (the stage's reuse fence).
+    return Status::OK();
+  }
+
+  // Records: output memory and a DeviceFieldCopy for each fixed-shape field
+  // of `b` (its stacked block, or its padded block), in field order; keeps
+  // the host batch in `d` when a field stays there (variable fields, the
+  // padded fields' lengths).
+  Status PlanFields(const BatchPtr& b, uintptr_t stream, DeviceBatch* d) {
+    d->records = b->shape().records;
+    if (!d->records) return Status::OK();
+    d->image_name = b->shape().image_name;
+    d->label_name = b->shape().label_name;
+    const int n = b->size();
+    bool host_fields = false;
+    for (int f = 0; f < b->num_fields(); ++f) {
+      const FieldLayout& l = b->field(f);
+      DeviceField field;
+      field.name = l.spec.name;
+      field.dims = {n};
+      const void* host = nullptr;
+      size_t bytes = 0;
+      if (l.fixed) {
+        field.elem = l.elem;
+        field.dims.insert(field.dims.end(), l.dims.begin(), l.dims.end());
+        host = b->field_block(f);
+        bytes = l.sample_bytes() * static_cast<size_t>(n);
+      } else if (l.pad) {
+        const PaddedField& p = b->padded_field(f);
+        field.elem = p.elem;
+        field.dims.insert(field.dims.end(), p.dims.begin(), p.dims.begin() + p.ndim);
+        field.padded = true;
+        host = p.data;
+        bytes = p.bytes;
+        host_fields = true;  // the lengths
+      } else {
+        host_fields = true;
+        continue;
+      }
+      if (bytes > 0) {
+        STOKER_ASSIGN_OR_RETURN(DeviceAllocation a, Allocate(bytes, stream));
+        field.data = a.ptr;
+        field.owner = std::move(a.owner);
+      }
+      copies_.push_back(DeviceFieldCopy{host, bytes, field.data});
+      d->fields.push_back(std::move(field));
+    }
+    if (host_fields) d->host = b;
     return Status::OK();
   }
 
@@ -238,6 +292,7 @@ class DeviceLoaderImpl : public DeviceLoader {
   const std::unique_ptr<Loader> loader_;
   const DeviceAllocator allocate_;
   const int device_;
+  std::vector<DeviceFieldCopy> copies_;  // the launch's record fields (reused)
   std::optional<Launched> pending_;  // launched ahead, not yet handed off
   bool end_ = false;                 // the launch ahead met the end of the epoch
   Status sticky_;                    // an error that ended the epoch
@@ -336,6 +391,8 @@ StatusOr<std::unique_ptr<DeviceLoader>> CreateDeviceLoader(std::shared_ptr<Sourc
     STOKER_RETURN_IF_ERROR(CheckCudaDevice(device.device));
     STOKER_ASSIGN_OR_RETURN(host.allocator, PinnedBatchAllocator(device.device));
   }
+  // A record without a primary image: the stage copies its labels and fields only.
+  stage_options.image = source == nullptr || source->schema().image() >= 0;
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Loader> loader,
                           Loader::Create(std::move(source), host));
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<DeviceStage> stage,
@@ -351,11 +408,6 @@ StatusOr<std::unique_ptr<DeviceLoader>> CreateDeviceLoader(std::shared_ptr<Sourc
 StatusOr<std::unique_ptr<DeviceLoader>> DeviceLoader::Create(std::shared_ptr<Source> source,
                                                              const LoaderOptions& options,
                                                              const DeviceLoaderOptions& device) {
-  if (source != nullptr && !source->schema().IsImageLabel()) {
-    return UnimplementedError(
-        "records (" + source->schema().ToString() + ") are not fed to the device stage yet: "
-        "use device='cpu' and move the batch's tensors with .to(device, non_blocking=True)");
-  }
   const bool host = device.device == kHostDevice;
   return device::CreateDeviceLoader(
       std::move(source), options, device,

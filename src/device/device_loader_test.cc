@@ -20,6 +20,7 @@
 
 #include "device/host_stage.h"
 #include "stoker/loader.h"
+#include "testing/device_records.h"
 #include "testing/memory_source.h"
 #include "testing/test_images.h"
 
@@ -530,6 +531,164 @@ TEST(DeviceLoaderTest, PublicHostFallbackWithDefaultAllocator) {
   EXPECT_EQ(loader->loader().options().transforms.size(), 1u);
   EXPECT_EQ(loader->output_dims(3), (std::array<int64_t, 4>{3, 8, 8, 3}));
   ExpectEpochMatchesCpu(loader.get(), source, o, 0);
+}
+
+// Records through the host fallback: the fixed fields (aux, feat) arrive in
+// DeviceBatch::fields with the CPU Loader's bytes, the variable ones
+// (tokens, caption) stay in the host batch, and under collate="pad" the padded
+// tokens arrive as a block too (their lengths on the host). Deferred stage
+// and prefetch 1: a field copy the policy did not wait for, or a host buffer
+// reused before its copy, leaves the allocator's sentinel or another batch's
+// bytes. The device loader runs 1 and 3 threads against a 1-thread CPU
+// Loader, over two shuffled epochs.
+struct RecordCase {
+  int threads;
+  LoaderOptions::Collate collate;
+};
+
+class DeviceLoaderRecordTest : public ::testing::TestWithParam<RecordCase> {};
+
+TEST_P(DeviceLoaderRecordTest, FieldsEqualTheCpuBatchBitForBit) {
+  const RecordCase c = GetParam();
+  auto source = testing::DeviceRecordSamples(13);
+  LoaderOptions o = Options();
+  o.shuffle = true;
+  o.seed = 5;
+  o.prefetch = 1;
+  o.collate = c.collate;
+  o.threads = 1;
+  LoaderOptions device_options = o;
+  device_options.threads = c.threads;
+  auto recorder = std::make_shared<Recorder>();
+  auto loader = MakeLoader(source, device_options, recorder, /*deferred=*/true);
+  const testing::FetchBytes fetch = [](const void* p, size_t bytes) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    return b == nullptr ? std::vector<uint8_t>() : std::vector<uint8_t>(b, b + bytes);
+  };
+  for (int64_t epoch : {0, 1}) {
+    const std::vector<BatchPtr> cpu = CpuEpoch(source, o, epoch);
+    loader->SetEpoch(epoch);
+    ASSERT_TRUE(loader->Start().ok());
+    std::vector<DeviceBatch> kept;  // held across the epoch: each its own memory
+    for (;;) {
+      DeviceBatch b;
+      bool end = false;
+      const Status s = loader->Next(&b, &end, 0);
+      ASSERT_TRUE(s.ok()) << s.message();
+      if (end) break;
+      kept.push_back(std::move(b));
+    }
+    ASSERT_EQ(kept.size(), cpu.size());
+    for (size_t k = 0; k < cpu.size(); ++k) {
+      const DeviceBatch& b = kept[k];
+      ASSERT_EQ(b.fields.size(), c.collate == LoaderOptions::Collate::kPad ? 3u : 2u);
+      EXPECT_EQ(b.fields[0].name, "aux");
+      EXPECT_EQ(b.fields[0].dims, (std::vector<int64_t>{b.size, 2}));
+      EXPECT_NE(b.host, nullptr);  // tokens and caption stay on the host
+      EXPECT_EQ(testing::DiffDeviceRecordBatch(b, *cpu[k], cpu[k]->image_bytes(), fetch), "")
+          << "epoch " << epoch << ", " << c.threads << " threads";
+    }
+  }
+  EXPECT_EQ(recorder->released_unwritten.load(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Collates, DeviceLoaderRecordTest,
+    ::testing::Values(RecordCase{1, LoaderOptions::Collate::kBatch},
+                      RecordCase{3, LoaderOptions::Collate::kBatch},
+                      RecordCase{1, LoaderOptions::Collate::kPad},
+                      RecordCase{3, LoaderOptions::Collate::kPad}),
+    [](const ::testing::TestParamInfo<RecordCase>& info) {
+      return std::string(info.param.collate == LoaderOptions::Collate::kPad ? "Pad" : "Batch") +
+             std::to_string(info.param.threads) + "Threads";
+    });
+
+// A record batch whose fields are all fixed keeps no host batch: its buffer
+// goes back to the pool after the launch, as an image + label batch's does.
+TEST(DeviceLoaderTest, RecordWithOnlyFixedFieldsKeepsNoHostBatch) {
+  auto source = testing::DeviceRecordSamples(6);
+  LoaderOptions o = Options();
+  // Only the image, label and the fixed aux/feat: drop tokens and caption.
+  Schema schema;
+  const Schema full = source->schema();
+  std::vector<MemorySample> samples;
+  for (int i = 0; i < 6; ++i) {
+    MemorySample s;
+    s.name = "r" + std::to_string(i);
+    s.label = i;
+    s.raw_width = s.raw_height = 8;
+    s.bytes = testing::MakePixels(8, 8, 40 + i);
+    s.field_bytes.reserve(3);
+    testing::AppendField(&s);
+    testing::AppendField(&s);
+    testing::AppendField(&s, testing::BytesOf<int32_t>({i, 2 * i}), ElemType::kInt32, {2});
+    samples.push_back(std::move(s));
+  }
+  schema.fields = {full.fields[0], full.fields[1], full.fields[2]};
+  auto fixed = std::make_shared<stoker::MemorySource>(std::move(samples), schema);
+  auto recorder = std::make_shared<Recorder>();
+  auto loader = MakeLoader(fixed, o, recorder, /*deferred=*/true);
+  ASSERT_TRUE(loader->Start().ok());
+  DeviceBatch b;
+  bool end = false;
+  ASSERT_TRUE(loader->Next(&b, &end, 0).ok());
+  ASSERT_FALSE(end);
+  EXPECT_TRUE(b.records);
+  EXPECT_EQ(b.host, nullptr);
+  ASSERT_EQ(b.fields.size(), 1u);
+  const auto* aux = static_cast<const int32_t*>(b.fields[0].data);
+  for (int i = 0; i < b.size; ++i) {
+    EXPECT_EQ(aux[2 * i], b.ids[i]);
+    EXPECT_EQ(aux[2 * i + 1], 2 * b.ids[i]);
+  }
+}
+
+// A record without a primary image (arrays only): no images output, the
+// label and the fields arrive as the CPU Loader's batch holds them; device
+// augmentations are refused (nothing to augment).
+TEST(DeviceLoaderTest, RecordWithoutImageFeedsItsFields) {
+  auto source = testing::DeviceArrayRecordSamples(9);
+  LoaderOptions o = Options();
+  o.transforms.clear();
+  o.shuffle = true;
+  o.prefetch = 1;
+  o.threads = 3;
+  auto recorder = std::make_shared<Recorder>();
+  auto loader = MakeLoader(source, o, recorder, /*deferred=*/true);
+  EXPECT_FALSE(loader->device_options().image);
+  o.threads = 1;
+  const std::vector<BatchPtr> cpu = CpuEpoch(source, o, 0);
+  const testing::FetchBytes fetch = [](const void* p, size_t bytes) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    return b == nullptr ? std::vector<uint8_t>() : std::vector<uint8_t>(b, b + bytes);
+  };
+  ASSERT_TRUE(loader->Start().ok());
+  std::vector<DeviceBatch> kept;
+  for (;;) {
+    DeviceBatch b;
+    bool end = false;
+    ASSERT_TRUE(loader->Next(&b, &end, 0).ok());
+    if (end) break;
+    kept.push_back(std::move(b));
+  }
+  ASSERT_EQ(kept.size(), cpu.size());
+  for (size_t k = 0; k < kept.size(); ++k) {
+    EXPECT_EQ(kept[k].images, nullptr);
+    EXPECT_EQ(kept[k].dims, (std::array<int64_t, 4>{kept[k].size, 0, 0, 0}));
+    EXPECT_EQ(kept[k].image_name, "");
+    EXPECT_EQ(kept[k].host, nullptr);  // every field is fixed
+    ASSERT_EQ(kept[k].fields.size(), 2u);
+    EXPECT_EQ(testing::DiffDeviceRecordBatch(kept[k], *cpu[k], 0, fetch), "");
+  }
+  EXPECT_EQ(recorder->released_unwritten.load(), 0);
+
+  DeviceLoaderOptions d;
+  d.device = kHostDevice;
+  d.augment.flip_p = 0.5;
+  const auto r = DeviceLoader::Create(source, o, d);
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("the record has no primary image"), std::string::npos)
+      << r.status().message();
 }
 
 // Without a usable CUDA device, asking for one is a clear error.

@@ -23,7 +23,15 @@ StatusOr<int> ParseDevice(const std::string& device) {
 }
 
 StatusOr<device::BatchGeometry> MakeBatchGeometry(const DeviceOptions& o, int height, int width) {
-  if (height <= 0 || width <= 0) return InvalidArgumentError("the device stage needs a fixed sample size");
+  if (!o.image) {
+    if (o.augment.any() || o.normalize) {
+      return InvalidArgumentError(
+          "device augmentations and Normalize need an image: the record has no primary image");
+    }
+    height = width = 0;
+  } else if (height <= 0 || width <= 0) {
+    return InvalidArgumentError("the device stage needs a fixed sample size");
+  }
   device::BatchGeometry g;
   g.in_height = height;
   g.in_width = width;

@@ -47,6 +47,25 @@ TEST(MakeBatchGeometryTest, RefusesUnusableOptions) {
 
 // The seeding scheme: the sample's own stream, HashSeed(seed, epoch, id,
 // kDeviceAugmentStream), first draw = the flip (as the CPU flip draws).
+// A record without an image (DeviceOptions::image false): an empty geometry
+// whatever the sizes given, and augmentations or Normalize are refused.
+TEST(MakeBatchGeometryTest, NoImage) {
+  DeviceOptions o;
+  EXPECT_EQ(MakeBatchGeometry(o, 0, 0).status().code(), StatusCode::kInvalidArgument);
+  o.image = false;
+  auto g = MakeBatchGeometry(o, 0, 0);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g.value().in_height, 0);
+  EXPECT_EQ(g.value().out_width, 0);
+  EXPECT_EQ(MakeBatchGeometry(o, 32, 32).value().out_height, 0);
+  o.augment.flip_p = 0.5;
+  EXPECT_NE(MakeBatchGeometry(o, 0, 0).status().message().find("the record has no primary image"),
+            std::string::npos);
+  o.augment.flip_p = 0;
+  o.normalize = true;
+  EXPECT_EQ(MakeBatchGeometry(o, 0, 0).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(DrawSampleParamsTest, SeededPerSample) {
   DeviceOptions o;
   o.augment.flip_p = 0.5;

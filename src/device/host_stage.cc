@@ -2,8 +2,9 @@
 //
 // The host stage (device/host_stage.h): DeviceStage's contract on one host
 // thread. Launch queues the batch's conversion (TransformOnHost: the same
-// per-pixel code as the kernel) and fences the batch buffer on it; Handoff
-// and Synchronize wait for it.
+// per-pixel code as the kernel, and a record's fixed field blocks copied to
+// their outputs) and fences the batch buffer on it; Handoff and Synchronize
+// wait for it.
 #include "device/host_stage.h"
 
 #include <cstring>
@@ -118,6 +119,7 @@ class HostStage : public DeviceStage {
   std::shared_ptr<BatchAllocator> host_allocator() const override { return allocator_; }
 
   std::array<int64_t, 4> output_dims(int n) const override {
+    if (!options_.image) return {n, 0, 0, 0};
     if (geometry_.nchw) return {n, 3, geometry_.out_height, geometry_.out_width};
     return {n, geometry_.out_height, geometry_.out_width, 3};
   }
@@ -125,11 +127,16 @@ class HostStage : public DeviceStage {
   const DeviceOptions& options() const override { return options_; }
   uintptr_t copy_stream() const override { return 0; }
 
-  StatusOr<DeviceTicket> Launch(const BatchPtr& batch, void* out, int64_t* labels_out,
-                                uintptr_t) override {
+  using DeviceStage::Launch;
+  StatusOr<DeviceTicket> Launch(const BatchPtr& batch, void* out, int64_t* labels_out, uintptr_t,
+                                const std::vector<DeviceFieldCopy>& fields) override {
     const BatchShape& shape = batch->shape();
-    if (shape.dtype != DType::kUint8 || shape.layout != Layout::kNHWC ||
-        shape.height != geometry_.in_height || shape.width != geometry_.in_width) {
+    if (!options_.image) {
+      if (shape.image) {
+        return InvalidArgumentError("the device stage was made for batches without an image");
+      }
+    } else if (!shape.image || shape.dtype != DType::kUint8 || shape.layout != Layout::kNHWC ||
+               shape.height != geometry_.in_height || shape.width != geometry_.in_width) {
       return InvalidArgumentError("the device stage expects uint8 NHWC batches of " +
                                   std::to_string(geometry_.in_height) + "x" +
                                   std::to_string(geometry_.in_width));
@@ -138,7 +145,12 @@ class HostStage : public DeviceStage {
     if (n > options_.batch_size) {
       return InvalidArgumentError("batch larger than the stage's batch_size");
     }
-    if (out == nullptr) return InvalidArgumentError("Launch into a null output");
+    if (out == nullptr && options_.image) return InvalidArgumentError("Launch into a null output");
+    for (const DeviceFieldCopy& f : fields) {
+      if (f.bytes > 0 && (f.host == nullptr || f.out == nullptr)) {
+        return InvalidArgumentError("Launch of a record field with a null host block or output");
+      }
+    }
     // Labels and ids are copied now (as the CUDA stage stages them); the
     // pixels are read by the job, and the buffer's fence waits for it.
     std::vector<int64_t> ids(batch->ids(), batch->ids() + n);
@@ -147,9 +159,15 @@ class HostStage : public DeviceStage {
     const int height = geometry_.in_height, width = geometry_.in_width;
     const uint64_t seq = queue_->Push(
         [options = options_, images, n, height, width, ids = std::move(ids),
-         labels = std::move(labels), epoch = batch->epoch(), out, labels_out]() -> Status {
+         labels = std::move(labels), epoch = batch->epoch(), out, labels_out,
+         fields]() -> Status {
           if (labels_out != nullptr && n > 0) {
             std::memcpy(labels_out, labels.data(), sizeof(int64_t) * n);
+          }
+          // Records: the fixed blocks, read from the batch buffer like the
+          // pixels (its fence waits for this job).
+          for (const DeviceFieldCopy& f : fields) {
+            if (f.bytes > 0) std::memcpy(f.out, f.host, f.bytes);
           }
           return TransformOnHost(options, images, n, height, width, ids.data(), epoch, out);
         });
