@@ -248,6 +248,17 @@ struct ShardField {
   // A non-primary field in kRGB is decoded to 8-bit RGB, untransformed.
   bool mode_set = false;
   ImageMode mode = ImageMode::kNative;
+  // A target that follows the image (stoker/record.h): kMask on an image
+  // field (decoded as stored to one channel, palette PNGs to their indices;
+  // never the primary image) or a .npy field (uint8/uint16 [H, W] when
+  // declared); kBoxes on a .npy field (float32 [N, 4] in `box_format`:
+  // declared so when not declared); kPerBox on a .npy field, its rows
+  // following the kBoxes field `follows` names ("" : "boxes"); kKeypoints on
+  // a .npy field. `ignore_index`: a mask's padding value.
+  TargetRole target = TargetRole::kNone;
+  BoxFormat box_format = BoxFormat::kXYXY;
+  int64_t ignore_index = 255;
+  std::string follows;
 };
 
 // The kind a member extension decodes to (the last dot-separated part of it

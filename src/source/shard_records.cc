@@ -47,6 +47,62 @@ Status CheckDeclaredImage(const ShardField& f) {
   return Status::OK();
 }
 
+// A field's target role (ShardField::target) onto its spec, checked against
+// its kind.
+Status ApplyTarget(const ShardField& f, FieldKind kind, FieldSpec* spec) {
+  spec->target = f.target;
+  spec->box_format = f.box_format;
+  spec->ignore_index = f.ignore_index;
+  if (f.target == TargetRole::kNone) return Status::OK();
+  auto fail = [&](const std::string& why) {
+    return InvalidArgumentError("field '" + f.name + "' (target \"" +
+                                TargetRoleName(f.target) + "\"): " + why);
+  };
+  if (f.ignore_index < 0 || f.ignore_index > 65535) {
+    return fail("ignore_index " + std::to_string(f.ignore_index) + " is outside 0..65535");
+  }
+  switch (f.target) {
+    case TargetRole::kMask:
+      if (kind == FieldKind::kImage) {
+        if (f.mode_set && f.mode == ImageMode::kRGB) {
+          return fail("a mask is decoded as stored (one channel), not in mode \"rgb\"");
+        }
+        spec->image_mode = ImageMode::kNative;
+        return Status::OK();
+      }
+      if (kind != FieldKind::kArray) return fail("a mask is an image or a .npy member");
+      if (f.declared && ((f.dtype != ElemType::kUint8 && f.dtype != ElemType::kUint16) ||
+                         f.shape.size() != 2)) {
+        return fail("a .npy mask is uint8 or uint16 [height, width]");
+      }
+      return Status::OK();
+    case TargetRole::kBoxes:
+      if (kind != FieldKind::kArray) return fail("boxes are a .npy member");
+      if (f.declared && (f.dtype != ElemType::kFloat32 || f.shape.size() != 2 ||
+                         f.shape[1] != 4)) {
+        return fail("boxes are float32 [N, 4]");
+      }
+      *spec = [&] {
+        FieldSpec s = ArrayField(f.name, ElemType::kFloat32, {-1, 4});
+        s.target = f.target;
+        s.box_format = f.box_format;
+        s.ignore_index = f.ignore_index;
+        return s;
+      }();
+      return Status::OK();
+    case TargetRole::kPerBox:
+      if (kind != FieldKind::kArray) return fail("per-box rows are a .npy member");
+      spec->follows = f.follows.empty() ? "boxes" : f.follows;
+      return Status::OK();
+    case TargetRole::kKeypoints:
+      if (kind != FieldKind::kArray) return fail("keypoints are a .npy member");
+      return Status::OK();
+    case TargetRole::kNone:
+      break;
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 std::string AsciiLower(std::string s) {
@@ -122,7 +178,17 @@ StatusOr<Schema> ShardSchema(const std::vector<ShardField>& fields) {
         break;
       default: spec = BytesField(f.name); break;
     }
+    STOKER_RETURN_IF_ERROR(ApplyTarget(f, kind, &spec));
     schema.fields.push_back(std::move(spec));
+  }
+  for (const FieldSpec& spec : schema.fields) {
+    if (spec.target != TargetRole::kPerBox) continue;
+    const int b = schema.Find(spec.follows);
+    if (b < 0 || schema.fields[static_cast<size_t>(b)].target != TargetRole::kBoxes) {
+      return InvalidArgumentError("field '" + spec.name + "': per-box rows follow the boxes "
+                                  "field '" + spec.follows + "', which is not a field with "
+                                  "target \"boxes\"");
+    }
   }
   // The primary image: "image", else the first image field whose mode is not
   // set to native; it is RGB (transformed) unless its mode says otherwise.
@@ -131,6 +197,7 @@ StatusOr<Schema> ShardSchema(const std::vector<ShardField>& fields) {
     const ShardField& f = fields[k];
     if (schema.fields[k].kind != FieldKind::kImage) continue;
     if (f.mode_set && f.mode != ImageMode::kRGB) continue;
+    if (f.target == TargetRole::kMask) continue;
     if (primary < 0 || (f.name == "image" && fields[static_cast<size_t>(primary)].name != "image")) {
       primary = static_cast<int>(k);
     }
