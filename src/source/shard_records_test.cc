@@ -41,8 +41,8 @@ TEST(ShardFieldKindTest, FollowsTheLastPartOfTheExtension) {
 }
 
 TEST(ShardSchemaTest, TargetsTakeTheirRolesAndAreChecked) {
-  ShardField image{"image", {"jpg"}};
-  ShardField mask{"image2", {"mask.png"}};  // a mask is never the primary image
+  ShardField image{"photo", {"jpg"}};
+  ShardField mask{"mask", {"mask.png"}};  // a mask is never the primary image, even first
   mask.target = TargetRole::kMask;
   mask.ignore_index = 7;
   ShardField boxes{"b", {"boxes.npy"}};
