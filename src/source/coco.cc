@@ -12,6 +12,7 @@
 
 #include "io/file.h"
 #include "source/coco_masks.h"
+#include "source/image_folder.h"
 
 namespace stoker {
 namespace {
@@ -20,18 +21,13 @@ using Json = nlohmann::json;
 
 bool IsInt(const Json& j) { return j.is_number_integer() || j.is_number_unsigned(); }
 
-std::string Trimmed(std::string d) {
-  while (d.size() > 1 && d.back() == '/') d.pop_back();
-  return d;
-}
-
 }  // namespace
 
 StatusOr<std::shared_ptr<CocoSource>> CocoSource::Open(const std::string& images_dir,
                                                        const std::string& annotations_json,
                                                        const CocoOptions& options) {
   std::shared_ptr<CocoSourceImpl> src(new CocoSourceImpl());
-  src->dir_ = Trimmed(images_dir);
+  src->dir_ = TrimTrailingSlashes(images_dir);
   src->json_ = annotations_json;
   src->options_ = options;
   auto fail = [&](const std::string& why) {

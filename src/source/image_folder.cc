@@ -96,6 +96,11 @@ Status WalkClass(const std::string& root, const std::string& rel,
 
 }  // namespace
 
+std::string TrimTrailingSlashes(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
 Status ListImageFiles(const std::string& root, std::vector<std::string>* out) {
   out->clear();
   struct stat st;
@@ -112,8 +117,7 @@ Status ListImageFiles(const std::string& root, std::vector<std::string>* out) {
 }
 
 StatusOr<std::shared_ptr<ImageFolder>> ImageFolder::Open(const std::string& root_in) {
-  std::string root = root_in;
-  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  const std::string root = TrimTrailingSlashes(root_in);
   struct stat st;
   if (::stat(root.c_str(), &st) != 0) {
     return NotFoundError(root + ": no such directory");

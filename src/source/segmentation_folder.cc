@@ -55,19 +55,14 @@ std::string FirstFew(const std::vector<std::string>& keys) {
   return s;
 }
 
-std::string Trimmed(std::string d) {
-  while (d.size() > 1 && d.back() == '/') d.pop_back();
-  return d;
-}
-
 }  // namespace
 
 StatusOr<std::shared_ptr<SegmentationFolder>> SegmentationFolder::Open(
     const std::string& images_dir, const std::string& masks_dir,
     const SegmentationFolderOptions& options) {
   std::shared_ptr<SegmentationFolderImpl> src(new SegmentationFolderImpl());
-  src->images_dir_ = Trimmed(images_dir);
-  src->masks_dir_ = Trimmed(masks_dir);
+  src->images_dir_ = TrimTrailingSlashes(images_dir);
+  src->masks_dir_ = TrimTrailingSlashes(masks_dir);
   std::map<std::string, std::string> images, masks;
   STOKER_RETURN_IF_ERROR(KeyFiles(src->images_dir_, options.image_suffix, "images", &images));
   STOKER_RETURN_IF_ERROR(KeyFiles(src->masks_dir_, options.mask_suffix, "masks", &masks));
