@@ -251,8 +251,9 @@ struct ShardField {
   // A target that follows the image (stoker/record.h): kMask on an image
   // field (decoded as stored to one channel, palette PNGs to their indices;
   // never the primary image) or a .npy field (uint8/uint16 [H, W] when
-  // declared); kBoxes on a .npy field (float32 [N, 4] in `box_format`:
-  // declared so when not declared); kPerBox on a .npy field, its rows
+  // declared); kBoxes on a .npy or a .json field (float32 [N, 4] in
+  // `box_format`: declared so when not declared; a JSON member is a list of
+  // lists of 4 numbers, read as float32); kPerBox on a .npy field, its rows
   // following the kBoxes field `follows` names ("" : "boxes"); kKeypoints on
   // a .npy field. `ignore_index`: a mask's padding value.
   TargetRole target = TargetRole::kNone;

@@ -446,3 +446,28 @@ def test_webdataset_reads_converted_target_shards(tmp_path):
             np.array([a["bbox"] for a in anns], np.float32).reshape(-1, 4).tobytes()
         assert s["labels.npy"].tolist() == [a["category_id"] - 7 for a in anns]
         assert s["iscrowd.npy"].tolist() == [a["iscrowd"] for a in anns]
+
+
+def test_shards_read_boxes_from_a_json_member(tmp_path):
+    """A boxes field may be a JSON member, a list of 4-number lists: read as float32
+    [N, 4] (an empty list is [0, 4]); anything else is an error of its sample."""
+    boxes = [[[1, 2, 3.5, 4]], [], [[0.25, 0, 10, 20], [5, 5, 1, 1]]]
+    ms = []
+    for i, b in enumerate(boxes):
+        buf = io.BytesIO()
+        Image.fromarray(photo(12, 10, i)).save(buf, format="PNG")
+        ms += [(f"s{i}.png", buf.getvalue()), (f"s{i}.boxes.json", json.dumps(b).encode())]
+    (tmp_path / "a.tar").write_bytes(tar_bytes(ms))
+    fields = {"image": "png", "boxes": {"ext": "boxes.json", "target": "boxes",
+                                        "format": "xywh"}}
+    src = stoker.Shards([str(tmp_path / "a.tar")], fields=fields)
+    assert src.targets == {"boxes": {"target": "boxes", "format": "xywh"}}
+    got = next(iter(stoker.Loader(src, batch_size=3, collate="list")))["boxes"]
+    for g, b in zip(got, boxes):
+        assert g.dtype == torch.float32 and tuple(g.shape) == (len(b), 4)
+        assert g.numpy().tobytes() == np.array(b, np.float32).reshape(-1, 4).tobytes()
+    (tmp_path / "b.tar").write_bytes(tar_bytes(ms[:2] + [("s9.png", ms[0][1]),
+                                                         ("s9.boxes.json", b"[[1, 2, 3]]")]))
+    src = stoker.Shards([str(tmp_path / "b.tar")], fields=fields)
+    with pytest.raises(stoker.StokerError, match=r"s9.*field 'boxes': box 0 of the JSON member"):
+        list(stoker.Loader(src, batch_size=2, collate="list"))

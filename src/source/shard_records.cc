@@ -1,8 +1,11 @@
 // Copyright 2026 The stoker Authors.
 #include "source/shard_records.h"
 
+#include <cstring>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "source/npy.h"
 #include "source/npy_records.h"
@@ -77,7 +80,9 @@ Status ApplyTarget(const ShardField& f, FieldKind kind, FieldSpec* spec) {
       }
       return Status::OK();
     case TargetRole::kBoxes:
-      if (kind != FieldKind::kArray) return fail("boxes are a .npy member");
+      if (kind != FieldKind::kArray && kind != FieldKind::kJson) {
+        return fail("boxes are a .npy or a .json member");
+      }
       if (f.declared && (f.dtype != ElemType::kFloat32 || f.shape.size() != 2 ||
                          f.shape[1] != 4)) {
         return fail("boxes are float32 [N, 4]");
@@ -100,6 +105,46 @@ Status ApplyTarget(const ShardField& f, FieldKind kind, FieldSpec* spec) {
     case TargetRole::kNone:
       break;
   }
+  return Status::OK();
+}
+
+bool IsNpy(const uint8_t* data, size_t size) {
+  return size >= 6 && std::memcmp(data, "\x93NUMPY", 6) == 0;
+}
+
+// A JSON list of boxes, each a list of 4 numbers, into `storage` as float32
+// [N, 4], described by `v`.
+Status JsonBoxes(const uint8_t* data, size_t size, std::vector<uint8_t>* storage,
+                 FieldValue* v) {
+  const nlohmann::json doc = nlohmann::json::parse(data, data + size, nullptr,
+                                                   /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_array()) {
+    return InvalidArgumentError("a boxes member is a .npy array or a JSON list of "
+                                "[x, y, w, h]-style lists of 4 numbers");
+  }
+  storage->resize(doc.size() * 4 * sizeof(float));
+  float* out = reinterpret_cast<float*>(storage->data());
+  for (size_t i = 0; i < doc.size(); ++i) {
+    const nlohmann::json& box = doc[i];
+    if (!box.is_array() || box.size() != 4) {
+      return InvalidArgumentError("box " + std::to_string(i) + " of the JSON member is not "
+                                  "a list of 4 numbers");
+    }
+    for (size_t c = 0; c < 4; ++c) {
+      if (!box[c].is_number()) {
+        return InvalidArgumentError("box " + std::to_string(i) + " of the JSON member is "
+                                    "not a list of 4 numbers");
+      }
+      out[i * 4 + c] = static_cast<float>(box[c].get<double>());
+    }
+  }
+  static const uint64_t kEmpty = 0;
+  v->data = doc.empty() ? reinterpret_cast<const uint8_t*>(&kEmpty) : storage->data();
+  v->size = storage->size();
+  v->dtype = ElemType::kFloat32;
+  v->ndim = 2;
+  v->dims[0] = static_cast<int64_t>(doc.size());
+  v->dims[1] = 4;
   return Status::OK();
 }
 
@@ -240,6 +285,13 @@ Status FillShardRecord(const Schema& schema, const uint8_t* bytes, const size_t*
     };
     switch (spec.kind) {
       case FieldKind::kArray: {
+        if (spec.target == TargetRole::kBoxes && !IsNpy(v.data, v.size)) {
+          // Boxes in a JSON member: [[a, b, c, d], ...] -> float32 [N, 4].
+          scratch->field_bytes.resize(nf);
+          Status st = JsonBoxes(v.data, v.size, &scratch->field_bytes[f], &v);
+          if (!st.ok()) return fail(st.message());
+          break;
+        }
         NpyHeader h;
         Status st = ParseNpyHeader(v.data, v.size, &h);
         if (!st.ok()) return fail("not a .npy array: " + st.message());
