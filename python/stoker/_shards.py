@@ -100,7 +100,8 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, la
         image decoded as stored to one channel, palette PNGs to their indices; or a
         ``.npy`` label map; ``"ignore_index"``: its padding value, 255),
         ``{"ext": "boxes.npy", "target": "boxes", "format": "xywh"}`` (float32 [N, 4],
-        ``"format"`` xyxy (default), xywh or cxcywh), ``{"ext": "labels.npy", "target":
+        ``"format"`` xyxy (default), xywh or cxcywh; a ``.json`` member holding a list of
+        4-number lists is read as float32 too), ``{"ext": "labels.npy", "target":
         "per_box"}`` (rows that follow the boxes field, ``"follows"``: its name, default
         ``"boxes"``), ``"keypoints"``. ``stoker convert --masks`` / ``--coco`` writes such
         shards. A Loader then yields

@@ -185,7 +185,8 @@ def test_help_describes_the_options():
     r = subprocess.run([stoker_cli(), "convert", "--help"], capture_output=True, text=True)
     assert r.returncode == 0
     for opt in ("--shard-size", "--samples-per-shard", "--resize", "--quality", "--compress",
-                "--threads", "--overwrite", "--json"):
+                "--threads", "--overwrite", "--json", "--masks", "--mask-suffix", "--coco",
+                "--coco-masks", "--drop-empty"):
         assert opt in r.stdout
 
 
