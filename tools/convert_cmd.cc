@@ -27,6 +27,8 @@ struct ConvertCommand : Command {
   int Run() override;
   std::string src, dest, labels, layout, images = "images", prefix = "shard", shard_size = "1GB", compress = "none";
   std::vector<std::string> fields;  // --field NAME=EXT[;EXT...] (tar shards: records)
+  std::string masks, image_suffix, mask_suffix, coco, coco_masks;  // targets' sources
+  bool drop_empty = false;
   int64_t samples_per_shard = 0;
   int resize = 0, quality = 90, subsampling = 444, threads = 0;
   bool overwrite = false, json = false, progress = true;
@@ -110,6 +112,23 @@ std::unique_ptr<Command> AddConvertCommand(CLI::App* app) {
                 "tar shards source: a record field NAME=EXT[;EXT...] (repeat it: --field image=jpg "
                 "--field caption=txt); each field is written as KEY.NAME.<ext of its kind> "
                 "(the image as KEY.<format>, the label as KEY.cls)");
+  s->add_option("--masks", c->masks,
+                "image directory source: pair its images with the masks in MASKS by file stem "
+                "(SegmentationFolder); each mask is written as KEY.mask.<its format>");
+  s->add_option("--image-suffix", c->image_suffix,
+                "with --masks: the end of an image's stem that is not its key (Cityscapes: "
+                "_leftImg8bit)");
+  s->add_option("--mask-suffix", c->mask_suffix,
+                "with --masks: the end of a mask's stem that is not its key (Cityscapes: "
+                "_gtFine_labelIds)");
+  s->add_option("--coco", c->coco,
+                "image directory source: COCO instances annotations (.json) over its images; "
+                "written as KEY.<image>, KEY.boxes.npy (xywh), KEY.labels.npy, "
+                "KEY.iscrowd.npy, KEY.area.npy");
+  s->add_option("--coco-masks", c->coco_masks,
+                "with --coco: none, semantic (KEY.mask.npy) or instances (KEY.masks.npy)")
+      ->check(CLI::IsMember({"none", "semantic", "instances"}));
+  s->add_flag("--drop-empty", c->drop_empty, "with --coco: leave out images without annotations");
   s->add_option("--layout", c->layout, ".npy source: NHWC or NCHW (default: from the shape)")
       ->check(CLI::IsMember({"NHWC", "NCHW"}));
   s->add_flag("--overwrite", c->overwrite,
@@ -147,6 +166,12 @@ int ConvertCommand::Run() {
   so.images = c.images;
   so.layout = c.layout;
   so.fields = c.fields;
+  so.masks = c.masks;
+  so.image_suffix = c.image_suffix;
+  so.mask_suffix = c.mask_suffix;
+  so.coco = c.coco;
+  so.coco_masks = c.coco_masks;
+  so.drop_empty = c.drop_empty;
   auto source = OpenSourceFromPath(c.src, so);
   if (!source.ok()) return fail(source.status());
   const bool bar = c.progress && ::isatty(2);

@@ -42,6 +42,32 @@ StatusOr<std::shared_ptr<Source>> OpenSourceFromPath(const std::string& path,
   if (!o.fields.empty()) {
     return InvalidArgumentError("--field is for tar shards (records: NAME=EXT[;EXT...])");
   }
+  if (!o.masks.empty() && !o.coco.empty()) {
+    return InvalidArgumentError("--masks (segmentation pairs) and --coco (COCO annotations) "
+                                "are two sources: give one");
+  }
+  if (!o.masks.empty()) {
+    SegmentationFolderOptions so;
+    so.image_suffix = o.image_suffix;
+    so.mask_suffix = o.mask_suffix;
+    STOKER_ASSIGN_OR_RETURN(std::shared_ptr<SegmentationFolder> s,
+                            SegmentationFolder::Open(path, o.masks, so));
+    return std::shared_ptr<Source>(s);
+  }
+  if (!o.coco.empty()) {
+    CocoOptions co;
+    co.drop_empty = o.drop_empty;
+    if (o.coco_masks == "semantic") {
+      co.masks = CocoOptions::Masks::kSemantic;
+    } else if (o.coco_masks == "instances") {
+      co.masks = CocoOptions::Masks::kInstances;
+    } else if (!o.coco_masks.empty() && o.coco_masks != "none") {
+      return InvalidArgumentError("--coco-masks '" + o.coco_masks +
+                                  "': expected none, semantic or instances");
+    }
+    STOKER_ASSIGN_OR_RETURN(std::shared_ptr<CocoSource> s, CocoSource::Open(path, o.coco, co));
+    return std::shared_ptr<Source>(s);
+  }
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return NotFoundError(path + ": no such file or directory");
   if (S_ISDIR(st.st_mode)) {

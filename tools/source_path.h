@@ -2,7 +2,9 @@
 //
 // OpenSourceFromPath: the one place where a CLI verb turns a path into a
 // Source (`stoker convert`, `stoker stats`):
-//  - a directory: an image folder (DIR/<class>/<image>);
+//  - a directory: an image folder (DIR/<class>/<image>); with `masks`, a
+//    SegmentationFolder of DIR's images and the masks; with `coco`, the
+//    COCO annotations over DIR's images;
 //  - FILE.npy: an images array (labels from `labels`, layout from `layout`);
 //  - FILE.h5 / FILE.hdf5: the `images` and `labels` datasets;
 //  - tar shards: a path or pattern ending in .tar, .tar.gz, .tgz or .tar.zst
@@ -32,6 +34,12 @@ struct SourcePathOptions {
   std::string layout;             // .npy: NHWC or NCHW ("" from the shape)
   // Tar shards: records, "NAME=EXT;EXT" each (Shards' fields=); empty: image + label.
   std::vector<std::string> fields;
+  // A directory with `masks`: SegmentationFolder(path, masks) with these
+  // suffixes; with `coco` (an annotations .json): Coco(path, coco) with
+  // masks "" (none), "semantic" or "instances" and drop_empty.
+  std::string masks, image_suffix, mask_suffix;
+  std::string coco, coco_masks;
+  bool drop_empty = false;
 };
 
 StatusOr<std::shared_ptr<Source>> OpenSourceFromPath(const std::string& path,

@@ -13,7 +13,11 @@
 // bin (bytes), cls (labels), which webdataset's decoders and
 // Shards(fields={NAME: "NAME.npy", ...}) read back. No image member when the
 // record has no image; a second image field or a name outside
-// [A-Za-z0-9_-] is refused before anything is written.
+// [A-Za-z0-9_-] is refused before anything is written. A mask image field
+// (target kMask: SegmentationFolder's "mask") is written as its encoded bytes,
+// KEY.NAME.<ext of its content> ("a.mask.png"); Coco's boxes, labels,
+// iscrowd, area and semantic mask are arrays: KEY.boxes.npy, ... Sources with
+// target fields (masks, boxes) refuse `resize`: the targets would not follow.
 //
 // The image member:
 //  - without `resize`: the source's encoded bytes as they are (no decode,
@@ -27,7 +31,8 @@
 //  - raw-pixel sources (npy, HDF5 pixel datasets) are always encoded as JPEG
 //    (resized first when `resize` asks for it).
 //
-// Keys: the base name of the sample's name without an image extension
+// Keys: the base name of the sample's name (a note after it in parentheses,
+// "a.png (mask m/a.png)", left out) without an image extension
 // (one of ImageFolder's, any case), every character outside [A-Za-z0-9_-]
 // replaced by '_' (so no dots): "n01440764/n01440764_10026.JPEG" gives
 // "n01440764_10026". A key already used in this conversion gets "_" and the

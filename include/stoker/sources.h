@@ -136,6 +136,80 @@ class Hdf5Source : public RandomAccessSource {
   virtual bool is_open() const = 0;
 };
 
+// Segmentation pairs: images_dir and masks_dir walked recursively (as
+// ImageFolder walks a class: symbolic links followed, image extensions in any
+// case), each image paired with the mask of the same key: its path relative
+// to its folder without the extension (and without `image_suffix` /
+// `mask_suffix` at the end of the stem, when given: Cityscapes'
+// "_leftImg8bit" / "_gtFine_labelIds"; with a suffix, only files whose stem
+// ends with it are taken on that side). Samples in key order (byte order).
+// Fields: "image" (the primary image, RGB) and "mask" (an image field decoded
+// as stored, target kMask: one channel, uint8 or uint16; palette PNGs, as
+// VOC's, give their palette indices; an RGB mask is an error of its sample
+// naming the file). Open fails (InvalidArgument) when a key has no partner on
+// either side, naming the first ones and the count of each, when two files
+// of one folder share a key, or when there are no pairs.
+struct SegmentationFolderOptions {
+  std::string image_suffix;
+  std::string mask_suffix;
+};
+
+class SegmentationFolder : public RandomAccessSource {
+ public:
+  static StatusOr<std::shared_ptr<SegmentationFolder>> Open(
+      const std::string& images_dir, const std::string& masks_dir,
+      const SegmentationFolderOptions& options = {});
+  virtual std::string ImagePath(int64_t index) const = 0;
+  virtual std::string MaskPath(int64_t index) const = 0;
+};
+
+// COCO instances annotations (the "images", "annotations", "categories" of a
+// JSON file such as instances_train2017.json) over the image files in
+// images_dir (joined with each image's file_name). Samples are the images in
+// order of their id (torchvision's CocoDetection order), each with the
+// annotations listing its image_id in file order. Fields:
+//  - "image": the primary image (RGB);
+//  - "boxes": float32 [N, 4], the annotations' "bbox" as stored (xywh,
+//    pixels), target kBoxes, format kXYWH;
+//  - "labels": int64 [N], the category mapped to 0..K-1 in sorted category
+//    id order (category_ids()), target kPerBox following "boxes";
+//  - "iscrowd": int64 [N] and "area": float32 [N], kPerBox following "boxes";
+//  - with masks kSemantic, "mask": uint8 [H, W] (uint16 when the labels or
+//    ignore_index need it), target kMask: 0 background, label + 1 where one
+//    annotation covers the pixel, ignore_index where a crowd annotation or
+//    more than one annotation covers it (torchvision's segmentation
+//    reference, crowds ignored too);
+//  - with masks kInstances, "masks": uint8 [N, H, W] of 0/1, one per
+//    annotation (crowds included), kPerBox following "boxes".
+// Segmentations are polygons (rasterised as pycocotools does:
+// source/coco_masks.h) or RLE, uncompressed or compressed; read only when
+// masks are asked for. Images without annotations are samples with N = 0
+// unless drop_empty. Open fails (InvalidArgument naming the image or
+// annotation id) on: an image without file_name or id, a duplicate image id,
+// an annotation of an unknown image or category, a bbox that is not 4
+// numbers or has a negative width or height, and (with masks) a
+// segmentation that does not fit its image. A missing image file is an error
+// of its sample when read (IoError naming the path), so on_error="skip"
+// counts and skips it; Open does not stat every file.
+struct CocoOptions {
+  bool drop_empty = false;
+  enum class Masks { kNone, kSemantic, kInstances };
+  Masks masks = Masks::kNone;
+  int64_t ignore_index = 255;
+};
+
+class CocoSource : public RandomAccessSource {
+ public:
+  static StatusOr<std::shared_ptr<CocoSource>> Open(const std::string& images_dir,
+                                                    const std::string& annotations_json,
+                                                    const CocoOptions& options = {});
+  // COCO category id of each label 0..K-1 (sorted ids); classes() gives
+  // their names.
+  virtual std::vector<int64_t> category_ids() const = 0;
+  virtual int64_t image_id(int64_t index) const = 0;
+  virtual std::string Path(int64_t index) const = 0;
+};
+
 // Whether this build reads HDF5 (CMake option STOKER_WITH_HDF5, default on). Without
 // it, Hdf5Source::Open returns Unimplemented saying that stoker was built without HDF5.
 bool BuiltWithHdf5();
@@ -174,6 +248,18 @@ struct ShardField {
   // A non-primary field in kRGB is decoded to 8-bit RGB, untransformed.
   bool mode_set = false;
   ImageMode mode = ImageMode::kNative;
+  // A target that follows the image (stoker/record.h): kMask on an image
+  // field (decoded as stored to one channel, palette PNGs to their indices;
+  // never the primary image) or a .npy field (uint8/uint16 [H, W] when
+  // declared); kBoxes on a .npy or a .json field (float32 [N, 4] in
+  // `box_format`: declared so when not declared; a JSON member is a list of
+  // lists of 4 numbers, read as float32); kPerBox on a .npy field, its rows
+  // following the kBoxes field `follows` names ("" : "boxes"); kKeypoints on
+  // a .npy field. `ignore_index`: a mask's padding value.
+  TargetRole target = TargetRole::kNone;
+  BoxFormat box_format = BoxFormat::kXYXY;
+  int64_t ignore_index = 255;
+  std::string follows;
 };
 
 // The kind a member extension decodes to (the last dot-separated part of it

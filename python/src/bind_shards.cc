@@ -28,7 +28,8 @@ void RegisterShards(py::module_& m) {
          int64_t cache_bytes, bool verify, const std::string& ca_file,
          const std::string& endpoint_url, int64_t length,
          const std::vector<std::tuple<std::string, std::string, std::string,
-                                      std::vector<int64_t>, std::string>>& fields) {
+                                      std::vector<int64_t>, std::string,
+                                      std::map<std::string, std::string>>>& fields) {
         ShardOptions o;
         o.patterns = patterns;
         for (const auto& f : fields) {
@@ -54,6 +55,27 @@ void RegisterShards(py::module_& m) {
             }
             field.mode_set = true;
             field.mode = image_mode == "native" ? ImageMode::kNative : ImageMode::kRGB;
+          }
+          // Targets: {"target": "mask"|"boxes"|"per_box"|"keypoints", "format": "xyxy",
+          // "follows": "boxes", "ignore_index": "255"}, checked by _shards.py.
+          for (const auto& [key, value] : std::get<5>(f)) {
+            auto bad = [&, k = key](const Status& s) {
+              throw py::value_error("Shards: fields['" + field.name + "']: " + k + ": " +
+                                    s.message());
+            };
+            if (key == "target") {
+              auto t = ParseTargetRole(value);
+              if (!t.ok()) bad(t.status());
+              field.target = t.value();
+            } else if (key == "format") {
+              auto b = ParseBoxFormat(value);
+              if (!b.ok()) bad(b.status());
+              field.box_format = b.value();
+            } else if (key == "follows") {
+              field.follows = value;
+            } else if (key == "ignore_index") {
+              field.ignore_index = std::stoll(value);
+            }
           }
           o.spec.fields.push_back(std::move(field));
         }
@@ -85,7 +107,8 @@ void RegisterShards(py::module_& m) {
       py::arg("max_attempts"), py::arg("backoff_ms"), py::arg("cache_bytes"), py::arg("verify"),
       py::arg("ca_file"), py::arg("endpoint_url"), py::arg("length") = 0,
       py::arg("fields") =
-          std::vector<std::tuple<std::string, std::string, std::string, std::vector<int64_t>>>());
+          std::vector<std::tuple<std::string, std::string, std::string, std::vector<int64_t>,
+                                 std::string, std::map<std::string, std::string>>>());
 }
 
 }  // namespace stoker::python

@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,24 @@ void RegisterSources(py::module_& m) {
             return d;
           },
           "The fields of every sample (records): name -> description, in order.")
+      .def_property_readonly(
+          "targets",
+          [](const Source& s) {
+            py::dict d;
+            for (const FieldSpec& f : s.schema().fields) {
+              if (f.target == TargetRole::kNone) continue;
+              py::dict t;
+              t["target"] = TargetRoleName(f.target);
+              if (f.target == TargetRole::kBoxes) t["format"] = BoxFormatName(f.box_format);
+              if (f.target == TargetRole::kMask) t["ignore_index"] = f.ignore_index;
+              if (f.target == TargetRole::kPerBox) t["follows"] = f.follows;
+              d[py::str(f.name)] = t;
+            }
+            return d;
+          },
+          "The fields that follow the image (masks, boxes and their per-box rows): name ->\n"
+          "{'target': 'mask' | 'boxes' | 'per_box', 'format' (boxes), 'ignore_index'\n"
+          "(masks), 'follows' (per-box rows)}.")
       .def_property_readonly(
           "records", [](const Source& s) { return !s.schema().IsImageLabel(); },
           "Whether batches are records (dicts of fields) rather than (images, labels).");
@@ -124,6 +143,103 @@ void RegisterSources(py::module_& m) {
         return py::make_tuple(
             py::bytes(reinterpret_cast<const char*>(data.bytes), data.size), data.label);
       }, py::arg("index"), "(encoded image bytes, label) of image `index`.");
+
+  py::class_<SegmentationFolder, Source, std::shared_ptr<SegmentationFolder>>(
+      m, "SegmentationFolder",
+      "Images and their segmentation masks (label maps), paired by file stem: VOC, ADE20K and\n"
+      "Cityscapes layouts. Both folders are walked recursively; an image's key is its path\n"
+      "relative to images_dir without the extension (and without image_suffix at the end of\n"
+      "the stem), a mask's likewise with mask_suffix (Cityscapes: image_suffix=\n"
+      "\"_leftImg8bit\", mask_suffix=\"_gtFine_labelIds\"; with a suffix only the files\n"
+      "whose stem ends with it are taken). Samples in key order. Fields: \"image\" (RGB,\n"
+      "the image the transforms apply to) and \"mask\" (target 'mask': decoded as stored to\n"
+      "one channel, uint8 or uint16 [H, W, 1]; palette PNGs give their indices; an RGB mask\n"
+      "is an error of its sample naming the file). Raises StokerError naming the keys\n"
+      "without a partner on either side (the first five and the count).")
+      .def(py::init([](const py::object& images_dir, const py::object& masks_dir,
+                       const std::string& image_suffix, const std::string& mask_suffix) {
+             SegmentationFolderOptions o;
+             o.image_suffix = image_suffix;
+             o.mask_suffix = mask_suffix;
+             const std::string images = FsPath(images_dir), masks = FsPath(masks_dir);
+             StatusOr<std::shared_ptr<SegmentationFolder>> f = [&] {
+               py::gil_scoped_release release;
+               return SegmentationFolder::Open(images, masks, o);
+             }();
+             return Unwrap(std::move(f));
+           }),
+           py::arg("images_dir"), py::arg("masks_dir"), py::arg("image_suffix") = "",
+           py::arg("mask_suffix") = "")
+      .def("image_path", [](const SegmentationFolder& f, int64_t i) {
+             return FsDecode(f.ImagePath(i)); }, py::arg("index"), "The image of sample `index`.")
+      .def("mask_path", [](const SegmentationFolder& f, int64_t i) {
+             return FsDecode(f.MaskPath(i)); }, py::arg("index"), "The mask of sample `index`.");
+
+  py::class_<CocoSource, Source, std::shared_ptr<CocoSource>>(
+      m, "Coco",
+      "COCO instances annotations (instances_*.json) over the images in images_dir: one sample\n"
+      "per image, in image id order. Fields: \"image\" (RGB, transformed), \"boxes\" float32\n"
+      "[N, 4] (bbox as stored: xywh pixels; target 'boxes', format 'xywh'), \"labels\" int64\n"
+      "[N] (category ids mapped to 0..K-1 in sorted id order: category_ids[label] is the COCO\n"
+      "id, classes[label] its name), \"iscrowd\" int64 [N], \"area\" float32 [N] (per-box\n"
+      "rows following \"boxes\"). masks=\"semantic\" adds \"mask\" uint8 [H, W] (uint16 when\n"
+      "needed): 0 background, label + 1 where one annotation covers the pixel, ignore_index\n"
+      "where a crowd or more than one annotation does; masks=\"instances\" adds \"masks\"\n"
+      "uint8 [N, H, W] of 0/1 (per-box rows). Polygons are rasterised by pycocotools' rule\n"
+      "(a pixel whose centre is inside), RLE (list or compressed string) decoded.\n"
+      "drop_empty=True leaves out images without annotations. Raises StokerError naming the\n"
+      "image or annotation id for a missing file_name, an annotation of an unknown image or\n"
+      "category, or a box of negative width or height; a missing image file is an error of\n"
+      "its sample when read (skipped and counted under on_error=\"skip\").")
+      .def(py::init([](const py::object& images_dir, const py::object& annotations,
+                       bool drop_empty, const std::optional<std::string>& masks,
+                       int64_t ignore_index) {
+             CocoOptions o;
+             o.drop_empty = drop_empty;
+             o.ignore_index = ignore_index;
+             if (!masks.has_value()) {
+               o.masks = CocoOptions::Masks::kNone;
+             } else if (*masks == "semantic") {
+               o.masks = CocoOptions::Masks::kSemantic;
+             } else if (*masks == "instances") {
+               o.masks = CocoOptions::Masks::kInstances;
+             } else {
+               throw py::value_error("Coco: masks='" + *masks +
+                                     "' (expected None, 'semantic' or 'instances')");
+             }
+             const std::string dir = FsPath(images_dir), json = FsPath(annotations);
+             StatusOr<std::shared_ptr<CocoSource>> c = [&] {
+               py::gil_scoped_release release;
+               return CocoSource::Open(dir, json, o);
+             }();
+             return Unwrap(std::move(c));
+           }),
+           py::arg("images_dir"), py::arg("annotations"), py::arg("drop_empty") = false,
+           py::arg("masks") = py::none(), py::arg("ignore_index") = 255)
+      .def_property_readonly("category_ids", &CocoSource::category_ids,
+                             "The COCO category id of each label 0..K-1 (sorted ids).")
+      .def_property_readonly(
+          "categories",
+          [](const CocoSource& c) {
+            py::dict d;
+            const std::vector<int64_t> ids = c.category_ids();
+            const std::vector<std::string> names = c.classes();
+            for (size_t k = 0; k < ids.size(); ++k) {
+              d[py::int_(k)] = py::make_tuple(ids[k], FsDecode(names[k]));
+            }
+            return d;
+          },
+          "label -> (COCO category id, name).")
+      .def_property_readonly(
+          "image_ids",
+          [](const CocoSource& c) {
+            std::vector<int64_t> ids;
+            for (int64_t i = 0; i < c.size(); ++i) ids.push_back(c.image_id(i));
+            return ids;
+          },
+          "The COCO image id of each sample.")
+      .def("path", [](const CocoSource& c, int64_t i) { return FsDecode(c.Path(i)); },
+           py::arg("index"), "The image file of sample `index`.");
 
   py::class_<SamplerSpec>(m, "SamplerSpec")
       .def(py::init<>())

@@ -15,11 +15,15 @@ straight into its slot of a pooled batch buffer.
             ...
 """
 
-from stoker._C import HDF5, ImageFolder, Mix, Npy, StokerError
+from stoker._C import Coco, HDF5, ImageFolder, Mix, Npy, SegmentationFolder, StokerError
 from stoker import _sources
 _sources.guard_class(ImageFolder, ("root",))
 _sources.guard_class(Npy, ("images", "labels", "layout"))
 _sources.guard_class(HDF5, ("path", "images", "labels", "fields"))
+_sources.guard_class(SegmentationFolder, ("images_dir", "masks_dir", "image_suffix",
+                                          "mask_suffix"), max_positional=2)
+_sources.guard_class(Coco, ("images_dir", "annotations", "drop_empty", "masks", "ignore_index"),
+                     max_positional=2)
 from stoker._device import DeviceAugment
 from stoker._loader import Loader, diagnose
 from stoker._monitor import DriftWarning, Monitor
@@ -38,6 +42,7 @@ __all__ = [
     "MixUp",
     "RandomChoice",
     "ClassBalanced",
+    "Coco",
     "DeviceAugment",
     "DriftWarning",
     "HDF5",
@@ -49,6 +54,7 @@ __all__ = [
     "diagnose",
     "detection_targets",
     "Npy",
+    "SegmentationFolder",
     "Shards",
     "StokerError",
     "Subset",

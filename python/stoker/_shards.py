@@ -95,7 +95,16 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, la
         or shape is an error of its sample naming the field. A dimension given as ``None``
         (or -1) varies from member to member: the field is then a list per batch (padded
         under ``Loader(collate="pad")``), its dtype and number of dimensions still checked
-        per sample. A Loader then yields
+        per sample. Targets that follow the image (README "Segmentation", "Detection")
+        are declared with ``"target"``: ``{"ext": "mask.png", "target": "mask"}`` (an
+        image decoded as stored to one channel, palette PNGs to their indices; or a
+        ``.npy`` label map; ``"ignore_index"``: its padding value, 255),
+        ``{"ext": "boxes.npy", "target": "boxes", "format": "xywh"}`` (float32 [N, 4],
+        ``"format"`` xyxy (default), xywh or cxcywh; a ``.json`` member holding a list of
+        4-number lists is read as float32 too), ``{"ext": "labels.npy", "target":
+        "per_box"}`` (rows that follow the boxes field, ``"follows"``: its name, default
+        ``"boxes"``), ``"keypoints"``. ``stoker convert --masks`` / ``--coco`` writes such
+        shards. A Loader then yields
         dict batches: ``batch["image"]`` the usual image tensor,
         ``batch["label"]`` (a label field named so, else the first) an int64 tensor, other
         label fields int64 tensors, and text, json, bytes and undeclared ``.npy`` fields
@@ -125,7 +134,8 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, la
 
 
 def _field_list(fields, image, label):
-    """Shards(fields=) as [(name, "ext;ext", dtype, shape, mode)], checked; [] without fields."""
+    """Shards(fields=) as [(name, "ext;ext", dtype, shape, mode, {target keys})], checked;
+    [] without fields."""
     if fields is None:
         return []
     if image != IMAGE_EXTENSIONS or label != "cls":
@@ -138,13 +148,15 @@ def _field_list(fields, image, label):
     for name, exts in fields.items():
         if not isinstance(name, str) or not name:
             raise TypeError(f"Shards: fields: a field name must be a non-empty str, got {name!r}")
-        dtype, shape, mode = "", [], ""
+        dtype, shape, mode, target = "", [], "", {}
         if isinstance(exts, Mapping):  # {"ext": "npy", "dtype": "float32", "shape": (512,)}
-            unknown = set(exts) - {"ext", "dtype", "shape", "mode"}
+            unknown = set(exts) - {"ext", "dtype", "shape", "mode", *_TARGET_KEYS}
             if unknown or "ext" not in exts or ("dtype" in exts) != ("shape" in exts):
                 raise ValueError(f"Shards: fields[{name!r}] as a dict takes \"ext\" and, for "
                                  f".npy and image members, both \"dtype\" and \"shape\", "
-                                 f"for image members \"mode\"; got {exts!r}")
+                                 f"for image members \"mode\", for targets \"target\", "
+                                 f"\"format\", \"follows\", \"ignore_index\"; got {exts!r}")
+            target = _target_options(name, exts)
             if "mode" in exts:
                 mode = exts["mode"]
                 if mode not in ("native", "rgb"):
@@ -176,7 +188,45 @@ def _field_list(fields, image, label):
                             f"list of str, got {exts!r}")
         if not parts or any(";" in e for e in parts):
             raise ValueError(f"Shards: fields[{name!r}] names no member extension: {exts!r}")
-        out.append((name, ";".join(parts), dtype, shape, mode))
+        out.append((name, ";".join(parts), dtype, shape, mode, target))
+    return out
+
+
+_TARGET_KEYS = ("target", "format", "follows", "ignore_index")
+
+
+def _target_options(name, spec):
+    """fields[name]'s target keys as {key: str}, checked: "target" is one of mask, boxes,
+    per_box, keypoints; "format" (boxes) xyxy, xywh or cxcywh; "follows" (per_box) the
+    boxes field's name; "ignore_index" (mask) an int in 0..65535."""
+    out = {}
+    if not any(k in spec for k in _TARGET_KEYS):
+        return out
+    target = spec.get("target")
+    if target not in ("mask", "boxes", "per_box", "keypoints"):
+        raise ValueError(f"Shards: fields[{name!r}]: target must be \"mask\", \"boxes\", "
+                         f"\"per_box\" or \"keypoints\", got {target!r}")
+    out["target"] = target
+    allowed = {"mask": ("ignore_index",), "boxes": ("format",), "per_box": ("follows",),
+               "keypoints": ()}[target]
+    for key in _TARGET_KEYS[1:]:
+        if key not in spec:
+            continue
+        if key not in allowed:
+            raise ValueError(f"Shards: fields[{name!r}]: {key!r} does not apply to target "
+                             f"{target!r}")
+        value = spec[key]
+        if key == "format" and value not in ("xyxy", "xywh", "cxcywh"):
+            raise ValueError(f"Shards: fields[{name!r}]: format must be \"xyxy\", \"xywh\" "
+                             f"or \"cxcywh\", got {value!r}")
+        if key == "follows" and (not isinstance(value, str) or not value):
+            raise TypeError(f"Shards: fields[{name!r}]: follows must be a field name, got "
+                            f"{value!r}")
+        if key == "ignore_index" and (isinstance(value, bool) or not isinstance(value, int)
+                                      or not 0 <= value <= 65535):
+            raise ValueError(f"Shards: fields[{name!r}]: ignore_index must be an int in "
+                             f"0..65535, got {value!r}")
+        out[key] = str(value)
     return out
 
 

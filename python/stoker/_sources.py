@@ -55,6 +55,8 @@ def refuse_misplaced(name: str, params, func, is_method: bool = False,
     return checked
 
 
-def guard_class(cls, params) -> None:
-    """Installs refuse_misplaced on a binding class's __init__."""
-    cls.__init__ = refuse_misplaced(cls.__name__, tuple(params), cls.__init__, is_method=True)
+def guard_class(cls, params, max_positional: int = -1) -> None:
+    """Installs refuse_misplaced on a binding class's __init__ (at most `max_positional`
+    positional arguments when given: the rest keyword-only)."""
+    cls.__init__ = refuse_misplaced(cls.__name__, tuple(params), cls.__init__, is_method=True,
+                                    max_positional=max_positional)

@@ -185,7 +185,8 @@ def test_help_describes_the_options():
     r = subprocess.run([stoker_cli(), "convert", "--help"], capture_output=True, text=True)
     assert r.returncode == 0
     for opt in ("--shard-size", "--samples-per-shard", "--resize", "--quality", "--compress",
-                "--threads", "--overwrite", "--json"):
+                "--threads", "--overwrite", "--json", "--masks", "--mask-suffix", "--coco",
+                "--coco-masks", "--drop-empty"):
         assert opt in r.stdout
 
 
@@ -335,3 +336,139 @@ def test_webdataset_reads_converted_record_shards(tmp_path):
         assert s["caption.txt"] == f"caption {i} \u00fc"
         assert s["meta.json"] == {"i": i, "tags": ["a", str(i)]}
         assert s["emb.npy"].dtype == np.float32 and np.array_equal(s["emb.npy"], embs[i])
+
+
+def _targets_data(root):
+    """A SegmentationFolder (grey and palette masks) and a COCO file over the same images."""
+    (root / "img").mkdir(parents=True)
+    (root / "ann").mkdir()
+    rng = np.random.default_rng(5)
+    anns = []
+    images = []
+    for i in range(5):
+        w, h = 20 + 2 * i, 16
+        save_png(photo(w, h, 40 + i), root / "img" / f"p{i}.png")
+        m = Image.fromarray(rng.integers(0, 30, (h, w), dtype=np.uint8))
+        if i % 2:
+            m = m.convert("P")
+        m.save(root / "ann" / f"p{i}.png")
+        images.append({"id": 100 + i, "file_name": f"p{i}.png", "height": h, "width": w})
+        for j in range(i % 3):
+            anns.append({"id": 10 * i + j, "image_id": 100 + i, "category_id": 7 + j,
+                         "bbox": [1.5 * j, 2, 4.25, 3], "area": 12.75, "iscrowd": j % 2,
+                         "segmentation": [[1, 1, 8, 1, 8, 9, 1, 9]]})
+    doc = {"images": images, "annotations": anns,
+           "categories": [{"id": 7, "name": "a"}, {"id": 8, "name": "b"}]}
+    (root / "coco.json").write_text(json.dumps(doc))
+    return root
+
+
+def _all(loader):
+    got = {}
+    for batch in loader:
+        for k, v in batch.items():
+            got.setdefault(k, []).extend(np.asarray(x).copy() for x in v)
+    return got
+
+
+def test_convert_segmentation_and_coco_read_back_bit_for_bit(tmp_path):
+    """`stoker convert --masks` writes KEY.mask.<format> with the mask's bytes; `--coco`
+    writes KEY.boxes.npy, labels, iscrowd, area (and mask.npy with --coco-masks semantic).
+    Shards(fields=) with targets reads every field back equal to the source's."""
+    root = _targets_data(tmp_path / "data")
+    convert(root / "img", tmp_path / "seg", "--masks", root / "ann", "--threads", 2)
+    seg_shards = sorted(str(p) for p in (tmp_path / "seg").glob("*.tar"))
+    names = [n for n, _ in members(seg_shards)]
+    assert names[:2] == ["p0.png", "p0.mask.png"]
+    for n, data in members(seg_shards):
+        if n.endswith(".mask.png"):
+            assert data == (root / "ann" / n.replace(".mask", "")).read_bytes()
+    src = stoker.SegmentationFolder(root / "img", root / "ann")
+    back = stoker.Shards(seg_shards, fields={"image": "png",
+                                             "mask": {"ext": "mask.png", "target": "mask"}})
+    assert back.targets == {"mask": {"target": "mask", "ignore_index": 255}}
+    kw = dict(batch_size=2, dtype="uint8", collate="list")
+    want, got = _all(stoker.Loader(src, **kw)), _all(stoker.Loader(back, **kw))
+    for k in ("image", "mask"):
+        assert [a.tobytes() for a in got[k]] == [a.tobytes() for a in want[k]], k
+    assert [a.shape for a in got["mask"]] == [a.shape for a in want["mask"]]
+
+    convert(root / "img", tmp_path / "coco", "--coco", root / "coco.json", "--coco-masks",
+            "semantic")
+    coco_shards = sorted(str(p) for p in (tmp_path / "coco").glob("*.tar"))
+    src = stoker.Coco(root / "img", root / "coco.json", masks="semantic")
+    back = stoker.Shards(coco_shards, fields={
+        "image": "png",
+        "boxes": {"ext": "boxes.npy", "target": "boxes", "format": "xywh"},
+        "labels": {"ext": "labels.npy", "target": "per_box"},
+        "iscrowd": {"ext": "iscrowd.npy", "target": "per_box", "follows": "boxes"},
+        "area": {"ext": "area.npy", "target": "per_box"},
+        "mask": {"ext": "mask.npy", "target": "mask"}})
+    assert back.targets == src.targets
+    want, got = _all(stoker.Loader(src, **kw)), _all(stoker.Loader(back, **kw))
+    for k in ("image", "boxes", "labels", "iscrowd", "area", "mask"):
+        assert [(a.dtype, a.shape, a.tobytes()) for a in got[k]] == \
+            [(a.dtype, a.shape, a.tobytes()) for a in want[k]], k
+    # Targets would not follow a resize: refused.
+    r = convert(root / "img", tmp_path / "no", "--coco", root / "coco.json", "--resize", 8,
+                check=False)
+    assert r.returncode != 0 and "would not follow a resized image" in r.stderr
+    with pytest.raises(ValueError, match="target must be"):
+        stoker.Shards(coco_shards, fields={"image": "png", "b": {"ext": "boxes.npy",
+                                                                 "target": "box"}})
+    with pytest.raises(ValueError, match="follow the boxes field 'boxes'"):
+        stoker.Shards(coco_shards, fields={"image": "png", "labels": {"ext": "labels.npy",
+                                                                      "target": "per_box"}})
+
+
+def test_webdataset_reads_converted_target_shards(tmp_path):
+    """webdataset itself reads the shards of `convert --masks` and `--coco`: the mask PNG
+    as Pillow decodes it (palette indices with decode("l")... as np.asarray of the file),
+    the boxes and labels .npy as written."""
+    wds = import_webdataset()
+    root = _targets_data(tmp_path / "data")
+    convert(root / "img", tmp_path / "seg", "--masks", root / "ann")
+    urls = [str(p) for p in sorted((tmp_path / "seg").glob("*.tar"))]
+    got = list(wds.WebDataset(urls, shardshuffle=False, empty_check=False))
+    assert [s["__key__"] for s in got] == [f"p{i}" for i in range(5)]
+    for i, s in enumerate(got):
+        assert s["mask.png"] == (root / "ann" / f"p{i}.png").read_bytes()
+        assert np.array_equal(np.asarray(Image.open(io.BytesIO(s["mask.png"]))),
+                              np.asarray(Image.open(root / "ann" / f"p{i}.png")))
+    convert(root / "img", tmp_path / "coco", "--coco", root / "coco.json")
+    urls = [str(p) for p in sorted((tmp_path / "coco").glob("*.tar"))]
+    doc = json.loads((root / "coco.json").read_text())
+    got = list(wds.WebDataset(urls, shardshuffle=False, empty_check=False).decode())
+    assert len(got) == 5
+    for i, s in enumerate(got):
+        anns = [a for a in doc["annotations"] if a["image_id"] == 100 + i]
+        assert s["boxes.npy"].dtype == np.float32
+        assert s["boxes.npy"].tobytes() == \
+            np.array([a["bbox"] for a in anns], np.float32).reshape(-1, 4).tobytes()
+        assert s["labels.npy"].tolist() == [a["category_id"] - 7 for a in anns]
+        assert s["iscrowd.npy"].tolist() == [a["iscrowd"] for a in anns]
+
+
+def test_shards_read_boxes_from_a_json_member(tmp_path):
+    """A boxes field may be a JSON member, a list of 4-number lists: read as float32
+    [N, 4] (an empty list is [0, 4]); anything else is an error of its sample."""
+    boxes = [[[1, 2, 3.5, 4]], [], [[0.25, 0, 10, 20], [5, 5, 1, 1]]]
+    ms = []
+    for i, b in enumerate(boxes):
+        buf = io.BytesIO()
+        Image.fromarray(photo(12, 10, i)).save(buf, format="PNG")
+        ms += [(f"s{i}.png", buf.getvalue()), (f"s{i}.boxes.json", json.dumps(b).encode())]
+    (tmp_path / "a.tar").write_bytes(tar_bytes(ms))
+    fields = {"image": "png", "boxes": {"ext": "boxes.json", "target": "boxes",
+                                        "format": "xywh"}}
+    src = stoker.Shards([str(tmp_path / "a.tar")], fields=fields)
+    assert src.targets == {"boxes": {"target": "boxes", "format": "xywh"}}
+    got = next(iter(stoker.Loader(src, batch_size=3, collate="list")))["boxes"]
+    for g, b in zip(got, boxes):
+        assert g.dtype == torch.float32 and tuple(g.shape) == (len(b), 4)
+        assert g.numpy().tobytes() == np.array(b, np.float32).reshape(-1, 4).tobytes()
+    (tmp_path / "b.tar").write_bytes(tar_bytes(ms[:2] + [("s9.png", ms[0][1]),
+                                                         ("s9.boxes.json", b"[[1, 2, 3]]")]))
+    src = stoker.Shards([str(tmp_path / "b.tar")], fields=fields)
+    with pytest.raises(stoker.StokerError, match=r"s9.*field 'boxes': box 0 of the JSON member"):
+        list(stoker.Loader(src, batch_size=2, collate="list"))

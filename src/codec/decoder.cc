@@ -495,13 +495,17 @@ class ImageDecoder::Png {
   // png_set_swap on little-endian hosts); 1/2/4-bit grey expanded to 8 bits
   // (values kept: 0..1, 0..3, 0..15 scaled to 0..255 as libpng's expansion
   // does); palette expanded to RGB, or RGBA when it has tRNS. A tRNS chunk of
-  // a grey or RGB image is not turned into a channel.
-  Status DecodeNative(NativeImage* out) {
+  // a grey or RGB image is not turned into a channel. With `palette_indices`
+  // a palette image gives its indices instead (one channel, 1/2/4-bit indices
+  // unpacked to a byte each; the palette and tRNS ignored): a label map.
+  Status DecodeNative(NativeImage* out, bool palette_indices) {
     if (png_ == nullptr) return InternalError("PNG DecodeNative() without Open()");
     if (setjmp(png_jmpbuf(png_))) return Fail();
     const int color = png_get_color_type(png_, info_);
     const int depth = png_get_bit_depth(png_, info_);
-    if (color == PNG_COLOR_TYPE_PALETTE) {
+    if (color == PNG_COLOR_TYPE_PALETTE && palette_indices) {
+      if (depth < 8) png_set_packing(png_);
+    } else if (color == PNG_COLOR_TYPE_PALETTE) {
       PadPalette(depth);
       png_set_palette_to_rgb(png_);
       if (png_get_valid(png_, info_, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(png_);
@@ -769,7 +773,8 @@ Status ImageDecoder::DecodeWhole(const DecodeRequest& req, DecodedRegion* out) {
   return Status::OK();
 }
 
-Status ImageDecoder::DecodeNative(const uint8_t* data, size_t size, NativeImage* out) {
+Status ImageDecoder::DecodeNative(const uint8_t* data, size_t size, NativeImage* out,
+                                  bool palette_indices) {
   ImageHeader h;
   STOKER_RETURN_IF_ERROR(Open(data, size, &h));
   bool handled = false;
@@ -780,7 +785,7 @@ Status ImageDecoder::DecodeNative(const uint8_t* data, size_t size, NativeImage*
       return jpeg_->DecodeGrey(out);
     case ImageFormat::kPng:
       current_ = ImageFormat::kUnknown;
-      return png_->DecodeNative(out);
+      return png_->DecodeNative(out, palette_indices);
     case ImageFormat::kWebp:
       STOKER_RETURN_IF_ERROR(codec_internal::DecodeWebpNative(data, size, options_.max_pixels,
                                                               out, &handled));

@@ -148,8 +148,11 @@ class ImageDecoder {
   //    contiguous, strips or tiles, as stored; other layouts -> Decode's RGB;
   //  - BMP, PNM: Decode's 8-bit RGB.
   // The same limits as Open/Decode apply (max_pixels, the allocation rules)
-  // before `out` grows. Errors as Open/Decode.
-  Status DecodeNative(const uint8_t* data, size_t size, NativeImage* out);
+  // before `out` grows. Errors as Open/Decode. With `palette_indices` (label
+  // maps: mask fields), a palette PNG gives its indices, one channel of
+  // uint8 (1/2/4-bit indices unpacked), instead of the colours.
+  Status DecodeNative(const uint8_t* data, size_t size, NativeImage* out,
+                      bool palette_indices = false);
   // The whole image as Decode gives it (8-bit RGB, Pillow's convert("RGB")),
   // into `out` (3 channels).
   Status DecodeRgb(const uint8_t* data, size_t size, NativeImage* out);

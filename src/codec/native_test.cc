@@ -9,6 +9,7 @@
 #include <tiffio.h>
 #include <webp/encode.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -145,6 +146,32 @@ TEST(NativePngTest, PaletteWithTransparencyIsRgba) {
   ASSERT_EQ(img.bytes_per_sample, 1);
   for (int i = 0; i < w * h; ++i) {  // the colours are the RGB decode's
     for (int c = 0; c < 3; ++c) ASSERT_EQ(img.pixels[4 * i + c], expected[3 * i + c]) << i;
+  }
+}
+
+// Label maps (mask fields): a palette PNG of 1, 2, 4 or 8 bits gives its
+// indices, one byte each, whatever its palette and tRNS say.
+TEST(NativePngTest, PaletteIndicesForLabelMaps) {
+  for (int depth : {1, 2, 4, 8}) {
+    for (bool trns : {false, true}) {
+      testing::PngSpec spec;
+      spec.color_type = 3;
+      spec.bit_depth = depth;
+      spec.trns = trns;
+      const int w = 13, h = 5;
+      const Bytes rgb = testing::MakePixels(w, h, 7);
+      Bytes expected;
+      const Bytes png = testing::EncodePng(rgb, w, h, spec, &expected);
+      ImageDecoder dec;
+      NativeImage img;
+      ASSERT_TRUE(dec.DecodeNative(png.data(), png.size(), &img, /*palette_indices=*/true).ok());
+      ASSERT_EQ(img.channels, 1) << depth;
+      ASSERT_EQ(img.bytes_per_sample, 1);
+      const int entries = std::min(16, 1 << depth);
+      for (int i = 0; i < w * h; ++i) {  // EncodePng's index: (r / 16) % entries
+        ASSERT_EQ(img.pixels[i], (rgb[3 * i] / 16) % entries) << depth << " " << i;
+      }
+    }
   }
 }
 

@@ -140,7 +140,12 @@ std::string ClassesJsonPath(const std::string& dir) {
   return (dir.empty() ? std::string(".") : dir) + "/" + kClassesJsonName;
 }
 
-std::string ShardKeyFromName(const std::string& name) {
+std::string ShardKeyFromName(const std::string& name_in) {
+  // A note after the path ("a.png (mask m/a.png)", "x.jpg (image id 7)") is
+  // not part of it.
+  std::string name = name_in;
+  const size_t note = name.find(" (");
+  if (note != std::string::npos && !name.empty() && name.back() == ')') name.resize(note);
   std::string base = name.substr(name.find_last_of('/') == std::string::npos
                                      ? 0
                                      : name.find_last_of('/') + 1);
@@ -171,7 +176,10 @@ StatusOr<std::string> RecordMemberExtension(const FieldSpec& f) {
     case FieldKind::kScalar: return f.name + ".json";
     case FieldKind::kBytes: return f.name + ".bin";
     case FieldKind::kLabel: return f.name + ".cls";
-    case FieldKind::kImage: break;
+    case FieldKind::kImage:
+      // A mask image: its encoded bytes as they are, NAME.<ext of its content>.
+      if (f.target == TargetRole::kMask) return f.name;
+      break;
   }
   return UnimplementedError("field '" + f.name + "': a second image field is not written "
                             "(one image per sample)");
@@ -241,6 +249,15 @@ StatusOr<ConvertResult> ConvertToShards(Source* source, const ConvertOptions& op
   const int image_field = schema.image();
   const int label_field = schema.label();
   std::vector<std::string> field_exts(schema.fields.size());  // "" : not a member of its own
+  if (options.resize > 0) {
+    for (const FieldSpec& f : schema.fields) {
+      if (f.target != TargetRole::kNone) {
+        return InvalidArgumentError("convert: " + source->Describe() + ": field '" + f.name +
+                                    "' is a " + TargetRoleName(f.target) + " target, which "
+                                    "would not follow a resized image: convert without resize");
+      }
+    }
+  }
   if (record) {
     for (size_t k = 0; k < schema.fields.size(); ++k) {
       if (static_cast<int>(k) == image_field || static_cast<int>(k) == label_field) continue;
@@ -322,6 +339,7 @@ StatusOr<ConvertResult> ConvertToShards(Source* source, const ConvertOptions& op
   int64_t tar_bytes = 0;
   std::string label_text;
   std::vector<std::vector<uint8_t>> field_bytes;  // records: each field's member, reused
+  std::vector<std::string> image_exts(schema.fields.size());  // a mask image's member name
   Status status;
   for (int64_t i = 0; i < n; ++i) {
     Slot& slot = slots[static_cast<size_t>(i % window)];
@@ -356,9 +374,22 @@ StatusOr<ConvertResult> ConvertToShards(Source* source, const ConvertOptions& op
       for (size_t k = 0; k < schema.fields.size() && k < static_cast<size_t>(d.num_fields);
            ++k) {
         if (field_exts[k].empty()) continue;
-        RecordMemberBytes(schema.fields[k], d.fields[k], &field_bytes[k]);
+        const FieldValue& v = d.fields[k];
+        if (schema.fields[k].kind == FieldKind::kImage) {  // a mask's encoded bytes
+          const char* ext = ImageFileExtension(v.data, v.size);
+          if (ext == nullptr) {
+            status = InvalidArgumentError(reader->Name(i) + ": field '" + schema.fields[k].name +
+                                          "': not a JPEG, PNG, WebP, TIFF, BMP or PNM image");
+            break;
+          }
+          image_exts[k] = field_exts[k] + "." + ext;
+          members.push_back({image_exts[k], v.data, v.size});
+          continue;
+        }
+        RecordMemberBytes(schema.fields[k], v, &field_bytes[k]);
         members.push_back({field_exts[k], field_bytes[k].data(), field_bytes[k].size()});
       }
+      if (!status.ok()) break;
     }
     status = writer->Add(key, members);
     if (!status.ok()) break;

@@ -164,9 +164,18 @@ Status RecordProcessor::WriteImage(const RecordFieldPlan& f, const FieldValue& v
                                    BatchBuffer* buf, int s) {
   const FieldSpec& spec = f.spec;
   if (v.raw) return UnimplementedError("raw pixels in an image field other than the primary one");
+  const bool mask = spec.target == TargetRole::kMask;
   STOKER_RETURN_IF_ERROR(spec.image_mode == ImageMode::kNative
-                             ? decoder_.DecodeNative(v.data, v.size, &image_)
+                             ? decoder_.DecodeNative(v.data, v.size, &image_, mask)
                              : decoder_.DecodeRgb(v.data, v.size, &image_));
+  if (mask && image_.channels != 1) {
+    static const char* const kLayouts[] = {"", "grey", "grey + alpha", "RGB", "RGBA"};
+    return InvalidArgumentError(
+        "a mask is a label map of one channel, this image decodes to " +
+        std::to_string(image_.channels) + " (" +
+        kLayouts[std::clamp(image_.channels, 0, 4)] +
+        "): save masks as greyscale or palette PNGs of class indices");
+  }
   const ElemType dtype = image_.bytes_per_sample == 2 ? ElemType::kUint16 : ElemType::kUint8;
   const int64_t dims[3] = {image_.height, image_.width, image_.channels};
   if ((spec.dtype_known && dtype != spec.dtype) ||

@@ -96,9 +96,28 @@ Status WalkClass(const std::string& root, const std::string& rel,
 
 }  // namespace
 
+std::string TrimTrailingSlashes(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
+Status ListImageFiles(const std::string& root, std::vector<std::string>* out) {
+  out->clear();
+  struct stat st;
+  if (::stat(root.c_str(), &st) != 0) return NotFoundError(root + ": no such directory");
+  if (!S_ISDIR(st.st_mode)) return InvalidArgumentError(root + ": not a directory");
+  std::set<std::pair<dev_t, ino_t>> seen;
+  std::vector<std::pair<std::string, std::vector<std::string>>> dirs;
+  STOKER_RETURN_IF_ERROR(WalkClass(root, ".", &seen, &dirs));
+  for (auto& [dir, files] : dirs) {
+    for (std::string& f : files) out->push_back(f.substr(2));  // "./a/b.png" -> "a/b.png"
+  }
+  std::sort(out->begin(), out->end());
+  return Status::OK();
+}
+
 StatusOr<std::shared_ptr<ImageFolder>> ImageFolder::Open(const std::string& root_in) {
-  std::string root = root_in;
-  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  const std::string root = TrimTrailingSlashes(root_in);
   struct stat st;
   if (::stat(root.c_str(), &st) != 0) {
     return NotFoundError(root + ": no such directory");

@@ -63,6 +63,15 @@ inline constexpr const char* kImageExtensions[] = {".jpg", ".jpeg", ".png", ".pp
 // True for names ending in one of kImageExtensions (any case).
 bool HasImageExtension(const std::string& name);
 
+// `dir` without trailing slashes ("/" stays "/").
+std::string TrimTrailingSlashes(std::string dir);
+
+// Every file with an image extension under `root`, walked as a class folder
+// is (recursively, symbolic links followed, loops skipped), as paths relative
+// to `root`, sorted (byte order). Errors: NotFound when root does not exist,
+// InvalidArgument when it is not a directory, IoError for an unreadable one.
+Status ListImageFiles(const std::string& root, std::vector<std::string>* out);
+
 }  // namespace stoker
 
 #endif  // STOKER_SOURCE_IMAGE_FOLDER_H_

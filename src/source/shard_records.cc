@@ -1,8 +1,11 @@
 // Copyright 2026 The stoker Authors.
 #include "source/shard_records.h"
 
+#include <cstring>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "source/npy.h"
 #include "source/npy_records.h"
@@ -44,6 +47,104 @@ Status CheckDeclaredImage(const ShardField& f) {
     return InvalidArgumentError("field '" + f.name + "': an image's shape is (height, width, "
                                 "channels) with 1 to 4 channels");
   }
+  return Status::OK();
+}
+
+// A field's target role (ShardField::target) onto its spec, checked against
+// its kind.
+Status ApplyTarget(const ShardField& f, FieldKind kind, FieldSpec* spec) {
+  spec->target = f.target;
+  spec->box_format = f.box_format;
+  spec->ignore_index = f.ignore_index;
+  if (f.target == TargetRole::kNone) return Status::OK();
+  auto fail = [&](const std::string& why) {
+    return InvalidArgumentError("field '" + f.name + "' (target \"" +
+                                TargetRoleName(f.target) + "\"): " + why);
+  };
+  if (f.ignore_index < 0 || f.ignore_index > 65535) {
+    return fail("ignore_index " + std::to_string(f.ignore_index) + " is outside 0..65535");
+  }
+  switch (f.target) {
+    case TargetRole::kMask:
+      if (kind == FieldKind::kImage) {
+        if (f.mode_set && f.mode == ImageMode::kRGB) {
+          return fail("a mask is decoded as stored (one channel), not in mode \"rgb\"");
+        }
+        spec->image_mode = ImageMode::kNative;
+        return Status::OK();
+      }
+      if (kind != FieldKind::kArray) return fail("a mask is an image or a .npy member");
+      if (f.declared && ((f.dtype != ElemType::kUint8 && f.dtype != ElemType::kUint16) ||
+                         f.shape.size() != 2)) {
+        return fail("a .npy mask is uint8 or uint16 [height, width]");
+      }
+      return Status::OK();
+    case TargetRole::kBoxes:
+      if (kind != FieldKind::kArray && kind != FieldKind::kJson) {
+        return fail("boxes are a .npy or a .json member");
+      }
+      if (f.declared && (f.dtype != ElemType::kFloat32 || f.shape.size() != 2 ||
+                         f.shape[1] != 4)) {
+        return fail("boxes are float32 [N, 4]");
+      }
+      *spec = [&] {
+        FieldSpec s = ArrayField(f.name, ElemType::kFloat32, {-1, 4});
+        s.target = f.target;
+        s.box_format = f.box_format;
+        s.ignore_index = f.ignore_index;
+        return s;
+      }();
+      return Status::OK();
+    case TargetRole::kPerBox:
+      if (kind != FieldKind::kArray) return fail("per-box rows are a .npy member");
+      spec->follows = f.follows.empty() ? "boxes" : f.follows;
+      return Status::OK();
+    case TargetRole::kKeypoints:
+      if (kind != FieldKind::kArray) return fail("keypoints are a .npy member");
+      return Status::OK();
+    case TargetRole::kNone:
+      break;
+  }
+  return Status::OK();
+}
+
+bool IsNpy(const uint8_t* data, size_t size) {
+  return size >= 6 && std::memcmp(data, "\x93NUMPY", 6) == 0;
+}
+
+// A JSON list of boxes, each a list of 4 numbers, into `storage` as float32
+// [N, 4], described by `v`.
+Status JsonBoxes(const uint8_t* data, size_t size, std::vector<uint8_t>* storage,
+                 FieldValue* v) {
+  const nlohmann::json doc = nlohmann::json::parse(data, data + size, nullptr,
+                                                   /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_array()) {
+    return InvalidArgumentError("a boxes member is a .npy array or a JSON list of "
+                                "[x, y, w, h]-style lists of 4 numbers");
+  }
+  storage->resize(doc.size() * 4 * sizeof(float));
+  float* out = reinterpret_cast<float*>(storage->data());
+  for (size_t i = 0; i < doc.size(); ++i) {
+    const nlohmann::json& box = doc[i];
+    if (!box.is_array() || box.size() != 4) {
+      return InvalidArgumentError("box " + std::to_string(i) + " of the JSON member is not "
+                                  "a list of 4 numbers");
+    }
+    for (size_t c = 0; c < 4; ++c) {
+      if (!box[c].is_number()) {
+        return InvalidArgumentError("box " + std::to_string(i) + " of the JSON member is "
+                                    "not a list of 4 numbers");
+      }
+      out[i * 4 + c] = static_cast<float>(box[c].get<double>());
+    }
+  }
+  static const uint64_t kEmpty = 0;
+  v->data = doc.empty() ? reinterpret_cast<const uint8_t*>(&kEmpty) : storage->data();
+  v->size = storage->size();
+  v->dtype = ElemType::kFloat32;
+  v->ndim = 2;
+  v->dims[0] = static_cast<int64_t>(doc.size());
+  v->dims[1] = 4;
   return Status::OK();
 }
 
@@ -122,7 +223,17 @@ StatusOr<Schema> ShardSchema(const std::vector<ShardField>& fields) {
         break;
       default: spec = BytesField(f.name); break;
     }
+    STOKER_RETURN_IF_ERROR(ApplyTarget(f, kind, &spec));
     schema.fields.push_back(std::move(spec));
+  }
+  for (const FieldSpec& spec : schema.fields) {
+    if (spec.target != TargetRole::kPerBox) continue;
+    const int b = schema.Find(spec.follows);
+    if (b < 0 || schema.fields[static_cast<size_t>(b)].target != TargetRole::kBoxes) {
+      return InvalidArgumentError("field '" + spec.name + "': per-box rows follow the boxes "
+                                  "field '" + spec.follows + "', which is not a field with "
+                                  "target \"boxes\"");
+    }
   }
   // The primary image: "image", else the first image field whose mode is not
   // set to native; it is RGB (transformed) unless its mode says otherwise.
@@ -131,6 +242,7 @@ StatusOr<Schema> ShardSchema(const std::vector<ShardField>& fields) {
     const ShardField& f = fields[k];
     if (schema.fields[k].kind != FieldKind::kImage) continue;
     if (f.mode_set && f.mode != ImageMode::kRGB) continue;
+    if (f.target == TargetRole::kMask) continue;
     if (primary < 0 || (f.name == "image" && fields[static_cast<size_t>(primary)].name != "image")) {
       primary = static_cast<int>(k);
     }
@@ -173,6 +285,13 @@ Status FillShardRecord(const Schema& schema, const uint8_t* bytes, const size_t*
     };
     switch (spec.kind) {
       case FieldKind::kArray: {
+        if (spec.target == TargetRole::kBoxes && !IsNpy(v.data, v.size)) {
+          // Boxes in a JSON member: [[a, b, c, d], ...] -> float32 [N, 4].
+          scratch->field_bytes.resize(nf);
+          Status st = JsonBoxes(v.data, v.size, &scratch->field_bytes[f], &v);
+          if (!st.ok()) return fail(st.message());
+          break;
+        }
         NpyHeader h;
         Status st = ParseNpyHeader(v.data, v.size, &h);
         if (!st.ok()) return fail("not a .npy array: " + st.message());

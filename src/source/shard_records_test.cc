@@ -40,6 +40,44 @@ TEST(ShardFieldKindTest, FollowsTheLastPartOfTheExtension) {
   EXPECT_FALSE(ShardSchema({{"a", {"jpg"}}, {"a", {"txt"}}}).ok());  // duplicate name
 }
 
+TEST(ShardSchemaTest, TargetsTakeTheirRolesAndAreChecked) {
+  ShardField image{"photo", {"jpg"}};
+  ShardField mask{"mask", {"mask.png"}};  // a mask is never the primary image, even first
+  mask.target = TargetRole::kMask;
+  mask.ignore_index = 7;
+  ShardField boxes{"b", {"boxes.npy"}};
+  boxes.target = TargetRole::kBoxes;
+  boxes.box_format = BoxFormat::kCXCYWH;
+  ShardField labels{"labels", {"labels.npy"}};
+  labels.target = TargetRole::kPerBox;
+  labels.follows = "b";
+  auto s = ShardSchema({mask, image, boxes, labels});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const Schema& schema = s.value();
+  EXPECT_EQ(schema.image(), 1);
+  EXPECT_EQ(schema.fields[0].target, TargetRole::kMask);
+  EXPECT_EQ(schema.fields[0].image_mode, ImageMode::kNative);
+  EXPECT_EQ(schema.fields[0].ignore_index, 7);
+  EXPECT_EQ(schema.fields[2].target, TargetRole::kBoxes);
+  EXPECT_EQ(schema.fields[2].box_format, BoxFormat::kCXCYWH);
+  EXPECT_EQ(schema.fields[2].dtype, ElemType::kFloat32);
+  EXPECT_EQ(schema.fields[2].shape, (std::vector<int64_t>{-1, 4}));
+  EXPECT_EQ(schema.fields[3].follows, "b");
+  // Refusals: an RGB mask, boxes in a text member, per-box rows of no boxes field.
+  ShardField rgb_mask = mask;
+  rgb_mask.mode_set = true;
+  rgb_mask.mode = ImageMode::kRGB;
+  EXPECT_FALSE(ShardSchema({image, rgb_mask}).ok());
+  ShardField text_boxes{"b", {"txt"}};
+  text_boxes.target = TargetRole::kBoxes;
+  EXPECT_FALSE(ShardSchema({image, text_boxes}).ok());
+  labels.follows = "";  // "boxes": absent
+  auto orphan = ShardSchema({image, boxes, labels});
+  ASSERT_FALSE(orphan.ok());
+  EXPECT_NE(orphan.status().message().find("follow the boxes field 'boxes'"), std::string::npos)
+      << orphan.status().message();
+}
+
 TEST(ShardSchemaTest, OtherImageFieldsAreNativeUnlessTold) {
   // The primary image ("image", else the first) is RGB; the others native,
   // of the dtype each file holds.

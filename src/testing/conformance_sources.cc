@@ -284,6 +284,55 @@ SampleSpec RecordSpec() {
   return spec;
 }
 
+// Segmentation pairs (SegmentationFolder): img/sNN.jpg and ann/sNN.png, a grey
+// mask of value i (the suite knows a label-less sample by its mask: see
+// TakeBatches).
+StatusOr<MadeSource> MakeSegmentationFolder(const std::string& dir, const Data& data) {
+  MakeDirs(dir + "/img");
+  MakeDirs(dir + "/ann");
+  for (int i = 0; i < Data::kSamples; ++i) {
+    char key[16];
+    std::snprintf(key, sizeof key, "/s%02d", i);
+    WriteFile(dir + "/img" + key + ".jpg", Encoded(data, i));
+    PngSpec grey;
+    grey.color_type = 0;
+    std::vector<uint8_t> expected;
+    WriteFile(dir + "/ann" + key + ".png",
+              EncodePng(std::vector<uint8_t>(Data::kWidth * Data::kHeight * 3,
+                                             static_cast<uint8_t>(i)),
+                        Data::kWidth, Data::kHeight, grey, &expected));
+  }
+  STOKER_ASSIGN_OR_RETURN(auto folder, SegmentationFolder::Open(dir + "/img", dir + "/ann"));
+  return MadeSource{folder, Labels(data.corrupt), nullptr};
+}
+
+// COCO (CocoSource): image i (id 10 + i: samples in id order are dataset
+// order) with one annotation of category 100 + i (label i), and semantic
+// masks.
+StatusOr<MadeSource> MakeCoco(const std::string& dir, const Data& data) {
+  MakeDirs(dir + "/img");
+  std::string images, anns, cats;
+  for (int i = 0; i < Data::kSamples; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof name, "s%02d.jpg", i);
+    WriteFile(dir + "/img/" + name, Encoded(data, i));
+    const std::string id = std::to_string(10 + i);
+    images += std::string(i ? "," : "") + "{\"id\": " + id + ", \"file_name\": \"" + name +
+              "\", \"height\": " + std::to_string(Data::kHeight) + ", \"width\": " +
+              std::to_string(Data::kWidth) + "}";
+    anns += std::string(i ? "," : "") + "{\"id\": " + std::to_string(i) + ", \"image_id\": " + id +
+            ", \"category_id\": " + std::to_string(100 + i) +
+            ", \"bbox\": [2, 2, 10, 8], \"segmentation\": [[2, 2, 12, 2, 12, 10, 2, 10]]}";
+    cats += std::string(i ? "," : "") + "{\"id\": " + std::to_string(100 + i) + "}";
+  }
+  WriteFile(dir + "/ann.json", Text("{\"images\": [" + images + "], \"annotations\": [" + anns +
+                                    "], \"categories\": [" + cats + "]}"));
+  CocoOptions o;
+  o.masks = CocoOptions::Masks::kSemantic;
+  STOKER_ASSIGN_OR_RETURN(auto coco, CocoSource::Open(dir + "/img", dir + "/ann.json", o));
+  return MadeSource{coco, Labels(data.corrupt), nullptr};
+}
+
 StatusOr<MadeSource> MakeIndexedShardRecords(const std::string& dir, const Data& data) {
   WriteShards(dir, data, ".tar", TarFilter::kNone, All(), Data::kShards, /*aux=*/true);
   ShardOptions o;
@@ -359,6 +408,8 @@ const std::vector<SourceFactory>& ConformanceSources() {
       {"ShardsStreamUnsized", MakeUnsizedStreamShards},
       {"ShardsHttp", MakeHttpShards},
       {"ShardsRecords", MakeIndexedShardRecords},
+      {"SegmentationFolder", MakeSegmentationFolder},
+      {"Coco", MakeCoco},
       {"ShardsRecordsStream", MakeStreamShardRecords},
       {"Mix", MakeMix},
   };

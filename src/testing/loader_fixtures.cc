@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "testing/test_images.h"
 
 namespace stoker::testing {
@@ -41,6 +43,25 @@ std::map<int64_t, std::vector<uint8_t>> Delivered::ByLabel() const {
   return m;
 }
 
+int64_t SampleLabel(const Batch& b, int i) {
+  if (b.labels()[i] >= 0) return b.labels()[i];
+  const int labels = b.FindField("labels");
+  if (labels >= 0) {
+    const FieldSlot& s = b.field_sample(labels, i);
+    if (s.elem == ElemType::kInt64 && s.bytes >= 8) {
+      int64_t v;
+      std::memcpy(&v, s.data, 8);
+      return v;
+    }
+  }
+  const int mask = b.FindField("mask");
+  if (mask >= 0) {
+    const FieldSlot& s = b.field_sample(mask, i);
+    if (s.bytes > 0) return s.data[0];
+  }
+  return b.labels()[i];
+}
+
 void TakeBatches(Loader* loader, Delivered* out, int max_batches) {
   for (int k = 0; k < max_batches; ++k) {
     BatchPtr b;
@@ -50,7 +71,7 @@ void TakeBatches(Loader* loader, Delivered* out, int max_batches) {
     out->sizes.push_back(b->size());
     for (int i = 0; i < b->size(); ++i) {
       out->ids.push_back(b->ids()[i]);
-      out->labels.push_back(b->labels()[i]);
+      out->labels.push_back(SampleLabel(*b, i));
       out->samples.emplace_back(b->sample(i), b->sample(i) + b->sample_bytes(i));
       out->dims.push_back(b->sample_dims(i));
       out->pixels.insert(out->pixels.end(), b->sample(i), b->sample(i) + b->sample_bytes(i));

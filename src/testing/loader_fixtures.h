@@ -57,6 +57,11 @@ struct Delivered {
   std::map<int64_t, std::vector<uint8_t>> ByLabel() const;
 };
 
+// Sample i's label: the batch's label, or, for label-less sources of
+// targets, the first entry of its "labels" field (Coco) or the first pixel of
+// its "mask" field (SegmentationFolder), -1 when none.
+int64_t SampleLabel(const Batch& b, int i);
+
 // Takes up to `max_batches` batches of the epoch already started, appending
 // them to `*out`; stops at the epoch's end or the first error.
 void TakeBatches(Loader* loader, Delivered* out, int max_batches = INT_MAX);

@@ -1,0 +1,366 @@
+"""Sources of targets (issue 26, sources part): stoker.SegmentationFolder and stoker.Coco.
+
+Without a geometric transform their target fields pass through the loader untouched, so
+every field comes back bit for bit as PIL, numpy and json read the files: images and masks
+(grey and palette PNGs: palette indices), COCO boxes, mapped labels, iscrowd, area, and
+masks rasterised from polygons (the pixel-centre rule, checked against Pillow's
+ImageDraw.polygon away from the outline) and from RLE (a list, or the compressed string of
+an encoder written here from pycocotools' documented format). 1 and 3 threads agree, two
+ranks split the epoch, and a resume continues it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image, ImageDraw
+
+import stoker
+from conftest import photo
+
+W, H = 20, 14
+
+
+def _png(path, array, mode=None, palette=False):
+    img = Image.fromarray(array) if mode is None else Image.fromarray(array, mode)
+    if palette:
+        img = img.convert("P")
+        img.putdata(array.reshape(-1).tolist())
+    img.save(path)
+
+
+@pytest.fixture(scope="module")
+def seg(tmp_path_factory):
+    root = tmp_path_factory.mktemp("seg")
+    (root / "img" / "sub").mkdir(parents=True)
+    (root / "ann" / "sub").mkdir(parents=True)
+    keys = [f"k{i:02d}" for i in range(9)] + ["sub/deep"]
+    rng = np.random.default_rng(26)
+    for i, key in enumerate(keys):
+        _png(root / "img" / f"{key}.png", photo(W, H, 100 + i))
+        m = rng.integers(0, 21, (H, W), dtype=np.uint8)
+        m[0, 0] = i  # the sample's number
+        _png(root / "ann" / f"{key}.png", m, palette=(i % 2 == 1))
+    return root, keys
+
+
+def _run(loader, with_ids=True):
+    got, ids = {}, []
+    for batch, idx in loader:
+        ids.extend(idx.numpy().tolist())
+        for k, v in batch.items():
+            v = list(v) if isinstance(v, list) else list(v.numpy())
+            got.setdefault(k, []).extend(np.asarray(x) for x in v)
+    return got, ids
+
+
+def test_segmentation_folder_pairs_and_reads_bit_for_bit(seg):
+    root, keys = seg
+    src = stoker.SegmentationFolder(root / "img", str(root / "ann"))
+    assert len(src) == len(keys)
+    assert list(src.fields) == ["image", "mask"]
+    assert src.targets == {"mask": {"target": "mask", "ignore_index": 255}}
+    assert src.image_path(9).endswith("img/sub/deep.png")
+    assert src.mask_path(9).endswith("ann/sub/deep.png")
+    got, ids = _run(stoker.Loader(src, batch_size=3, shuffle=True, seed=1, dtype="uint8",
+                                  transforms=[stoker.CenterCrop((H, W))], return_indices=True))
+    assert sorted(ids) == list(range(len(keys)))
+    for image, mask, i in zip(got["image"], got["mask"], ids):
+        want = np.asarray(Image.open(root / "img" / f"{keys[i]}.png").convert("RGB"))
+        assert image.transpose(1, 2, 0).tobytes() == want.tobytes()
+        # np.asarray of a palette image is its indices, as the mask field's.
+        m = np.asarray(Image.open(root / "ann" / f"{keys[i]}.png"))
+        assert mask.dtype == np.uint8 and mask.shape == (H, W, 1), mask.shape
+        assert mask[..., 0].tobytes() == m.tobytes(), keys[i]
+
+
+def test_segmentation_folder_names_missing_stems(tmp_path):
+    (tmp_path / "img").mkdir()
+    (tmp_path / "ann").mkdir()
+    for k in ("a", "b", "c"):
+        _png(tmp_path / "img" / f"{k}.png", photo(W, H, 1))
+    for k in ("a", "x"):
+        _png(tmp_path / "ann" / f"{k}.png", np.zeros((H, W), np.uint8))
+    with pytest.raises(ValueError, match=r"2 image\(s\) without a mask: 'b', 'c'; "
+                                                 r"1 mask\(s\) without an image: 'x'"):
+        stoker.SegmentationFolder(tmp_path / "img", tmp_path / "ann")
+    with pytest.raises(TypeError, match="stoker.SegmentationFolder takes"):
+        stoker.SegmentationFolder(tmp_path / "img", tmp_path / "ann", lambda x: x)
+
+
+def test_rgb_mask_is_an_error_naming_the_file(tmp_path):
+    (tmp_path / "img").mkdir()
+    (tmp_path / "ann").mkdir()
+    _png(tmp_path / "img" / "a.png", photo(W, H, 1))
+    _png(tmp_path / "ann" / "a.png", photo(W, H, 2))  # RGB
+    src = stoker.SegmentationFolder(tmp_path / "img", tmp_path / "ann")
+    with pytest.raises(stoker.StokerError, match=r"ann/a.png.*one channel.*3 \(RGB\)"):
+        list(stoker.Loader(src, batch_size=1, transforms=[stoker.CenterCrop((H, W))]))
+
+
+# ---- COCO ----
+
+def _rle_string(counts):
+    """pycocotools' rleToString, from its documented format: each count (from the fourth
+    on, minus the count two before) as 5-bit groups, low first, 48 + group (| 0x20 when
+    more follow); the last group's 0x10 bit is the sign."""
+    out = []
+    for i, x in enumerate(counts):
+        if i > 2:
+            x -= counts[i - 2]
+        more = True
+        while more:
+            c = x & 0x1F
+            x >>= 5
+            more = (x != -1) if (c & 0x10) else (x != 0)
+            if more:
+                c |= 0x20
+            out.append(chr(c + 48))
+    return "".join(out)
+
+
+def _rle_counts(mask):
+    """Column-major run lengths of a 0/1 mask, starting with a run of 0s."""
+    flat = mask.T.reshape(-1)
+    counts, cur, run = [], 0, 0
+    for v in flat:
+        if v != cur:
+            counts.append(run)
+            cur, run = v, 0
+        run += 1
+    counts.append(run)
+    return counts
+
+
+SIZES = [(32, 24), (20, 14), (28, 30), (16, 16), (24, 20), (30, 18)]  # (w, h) per image
+
+
+def _blob(h, w, seed):
+    rng = np.random.default_rng(seed)
+    m = np.zeros((h, w), np.uint8)
+    y0, x0 = rng.integers(0, h // 2), rng.integers(0, w // 2)
+    m[y0:y0 + h // 3, x0:x0 + w // 3] = 1
+    m[rng.integers(0, h), rng.integers(0, w)] = 1
+    return m
+
+
+@pytest.fixture(scope="module")
+def coco(tmp_path_factory):
+    root = tmp_path_factory.mktemp("coco")
+    (root / "images").mkdir()
+    images, anns = [], []
+    aid = 1000
+    for k, (w, h) in enumerate(SIZES):
+        image_id = 50 - 7 * k  # ids not in file order
+        name = f"im{k}.png"
+        _png(root / "images" / name, photo(w, h, 200 + k))
+        images.append({"id": image_id, "file_name": name, "height": h, "width": w})
+        if k == 3:
+            continue  # an image without annotations
+        for j in range(k % 3 + 1):
+            cat = [17, 3, 90][(k + j) % 3]
+            x, y = 1.5 + j * 3, 2.0 + k
+            poly = [x, y, x + 9.25, y, x + 6, y + 7.5, x - 0.5, y + 6]
+            anns.append({"id": aid, "image_id": image_id, "category_id": cat, "iscrowd": 0,
+                         "bbox": [x - 0.5, y, 9.75, 7.5], "area": 50.5 + j,
+                         "segmentation": [poly]})
+            aid += 1
+        if k in (1, 4):  # a crowd, compressed RLE; and an uncompressed RLE instance
+            blob = _blob(h, w, k)
+            anns.append({"id": aid, "image_id": image_id, "category_id": 3, "iscrowd": 1,
+                         "bbox": [0, 0, 5, 5], "area": float(blob.sum()),
+                         "segmentation": {"size": [h, w], "counts": _rle_string(_rle_counts(blob))}})
+            aid += 1
+            blob2 = _blob(h, w, 10 + k)
+            anns.append({"id": aid, "image_id": image_id, "category_id": 90, "iscrowd": 0,
+                         "bbox": [1, 1, 2, 2], "area": float(blob2.sum()),
+                         "segmentation": {"size": [h, w], "counts": _rle_counts(blob2)}})
+            aid += 1
+    doc = {"images": images, "annotations": anns,
+           "categories": [{"id": 90, "name": "kite"}, {"id": 3, "name": "car"},
+                          {"id": 17, "name": "cat"}]}
+    path = root / "instances.json"
+    path.write_text(json.dumps(doc))
+    return root, doc
+
+
+def _expected(doc):
+    """Per sample (images in id order): its image entry and annotations, as json reads."""
+    by_id = sorted(doc["images"], key=lambda im: im["id"])
+    return [(im, [a for a in doc["annotations"] if a["image_id"] == im["id"]]) for im in by_id]
+
+
+def _instance_mask(a, h, w):
+    seg = a["segmentation"]
+    if isinstance(seg, dict):
+        counts = seg["counts"]
+        if isinstance(counts, str):  # decode with the test's own view of the format
+            raise AssertionError("compressed: compare via the uncompressed twin")
+        flat = np.zeros(h * w, np.uint8)
+        pos = 0
+        for r, c in enumerate(counts):
+            if r % 2:
+                flat[pos:pos + c] = 1
+            pos += c
+        return flat.reshape(w, h).T
+    return None
+
+
+def test_coco_fields_bit_for_bit_as_json_reads_them(coco):
+    root, doc = coco
+    src = stoker.Coco(root / "images", root / "instances.json")
+    assert list(src.fields) == ["image", "boxes", "labels", "iscrowd", "area"]
+    assert src.targets == {"boxes": {"target": "boxes", "format": "xywh"},
+                           "labels": {"target": "per_box", "follows": "boxes"},
+                           "iscrowd": {"target": "per_box", "follows": "boxes"},
+                           "area": {"target": "per_box", "follows": "boxes"}}
+    assert src.category_ids == [3, 17, 90]
+    assert src.classes == ["car", "cat", "kite"]
+    assert src.categories == {0: (3, "car"), 1: (17, "cat"), 2: (90, "kite")}
+    expected = _expected(doc)
+    assert src.image_ids == [im["id"] for im, _ in expected]
+    label = {3: 0, 17: 1, 90: 2}
+    got, ids = _run(stoker.Loader(src, batch_size=4, shuffle=True, seed=2, threads=2,
+                                  dtype="uint8", collate="list", return_indices=True))
+    assert sorted(ids) == list(range(len(SIZES)))
+    for n, i in enumerate(ids):
+        im, anns = expected[i]
+        want = np.asarray(Image.open(root / "images" / im["file_name"]).convert("RGB"))
+        assert got["image"][n].transpose(1, 2, 0).tobytes() == want.tobytes()
+        boxes = np.array([a["bbox"] for a in anns], np.float32).reshape(-1, 4)
+        assert got["boxes"][n].dtype == np.float32
+        assert got["boxes"][n].tobytes() == boxes.tobytes()
+        assert got["labels"][n].tolist() == [label[a["category_id"]] for a in anns]
+        assert got["iscrowd"][n].tolist() == [a["iscrowd"] for a in anns]
+        assert got["area"][n].tobytes() == np.array([a["area"] for a in anns], np.float32).tobytes()
+    assert any(len(got["labels"][n]) == 0 for n in range(len(ids)))  # the empty image
+
+
+def test_coco_drop_empty_and_errors(coco, tmp_path):
+    root, doc = coco
+    assert len(stoker.Coco(root / "images", root / "instances.json", drop_empty=True)) == \
+        len(SIZES) - 1
+    bad = dict(doc, annotations=doc["annotations"] + [
+        {"id": 7, "image_id": 999, "category_id": 3, "bbox": [0, 0, 1, 1]}])
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    with pytest.raises(ValueError, match=r"annotation id 7 is of image id 999"):
+        stoker.Coco(root / "images", tmp_path / "bad.json")
+    with pytest.raises(ValueError, match="masks='polygons'"):
+        stoker.Coco(root / "images", root / "instances.json", masks="polygons")
+
+
+def _erode(m, times):
+    for _ in range(times):
+        m = m & np.roll(m, 1, 0) & np.roll(m, -1, 0) & np.roll(m, 1, 1) & np.roll(m, -1, 1)
+    return m
+
+
+def test_coco_semantic_mask(coco):
+    root, doc = coco
+    src = stoker.Coco(root / "images", root / "instances.json", masks="semantic")
+    assert src.targets["mask"] == {"target": "mask", "ignore_index": 255}
+    got, ids = _run(stoker.Loader(src, batch_size=2, dtype="uint8", collate="list",
+                                  return_indices=True))
+    label = {3: 0, 17: 1, 90: 2}
+    checked = 0
+    for mask, i in zip(got["mask"], ids):
+        im, anns = _expected(doc)[i]
+        h, w = im["height"], im["width"]
+        assert mask.dtype == np.uint8 and mask.shape == (h, w)
+        if not anns:
+            assert not mask.any()
+            continue
+        # Each instance as a 0/1 mask: RLE lists decoded here; polygons by Pillow, which
+        # fills the outline too, so it agrees with the pixel-centre rule away from it:
+        # a polygon's core (Pillow's fill eroded twice) is inside, and what lies a pixel
+        # beyond Pillow's fill is outside.
+        cover = np.zeros((h, w), np.int32)
+        core_of, outside = [], np.ones((h, w), bool)
+        crowd = np.zeros((h, w), bool)
+        for a in anns:
+            seg = a["segmentation"]
+            if isinstance(seg, list):
+                img = Image.new("L", (w, h))
+                ImageDraw.Draw(img).polygon(seg[0], fill=1)
+                pil = np.asarray(img).astype(bool)
+                core_of.append((_erode(pil, 2), label[a["category_id"]] + 1))
+                cover += pil
+                outside &= _erode(~pil, 1)
+            elif isinstance(seg["counts"], list):
+                m = _instance_mask(a, h, w).astype(bool)
+                core_of.append((m, label[a["category_id"]] + 1))
+                cover += m
+                outside &= ~m
+            else:
+                crowd |= _blob(h, w, [1, 4][[1, 4].index(SIZES.index((w, h)))]).astype(bool)
+                outside &= ~crowd
+        assert (mask[outside] == 0).all(), i
+        assert (mask[crowd] == 255).all(), i
+        for core, value in core_of:
+            alone = core & (cover == 1) & ~crowd
+            assert (mask[alone] == value).all(), i
+            checked += int(alone.sum())
+        assert (mask[(cover >= 2) & _erode(cover >= 2, 1)] == 255).all(), i
+    assert checked > 50
+
+
+def test_coco_compressed_rle_equals_uncompressed(coco, tmp_path):
+    root, doc = coco
+    # The same blobs as crowd annotations once compressed, once as lists.
+    h, w = 24, 32
+    blob = _blob(h, w, 77)
+    counts = _rle_counts(blob)
+    for form, name in ((_rle_string(counts), "c.json"), (counts, "u.json")):
+        d = {"images": [{"id": 1, "file_name": "im0.png", "height": h, "width": w}],
+             "categories": [{"id": 5}],
+             "annotations": [{"id": 1, "image_id": 1, "category_id": 5, "bbox": [0, 0, 1, 1],
+                              "segmentation": {"size": [h, w], "counts": form}}]}
+        (tmp_path / name).write_text(json.dumps(d))
+    masks = []
+    for name in ("c.json", "u.json"):
+        src = stoker.Coco(root / "images", tmp_path / name, masks="instances")
+        batch = next(iter(stoker.Loader(src, batch_size=1, collate="list")))
+        masks.append(np.asarray(batch["masks"][0]))
+    assert masks[0].shape == (1, h, w)
+    assert masks[0].tobytes() == masks[1].tobytes() == blob[None].tobytes()
+
+
+@pytest.mark.parametrize("kind", ["coco", "segmentation"])
+def test_threads_ranks_and_resume(coco, seg, kind):
+    if kind == "coco":
+        root, _ = coco
+        src = stoker.Coco(root / "images", root / "instances.json", masks="semantic")
+        key = "boxes"
+    else:
+        root, _ = seg
+        src = stoker.SegmentationFolder(root / "img", root / "ann")
+        key = "mask"
+
+    def run(**kw):
+        got, ids = _run(stoker.Loader(src, batch_size=2, shuffle=True, seed=4, dtype="uint8",
+                                      collate="list", return_indices=True, **kw))
+        return ids, {k: [v.tobytes() for v in vs] for k, vs in got.items()}
+
+    one, three = run(threads=1), run(threads=3)
+    assert one == three
+    ranks = [run(rank=r, world_size=2) for r in range(2)]
+    assert len(src) % 2 == 0  # no rank padding: the two ranks are the epoch exactly
+    assert sorted(ranks[0][0] + ranks[1][0]) == list(range(len(src)))
+    by_id = dict(zip(one[0], one[1][key]))
+    for ids, fields in ranks:
+        for i, b in zip(ids, fields[key]):
+            assert b == by_id[i]
+    loader = stoker.Loader(src, batch_size=2, shuffle=True, seed=4, dtype="uint8",
+                           collate="list", return_indices=True)
+    it = iter(loader)
+    first = next(it)
+    state = loader.state_dict()
+    del it
+    again = stoker.Loader(src, batch_size=2, shuffle=True, seed=4, dtype="uint8",
+                          collate="list", return_indices=True)
+    again.load_state_dict(state)
+    rest = [i for _, idx in again for i in idx.tolist()]
+    assert first[1].tolist() + rest == one[0]

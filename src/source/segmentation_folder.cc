@@ -1,0 +1,152 @@
+// Copyright 2026 The stoker Authors.
+#include "source/segmentation_folder.h"
+
+#include <map>
+#include <utility>
+
+#include "io/file.h"
+#include "source/image_folder.h"
+
+namespace stoker {
+
+bool SegmentationKey(const std::string& rel, const std::string& suffix, std::string* key) {
+  const size_t slash = rel.rfind('/');
+  const size_t dot = rel.rfind('.');
+  std::string stem = (dot == std::string::npos || (slash != std::string::npos && dot < slash))
+                         ? rel
+                         : rel.substr(0, dot);
+  if (!suffix.empty()) {
+    if (stem.size() < suffix.size() ||
+        stem.compare(stem.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      return false;
+    }
+    stem.resize(stem.size() - suffix.size());
+  }
+  *key = std::move(stem);
+  return true;
+}
+
+namespace {
+
+// key -> relative path of one folder's files; two files of one key are an
+// error naming both.
+Status KeyFiles(const std::string& dir, const std::string& suffix, const char* what,
+                std::map<std::string, std::string>* out) {
+  std::vector<std::string> files;
+  STOKER_RETURN_IF_ERROR(ListImageFiles(dir, &files));
+  for (std::string& f : files) {
+    std::string key;
+    if (!SegmentationKey(f, suffix, &key)) continue;
+    auto [it, fresh] = out->emplace(key, f);
+    if (!fresh) {
+      return InvalidArgumentError(std::string(what) + " folder " + dir + ": '" + it->second +
+                                  "' and '" + f + "' have the same key '" + key +
+                                  "' (one file per key and folder)");
+    }
+  }
+  return Status::OK();
+}
+
+std::string FirstFew(const std::vector<std::string>& keys) {
+  std::string s;
+  const size_t shown = std::min<size_t>(keys.size(), 5);
+  for (size_t k = 0; k < shown; ++k) s += (k ? ", '" : "'") + keys[k] + "'";
+  if (keys.size() > shown) s += " and " + std::to_string(keys.size() - shown) + " more";
+  return s;
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<SegmentationFolder>> SegmentationFolder::Open(
+    const std::string& images_dir, const std::string& masks_dir,
+    const SegmentationFolderOptions& options) {
+  std::shared_ptr<SegmentationFolderImpl> src(new SegmentationFolderImpl());
+  src->images_dir_ = TrimTrailingSlashes(images_dir);
+  src->masks_dir_ = TrimTrailingSlashes(masks_dir);
+  std::map<std::string, std::string> images, masks;
+  STOKER_RETURN_IF_ERROR(KeyFiles(src->images_dir_, options.image_suffix, "images", &images));
+  STOKER_RETURN_IF_ERROR(KeyFiles(src->masks_dir_, options.mask_suffix, "masks", &masks));
+  std::vector<std::string> no_mask, no_image;
+  for (const auto& [key, rel] : images) {
+    auto m = masks.find(key);
+    if (m == masks.end()) {
+      no_mask.push_back(key);
+      continue;
+    }
+    src->images_.push_back(rel);
+    src->masks_.push_back(m->second);
+  }
+  for (const auto& [key, rel] : masks) {
+    if (!images.count(key)) no_image.push_back(key);
+  }
+  if (!no_mask.empty() || !no_image.empty()) {
+    std::string msg = "SegmentationFolder(" + src->images_dir_ + ", " + src->masks_dir_ + "): ";
+    if (!no_mask.empty()) {
+      msg += std::to_string(no_mask.size()) + " image(s) without a mask" +
+             (options.mask_suffix.empty() ? "" : " (suffix '" + options.mask_suffix + "')") +
+             ": " + FirstFew(no_mask);
+    }
+    if (!no_image.empty()) {
+      msg += std::string(no_mask.empty() ? "" : "; ") + std::to_string(no_image.size()) +
+             " mask(s) without an image" +
+             (options.image_suffix.empty() ? "" : " (suffix '" + options.image_suffix + "')") +
+             ": " + FirstFew(no_image);
+    }
+    return InvalidArgumentError(msg);
+  }
+  if (src->images_.empty()) {
+    return InvalidArgumentError("SegmentationFolder(" + src->images_dir_ + ", " +
+                                src->masks_dir_ + "): no image files");
+  }
+  FieldSpec mask = ImageField("mask", ImageMode::kNative);
+  mask.target = TargetRole::kMask;
+  src->schema_.fields = {ImageField("image"), std::move(mask)};
+  return std::shared_ptr<SegmentationFolder>(std::move(src));
+}
+
+std::string SegmentationFolderImpl::ImagePath(int64_t index) const {
+  return images_dir_ + "/" + images_[static_cast<size_t>(index)];
+}
+
+std::string SegmentationFolderImpl::MaskPath(int64_t index) const {
+  return masks_dir_ + "/" + masks_[static_cast<size_t>(index)];
+}
+
+std::string SegmentationFolderImpl::NameOf(int64_t index) const {
+  return ImagePath(index) + " (mask " + MaskPath(index) + ")";
+}
+
+uint64_t SegmentationFolderImpl::SampleStamp(int64_t index) const {
+  return FileStamp(ImagePath(index)) * 31 + FileStamp(MaskPath(index));
+}
+
+std::string SegmentationFolderImpl::Describe() const {
+  return "SegmentationFolder(" + images_dir_ + ", " + masks_dir_ + ", " +
+         std::to_string(size()) + " pairs)";
+}
+
+Status SegmentationFolderImpl::ReadIndex(int64_t index, SampleScratch* scratch,
+                                         SampleData* out) const {
+  if (index < 0 || index >= size()) {
+    return InvalidArgumentError("sample index " + std::to_string(index) + " out of range");
+  }
+  scratch->fields.resize(2);
+  scratch->field_bytes.resize(1);
+  size_t n_image = 0, n_mask = 0;
+  STOKER_RETURN_IF_ERROR(ReadFileInto(ImagePath(index), &scratch->bytes, &n_image));
+  STOKER_RETURN_IF_ERROR(ReadFileInto(MaskPath(index), &scratch->field_bytes[0], &n_mask));
+  *out = SampleData();
+  out->id = index;
+  out->bytes = scratch->bytes.data();
+  out->size = n_image;
+  scratch->fields[0] = FieldValue();
+  FieldValue& m = scratch->fields[1];
+  m = FieldValue();
+  m.data = scratch->field_bytes[0].data();
+  m.size = n_mask;
+  out->fields = scratch->fields.data();
+  out->num_fields = 2;
+  return Status::OK();
+}
+
+}  // namespace stoker
