@@ -364,3 +364,17 @@ def test_threads_ranks_and_resume(coco, seg, kind):
     again.load_state_dict(state)
     rest = [i for _, idx in again for i in idx.tolist()]
     assert first[1].tolist() + rest == one[0]
+
+
+def test_instance_masks_refuse_geometric_transforms(coco):
+    # Instance masks ([N, H, W], per-box rows) follow their boxes when boxes are removed,
+    # but no geometric transform moves their pixels yet: refused, not delivered out of
+    # register with the cropped image. Without a geometric transform they load.
+    root, _ = coco
+    src = stoker.Coco(root / "images", root / "instances.json", masks="instances")
+    with pytest.raises(ValueError, match="instance masks"):
+        stoker.Loader(src, batch_size=2, collate="list",
+                      transforms=[stoker.RandomResizedCrop(16)])
+    batch = next(iter(stoker.Loader(src, batch_size=2, collate="list",
+                                    transforms=[stoker.ColorJitter(0.2)])))
+    assert [np.asarray(m).ndim for m in batch["masks"]] == [3, 3]

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "ops/geometry.h"
+#include "stoker/transform_schema.h"
 
 namespace stoker {
 
@@ -279,6 +280,23 @@ StatusOr<std::shared_ptr<const RecordPlan>> MakeRecordPlan(const Schema& source_
     plan->fields.push_back(std::move(f));
   }
   STOKER_RETURN_IF_ERROR(PlanTargets(plan.get()));
+  // Per-box rows of rank 3 are instance masks (Coco(masks="instances")): the
+  // rows follow their boxes, but no geometric transform moves their pixels
+  // yet, so they are refused rather than delivered out of register.
+  bool geometric = false;
+  for (const Transform& t : options.transforms) {
+    geometric |= t.schema != nullptr && (t.schema->stage == TransformStage::kGeometry ||
+                                         t.schema->stage == TransformStage::kWarp);
+  }
+  for (const RecordFieldPlan& f : plan->fields) {
+    if (geometric && f.spec.target == TargetRole::kPerBox && f.spec.shape_known &&
+        f.spec.shape.size() >= 3) {
+      return InvalidArgumentError(
+          "field '" + f.spec.name + "' holds a [H, W] plane per box (instance masks): geometric "
+          "transforms do not move those yet; use a semantic mask (Coco(masks=\"semantic\")), "
+          "or no geometric transform");
+    }
+  }
   return std::shared_ptr<const RecordPlan>(std::move(plan));
 }
 
