@@ -66,8 +66,9 @@ void LoaderImpl::RunEpoch(int index, SampleProducer* producer) {
     // cancel stops it (its batch is not delivered). A run of several cheap
     // samples is timed as a whole, as read time (the copy out of the source
     // is the read), unless tracing times each sample.
-    const bool run_timing = claimed.count > 1 && options_.stage_timing && !tracer_->on();
-    producer->set_sample_timing(!run_timing);
+    const bool in_run = claimed.count > 1;
+    const bool run_timing = in_run && options_.stage_timing && !tracer_->on();
+    if (in_run) producer->BeginRun(run_timing);
     const int64_t run_t0 = run_timing ? NowNs() : 0;
     for (int k = 0; k < claimed.count; ++k) {
       if (k > 0 && ring_.cancelled()) break;
@@ -76,10 +77,8 @@ void LoaderImpl::RunEpoch(int index, SampleProducer* producer) {
         ring_.MarkStreamEnd(claimed.position + k);
       }
     }
-    if (run_timing) {
-      c->Add(c->read_ns, NowNs() - run_t0);
-      producer->set_sample_timing(true);  // the next epoch's prefetch times its samples
-    }
+    if (run_timing) c->Add(c->read_ns, NowNs() - run_t0);
+    if (in_run) producer->EndRun();  // trims the scratch; the prefetch times each sample
     ring_.Complete(claimed);
   }
 }

@@ -160,7 +160,7 @@ bool SampleProducer::Produce(EpochReader* reader, int64_t epoch, int64_t p, int 
     if (tally_ != nullptr) tally_->Add(times.source_width, times.source_height);
     if (!st.ok() && !threw) st = st.WithContext(reader->Name(pos));
   }
-  TrimScratch();
+  if (!in_run_) TrimScratch();
   if (st.ok()) {
     buf->labels()[s] = sample.label;
     buf->ids()[s] = sample.id;
