@@ -212,6 +212,8 @@ class BatchBuffer {
   };
   struct FieldStore {
     uint8_t* block = nullptr;      // fixed fields
+    bool fixed = false;            // the layout's, kept here for ReserveField's fast path
+    size_t sample_bytes = 0;       // fixed fields: each slot's bytes
     std::vector<FieldSlot> slots;  // one per slot
     PaddedField padded;            // collate="pad" fields
   };

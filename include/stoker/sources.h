@@ -238,9 +238,17 @@ struct ShardField {
   // Image fields may declare theirs too (uint8 or uint16, [H, W, C] with C
   // 1..4): every decoded member must then be exactly that, stacked into one
   // block; the primary (transformed) image may not declare one.
+  // A member of any other extension that would be bytes (not an image, text,
+  // json, label or .npy: "emb.f32", "bin") declared with a dtype and shape is
+  // raw elements, C order: an array field whose member must hold exactly
+  // dtype x shape bytes (one dimension of -1: a multiple, that dimension
+  // then follows from the size), else an error of its sample naming the
+  // field and both sizes. Little-endian unless `big_endian` (raw members
+  // only: byte-swapped as read).
   bool declared = false;
   ElemType dtype = ElemType::kFloat32;
   std::vector<int64_t> shape;
+  bool big_endian = false;
   // Image fields only: the decode mode, when set (mode_set); else the primary
   // image (the field "image", else the first image field) is kRGB (decoded,
   // made RGB and transformed) and every other image field kNative (decoded as

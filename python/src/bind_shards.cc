@@ -37,7 +37,12 @@ void RegisterShards(py::module_& m) {
           field.name = std::get<0>(f);
           field.exts = SplitExtensions(std::get<1>(f));
           if (!std::get<2>(f).empty()) {  // a declared dtype and shape
-            auto dtype = ParseElemType(std::get<2>(f));
+            std::string name = std::get<2>(f);
+            if (name.front() == '>') {  // big-endian elements (raw members)
+              field.big_endian = true;
+              name.erase(0, 1);
+            }
+            auto dtype = ParseElemType(name);
             if (!dtype.ok()) {
               throw py::value_error("Shards: fields['" + field.name + "']: dtype '" +
                                     std::get<2>(f) + "' is not read (" +

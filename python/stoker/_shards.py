@@ -95,7 +95,13 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, la
         or shape is an error of its sample naming the field. A dimension given as ``None``
         (or -1) varies from member to member: the field is then a list per batch (padded
         under ``Loader(collate="pad")``), its dtype and number of dimensions still checked
-        per sample. Targets that follow the image (README "Segmentation", "Detection")
+        per sample. Any other member (one that would be ``bytes``) declared so, e.g.
+        ``{"ext": "emb.f32", "dtype": "float32", "shape": (512,)}``, is raw elements in C
+        order (``numpy.frombuffer``): an array field whose member must hold exactly dtype x
+        shape bytes (one dimension ``None``/-1: a multiple, that dimension then follows from
+        the size), else an error of its sample naming the field and both sizes (a skip under
+        ``on_error="skip"``); little-endian, or big-endian with a ``">f4"``-style dtype
+        (swapped as read). Targets that follow the image (README "Segmentation", "Detection")
         are declared with ``"target"``: ``{"ext": "mask.png", "target": "mask"}`` (an
         image decoded as stored to one channel, palette PNGs to their indices; or a
         ``.npy`` label map; ``"ignore_index"``: its padding value, 255),
@@ -153,7 +159,7 @@ def _field_list(fields, image, label):
             unknown = set(exts) - {"ext", "dtype", "shape", "mode", *_TARGET_KEYS}
             if unknown or "ext" not in exts or ("dtype" in exts) != ("shape" in exts):
                 raise ValueError(f"Shards: fields[{name!r}] as a dict takes \"ext\" and, for "
-                                 f".npy and image members, both \"dtype\" and \"shape\", "
+                                 f".npy, image and raw members, both \"dtype\" and \"shape\", "
                                  f"for image members \"mode\", for targets \"target\", "
                                  f"\"format\", \"follows\", \"ignore_index\"; got {exts!r}")
             target = _target_options(name, exts)
@@ -165,7 +171,9 @@ def _field_list(fields, image, label):
             if "dtype" in exts:
                 import numpy as np
                 try:
-                    dtype = np.dtype(exts["dtype"]).name
+                    dt = np.dtype(exts["dtype"])
+                    # ">": big-endian elements (raw members only; the C++ side checks).
+                    dtype = (">" if dt.byteorder == ">" else "") + dt.name
                 except TypeError as e:
                     raise ValueError(f"Shards: fields[{name!r}]: dtype {exts['dtype']!r} is "
                                      f"not a numpy dtype") from e

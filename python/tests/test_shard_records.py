@@ -192,7 +192,7 @@ def test_declared_npy_field_is_stacked(shards, mode):
         collect(loader(stoker.Shards(shards, fields=wrong, mode=mode)))
     with pytest.raises(ValueError, match="dtype"):
         stoker.Shards(shards, fields=dict(FIELDS, emb={"ext": "npy", "shape": [4]}))
-    with pytest.raises(ValueError, match="npy and image fields only"):
+    with pytest.raises(ValueError, match=r"image and raw \(bytes\) members only"):
         stoker.Shards(shards, fields=dict(FIELDS, caption={"ext": "txt", "dtype": "int8",
                                                            "shape": [1]}))
 

@@ -100,15 +100,16 @@ Status BatchBuffer::GrowRegion(uint8_t** data, size_t* capacity, size_t bytes) {
 
 StatusOr<uint8_t*> BatchBuffer::ReserveField(int f, int i, size_t bytes, ElemType elem,
                                              const int64_t* dims, int ndim) {
-  const FieldLayout& layout = shape_.fields[static_cast<size_t>(f)];
-  FieldSlot& slot = fields_[static_cast<size_t>(f)].slots[static_cast<size_t>(i)];
-  if (layout.fixed) {
-    if (bytes != slot.bytes) {
-      return InternalError("field '" + layout.spec.name + "': " + std::to_string(bytes) +
-                           " bytes for a slot of " + std::to_string(slot.bytes));
+  FieldStore& store = fields_[static_cast<size_t>(f)];
+  if (store.fixed) {  // the block's slot i, without touching the slot's record
+    if (bytes != store.sample_bytes) {
+      return InternalError("field '" + shape_.fields[static_cast<size_t>(f)].spec.name + "': " +
+                           std::to_string(bytes) + " bytes for a slot of " +
+                           std::to_string(store.sample_bytes));
     }
-    return slot.data;
+    return store.block + static_cast<size_t>(i) * store.sample_bytes;
   }
+  FieldSlot& slot = store.slots[static_cast<size_t>(i)];
   if (ndim < 0 || ndim > kMaxFieldDims) return InternalError("too many dimensions");
   STOKER_RETURN_IF_ERROR(GrowRegion(&slot.data, &slot.capacity, bytes));
   slot.bytes = bytes;
@@ -250,6 +251,8 @@ Status BatchPool::AllocateFields(BatchBuffer* b) {
     STOKER_ASSIGN_OR_RETURN(void* mem,
                             allocator_->Allocate(static_cast<size_t>(shape_.batch_size) * per));
     store.block = static_cast<uint8_t*>(mem);
+    store.fixed = true;
+    store.sample_bytes = per;
     for (int i = 0; i < shape_.batch_size; ++i) {
       FieldSlot& s = store.slots[static_cast<size_t>(i)];
       s.data = store.block + static_cast<size_t>(i) * per;

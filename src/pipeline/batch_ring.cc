@@ -16,8 +16,10 @@ BatchRing::BatchRing(LoaderLock* lock, int slots, int in_flight, BatchPool* pool
   in_flight_ = in_flight;
 }
 
-void BatchRing::BeginLocked(Mutex* mu, int64_t epoch, int64_t reader_size, bool drop_last) {
+void BatchRing::BeginLocked(Mutex* mu, int64_t epoch, int64_t reader_size, bool drop_last,
+                            int run) {
   Held(mu);
+  run_ = std::max(1, run);
   const int64_t n = reader_size;
   const int64_t b = batch_size_;
   if (n < 0) {  // a stream: the end is found by reading (stream_end_)
@@ -85,13 +87,16 @@ bool BatchRing::Claim(int index, const std::atomic<int>& active, WorkerCounters*
       if (next_position_.load(std::memory_order_relaxed) >= epoch_samples_) return false;
       continue;
     }
-    const int64_t p = next_position_.fetch_add(1, std::memory_order_relaxed);
-    if (p >= epoch_samples_) {
-      if (p == epoch_samples_) {  // the first to find the end wakes parked workers
-        { MutexLock lock(mu_); }
-        lock_->work.SignalAll();
-      }
-      return false;
+    // The run [p, end): up to run_ positions, not past p's batch or the epoch.
+    int64_t p = next_position_.load(std::memory_order_relaxed);
+    int64_t end = 0;
+    do {
+      if (p >= epoch_samples_) return false;
+      end = std::min({p + run_, (p / batch_size_ + 1) * batch_size_, epoch_samples_});
+    } while (!next_position_.compare_exchange_weak(p, end, std::memory_order_relaxed));
+    if (end == epoch_samples_) {  // the last claim wakes parked workers: none is left
+      { MutexLock lock(mu_); }
+      lock_->work.SignalAll();
     }
     const int64_t b = p / batch_size_;
     const int s = static_cast<int>(p % batch_size_);
@@ -115,6 +120,7 @@ bool BatchRing::Claim(int index, const std::atomic<int>& active, WorkerCounters*
     out->position = p;
     out->batch = b;
     out->slot = s;
+    out->count = static_cast<int>(end - p);
     out->buffer = slot.buffer;
     return true;
   }
@@ -164,7 +170,7 @@ bool BatchRing::Install(int64_t b, WorkerCounters* c) {
 
 void BatchRing::Complete(const Claimed& claimed) {
   Slot& slot = slots_[claimed.batch % static_cast<int64_t>(slots_.size())];
-  if (slot.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+  if (slot.remaining.fetch_sub(claimed.count, std::memory_order_acq_rel) == claimed.count) {
     MutexLock lock(mu_);
     lock_->ready.SignalAll();
   }

@@ -45,7 +45,8 @@ class BatchRing : private SharesLoaderLock {
   // Epoch `epoch` of `reader_size` positions (-1: a stream, whose end is
   // found by reading), its last batch dropped under `drop_last`: empty
   // slots, no position claimed, nothing taken, not cancelled, no failure.
-  void BeginLocked(Mutex* mu, int64_t epoch, int64_t reader_size, bool drop_last)
+  // `run` (>= 1): the most positions one Claim hands out (see Claim).
+  void BeginLocked(Mutex* mu, int64_t epoch, int64_t reader_size, bool drop_last, int run = 1)
       STOKER_EXCLUSIVE_LOCKS_REQUIRED(mu);
   // Batch b (< slots), made in part elsewhere (the next epoch's prefetch),
   // goes into its slot with `remaining` samples still to write.
@@ -61,22 +62,31 @@ class BatchRing : private SharesLoaderLock {
 
   // --- Workers ---
 
+  // A run of `count` consecutive positions from `position`, all in batch
+  // `batch`, in slots slot .. slot + count - 1.
   struct Claimed {
     int64_t position = 0;
     int64_t batch = 0;
-    int slot = 0;  // the sample's index in its batch
+    int slot = 0;  // the first sample's index in its batch
+    int count = 1;
     BatchBuffer* buffer = nullptr;
   };
-  // Claims worker `index`'s next position, installing its batch (s == 0) or
-  // waiting until it is installed. A worker at or above `active` (the
+  // Claims worker `index`'s next run of positions: up to the epoch's `run`
+  // consecutive positions, never past its batch's end or the epoch's (one
+  // compare-exchange for the run; with run 1, one position as before). Runs
+  // make the per-sample shared atomics per-run when samples are cheap (the
+  // Loader picks run > 1 for records without images, docs/architecture.md);
+  // which slot a position fills is the same for any run and thread count, so
+  // the output is too. Installs the run's batch (slot 0) or waits until it
+  // is installed. A worker at or above `active` (the
   // tuner's count) parks first, holding no position, until it is active
   // again or every position is claimed. False: no position left (the epoch
   // is exhausted, cancelled, failed or past a stream's end). Time spent
   // waiting is counted in c->wait_ns.
   bool Claim(int index, const std::atomic<int>& active, WorkerCounters* c, Claimed* out)
       STOKER_LOCKS_EXCLUDED(mu_);
-  // The claimed sample is written (or marked); the batch's last wakes the
-  // consumer.
+  // The claimed run's samples are written (or marked; all `count` of them,
+  // or the epoch is cancelled); the batch's last wakes the consumer.
   void Complete(const Claimed& claimed) STOKER_LOCKS_EXCLUDED(mu_);
   // `position` is past the stream's end (the lowest such one wins).
   void MarkStreamEnd(int64_t position) STOKER_LOCKS_EXCLUDED(mu_);
@@ -133,6 +143,7 @@ class BatchRing : private SharesLoaderLock {
   // Set by BeginLocked before workers run.
   int64_t epoch_batches_ = 0;
   int64_t epoch_samples_ = 0;
+  int64_t run_ = 1;
   int64_t epoch_ STOKER_GUARDED_BY(mu_) = 0;  // stamped on the buffers installed
   int64_t next_to_consume_ STOKER_GUARDED_BY(mu_) = 0;
   int in_flight_ STOKER_GUARDED_BY(mu_) = 1;

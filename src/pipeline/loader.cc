@@ -32,6 +32,7 @@ LoaderImpl::LoaderImpl(std::shared_ptr<Source> source, const LoaderOptions& opti
       // above the active count park).
       cores_(DefaultRankCores(options.local_world_size)),
       plan_(PlanThreads(options, cores_)),
+      claim_run_(ClaimRun(options, *record_plan_, plan_.workers)),
       pool_(MakeBatchPool(options, height, width, *record_plan_)),
       cache_(options.cache_bytes > 0 ? std::make_unique<DecodedCache>(options.cache_bytes)
                                      : nullptr),
@@ -160,7 +161,8 @@ Status LoaderImpl::Start() {
     const int64_t kept = reader_->size() / options_.batch_size * options_.batch_size;
     epoch_rank_padded_ = std::clamp<int64_t>(kept - epoch_repeats_from_, 0, epoch_rank_padded_);
   }
-  ring_.BeginLocked(mu(), cursor_.running_epoch(), reader_->size(), options_.drop_last);
+  ring_.BeginLocked(mu(), cursor_.running_epoch(), reader_->size(), options_.drop_last,
+                    epoch_random_access_ ? claim_run_ : 1);
   assembler_.BeginEpoch();
   skips_.BeginEpoch(/*adopt_prefetch=*/use_prefetch);  // its skips belong to this epoch
   if (use_prefetch) {

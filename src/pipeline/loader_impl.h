@@ -143,6 +143,7 @@ class LoaderImpl : public Loader {
   const ProcessorConfig processor_config_;
   const int cores_;  // available cores / local_world_size
   const ThreadPlan plan_;
+  const int claim_run_;  // positions per claim in a random-access epoch (ClaimRun)
   const std::shared_ptr<BatchPool> pool_;
   const std::unique_ptr<DecodedCache> cache_;  // null without cache_bytes; thread-safe
   ProducerContext producer_;                   // set in the constructor

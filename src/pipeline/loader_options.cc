@@ -196,6 +196,14 @@ int RingSlots(const LoaderOptions& options) {
                                : options.prefetch;
 }
 
+int ClaimRun(const LoaderOptions& options, const RecordPlan& plan, int workers) {
+  if (!plan.records() || plan.image >= 0 || !plan.steps.empty()) return 1;
+  for (const RecordFieldPlan& f : plan.fields) {
+    if (f.spec.kind == FieldKind::kImage) return 1;  // a decode: not cheap
+  }
+  return std::clamp(options.batch_size / (2 * std::max(1, workers)), 1, kMaxClaimRun);
+}
+
 std::shared_ptr<BatchPool> MakeBatchPool(const LoaderOptions& options, int height, int width,
                                          const RecordPlan& plan) {
   BatchShape shape;

@@ -51,6 +51,13 @@ ThreadPlan PlanThreads(const LoaderOptions& options, int cores);
 
 // Batch slots in the engine's ring: `prefetch`, or the ceiling when tuned.
 int RingSlots(const LoaderOptions& options);
+// How many consecutive positions a worker claims at once (BatchRing::Claim)
+// for a random-access epoch: 1, or for records whose samples are cheap (no
+// image field, no field step: arrays, numbers, text, bytes, json copied into
+// their slots) up to kMaxClaimRun, while every one of `workers` still gets
+// two runs of a batch.
+constexpr int kMaxClaimRun = 64;
+int ClaimRun(const LoaderOptions& options, const RecordPlan& plan, int workers);
 // The engine's batch pool for `options` at the output size: it keeps idle the
 // ring's buffers, the next epoch's prefetch (up to the ring's size more at an
 // epoch's end) and two the consumer holds, so no boundary reallocates.

@@ -61,10 +61,24 @@ void LoaderImpl::RunEpoch(int index, SampleProducer* producer) {
       SampleTrace{tracer_.get(), producer->lane(), &trace_names_, -1, claimed.batch, work_epoch_}
           .Add(SpanKind::kWorkerWait, now - waited, now);
     }
-    if (!producer->Produce(reader_.get(), work_epoch_, claimed.position, claimed.slot,
-                           claimed.buffer, c, /*prefetch=*/false)) {
-      ring_.MarkStreamEnd(claimed.position);
+    // A run (BatchRing::Claim): its samples one after the other, as other
+    // workers would have made them (past a stream's end: empty slots); a
+    // cancel stops it (its batch is not delivered). A run of several cheap
+    // samples is timed as a whole, as read time (the copy out of the source
+    // is the read), unless tracing times each sample.
+    const bool in_run = claimed.count > 1;
+    const bool run_timing = in_run && options_.stage_timing && !tracer_->on();
+    if (in_run) producer->BeginRun(run_timing);
+    const int64_t run_t0 = run_timing ? NowNs() : 0;
+    for (int k = 0; k < claimed.count; ++k) {
+      if (k > 0 && ring_.cancelled()) break;
+      if (!producer->Produce(reader_.get(), work_epoch_, claimed.position + k, claimed.slot + k,
+                             claimed.buffer, c, /*prefetch=*/false)) {
+        ring_.MarkStreamEnd(claimed.position + k);
+      }
     }
+    if (run_timing) c->Add(c->read_ns, NowNs() - run_t0);
+    if (in_run) producer->EndRun();  // trims the scratch; the prefetch times each sample
     ring_.Complete(claimed);
   }
 }

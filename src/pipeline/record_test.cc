@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/loader_options.h"
 #include "pipeline/record_plan.h"
 #include "stoker/batch.h"
 #include "stoker/loader.h"
@@ -225,6 +226,116 @@ TEST(RecordTest, RanksAndCachesKeepEveryField) {
     EXPECT_EQ(n, 24);
   }
   EXPECT_GT(loader->stats().cache_hits, 0);
+}
+
+// RecordSource without its image: records of a label, "pair", "ragged" and
+// "caption", cheap enough that workers claim positions in runs (ClaimRun).
+class ImagelessSource : public RandomAccessSource {
+ public:
+  ImagelessSource(int n, std::set<int> bad) : inner_(n, std::move(bad)) {}
+  int64_t size() const override { return inner_.size(); }
+  std::string Describe() const override { return "ImagelessSource"; }
+  std::string NameOf(int64_t i) const override { return inner_.NameOf(i); }
+  Schema schema() const override {
+    Schema s = inner_.schema();
+    s.fields.erase(s.fields.begin());
+    return s;
+  }
+  Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const override {
+    STOKER_RETURN_IF_ERROR(inner_.ReadIndex(index, scratch, out));
+    out->pixels = nullptr;
+    out->size = 0;
+    out->fields = scratch->fields.data() + 1;
+    out->num_fields = 4;
+    return Status::OK();
+  }
+
+ private:
+  RecordSource inner_;
+};
+
+// Two epochs of `source` under `o`: the labels in delivery order, each
+// checked to come with its own "pair" and "caption".
+std::vector<int64_t> RunImageless(std::shared_ptr<Source> source, const LoaderOptions& o) {
+  std::vector<int64_t> order;
+  auto loader = testing::MakeLoader(std::move(source), o);
+  if (loader == nullptr) return order;
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    EXPECT_TRUE(loader->Start().ok());
+    for (;;) {
+      BatchPtr b;
+      bool end = false;
+      const Status st = loader->Next(&b, &end);
+      EXPECT_TRUE(st.ok()) << st.ToString();
+      if (!st.ok() || end) break;
+      const int pair = b->FindField("pair"), caption = b->FindField("caption");
+      for (int i = 0; i < b->size(); ++i) {
+        const int64_t label = b->labels()[i];
+        order.push_back(label);
+        const int64_t* p = reinterpret_cast<const int64_t*>(b->field_block(pair)) + 2 * i;
+        EXPECT_EQ(p[0], label);
+        EXPECT_EQ(p[1], 1000 + label);
+        const FieldSlot& cs = b->field_sample(caption, i);
+        EXPECT_EQ(std::string(reinterpret_cast<const char*>(cs.data), cs.bytes),
+                  "s" + std::to_string(label));
+      }
+    }
+  }
+  return order;
+}
+
+// Records without an image are claimed in runs of positions (BatchRing::
+// Claim, ClaimRun): every position still fills its own slot, so the output
+// is the epoch's order, the same for any thread count, with skips, a short
+// last batch, runs cut at batch ends and the next epoch's prefetch.
+TEST(RecordTest, ImagelessRecordsAreClaimedInRunsWithTheSameOutput) {
+  LoaderOptions o;
+  Schema arrays;
+  arrays.fields = {ArrayField("x", ElemType::kFloat32, {4}), LabelField()};
+  auto plan = MakeRecordPlan(arrays, o);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  o.batch_size = 1024;
+  EXPECT_EQ(ClaimRun(o, *plan.value(), 2), kMaxClaimRun);
+  o.batch_size = 24;
+  EXPECT_EQ(ClaimRun(o, *plan.value(), 3), 4);
+  o.batch_size = 3;
+  EXPECT_EQ(ClaimRun(o, *plan.value(), 2), 1);
+  Schema with_image;
+  with_image.fields = {ImageField("image"), ArrayField("x", ElemType::kFloat32, {4})};
+  o.batch_size = 1024;
+  EXPECT_EQ(ClaimRun(o, *MakeRecordPlan(with_image, LoaderOptions{}).value(), 2), 1);
+  Schema other_image;
+  other_image.fields = {ImageField("depth", ImageMode::kNative), LabelField()};
+  EXPECT_EQ(ClaimRun(o, *MakeRecordPlan(other_image, LoaderOptions{}).value(), 2), 1);
+
+  const std::set<int> bad = {7, 40, 41, 95};
+  auto source = std::make_shared<ImagelessSource>(101, bad);
+  LoaderOptions l;
+  l.batch_size = 24;  // runs of 12 (1 thread), 6, 4, 2 (5 threads)
+  l.on_error = OnError::kSkip;
+  l.seed = 5;
+  std::vector<int64_t> expected;
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    for (int i = 0; i < 101; ++i) {
+      if (bad.count(i) == 0) expected.push_back(i);
+    }
+  }
+  for (bool shuffle : {false, true}) {
+    l.shuffle = shuffle;
+    l.threads = 1;
+    const std::vector<int64_t> one = RunImageless(source, l);
+    if (!shuffle) {
+      EXPECT_EQ(one, expected);
+    } else {
+      EXPECT_EQ(std::multiset<int64_t>(one.begin(), one.end()),
+                std::multiset<int64_t>(expected.begin(), expected.end()));
+      EXPECT_NE(one, expected);
+    }
+    for (int threads : {2, 3, 5}) {
+      l.threads = threads;
+      EXPECT_EQ(RunImageless(source, l), one) << threads << " threads, shuffle " << shuffle;
+    }
+  }
 }
 
 TEST(RecordTest, ABadFieldNamesTheSampleAndTheField) {

@@ -94,7 +94,7 @@ bool SampleProducer::Produce(EpochReader* reader, int64_t epoch, int64_t p, int 
   constexpr int attempt = 0;  // the augmentation stream's last seed word (no retries)
   SampleData sample;
   bool end = false;
-  const bool timing = options.stage_timing || trace != nullptr;
+  const bool timing = (options.stage_timing && sample_timing_) || trace != nullptr;
   const int64_t t0 = timing ? NowNs() : 0;
   std::shared_ptr<const CachedImage> cached;  // holds the pixels `sample` points at
   int64_t cache_decode_ns = 0;
@@ -162,7 +162,7 @@ bool SampleProducer::Produce(EpochReader* reader, int64_t epoch, int64_t p, int 
     if (tally_ != nullptr) tally_->Add(times.source_width, times.source_height);
     if (!st.ok() && !threw) st = st.WithContext(reader->Name(pos));
   }
-  TrimScratch();
+  if (!in_run_) TrimScratch();
   if (st.ok()) {
     buf->labels()[s] = sample.label;
     buf->ids()[s] = sample.id;

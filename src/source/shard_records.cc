@@ -1,6 +1,7 @@
 // Copyright 2026 The stoker Authors.
 #include "source/shard_records.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -182,9 +183,15 @@ StatusOr<Schema> ShardSchema(const std::vector<ShardField>& fields) {
   Schema schema;
   for (const ShardField& f : fields) {
     STOKER_ASSIGN_OR_RETURN(FieldKind kind, ShardFieldKind(f));
-    if (f.declared && kind != FieldKind::kArray && kind != FieldKind::kImage) {
+    if (f.declared && kind != FieldKind::kArray && kind != FieldKind::kImage &&
+        kind != FieldKind::kBytes) {
       return InvalidArgumentError("field '" + f.name + "': a dtype and shape are declared "
-                                  "for .npy and image fields only, not " + FieldKindName(kind));
+                                  "for .npy, image and raw (bytes) members only, not " +
+                                  FieldKindName(kind));
+    }
+    if (f.big_endian && !(f.declared && kind == FieldKind::kBytes)) {
+      return InvalidArgumentError("field '" + f.name + "': a byte order is declared for raw "
+                                  "members only (.npy members carry their own)");
     }
     if (f.mode_set && kind != FieldKind::kImage) {
       return InvalidArgumentError("field '" + f.name + "': a mode is given for image fields "
@@ -220,6 +227,27 @@ StatusOr<Schema> ShardSchema(const std::vector<ShardField>& fields) {
         spec.dtype_known = false;  // each member's header says
         spec.shape_known = false;
         spec.shape.clear();
+        break;
+      case FieldKind::kBytes:
+        if (f.declared) {  // raw elements
+          int varying = 0;
+          for (int64_t d : f.shape) {
+            if (d < -1) {
+              return InvalidArgumentError("field '" + f.name + "': a declared shape has no "
+                                          "negative dimensions but -1 (one that varies)");
+            }
+            varying += d == -1;
+          }
+          if (varying > 1 || f.shape.size() > static_cast<size_t>(kMaxFieldDims)) {
+            return InvalidArgumentError("field '" + f.name + "': a raw member's shape has at "
+                                        "most " + std::to_string(kMaxFieldDims) +
+                                        " dimensions, at most one of them -1 (it follows from "
+                                        "the member's size)");
+          }
+          spec = ArrayField(f.name, f.dtype, f.shape);
+          break;
+        }
+        spec = BytesField(f.name);
         break;
       default: spec = BytesField(f.name); break;
     }
@@ -263,9 +291,70 @@ StatusOr<Schema> ShardSchema(const std::vector<ShardField>& fields) {
   return schema;
 }
 
+std::vector<ShardMemberFormat> ShardMemberFormats(const std::vector<ShardField>& fields) {
+  std::vector<ShardMemberFormat> formats(fields.size());
+  for (size_t k = 0; k < fields.size(); ++k) {
+    const ShardField& f = fields[k];
+    formats[k].raw = f.declared && !f.exts.empty() &&
+                     KindOfExtension(f.exts.front()) == FieldKind::kBytes;
+    formats[k].big_endian = formats[k].raw && f.big_endian;
+  }
+  return formats;
+}
+
+namespace {
+
+// A raw member as an array of `spec`'s dtype and shape (one -1 follows from
+// the size); big-endian elements are swapped into `copy`.
+Status ReadRawMember(const FieldSpec& spec, bool big_endian, FieldValue* v,
+                     std::vector<uint8_t>* copy) {
+  const size_t elem = ElemSize(spec.dtype);
+  size_t known = elem;  // bytes of the declared dimensions
+  int varying = -1;
+  for (size_t d = 0; d < spec.shape.size(); ++d) {
+    if (spec.shape[d] < 0) {
+      varying = static_cast<int>(d);
+    } else {
+      known *= static_cast<size_t>(spec.shape[d]);
+    }
+  }
+  const std::string declared = std::string(ElemTypeName(spec.dtype)) + " " + [&] {
+    std::string s = "[";
+    for (size_t d = 0; d < spec.shape.size(); ++d) {
+      s += (d ? ", " : "") + (spec.shape[d] < 0 ? std::string("-1") : std::to_string(spec.shape[d]));
+    }
+    return s + "]";
+  }();
+  if (varying < 0 ? v->size != known : (known == 0 ? v->size != 0 : v->size % known != 0)) {
+    return DataLossError("field '" + spec.name + "': a raw member of " + std::to_string(v->size) +
+                         " bytes, the declared " + declared + " is " +
+                         (varying < 0 ? std::to_string(known) + " bytes"
+                                      : "a multiple of " + std::to_string(known) + " bytes"));
+  }
+  v->dtype = spec.dtype;
+  v->ndim = static_cast<int>(spec.shape.size());
+  for (size_t d = 0; d < spec.shape.size(); ++d) {
+    v->dims[d] = static_cast<int>(d) == varying
+                     ? static_cast<int64_t>(known == 0 ? 0 : v->size / known)
+                     : spec.shape[d];
+  }
+  if (big_endian && elem > 1) {
+    copy->assign(v->data, v->data + v->size);
+    for (size_t i = 0; i + elem <= copy->size(); i += elem) {
+      std::reverse(copy->begin() + static_cast<ptrdiff_t>(i),
+                   copy->begin() + static_cast<ptrdiff_t>(i + elem));
+    }
+    v->data = copy->data();
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Status FillShardRecord(const Schema& schema, const uint8_t* bytes, const size_t* starts,
                        const int64_t* sizes, bool allow_negative_labels,
-                       SampleScratch* scratch, SampleData* out) {
+                       SampleScratch* scratch, SampleData* out,
+                       const std::vector<ShardMemberFormat>* formats) {
   const size_t nf = schema.fields.size();
   const int image = schema.image();
   const int label = schema.label();
@@ -285,9 +374,15 @@ Status FillShardRecord(const Schema& schema, const uint8_t* bytes, const size_t*
     };
     switch (spec.kind) {
       case FieldKind::kArray: {
+        if (formats != nullptr && f < formats->size() && (*formats)[f].raw) {
+          if (scratch->field_bytes.size() < nf) scratch->field_bytes.resize(nf);
+          STOKER_RETURN_IF_ERROR(
+              ReadRawMember(spec, (*formats)[f].big_endian, &v, &scratch->field_bytes[f]));
+          break;
+        }
         if (spec.target == TargetRole::kBoxes && !IsNpy(v.data, v.size)) {
           // Boxes in a JSON member: [[a, b, c, d], ...] -> float32 [N, 4].
-          scratch->field_bytes.resize(nf);
+          if (scratch->field_bytes.size() < nf) scratch->field_bytes.resize(nf);
           Status st = JsonBoxes(v.data, v.size, &scratch->field_bytes[f], &v);
           if (!st.ok()) return fail(st.message());
           break;

@@ -12,6 +12,10 @@
 // is a .npy member (C order, little-endian, any dtype ParseNpyHeader and
 // NpyElemType accept), pointing past its header; a label field is the
 // integer text of its member (the primary one also goes to SampleData::label).
+// A raw member (a bytes extension declared with a dtype and shape,
+// ShardField) is an array field of raw elements: its size checked against the
+// declaration, pointing at the member's bytes (little-endian), or at a
+// byte-swapped copy in SampleScratch::field_bytes (big-endian).
 //
 // Thread-safety: pure functions. Errors: DataLoss naming the field (the
 // caller adds the sample's name).
@@ -30,13 +34,24 @@ namespace stoker {
 // ASCII letters lowered, other bytes kept (member extensions).
 std::string AsciiLower(std::string s);
 
+// How each field's member is read, besides its kind: raw elements or not
+// (ShardField: a bytes member declared with a dtype and shape), and their
+// byte order. One per field, in order.
+struct ShardMemberFormat {
+  bool raw = false;
+  bool big_endian = false;
+};
+std::vector<ShardMemberFormat> ShardMemberFormats(const std::vector<ShardField>& fields);
+
 // Fills scratch->fields (one value per schema field) from the members in
-// `bytes`: field f's member is [bytes + starts[f], + sizes[f]). Sets out's
-// primary image bytes, label and fields; leaves out->id to the caller.
+// `bytes`: field f's member is [bytes + starts[f], + sizes[f]), read as
+// `formats[f]` says (null or empty: no raw member). Sets out's primary image
+// bytes, label and fields; leaves out->id to the caller.
 // `allow_negative_labels` as in SampleSpec.
 Status FillShardRecord(const Schema& schema, const uint8_t* bytes, const size_t* starts,
                        const int64_t* sizes, bool allow_negative_labels,
-                       SampleScratch* scratch, SampleData* out);
+                       SampleScratch* scratch, SampleData* out,
+                       const std::vector<ShardMemberFormat>* formats = nullptr);
 
 }  // namespace stoker
 

@@ -78,6 +78,73 @@ TEST(ShardSchemaTest, TargetsTakeTheirRolesAndAreChecked) {
       << orphan.status().message();
 }
 
+// A bytes member declared with a dtype and shape is raw elements: an array
+// field, its size checked, big-endian elements swapped, one -1 dimension
+// following from the size.
+TEST(ShardSchemaTest, RawMembersAreArraysOfTheirDeclaration) {
+  ShardField emb{"emb", {"emb.f32"}};
+  emb.declared = true;
+  emb.dtype = ElemType::kFloat32;
+  emb.shape = {3};
+  ShardField be{"be", {"bin"}};
+  be.declared = true;
+  be.dtype = ElemType::kUint16;
+  be.shape = {-1};
+  be.big_endian = true;
+  const std::vector<ShardField> fields = {emb, be};
+  Schema s = ShardSchema(fields).value();
+  EXPECT_EQ(s.fields[0].kind, FieldKind::kArray);
+  EXPECT_TRUE(s.fields[0].fixed());
+  EXPECT_FALSE(s.fields[1].fixed());
+  const std::vector<ShardMemberFormat> formats = ShardMemberFormats(fields);
+  ASSERT_EQ(formats.size(), 2u);
+  EXPECT_TRUE(formats[0].raw && !formats[0].big_endian);
+  EXPECT_TRUE(formats[1].raw && formats[1].big_endian);
+
+  const float f[3] = {1.5f, -2.0f, 3.25f};
+  std::vector<uint8_t> bytes(reinterpret_cast<const uint8_t*>(f),
+                             reinterpret_cast<const uint8_t*>(f) + 12);
+  for (uint8_t b : {0x01, 0x02, 0xA0, 0x0B}) bytes.push_back(b);  // big-endian 0x0102, 0xA00B
+  const size_t starts[2] = {0, 12};
+  int64_t sizes[2] = {12, 4};
+  SampleScratch scratch;
+  SampleData out;
+  ASSERT_TRUE(FillShardRecord(s, bytes.data(), starts, sizes, false, &scratch, &out, &formats)
+                  .ok());
+  const FieldValue& v0 = out.fields[0];
+  EXPECT_EQ(v0.dtype, ElemType::kFloat32);
+  EXPECT_EQ(v0.ndim, 1);
+  EXPECT_EQ(v0.dims[0], 3);
+  EXPECT_EQ(std::memcmp(v0.data, f, 12), 0);
+  const FieldValue& v1 = out.fields[1];
+  EXPECT_EQ(v1.dims[0], 2);
+  uint16_t u[2];
+  std::memcpy(u, v1.data, 4);
+  EXPECT_EQ(u[0], 0x0102);
+  EXPECT_EQ(u[1], 0xA00B);
+
+  sizes[0] = 8;  // 8 bytes for float32 [3] (12)
+  Status st = FillShardRecord(s, bytes.data(), starts, sizes, false, &scratch, &out, &formats);
+  EXPECT_EQ(st.code(), StatusCode::kDataLoss);
+  EXPECT_NE(st.message().find("field 'emb'"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find("8 bytes"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find("12 bytes"), std::string::npos) << st.ToString();
+  sizes[0] = 12;
+  sizes[1] = 3;  // not a whole number of uint16
+  EXPECT_FALSE(
+      FillShardRecord(s, bytes.data(), starts, sizes, false, &scratch, &out, &formats).ok());
+
+  ShardField npy{"x", {"npy"}};
+  npy.declared = true;
+  npy.shape = {2};
+  npy.big_endian = true;  // .npy members carry their own byte order
+  EXPECT_FALSE(ShardSchema({npy}).ok());
+  ShardField two{"x", {"bin"}};
+  two.declared = true;
+  two.shape = {-1, -1};
+  EXPECT_FALSE(ShardSchema({two}).ok());
+}
+
 TEST(ShardSchemaTest, OtherImageFieldsAreNativeUnlessTold) {
   // The primary image ("image", else the first) is RGB; the others native,
   // of the dtype each file holds.

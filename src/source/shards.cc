@@ -49,6 +49,7 @@ class IndexedShards : public RandomAccessSource {
     s->allow_negative_labels_ = o.spec.allow_negative_labels;
     if (!o.spec.fields.empty()) {
       STOKER_ASSIGN_OR_RETURN(s->schema_, ShardSchema(o.spec.fields));
+      s->formats_ = ShardMemberFormats(o.spec.fields);
       s->record_ = true;
     }
     // Random access needs a whole shard: one cut at a member boundary is an
@@ -146,6 +147,7 @@ class IndexedShards : public RandomAccessSource {
   bool allow_negative_labels_ = false;
   bool record_ = false;  // spec.fields: samples are records of schema_
   Schema schema_;
+  std::vector<ShardMemberFormat> formats_;  // how each field's member is read
 
   // Reads `size` bytes at `offset` of the open shard `fd` into `dst`,
   // checking first that the shard still holds them. Errors name the member
@@ -214,7 +216,7 @@ class IndexedShards : public RandomAccessSource {
     ::close(fd);
     out->id = index;
     Status st = FillShardRecord(schema_, scratch->bytes.data(), starts.data(), sizes.data(),
-                                allow_negative_labels_, scratch, out);
+                                allow_negative_labels_, scratch, out, &formats_);
     if (!st.ok()) return st.WithContext(path + ": sample " + e.key);
     return Status::OK();
   }
@@ -284,6 +286,7 @@ class StreamReader : public EpochReader {
     // silently shorten what the ranks share: an error.
     sample_spec_ = o->spec;
     sample_spec_.require_end_of_archive = o->length > 0;
+    formats_ = ShardMemberFormats(o->spec.fields);
     std::vector<uint32_t> order(urls->size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
     if (spec.shuffle) {
@@ -368,7 +371,7 @@ class StreamReader : public EpochReader {
     if (status.ok() && schema_ != nullptr) {
       status = FillShardRecord(*schema_, scratch->bytes.data(), it.field_starts.data(),
                                it.field_sizes.data(), o_->spec.allow_negative_labels, scratch,
-                               out);
+                               out, &formats_);
       if (!status.ok()) status = status.WithContext(it.name);
     }
     taken_[static_cast<size_t>(p - base_)] = true;
@@ -597,6 +600,7 @@ class StreamReader : public EpochReader {
   const std::vector<std::string>* urls_;
   const ShardOptions* o_;
   const Schema* schema_;  // records: the shard schema (owned by StreamShards); else null
+  std::vector<ShardMemberFormat> formats_;  // how each field's member is read
   const std::shared_ptr<BufferPool> pool_;
   const std::shared_ptr<std::atomic<int64_t>> truncated_;  // StreamShards::truncated_shards()
   SampleSpec sample_spec_;  // o_->spec, plus require_end_of_archive (set once)
