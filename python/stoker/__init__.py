@@ -15,7 +15,7 @@ straight into its slot of a pooled batch buffer.
             ...
 """
 
-from stoker._C import HDF5, ImageFolder, Mix, Npy, StokerError
+from stoker._C import HDF5, ImageFolder, Mix, Npy, StokerError, VideoClips
 from stoker import _sources
 _sources.guard_class(ImageFolder, ("root",))
 _sources.guard_class(Npy, ("images", "labels", "layout"))
@@ -51,6 +51,7 @@ __all__ = [
     "Shards",
     "StokerError",
     "Subset",
+    "VideoClips",
     "WeightedSampler",
 ] + _transforms.__all__
 from stoker._version import __version__  # generated from include/stoker/version.h
