@@ -68,10 +68,10 @@ struct VideoClipsOptions {
   enum class Sampling { kRandom, kUniform };
   Sampling sampling = Sampling::kRandom;
 
-  // Run on every frame with one draw per clip. Empty: frames at the video's
-  // own size (a variable field: a list per batch unless every video has one
-  // size... it is declared variable). Otherwise the list must end in a fixed
-  // size (RandomResizedCrop, Resize + CenterCrop, ...).
+  // Run on every frame with one draw per clip; the list must end in a fixed
+  // size (RandomResizedCrop, Resize + CenterCrop, ...). Empty: frames at each
+  // video's own size (the field's H and W are declared -1, varying: a list
+  // per batch, or padded under collate="pad").
   std::vector<Transform> transforms;
   // The field's element type: uint8 (raw pixels), or float32/float16/bfloat16
   // (v / 255, or Normalize's (v / 255 - mean) / std when the transforms have one).
@@ -84,6 +84,11 @@ struct VideoClipsOptions {
   int codec_threads = 1;
   // Frames above this many pixels are refused before any is decoded.
   int64_t max_pixels = int64_t{1} << 28;
+  // A folder for the per-video indexes on disk (created if missing), reused by
+  // later runs while the video file is unchanged (its size, mtime, inode,
+  // ctime and a hash of its first and last 64 KiB, as the tar index checks).
+  // Empty: indexes are kept in memory only, built once per source.
+  std::string index_dir;
   // Add a float64 [clip_len] field "time": each frame's presentation time in seconds.
   bool with_times = false;
 };
@@ -106,11 +111,12 @@ class VideoClips : public RandomAccessSource {
   };
   virtual StatusOr<ClipFrames> FramesOf(int64_t index, uint64_t seed, int64_t epoch) const = 0;
 
-  // Counters over the source's life (relaxed): video indexes built, clips
-  // decoded, frames decoded (all the decoder produced, wanted or not) and
-  // seeks made. Thread-safe.
+  // Counters over the source's life (relaxed): video indexes built (by
+  // demuxing) and loaded (from index_dir), clips decoded, frames decoded (all
+  // the decoder produced, wanted or not) and seeks made. Thread-safe.
   struct Counters {
     int64_t indexes_built = 0;
+    int64_t indexes_loaded = 0;
     int64_t clips = 0;
     int64_t frames_decoded = 0;
     int64_t seeks = 0;

@@ -44,6 +44,9 @@ transforms: run on every frame of a clip with one random draw (the same crop, fl
 dtype: "uint8" (raw pixels), or "float32"/"float16"/"bfloat16" (with Normalize among the
   transforms, normalised). codec_threads: FFmpeg's decoding threads per clip (1: the
   Loader's threads are the parallelism). max_pixels: larger frames are refused.
+index_dir: a folder for the per-video indexes (frame and keyframe timestamps), reused by
+  later runs while each video is unchanged (size, mtime, inode, ctime and a hash of its
+  first and last 64 KiB); None: built once per source, in memory.
 Errors: a file FFmpeg cannot read (truncated, empty), one without a video stream, frames
   above max_pixels or a clip's frames missing fail that sample naming the file
   (StokerError), or are skipped and counted under Loader(on_error="skip").)doc")
@@ -53,7 +56,8 @@ Errors: a file FFmpeg cannot read (truncated, empty), one without a video stream
                        std::optional<std::vector<Transform>> transforms, const std::string& dtype,
                        const std::string& layout, int codec_threads, int64_t max_pixels,
                        bool with_times, std::optional<std::vector<int64_t>> labels,
-                       std::optional<std::vector<std::string>> extensions) {
+                       std::optional<std::vector<std::string>> extensions,
+                       const py::object& index_dir) {
              VideoClipsOptions o;
              if (py::isinstance<py::list>(root_or_files) || py::isinstance<py::tuple>(root_or_files)) {
                for (const py::handle& f : root_or_files) {
@@ -97,6 +101,7 @@ Errors: a file FFmpeg cannot read (truncated, empty), one without a video stream
              o.max_pixels = max_pixels;
              o.with_times = with_times;
              if (extensions.has_value()) o.extensions = *extensions;
+             if (!index_dir.is_none()) o.index_dir = FsPath(index_dir);
              StatusOr<std::shared_ptr<VideoClips>> s = [&] {
                py::gil_scoped_release release;
                return VideoClips::Open(o);
@@ -110,7 +115,8 @@ Errors: a file FFmpeg cannot read (truncated, empty), one without a video stream
            py::arg("transforms") = py::none(), py::arg("dtype") = "uint8",
            py::arg("layout") = "TCHW", py::arg("codec_threads") = 1,
            py::arg("max_pixels") = int64_t{1} << 28, py::arg("with_times") = false,
-           py::arg("labels") = py::none(), py::arg("extensions") = py::none())
+           py::arg("labels") = py::none(), py::arg("extensions") = py::none(),
+           py::arg("index_dir") = py::none())
       .def_property_readonly("num_videos", &VideoClips::num_videos)
       .def("video_path", &VideoClips::VideoPath, py::arg("video"),
            "The path of video `video` (sample i's video is i // clips_per_video).")
@@ -131,12 +137,14 @@ Errors: a file FFmpeg cannot read (truncated, empty), one without a video stream
              const VideoClips::Counters c = s.counters();
              py::dict d;
              d["indexes_built"] = c.indexes_built;
+             d["indexes_loaded"] = c.indexes_loaded;
              d["clips"] = c.clips;
              d["frames_decoded"] = c.frames_decoded;
              d["seeks"] = c.seeks;
              return d;
            },
-           "Over the source's life: video indexes built, clips decoded, frames decoded "
+           "Over the source's life: video indexes built (demuxed) and loaded (index_dir), "
+           "clips decoded, frames decoded "
            "(every frame the decoder produced, wanted or not) and seeks made.");
 }
 

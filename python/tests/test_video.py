@@ -289,3 +289,16 @@ def test_arguments_are_checked_naming_them(videos, tmp_path):
         stoker.VideoClips(f, transforms=[stoker.Resize((8, 8)), stoker.Normalize(MEAN, STD)])
     with pytest.raises(FileNotFoundError):
         stoker.VideoClips(tmp_path / "missing")
+
+
+def test_index_dir_keeps_the_indexes_for_later_runs(videos, tmp_path):
+    files = [videos["h264"], videos["vfr"]]
+    kw = dict(clip_len=4, frame_stride=2, index_dir=tmp_path / "idx")
+    first = stoker.VideoClips(files, **kw)
+    a = [b["video"] for b in stoker.Loader(first, batch_size=1, seed=4)]
+    assert first.counters()["indexes_built"] == 2 and first.counters()["indexes_loaded"] == 0
+    assert len(list((tmp_path / "idx").glob("*.vidx"))) == 2
+    second = stoker.VideoClips(files, **kw)
+    b = [b["video"] for b in stoker.Loader(second, batch_size=1, seed=4)]
+    assert second.counters()["indexes_built"] == 0 and second.counters()["indexes_loaded"] == 2
+    assert len(a) == 2 and all(torch.equal(x[0], y[0]) for x, y in zip(a, b))

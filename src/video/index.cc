@@ -8,9 +8,13 @@ extern "C" {
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 
+#include "io/cache_file.h"
 #include "video/demux.h"
 
 namespace stoker {
@@ -25,7 +29,91 @@ void SortUnique(std::vector<int64_t>* v) {
   v->erase(std::unique(v->begin(), v->end()), v->end());
 }
 
+constexpr char kMagic[8] = {'S', 'T', 'K', 'V', 'I', 'D', 'X', '1'};
+
+void PutTimes(std::string* out, const std::vector<int64_t>& v) {
+  PutU64(out, v.size());
+  for (int64_t t : v) PutU64(out, static_cast<uint64_t>(t));
+}
+
+bool GetTimes(ByteCursor* c, size_t limit, std::vector<int64_t>* v) {
+  uint64_t n = 0;
+  if (!c->Get(&n) || n > limit) return false;
+  v->resize(static_cast<size_t>(n));
+  for (int64_t& t : *v) {
+    uint64_t u = 0;
+    if (!c->Get(&u)) return false;
+    t = static_cast<int64_t>(u);
+  }
+  return std::is_sorted(v->begin(), v->end()) &&
+         std::adjacent_find(v->begin(), v->end()) == v->end();
+}
+
 }  // namespace
+
+std::string EncodeVideoIndex(const VideoIndex& index, const FileIdentity& id) {
+  std::string out(kMagic, sizeof(kMagic));
+  PutIdentity(&out, id);
+  PutU32(&out, static_cast<uint32_t>(index.time_base_num));
+  PutU32(&out, static_cast<uint32_t>(index.time_base_den));
+  PutU32(&out, static_cast<uint32_t>(index.width));
+  PutU32(&out, static_cast<uint32_t>(index.height));
+  PutTimes(&out, index.pts);
+  PutTimes(&out, index.keyframes);
+  return out;
+}
+
+StatusOr<VideoIndex> DecodeVideoIndex(const std::string& bytes, FileIdentity* id) {
+  if (bytes.size() < sizeof(kMagic) || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
+    return DataLossError("not a stoker video index");
+  }
+  ByteCursor c(bytes, sizeof(kMagic));
+  VideoIndex index;
+  uint32_t num = 0, den = 0, w = 0, h = 0;
+  const size_t limit = bytes.size() / 8;
+  if (!c.GetIdentity(id) || !c.Get32(&num) || !c.Get32(&den) || !c.Get32(&w) || !c.Get32(&h) ||
+      !GetTimes(&c, limit, &index.pts) || !GetTimes(&c, limit, &index.keyframes) || !c.done()) {
+    return DataLossError("corrupt video index");
+  }
+  if (num == 0 || den == 0 || num > INT32_MAX || den > INT32_MAX || w == 0 || h == 0 ||
+      w > INT32_MAX || h > INT32_MAX || index.pts.empty() || index.keyframes.empty()) {
+    return DataLossError("corrupt video index (header)");
+  }
+  index.time_base_num = static_cast<int>(num);
+  index.time_base_den = static_cast<int>(den);
+  index.width = static_cast<int>(w);
+  index.height = static_cast<int>(h);
+  return index;
+}
+
+std::string VideoIndexPath(const std::string& index_dir, const std::string& path) {
+  return CachePath(index_dir, path) + ".vidx";
+}
+
+StatusOr<VideoIndex> LoadOrBuildVideoIndex(const std::string& path, int64_t max_pixels,
+                                           const std::string& index_dir, bool* loaded) {
+  *loaded = false;
+  FileIdentity id;
+  std::string entry;
+  if (!index_dir.empty() && IdentifyFile(path, &id).ok()) {
+    entry = VideoIndexPath(index_dir, path);
+    std::ifstream f(entry, std::ios::binary);
+    if (f) {
+      const std::string bytes((std::istreambuf_iterator<char>(f)), {});
+      FileIdentity was;
+      StatusOr<VideoIndex> index = DecodeVideoIndex(bytes, &was);
+      if (index.ok() && was == id &&
+          static_cast<int64_t>(index.value().width) * index.value().height <= max_pixels) {
+        *loaded = true;
+        return index;
+      }
+    }
+  }
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<VideoFile> file, VideoFile::Open(path, max_pixels));
+  STOKER_ASSIGN_OR_RETURN(VideoIndex index, BuildVideoIndex(file.get()));
+  if (!entry.empty()) WriteFileAtomically(entry, EncodeVideoIndex(index, id));
+  return index;
+}
 
 StatusOr<VideoIndex> BuildVideoIndex(VideoFile* file) {
   VideoIndex index;

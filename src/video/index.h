@@ -17,6 +17,7 @@
 #define STOKER_VIDEO_INDEX_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "base/rng.h"
@@ -38,6 +39,26 @@ struct VideoIndex {
 // Reads every packet of the file's video stream (the file is left at its
 // end: seek before decoding).
 StatusOr<VideoIndex> BuildVideoIndex(VideoFile* file);
+
+// The on-disk index cache (VideoClipsOptions::index_dir): the index of the
+// video at `path` from `index_dir` when an entry made from this very file is
+// there (its FileIdentity: size, mtime, inode, ctime and a hash of its first
+// and last 64 KiB, as the tar index checks), else built (BuildVideoIndex)
+// and written there atomically. `index_dir` empty: always built, nothing
+// written. `*loaded` says which. A cache entry that is unreadable, corrupt
+// or stale is rebuilt; failing to write one is not an error.
+// Entry: CachePath(index_dir, path) + ".vidx". Format (little-endian):
+// "STKVIDX1", the FileIdentity (5 x u64), u32 time base num and den, u32
+// width and height, u64 frame count and each pts, u64 keyframe count and
+// each pts.
+StatusOr<VideoIndex> LoadOrBuildVideoIndex(const std::string& path, int64_t max_pixels,
+                                           const std::string& index_dir, bool* loaded);
+std::string VideoIndexPath(const std::string& index_dir, const std::string& path);
+// Encoded entry, and its decoding (DataLoss for anything malformed: bad
+// magic, short, counts beyond the bytes, unsorted timestamps, no frames).
+struct FileIdentity;
+std::string EncodeVideoIndex(const VideoIndex& index, const FileIdentity& id);
+StatusOr<VideoIndex> DecodeVideoIndex(const std::string& bytes, FileIdentity* id);
 
 struct ClipSpec {
   int clip_len = 16;

@@ -3,7 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <set>
+
+#include "io/cache_file.h"
 
 #include "video/demux.h"
 #include "video/test_videos.h"
@@ -126,6 +130,52 @@ TEST(VideoFile, BadFilesAreNamedErrors) {
   EXPECT_EQ(b.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(b.status().message().find("exceed max_pixels"), std::string::npos);
   EXPECT_TRUE(VideoFile::Open(big, 64 * 48).ok());
+}
+
+TEST(VideoIndexCache, ReusedWhileTheFileIsUnchangedAndRebuiltOtherwise) {
+  if (!testing::HaveFfmpeg()) GTEST_SKIP() << "no ffmpeg CLI to make the test video";
+  testing::TempDir dir;
+  const std::string path = dir.path + "/a.mp4", cache = dir.path + "/idx";
+  std::filesystem::create_directories(cache);
+  ASSERT_TRUE(testing::MakeVideo(testing::H264Args(64, 48, 25, 2, 25), path));
+  bool loaded = true;
+  auto built = LoadOrBuildVideoIndex(path, int64_t{1} << 28, cache, &loaded);
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  EXPECT_FALSE(loaded);
+  const std::string entry = VideoIndexPath(cache, path);
+  ASSERT_TRUE(std::filesystem::exists(entry));
+  auto again = LoadOrBuildVideoIndex(path, int64_t{1} << 28, cache, &loaded);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(loaded);
+  EXPECT_EQ(again.value().pts, built.value().pts);
+  EXPECT_EQ(again.value().keyframes, built.value().keyframes);
+  EXPECT_EQ(again.value().time_base_den, built.value().time_base_den);
+  // Another video written at the same path: its own index, not the cached one.
+  ASSERT_TRUE(testing::MakeVideo(testing::H264Args(64, 48, 25, 3, 10), path));
+  auto other = LoadOrBuildVideoIndex(path, int64_t{1} << 28, cache, &loaded);
+  ASSERT_TRUE(other.ok());
+  EXPECT_FALSE(loaded);
+  EXPECT_EQ(other.value().pts.size(), 75u);
+  EXPECT_EQ(other.value().keyframes.size(), 8u);
+  // A damaged entry is rebuilt, never an error; a cut one does not decode.
+  { std::ofstream f(entry, std::ios::binary | std::ios::trunc); f << "STKVIDX1garbage"; }
+  auto fixed = LoadOrBuildVideoIndex(path, int64_t{1} << 28, cache, &loaded);
+  ASSERT_TRUE(fixed.ok());
+  EXPECT_FALSE(loaded);
+  EXPECT_EQ(fixed.value().pts, other.value().pts);
+  FileIdentity id;
+  ASSERT_TRUE(IdentifyFile(path, &id).ok());
+  std::string bytes = EncodeVideoIndex(other.value(), id);
+  FileIdentity back;
+  ASSERT_TRUE(DecodeVideoIndex(bytes, &back).ok());
+  EXPECT_TRUE(back == id);
+  for (size_t cut : {size_t{8}, size_t{40}, bytes.size() / 2, bytes.size() - 1}) {
+    EXPECT_EQ(DecodeVideoIndex(bytes.substr(0, cut), &back).status().code(),
+              StatusCode::kDataLoss) << cut;
+  }
+  // max_pixels holds for a cached index too: the file is opened and refused.
+  auto big = LoadOrBuildVideoIndex(path, 100, cache, &loaded);
+  EXPECT_NE(big.status().message().find("exceed max_pixels"), std::string::npos);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <utility>
 
@@ -190,6 +191,11 @@ StatusOr<std::shared_ptr<VideoClipsImpl>> VideoClipsImpl::Create(const VideoClip
         o.dtype, Layout::kNCHW, s->out_height_, s->out_width_, HasNormalize(o.transforms),
         NormalizeOf(o.transforms).mean, NormalizeOf(o.transforms).std);
   }
+  if (!o.index_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.index_dir, ec);
+    if (ec) return Invalid("index_dir " + o.index_dir + ": cannot create it (" + ec.message() + ")");
+  }
   s->slots_ = std::make_unique<VideoSlot[]>(s->paths_.size());
   if (s->paths_.empty()) return Invalid("no video files");
   return s;
@@ -224,6 +230,7 @@ uint64_t VideoClipsImpl::SampleStamp(int64_t index) const {
 VideoClips::Counters VideoClipsImpl::counters() const {
   Counters c;
   c.indexes_built = indexes_built_.load(std::memory_order_relaxed);
+  c.indexes_loaded = indexes_loaded_.load(std::memory_order_relaxed);
   c.clips = clips_.load(std::memory_order_relaxed);
   c.frames_decoded = frames_decoded_.load(std::memory_order_relaxed);
   c.seeks = seeks_.load(std::memory_order_relaxed);
@@ -235,18 +242,14 @@ StatusOr<std::shared_ptr<const VideoIndex>> VideoClipsImpl::IndexOf(int64_t vide
   MutexLock lock(&slot.mu);
   if (!slot.built) {
     slot.built = true;
-    StatusOr<std::unique_ptr<VideoFile>> file =
-        VideoFile::Open(paths_[static_cast<size_t>(video)], options_.max_pixels);
-    if (!file.ok()) {
-      slot.status = file.status();
+    bool loaded = false;
+    StatusOr<VideoIndex> index = LoadOrBuildVideoIndex(
+        paths_[static_cast<size_t>(video)], options_.max_pixels, options_.index_dir, &loaded);
+    if (index.ok()) {
+      slot.index = std::make_shared<const VideoIndex>(std::move(index).value());
+      (loaded ? indexes_loaded_ : indexes_built_).fetch_add(1, std::memory_order_relaxed);
     } else {
-      StatusOr<VideoIndex> index = BuildVideoIndex(file.value().get());
-      if (index.ok()) {
-        slot.index = std::make_shared<const VideoIndex>(std::move(index).value());
-        indexes_built_.fetch_add(1, std::memory_order_relaxed);
-      } else {
-        slot.status = index.status();
-      }
+      slot.status = index.status();
     }
   }
   if (!slot.status.ok()) return slot.status;

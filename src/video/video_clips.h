@@ -98,7 +98,7 @@ class VideoClipsImpl final : public VideoClips {
   std::unique_ptr<VideoSlot[]> slots_;
   mutable Mutex pool_mu_;
   mutable std::vector<std::unique_ptr<Worker>> pool_ STOKER_GUARDED_BY(pool_mu_);
-  mutable std::atomic<int64_t> indexes_built_{0}, clips_{0}, frames_decoded_{0}, seeks_{0};
+  mutable std::atomic<int64_t> indexes_built_{0}, indexes_loaded_{0}, clips_{0}, frames_decoded_{0}, seeks_{0};
 };
 
 }  // namespace stoker
