@@ -46,7 +46,7 @@ def sections(C) -> list:
                 for name, intro in C.transform_sections()]
     return [
         ("Sources", "Where samples come from. Pass one to `Loader`.",
-         ["ImageFolder", "Npy", "HDF5", "Shards", "Mix"]),
+         ["ImageFolder", "Npy", "HDF5", "Shards", "Mix", "VideoClips"]),
         ("Loading", "", ["Loader", "diagnose"]),
         ("Data monitor", "Drift of what a Loader delivers from a `stoker stats --json` "
          "reference (`Loader(..., monitor=...)`).", ["Monitor"]),
