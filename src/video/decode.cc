@@ -8,6 +8,7 @@ extern "C" {
 #include <libswscale/swscale.h>
 }
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -130,6 +131,12 @@ Status ClipDecoder::Decode(VideoFile* file, const VideoIndex& index,
         av_packet_unref(pkt.get());
         continue;
       }
+      // A frame no other frame references (a non-reference B-frame) is not decoded
+      // unless the clip wants it: fewer frames decoded, the same pixels for the others.
+      const int64_t ts = pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts;
+      codec->skip_frame = std::binary_search(targets.begin(), targets.end(), ts)
+                              ? AVDISCARD_DEFAULT
+                              : AVDISCARD_NONREF;
       err = avcodec_send_packet(codec.get(), pkt.get());
       av_packet_unref(pkt.get());
       if (err < 0 && err != AVERROR(EAGAIN)) {

@@ -5,7 +5,10 @@
 // (none when that is the stream's first keyframe and the file was just
 // opened), decode forward, convert each wanted frame to RGB (libswscale,
 // SWS_BILINEAR, the video's own size: what PyAV's to_ndarray("rgb24") gives)
-// and stop after the clip's last frame. No GOP is decoded twice for a clip;
+// and stop after the clip's last frame; a frame no other frame references
+// (a non-reference B-frame) is skipped unless the clip wants it
+// (AVCodecContext::skip_frame = AVDISCARD_NONREF for that packet). No GOP is
+// decoded twice for a clip;
 // should a demuxer's seek land past the keyframe asked for (the first frame
 // decoded comes after the clip's first frame), decoding restarts once from the
 // stream's first keyframe, and DecodeStats::seeks counts both.

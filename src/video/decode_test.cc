@@ -87,13 +87,18 @@ TEST_F(DecodeTest, AClipDecodesFromTheKeyframeBeforeItToItsLastFrameOnly) {
   DecodeStats stats;
   ASSERT_TRUE(Decode(targets, &clip, &stats).ok());
   EXPECT_EQ(stats.seeks, 1);
-  EXPECT_EQ(stats.frames_decoded, 72 - 50 + 1);
+  // At most frames 50..72, once each; fewer, as unwanted non-reference B-frames are
+  // skipped (x264's default GOP has them).
+  EXPECT_LE(stats.frames_decoded, 72 - 50 + 1);
+  EXPECT_LT(stats.frames_decoded, 72 - 50 + 1);
+  EXPECT_GE(stats.frames_decoded, 4);
   // A clip in the first GOP of a fresh file needs no seek.
   Collected first;
   DecodeStats s0;
   ASSERT_TRUE(Decode({index_.pts[2], index_.pts[5]}, &first, &s0).ok());
   EXPECT_EQ(s0.seeks, 0);
-  EXPECT_EQ(s0.frames_decoded, 6);
+  EXPECT_LE(s0.frames_decoded, 6);
+  EXPECT_GE(s0.frames_decoded, 2);
 }
 
 TEST_F(DecodeTest, RepeatedTargetsAreDeliveredAgainAndThreadsChangeNothing) {
