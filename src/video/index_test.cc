@@ -173,6 +173,7 @@ TEST(VideoIndexCache, ReusedWhileTheFileIsUnchangedAndRebuiltOtherwise) {
     EXPECT_EQ(DecodeVideoIndex(bytes.substr(0, cut), &back).status().code(),
               StatusCode::kDataLoss) << cut;
   }
+  EXPECT_EQ(DecodeVideoIndex(bytes + "x", &back).status().code(), StatusCode::kDataLoss);
   // max_pixels holds for a cached index too: the file is opened and refused.
   auto big = LoadOrBuildVideoIndex(path, 100, cache, &loaded);
   EXPECT_NE(big.status().message().find("exceed max_pixels"), std::string::npos);
