@@ -289,6 +289,10 @@ def test_arguments_are_checked_naming_them(videos, tmp_path):
         stoker.VideoClips(f, transforms=[stoker.Resize((8, 8)), stoker.Normalize(MEAN, STD)])
     with pytest.raises(FileNotFoundError):
         stoker.VideoClips(tmp_path / "missing")
+    # The caches key samples by id across epochs: a clip drawn anew each epoch is refused.
+    with pytest.raises(ValueError, match="draws each sample anew every epoch"):
+        stoker.Loader(stoker.VideoClips(f, clip_len=2), batch_size=1, cache="decoded",
+                      cache_bytes=1 << 20)
 
 
 def test_index_dir_keeps_the_indexes_for_later_runs(videos, tmp_path):

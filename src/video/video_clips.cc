@@ -210,6 +210,11 @@ std::string VideoClipsImpl::Describe() const {
          std::to_string(options_.clip_len) + " frames each)";
 }
 
+bool VideoClipsImpl::SamplesVaryByEpoch() const {
+  return options_.sampling == VideoClipsOptions::Sampling::kRandom ||
+         !IsDeterministic(options_.transforms);
+}
+
 std::string VideoClipsImpl::NameOf(int64_t index) const {
   const int64_t k = options_.clips_per_video;
   const std::string& path = paths_[static_cast<size_t>(index / k)];

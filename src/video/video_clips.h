@@ -53,6 +53,8 @@ class VideoClipsImpl final : public VideoClips {
   std::vector<int64_t> Labels() const override;
   uint64_t SampleStamp(int64_t index) const override;
   StatusOr<std::unique_ptr<EpochReader>> StartEpoch(const EpochSpec& spec) override;
+  // Random clip starts, or transforms with random parameters.
+  bool SamplesVaryByEpoch() const override;
 
   const VideoClipsOptions& options() const override { return options_; }
   int64_t num_videos() const override { return static_cast<int64_t>(paths_.size()); }

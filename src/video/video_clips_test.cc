@@ -207,6 +207,24 @@ TEST_F(VideoClipsTest, BadFilesRaiseNamingTheFileOrAreSkippedAndCounted) {
   EXPECT_EQ(loader->stats().total.skipped, 2);
 }
 
+TEST_F(VideoClipsTest, TheCachesRefuseClipsDrawnAnewEachEpoch) {
+  VideoClipsOptions vo;
+  vo.root = dir_.path;
+  vo.clip_len = 2;
+  vo.transforms = Augment();
+  LoaderOptions o = Options(1);
+  o.cache_bytes = 1 << 20;
+  auto random = Loader::Create(VideoClips::Open(vo).value(), o);
+  EXPECT_EQ(random.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(random.status().message().find("draws each sample anew every epoch"),
+            std::string::npos) << random.status().ToString();
+  vo.sampling = VideoClipsOptions::Sampling::kUniform;  // still random crops
+  EXPECT_FALSE(Loader::Create(VideoClips::Open(vo).value(), o).ok());
+  vo.transforms = {MakeTransform("Resize", {ArgValue(std::vector<ArgValue>{int64_t{8}, int64_t{8}})}).value()};
+  auto fixed = Loader::Create(VideoClips::Open(vo).value(), o);
+  EXPECT_TRUE(fixed.ok()) << fixed.status().ToString();  // the same clip every epoch
+}
+
 TEST(VideoClipsOptionsTest, BadOptionsNameTheOption) {
   VideoClipsOptions o;
   o.files = {"/nonexistent.mp4"};
