@@ -395,9 +395,13 @@ NEW_KINDS = ["records_npy", "records_shards", "records_stream", "records_http_ca
              "formats", "mix", "resume", "decoded_cache"]
 
 
+# Every round kind (skip_epoch is drawn twice as often).
+ALL_KINDS = ["skip_epoch", "early_break", "raise", "close_mid", "nested", "sigint",
+             "val"] + NEW_KINDS
+
+
 def one_round(root: str, counts: dict, rng: random.Random, tally: dict, env: dict) -> None:
-    kind = rng.choice(["skip_epoch", "skip_epoch", "early_break", "raise", "close_mid",
-                       "nested", "sigint", "val"] + NEW_KINDS)
+    kind = rng.choice(["skip_epoch"] + ALL_KINDS)
     if kind in NEW_KINDS:
         new_round(kind, env, rng, tally)
         tally["rounds"][kind] = tally["rounds"].get(kind, 0) + 1
@@ -478,7 +482,12 @@ def main() -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--minutes", type=float, default=30.0, help="how long to run (default 30)")
     ap.add_argument("--warmup-minutes", type=float, default=2.0,
-                    help="RSS is compared with its level at the end of this (default 2)")
+                    help="RSS is compared with its level at the end of the warm-up: this many "
+                         "minutes, and until every round kind has run --warmup-rounds times "
+                         "(default 2)")
+    ap.add_argument("--warmup-rounds", type=int, default=5,
+                    help="rounds of each kind the warm-up includes (default 5), so that every "
+                         "kind's buffers and caches exist before RSS is compared")
     ap.add_argument("--sample-s", type=float, default=30.0, help="seconds between samples")
     ap.add_argument("--images", type=int, default=400, help="good images in the folder")
     ap.add_argument("--rss-slack-mib", type=float, default=32.0,
@@ -523,7 +532,8 @@ def main() -> int:
             prev = samples[-1] if samples else None
             s = {"t_s": round(now - t0, 1), "rss_mib": round(rss_bytes() / MiB, 1),
                  "threads": threads(), "fds": fds(), "rounds": sum(tally["rounds"].values()),
-                 "samples": tally["images"]}
+                 "samples": tally["images"],
+                 "fewest_rounds_of_a_kind": min(tally["rounds"].get(k, 0) for k in ALL_KINDS)}
             s["samples_per_s"] = round((s["samples"] - prev["samples"]) /
                                        max(1e-9, s["t_s"] - prev["t_s"]), 1) if prev else 0.0
             samples.append(s)
@@ -537,7 +547,8 @@ def main() -> int:
                 break
         one_round(tmp.name, counts, rng, tally, env)
 
-    after_warmup = [s for s in samples if s["t_s"] >= args.warmup_minutes * 60]
+    after_warmup = [s for s in samples if s["t_s"] >= args.warmup_minutes * 60 and
+                    s["fewest_rounds_of_a_kind"] >= args.warmup_rounds]
     ref = after_warmup[0]["rss_mib"] if after_warmup else samples[0]["rss_mib"]
     peak = max(s["rss_mib"] for s in after_warmup or samples)
     final = samples[-1]
@@ -546,7 +557,8 @@ def main() -> int:
     ok_fds = final["fds"] <= base["fds"] + args.fd_slack
     exits = sorted(tally["sigint_exit_s"])
     verdict = {
-        "baseline": base, "rss_after_warmup_mib": ref, "rss_peak_after_warmup_mib": peak,
+        "baseline": base, "warmup_ended_s": after_warmup[0]["t_s"] if after_warmup else None,
+        "rss_after_warmup_mib": ref, "rss_peak_after_warmup_mib": peak,
         "final": final, "rss_flat": ok_rss, "threads_back": ok_threads, "fds_back": ok_fds,
         "rounds": tally["rounds"], "images": tally["images"], "skipped": tally["skipped"],
         "samples_per_s_after_warmup": [s["samples_per_s"] for s in after_warmup],

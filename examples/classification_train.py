@@ -129,6 +129,10 @@ def main(args):
         if args.max_steps and steps >= args.max_steps:
             break
     if distributed:
+        # DistributedDataParallel's Reducer must not hold the last reference to the
+        # process group: freed with the model, it joins gloo's threads while holding
+        # the GIL, and hangs if one of them is freeing a tensor (seen with torch 1.13).
+        del model
         dist.destroy_process_group()
 
 

@@ -96,6 +96,10 @@ def main(argv=None):
                         "state_dict": model.state_dict(), "optimizer": optimizer.state_dict(),
                         "scheduler": scheduler.state_dict(), "data": data}, args.checkpoint)
     if distributed:
+        # DistributedDataParallel's Reducer must not hold the last reference to the
+        # process group: freed with the model, it joins gloo's threads while holding
+        # the GIL, and hangs if one of them is freeing a tensor (seen with torch 1.13).
+        del model
         dist.destroy_process_group()
 
 

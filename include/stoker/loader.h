@@ -361,6 +361,12 @@ class Loader {
   // wait for it). Next() then ends the epoch (*end); the next Start(),
   // Stop() or the destructor waits for the workers. Any thread.
   virtual void Cancel() = 0;
+  // Waits up to `timeout_ms` for every worker to leave the epoch (after
+  // Cancel() or an epoch's end they finish the sample in hand); whether none
+  // is left in it. Start(), Stop() and the destructor then wait for no
+  // worker, so a caller that must stay interruptible (Python's Ctrl-C while
+  // a callback blocks) waits in slices. Any thread.
+  virtual bool AwaitWorkersLeft(int timeout_ms) = 0;
 
   virtual LoaderStats stats() const = 0;
 

@@ -29,6 +29,22 @@ namespace {
 // worker waiting for the GIL in a Lambda can finish its sample.
 using LoaderHolder = std::unique_ptr<Loader, GilReleaseDelete<Loader>>;
 
+// Before start() and stop(): cancels the epoch in progress and waits for its
+// workers in slices, checking for signals between them, so that Ctrl-C (on
+// the main thread) interrupts a wait for a worker blocked in a Python
+// callable instead of hanging with it; Start() or Stop() then waits for no
+// worker. Raises KeyboardInterrupt (the epoch stays cancelled).
+void CancelAndAwaitWorkers(Loader& l) {
+  SignalPoll poll;
+  WithoutGil([&] {
+    l.Cancel();
+    while (!l.AwaitWorkersLeft(SignalPoll::kMs)) {
+      if (!poll.fn()().ok()) return;
+    }
+  });
+  poll.RaiseIfSignalled();
+}
+
 }  // namespace
 
 void RegisterLoader(py::module_& m) {
@@ -141,6 +157,7 @@ void RegisterLoader(py::module_& m) {
       .def("start",
            [](Loader& l) {
              RefuseInWorkerThread("Loader.start()");
+             CancelAndAwaitWorkers(l);
              Status s;
              {
                py::gil_scoped_release release;
@@ -167,6 +184,7 @@ void RegisterLoader(py::module_& m) {
       .def("stop",
            [](Loader& l) {
              RefuseInWorkerThread("Loader.stop()");
+             CancelAndAwaitWorkers(l);
              // WithoutGil: at exit a helper thread may still wait in here.
              WithoutGil([&] { l.Stop(); });
            })

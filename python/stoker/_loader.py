@@ -791,6 +791,11 @@ class Loader:
         with self._control:
             self._finish_current("the loader was closed (close()) while this epoch was "
                                  "iterated")
+            if self._impl is not None and self._feeder is None:
+                # The workers leave here, where Ctrl-C can interrupt the wait for one
+                # blocked in a Python callable (the loader then stays open), not in the
+                # destructor, which could not be interrupted.
+                self._impl.stop()
             self._iterator = None
             self._impl = None
             self._feeder = None

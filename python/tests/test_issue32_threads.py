@@ -126,6 +126,54 @@ def test_uncaught_ctrl_c_with_a_blocked_lambda_ends_the_process(small_root):
     assert "terminate" not in r.stderr
 
 
+def test_after_ctrl_c_iter_and_close_wait_for_a_blocked_lambda_interruptibly(small_root):
+    # After a caught Ctrl-C the worker is still in the Lambda. Before: the next iter() and
+    # close() waited for it without polling for signals, so a second Ctrl-C was ignored
+    # and a Lambda blocked for good hung them for good. Now each wait is interruptible,
+    # and once the Lambda returns the loader serves a whole epoch.
+    r = run_child("""
+    release = threading.Event()
+    started = threading.Event()
+    def blocked(img):
+        started.set()
+        release.wait()
+        return img
+    L = stoker.Loader(folder, batch_size=4, threads=2,
+                      transforms=[stoker.Resize((16, 16)), blocked])
+    main = threading.get_ident()
+    def sigint_inside(name, after=None):
+        def run():
+            if after is not None:
+                after.wait()
+            while True:
+                frame = sys._current_frames().get(main)
+                if frame is not None and frame.f_code.co_name == name:
+                    break
+                time.sleep(0.001)
+            os.kill(os.getpid(), signal.SIGINT)
+        threading.Thread(target=run, daemon=True).start()
+    it = iter(L)
+    sigint_inside("_next_locked", after=started)
+    for what, call, frame in (("next", lambda: next(it), None),
+                              ("iter", lambda: iter(L), "_iter_locked"),
+                              ("close", L.close, "close")):
+        if frame is not None:
+            sigint_inside(frame)
+        try:
+            call()
+            print(what, "returned", flush=True)
+        except KeyboardInterrupt:
+            print(what, "interrupted", flush=True)
+    release.set()
+    print("epoch", sum(len(batch[1]) for batch in L), flush=True)
+    L.close()
+    print("closed", flush=True)
+    """, small_root)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split("\n")[:5] == ["next interrupted", "iter interrupted",
+                                         "close interrupted", f"epoch {N}", "closed"], r.stdout
+
+
 # ---------------------------------------------------------------- item 5 ----
 
 def test_a_lambda_calling_next_on_its_own_loader_raises(small_root):

@@ -5,6 +5,7 @@
 #include "pipeline/loader_impl.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -195,6 +196,12 @@ void LoaderImpl::Cancel() {
   if (!workers_.EpochOpenLocked(mu())) return;
   if (reader_ != nullptr && !prefetch_.ArmedLocked(mu())) reader_->Cancel();
   ring_.CancelLocked(mu());  // no claims; wakes the consumer, which sees kStopped
+}
+
+bool LoaderImpl::AwaitWorkersLeft(int timeout_ms) {
+  if (workers_.ForkedChild()) return true;
+  MutexLock lock(mu());
+  return workers_.AwaitEpochLeftForLocked(mu(), std::chrono::milliseconds(std::max(0, timeout_ms)));
 }
 
 void LoaderImpl::FinishEpochLocked() {

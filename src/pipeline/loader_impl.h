@@ -95,6 +95,7 @@ class LoaderImpl : public Loader {
               int poll_ms) override;
   void Stop() override;
   void Cancel() override;
+  bool AwaitWorkersLeft(int timeout_ms) override;
   LoaderStats stats() const override;
   std::shared_ptr<Tracer> tracer() const override { return tracer_; }
 

@@ -819,11 +819,14 @@ TEST(LoaderTest, CancelDoesNotWaitForABlockedCallback) {
   ASSERT_TRUE(loader->Next(&b, &end).ok());
   EXPECT_TRUE(end);
   EXPECT_EQ(b, nullptr);
+  // The worker is still in the callback, which cannot return: the wait gives up.
+  EXPECT_FALSE(loader->AwaitWorkersLeft(5));
   {
     std::lock_guard<std::mutex> lock(mu);
     release = true;
   }
   cv.notify_all();
+  EXPECT_TRUE(loader->AwaitWorkersLeft(60'000));  // they leave once it returns
   loader->Stop();
   // The loader gives whole epochs after it.
   {

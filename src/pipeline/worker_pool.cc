@@ -101,6 +101,17 @@ void WorkerPool::AwaitEpochLeftLocked(Mutex* mu) {
   while (busy_ != 0) lock_->idle.Wait(mu_);
 }
 
+bool WorkerPool::AwaitEpochLeftForLocked(Mutex* mu, std::chrono::milliseconds timeout) {
+  Held(mu);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (busy_ != 0) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    lock_->idle.WaitFor(mu_, deadline - now);
+  }
+  return true;
+}
+
 void WorkerPool::OpenPrefetchLocked(Mutex* mu) {
   Held(mu);
   prefetch_open_ = true;

@@ -22,6 +22,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <thread>
@@ -72,6 +73,9 @@ class WorkerPool : private SharesLoaderLock {
   void LeaveEpochLocked(Mutex* mu) STOKER_EXCLUSIVE_LOCKS_REQUIRED(mu);
   // Waits until no worker is inside an epoch.
   void AwaitEpochLeftLocked(Mutex* mu) STOKER_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // The same, giving up after `timeout`: whether no worker is inside one.
+  bool AwaitEpochLeftForLocked(Mutex* mu, std::chrono::milliseconds timeout)
+      STOKER_EXCLUSIVE_LOCKS_REQUIRED(mu);
 
   // The prefetch is open: each worker joins it once.
   void OpenPrefetchLocked(Mutex* mu) STOKER_EXCLUSIVE_LOCKS_REQUIRED(mu);
