@@ -23,6 +23,9 @@ PACKAGES=(
   python3-braceexpand python3-yaml  # what the webdataset peer imports (interop tests, benches)
   python3-setuptools python3-wheel python3-build python3-venv python3-pip
   clang
+  # Video clips (stoker.VideoClips, src/video/): FFmpeg's libraries; the ffmpeg CLI makes
+  # the tests' videos and PyAV decodes the reference frames.
+  libavformat-dev libavcodec-dev libavutil-dev libswscale-dev ffmpeg python3-av
   dpkg-dev xz-utils  # scripts/gpu-kit.sh: apt-get source, the kit's .tar.xz
 )
 if [[ "${1:-}" == "fuzz" ]]; then

@@ -46,7 +46,8 @@ def sections(C) -> list:
                 for name, intro in C.transform_sections()]
     return [
         ("Sources", "Where samples come from. Pass one to `Loader`.",
-         ["ImageFolder", "Npy", "HDF5", "Shards", "SegmentationFolder", "Coco", "Mix"]),
+         ["ImageFolder", "Npy", "HDF5", "Shards", "SegmentationFolder", "Coco", "Mix",
+          "VideoClips"]),
         ("Loading", "", ["Loader", "diagnose", "detection_targets"]),
         ("Data monitor", "Drift of what a Loader delivers from a `stoker stats --json` "
          "reference (`Loader(..., monitor=...)`).", ["Monitor"]),

@@ -197,6 +197,10 @@ class Source {
     int concurrent_shards = 1;  // ShardOptions::concurrent_shards
   };
   virtual ShardCacheUse shard_cache() const { return {}; }
+  // Whether a sample's content depends on the epoch besides its id (a video
+  // clip drawn anew each epoch, VideoClips): the caches, which key samples by
+  // id across epochs, refuse such a source. Default: false.
+  virtual bool SamplesVaryByEpoch() const { return false; }
   // The fields every sample has (stoker/record.h). Default: image + label.
   virtual Schema schema() const { return Schema::ImageLabel(); }
   // Whether every sample's image has the same size, known without reading a

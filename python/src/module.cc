@@ -18,6 +18,7 @@ void RegisterMix(pybind11::module_& m);         // bind_mix.cc
 void RegisterTrace(pybind11::module_& m);       // bind_trace.cc
 void RegisterFieldSteps(pybind11::module_& m);  // bind_field_steps.cc
 void RegisterStats(pybind11::module_& m);       // bind_stats.cc
+void RegisterVideo(pybind11::module_& m);       // bind_video.cc
 }  // namespace stoker::python
 
 PYBIND11_MODULE(_C, m) {
@@ -35,4 +36,5 @@ PYBIND11_MODULE(_C, m) {
   stoker::python::RegisterShards(m);
   stoker::python::RegisterMix(m);
   stoker::python::RegisterStats(m);
+  stoker::python::RegisterVideo(m);
 }

@@ -15,7 +15,8 @@ straight into its slot of a pooled batch buffer.
             ...
 """
 
-from stoker._C import Coco, HDF5, ImageFolder, Mix, Npy, SegmentationFolder, StokerError
+from stoker._C import (Coco, HDF5, ImageFolder, Mix, Npy, SegmentationFolder, StokerError,
+                       VideoClips)
 from stoker import _sources
 _sources.guard_class(ImageFolder, ("root",))
 _sources.guard_class(Npy, ("images", "labels", "layout"))
@@ -58,6 +59,7 @@ __all__ = [
     "Shards",
     "StokerError",
     "Subset",
+    "VideoClips",
     "WeightedSampler",
 ] + _transforms.__all__
 from stoker._version import __version__  # generated from include/stoker/version.h

@@ -32,12 +32,16 @@ def _built_with(part: str) -> bool:
     return getattr(_C, f"built_with_{part}")()
 
 
-# The optional parts of the build (CMake STOKER_WITH_HDF5, STOKER_WITH_CURL): tests that
-# need one are skipped, naming the reason, in a build without it.
+# The optional parts of the build (CMake STOKER_WITH_HDF5, STOKER_WITH_CURL,
+# STOKER_WITH_VIDEO): tests that need one are skipped, naming the reason, in a build
+# without it.
 _WITHOUT = {"hdf5": "stoker was built without HDF5 (STOKER_WITH_HDF5=OFF)",
-            "curl": "stoker was built without libcurl (STOKER_WITH_CURL=OFF)"}
+            "curl": "stoker was built without libcurl (STOKER_WITH_CURL=OFF)",
+            "video": "stoker was built without video (STOKER_WITH_VIDEO: FFmpeg's libav* "
+                     "not found)"}
 needs_hdf5 = pytest.mark.skipif(not _built_with("hdf5"), reason=_WITHOUT["hdf5"])
 needs_curl = pytest.mark.skipif(not _built_with("curl"), reason=_WITHOUT["curl"])
+needs_video = pytest.mark.skipif(not _built_with("video"), reason=_WITHOUT["video"])
 
 
 def skip_unless_built_with(part: str) -> None:

@@ -385,17 +385,6 @@ int64_t EvictCache(const std::string& cache_dir, int64_t max_bytes, const std::s
   return removed;
 }
 
-std::string CachePath(const std::string& cache_dir, const std::string& url) {
-  uint64_t h = 0;
-  for (unsigned char c : url) h = Mix64(h ^ c);
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  std::string base = url.substr(url.find_last_of('/') + 1);
-  const size_t q = base.find_first_of("?#");
-  if (q != std::string::npos) base.resize(q);
-  return cache_dir + "/" + hex + "-" + base;
-}
-
 StatusOr<std::unique_ptr<ByteStream>> OpenStream(const std::string& url,
                                                  const StreamOptions& options) {
   if (!IsRemoteUrl(url)) return OpenFileStream(url);

@@ -52,6 +52,7 @@
 #include <string>
 #include <vector>
 
+#include "io/cache_file.h"     // CachePath
 #include "stoker/sources.h"  // StreamOptions
 #include "stoker/status.h"
 
@@ -127,9 +128,7 @@ StatusOr<RemoteInfo> ProbeHttp(const std::string& url, const StreamOptions& opti
 // The same for an http(s):// or s3:// URL.
 StatusOr<RemoteInfo> ProbeRemote(const std::string& url, const StreamOptions& options);
 
-// The file under `cache_dir` that caches `url` (a hash of the URL plus its
-// basename).
-std::string CachePath(const std::string& cache_dir, const std::string& url);
+// CachePath (the file under a cache_dir that caches a URL): io/cache_file.h.
 
 // Reads a whole remote object (`url` for messages and the cache key) into
 // `cache_dir` unless a valid entry is there (see above), holding the entry's

@@ -46,6 +46,12 @@ Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options,
         "parameters (e.g. Resize, CenterCrop, Normalize); use cache='decoded' with random "
         "transforms");
   }
+  if (options.cache_bytes > 0 && source.SamplesVaryByEpoch()) {
+    return InvalidArgumentError(
+        "cache_bytes: " + source.Describe() + " draws each sample anew every epoch (a clip's "
+        "frames and transforms), so a cached sample would repeat one epoch's draw; use no "
+        "cache (or sampling=\"uniform\" without random transforms)");
+  }
   if (options.cache_bytes > 0 && source.size() < 0) {
     return InvalidArgumentError(
         "cache_bytes needs a random-access source (folder, npy, hdf5, indexed shards); " +

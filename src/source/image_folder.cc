@@ -14,6 +14,20 @@
 
 namespace stoker {
 
+bool HasExtension(const std::string& name, const std::vector<std::string>& extensions) {
+  for (const std::string& ext : extensions) {
+    if (name.size() < ext.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < ext.size() && same; ++i) {
+      char c = name[name.size() - ext.size() + i];
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      same = c == ext[i];
+    }
+    if (same) return true;
+  }
+  return false;
+}
+
 bool HasImageExtension(const std::string& name) {
   auto ends_with = [&](const char* ext) {
     const size_t n = std::strlen(ext);
@@ -68,6 +82,7 @@ Status ListDir(const std::string& dir, std::vector<Entry>* out) {
 // torchvision walks each class with sorted(os.walk(dir, followlinks=True)):
 // directories in order of their full path, files sorted within each.
 Status WalkClass(const std::string& root, const std::string& rel,
+                 const std::vector<std::string>* extensions,
                  std::set<std::pair<dev_t, ino_t>>* seen,
                  std::vector<std::pair<std::string, std::vector<std::string>>>* dirs) {
   const std::string abs = root + "/" + rel;
@@ -85,11 +100,15 @@ Status WalkClass(const std::string& root, const std::string& rel,
   STOKER_RETURN_IF_ERROR(ListDir(abs, &entries));
   std::vector<std::string> files;
   for (const Entry& e : entries) {
-    if (!e.is_dir && HasImageExtension(e.name)) files.push_back(rel + "/" + e.name);
+    const bool kept = extensions != nullptr ? HasExtension(e.name, *extensions)
+                                            : HasImageExtension(e.name);
+    if (!e.is_dir && kept) files.push_back(rel + "/" + e.name);
   }
   dirs->emplace_back(rel, std::move(files));
   for (const Entry& e : entries) {
-    if (e.is_dir) STOKER_RETURN_IF_ERROR(WalkClass(root, rel + "/" + e.name, seen, dirs));
+    if (e.is_dir) {
+      STOKER_RETURN_IF_ERROR(WalkClass(root, rel + "/" + e.name, extensions, seen, dirs));
+    }
   }
   return Status::OK();
 }
@@ -108,7 +127,7 @@ Status ListImageFiles(const std::string& root, std::vector<std::string>* out) {
   if (!S_ISDIR(st.st_mode)) return InvalidArgumentError(root + ": not a directory");
   std::set<std::pair<dev_t, ino_t>> seen;
   std::vector<std::pair<std::string, std::vector<std::string>>> dirs;
-  STOKER_RETURN_IF_ERROR(WalkClass(root, ".", &seen, &dirs));
+  STOKER_RETURN_IF_ERROR(WalkClass(root, ".", nullptr, &seen, &dirs));
   for (auto& [dir, files] : dirs) {
     for (std::string& f : files) out->push_back(f.substr(2));  // "./a/b.png" -> "a/b.png"
   }
@@ -116,7 +135,8 @@ Status ListImageFiles(const std::string& root, std::vector<std::string>* out) {
   return Status::OK();
 }
 
-StatusOr<std::shared_ptr<ImageFolder>> ImageFolder::Open(const std::string& root_in) {
+Status ListClassFolder(const std::string& root_in, const std::vector<std::string>* extensions,
+                       ClassFolderListing* out) {
   const std::string root = TrimTrailingSlashes(root_in);
   struct stat st;
   if (::stat(root.c_str(), &st) != 0) {
@@ -125,41 +145,57 @@ StatusOr<std::shared_ptr<ImageFolder>> ImageFolder::Open(const std::string& root
   if (!S_ISDIR(st.st_mode)) return InvalidArgumentError(root + ": not a directory");
   std::vector<Entry> top;
   STOKER_RETURN_IF_ERROR(ListDir(root, &top));
-  std::shared_ptr<ImageFolderImpl> folder(new ImageFolderImpl());
-  folder->root_ = root;
-  folder->offsets_.push_back(0);
-  std::vector<std::string> empty_classes;
+  out->root = root;
   for (const Entry& e : top) {
     if (!e.is_dir) continue;
-    const int32_t label = static_cast<int32_t>(folder->classes_.size());
-    folder->classes_.push_back(e.name);
+    const int32_t label = static_cast<int32_t>(out->classes.size());
+    out->classes.push_back(e.name);
     std::set<std::pair<dev_t, ino_t>> seen;
     std::vector<std::pair<std::string, std::vector<std::string>>> dirs;
-    STOKER_RETURN_IF_ERROR(WalkClass(root, e.name, &seen, &dirs));
+    STOKER_RETURN_IF_ERROR(WalkClass(root, e.name, extensions, &seen, &dirs));
     std::sort(dirs.begin(), dirs.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
     size_t count = 0;
-    for (const auto& [dir, files] : dirs) {
-      for (const std::string& f : files) {
-        folder->names_ += f;
-        folder->offsets_.push_back(folder->names_.size());
-        folder->labels_.push_back(label);
+    for (auto& [dir, files] : dirs) {
+      for (std::string& f : files) {
+        out->files.push_back(std::move(f));
+        out->labels.push_back(label);
         ++count;
       }
     }
-    if (count == 0) empty_classes.push_back(e.name);
+    if (count == 0) out->empty_classes.push_back(e.name);
   }
-  if (folder->classes_.empty()) {
-    return InvalidArgumentError(root + ": no class sub-directories (ImageFolder expects "
-                                "ROOT/<class>/<image>.jpg)");
+  if (out->classes.empty()) {
+    return InvalidArgumentError(root + ": no class sub-directories (expected "
+                                "ROOT/<class>/<file>, e.g. ROOT/<class>/<image>.jpg)");
   }
-  if (!empty_classes.empty()) {
+  if (!out->empty_classes.empty()) {
     std::string list;
-    for (const auto& c : empty_classes) list += (list.empty() ? "" : ", ") + c;
+    for (const auto& c : out->empty_classes) list += (list.empty() ? "" : ", ") + c;
     std::string exts;
-    for (const char* ext : kImageExtensions) exts += (exts.empty() ? "" : "/") + std::string(ext);
+    if (extensions != nullptr) {
+      for (const std::string& ext : *extensions) exts += (exts.empty() ? "" : "/") + ext;
+    } else {
+      for (const char* ext : kImageExtensions) exts += (exts.empty() ? "" : "/") + std::string(ext);
+    }
     return InvalidArgumentError(root + ": found no " + exts + " files for the classes: " + list);
   }
+  return Status::OK();
+}
+
+StatusOr<std::shared_ptr<ImageFolder>> ImageFolder::Open(const std::string& root_in) {
+  ClassFolderListing listing;
+  STOKER_RETURN_IF_ERROR(ListClassFolder(root_in, nullptr, &listing));
+  std::shared_ptr<ImageFolderImpl> folder(new ImageFolderImpl());
+  folder->root_ = listing.root;
+  folder->classes_ = std::move(listing.classes);
+  folder->offsets_.push_back(0);
+  folder->offsets_.reserve(listing.files.size() + 1);
+  for (size_t i = 0; i < listing.files.size(); ++i) {
+    folder->names_ += listing.files[i];
+    folder->offsets_.push_back(folder->names_.size());
+  }
+  folder->labels_ = std::move(listing.labels);
   return std::shared_ptr<ImageFolder>(std::move(folder));
 }
 

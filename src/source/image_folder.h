@@ -62,6 +62,23 @@ inline constexpr const char* kImageExtensions[] = {".jpg", ".jpeg", ".png", ".pp
 
 // True for names ending in one of kImageExtensions (any case).
 bool HasImageExtension(const std::string& name);
+// True for names ending in one of `extensions` (lower case; the name in any case).
+bool HasExtension(const std::string& name, const std::vector<std::string>& extensions);
+
+// The class-folder walk (ImageFolder's, and VideoClips'): classes are root's
+// sub-directories sorted by name, files (root-relative) in torchvision's
+// order, with their class index. `extensions` null: kImageExtensions.
+struct ClassFolderListing {
+  std::string root;  // without trailing slashes
+  std::vector<std::string> classes;
+  std::vector<std::string> files;
+  std::vector<int32_t> labels;
+  std::vector<std::string> empty_classes;
+};
+// NotFound for a missing root; InvalidArgument when it is not a directory,
+// has no class sub-directories or a class has no file (naming them).
+Status ListClassFolder(const std::string& root, const std::vector<std::string>* extensions,
+                       ClassFolderListing* out);
 
 // `dir` without trailing slashes ("/" stays "/").
 std::string TrimTrailingSlashes(std::string dir);

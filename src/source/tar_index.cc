@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "base/rng.h"
+#include "io/cache_file.h"
 #include "io/file.h"
 
 namespace stoker {
@@ -23,110 +24,6 @@ namespace {
 // built before are rebuilt; version 4 adds each entry's record fields (the
 // (offset, size) of every field's member).
 constexpr char kMagic[8] = {'S', 'T', 'K', 'T', 'I', 'D', 'X', '4'};
-constexpr size_t kFingerprintSpan = 64 << 10;
-
-void Put(std::string* out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
-}
-void Put32(std::string* out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
-}
-
-class Cursor {
- public:
-  explicit Cursor(const std::string& s) : s_(s) {}
-  bool Get(uint64_t* v) {
-    if (s_.size() - pos_ < 8) return false;
-    *v = 0;
-    for (int i = 0; i < 8; ++i) *v |= uint64_t{static_cast<uint8_t>(s_[pos_ + i])} << (8 * i);
-    pos_ += 8;
-    return true;
-  }
-  bool Get32(uint32_t* v) {
-    if (s_.size() - pos_ < 4) return false;
-    *v = 0;
-    for (int i = 0; i < 4; ++i) *v |= uint32_t{static_cast<uint8_t>(s_[pos_ + i])} << (8 * i);
-    pos_ += 4;
-    return true;
-  }
-  bool GetString(uint32_t n, std::string* out) {
-    if (s_.size() - pos_ < n) return false;
-    out->assign(s_, pos_, n);
-    pos_ += n;
-    return true;
-  }
-  bool done() const { return pos_ == s_.size(); }
-
- private:
-  const std::string& s_;
-  size_t pos_ = sizeof(kMagic);
-};
-
-// What identifies a shard's content: size and mtime, which a rewrite can
-// keep (touch -r, os.utime), and the inode, the ctime (no user can set it)
-// and a hash of the first and last 64 KiB (member headers included).
-struct ShardId {
-  uint64_t size = 0;
-  int64_t mtime_ns = 0;
-  uint64_t ino = 0;
-  int64_t ctime_ns = 0;
-  uint64_t fingerprint = 0;
-};
-
-uint64_t HashBytes(uint64_t h, const uint8_t* p, size_t n) {
-  for (size_t i = 0; i < n; i += 8) {
-    uint64_t w = 0;
-    std::memcpy(&w, p + i, std::min<size_t>(8, n - i));
-    h = Mix64(h ^ w) + i;
-  }
-  return h;
-}
-
-Status StatShard(const std::string& path, ShardId* id) {
-  int fd = -1;
-  STOKER_RETURN_IF_ERROR(OpenRegularFile(path, &fd));  // names FIFOs: "not a regular file"
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    return IoError(path + ": cannot stat: " + std::strerror(err));
-  }
-  id->size = static_cast<uint64_t>(st.st_size);
-  id->mtime_ns = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
-  id->ino = static_cast<uint64_t>(st.st_ino);
-  id->ctime_ns = int64_t{st.st_ctim.tv_sec} * 1000000000 + st.st_ctim.tv_nsec;
-  std::vector<uint8_t> buf(kFingerprintSpan);
-  uint64_t h = Mix64(id->size);
-  const off_t tail = static_cast<off_t>(
-      id->size > kFingerprintSpan ? id->size - kFingerprintSpan : 0);
-  for (off_t off : {off_t{0}, tail}) {
-    const ssize_t n = ::pread(fd, buf.data(), buf.size(), off);
-    if (n > 0) h = HashBytes(h, buf.data(), static_cast<size_t>(n));
-  }
-  ::close(fd);
-  id->fingerprint = h;
-  return Status::OK();
-}
-
-bool WriteAtomically(const std::string& path, const std::string& bytes) {
-  std::ostringstream tmp;
-  tmp << path << ".tmp." << ::getpid() << "." << std::this_thread::get_id();
-  {
-    std::ofstream f(tmp.str(), std::ios::binary | std::ios::trunc);
-    if (!f) return false;
-    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!f) {
-      ::unlink(tmp.str().c_str());
-      return false;
-    }
-  }
-  if (::rename(tmp.str().c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.str().c_str());
-    return false;
-  }
-  return true;
-}
-
 std::string SpecText(const SampleSpec& spec) {
   std::string out;
   for (const std::string& e : spec.image_exts) out += e + ";";
@@ -147,26 +44,23 @@ std::string TarIndexPath(const std::string& shard, const std::string& cache_dir)
 
 std::string EncodeTarIndex(const TarIndex& index) {
   std::string out(kMagic, sizeof(kMagic));
-  Put(&out, index.shard_size);
-  Put(&out, static_cast<uint64_t>(index.shard_mtime_ns));
-  Put(&out, index.shard_ino);
-  Put(&out, static_cast<uint64_t>(index.shard_ctime_ns));
-  Put(&out, index.shard_fingerprint);
-  Put32(&out, static_cast<uint32_t>(index.spec.size()));
+  PutIdentity(&out, FileIdentity{index.shard_size, index.shard_mtime_ns, index.shard_ino,
+                                 index.shard_ctime_ns, index.shard_fingerprint});
+  PutU32(&out, static_cast<uint32_t>(index.spec.size()));
   out += index.spec;
-  Put(&out, index.entries.size());
+  PutU64(&out, index.entries.size());
   for (const TarIndexEntry& e : index.entries) {
-    Put(&out, static_cast<uint64_t>(e.offset));
-    Put(&out, static_cast<uint64_t>(e.size));
-    Put(&out, static_cast<uint64_t>(e.label));
-    Put32(&out, static_cast<uint32_t>(e.key.size()));
-    Put32(&out, static_cast<uint32_t>(e.member.size()));
+    PutU64(&out, static_cast<uint64_t>(e.offset));
+    PutU64(&out, static_cast<uint64_t>(e.size));
+    PutU64(&out, static_cast<uint64_t>(e.label));
+    PutU32(&out, static_cast<uint32_t>(e.key.size()));
+    PutU32(&out, static_cast<uint32_t>(e.member.size()));
     out += e.key;
     out += e.member;
-    Put32(&out, static_cast<uint32_t>(e.fields.size()));
+    PutU32(&out, static_cast<uint32_t>(e.fields.size()));
     for (const auto& f : e.fields) {
-      Put(&out, static_cast<uint64_t>(f.first));
-      Put(&out, static_cast<uint64_t>(f.second));
+      PutU64(&out, static_cast<uint64_t>(f.first));
+      PutU64(&out, static_cast<uint64_t>(f.second));
     }
   }
   return out;
@@ -176,17 +70,20 @@ StatusOr<TarIndex> DecodeTarIndex(const std::string& bytes) {
   if (bytes.size() < sizeof(kMagic) || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
     return DataLossError("not a stoker tar index");
   }
-  Cursor c(bytes);
+  ByteCursor c(bytes, sizeof(kMagic));
   TarIndex index;
-  uint64_t mtime = 0, n = 0, ctime = 0;
+  FileIdentity id;
+  uint64_t n = 0;
   uint32_t spec_size = 0;
-  if (!c.Get(&index.shard_size) || !c.Get(&mtime) || !c.Get(&index.shard_ino) ||
-      !c.Get(&ctime) || !c.Get(&index.shard_fingerprint) || !c.Get32(&spec_size) ||
-      !c.GetString(spec_size, &index.spec) || !c.Get(&n)) {
+  if (!c.GetIdentity(&id) || !c.Get32(&spec_size) || !c.GetString(spec_size, &index.spec) ||
+      !c.Get(&n)) {
     return DataLossError("truncated tar index");
   }
-  index.shard_mtime_ns = static_cast<int64_t>(mtime);
-  index.shard_ctime_ns = static_cast<int64_t>(ctime);
+  index.shard_size = id.size;
+  index.shard_mtime_ns = id.mtime_ns;
+  index.shard_ino = id.ino;
+  index.shard_ctime_ns = id.ctime_ns;
+  index.shard_fingerprint = id.fingerprint;
   if (n > bytes.size() / 32) return DataLossError("corrupt tar index (count)");
   index.entries.resize(n);
   for (TarIndexEntry& e : index.entries) {
@@ -222,8 +119,8 @@ StatusOr<TarIndex> DecodeTarIndex(const std::string& bytes) {
 StatusOr<TarIndex> LoadOrBuildTarIndex(const std::string& shard, const SampleSpec& spec,
                                        const std::string& cache_dir, bool* built) {
   if (built) *built = false;
-  ShardId id;
-  STOKER_RETURN_IF_ERROR(StatShard(shard, &id));
+  FileIdentity id;
+  STOKER_RETURN_IF_ERROR(IdentifyFile(shard, &id));
   const char* tmpdir = std::getenv("TMPDIR");
   const std::string fallback = TarIndexPath(shard, tmpdir && *tmpdir ? tmpdir : "/tmp");
   const std::string beside = TarIndexPath(shard, "");
@@ -298,9 +195,9 @@ StatusOr<TarIndex> LoadOrBuildTarIndex(const std::string& shard, const SampleSpe
   const std::string bytes = EncodeTarIndex(index);
   if (cache_dir.empty()) {
     // Beside the shard; a read-only directory falls back to $TMPDIR.
-    if (!WriteAtomically(beside, bytes)) WriteAtomically(fallback, bytes);
+    if (!WriteFileAtomically(beside, bytes)) WriteFileAtomically(fallback, bytes);
   } else {
-    WriteAtomically(cached, bytes);
+    WriteFileAtomically(cached, bytes);
   }
   return index;
 }

@@ -1,0 +1,151 @@
+// Copyright 2026 The stoker Authors.
+//
+// Binding for stoker.VideoClips (include/stoker/video.h). Opening (listing the
+// folder) and reading a clip release the GIL.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "errors.h"
+#include "stoker/types.h"
+#include "stoker/video.h"
+
+namespace py = pybind11;
+
+namespace stoker::python {
+
+void RegisterVideo(py::module_& m) {
+  m.def("built_with_video", &BuiltWithVideo,
+        "Whether this build reads video (CMake STOKER_WITH_VIDEO: FFmpeg's libraries found); "
+        "without it stoker.VideoClips raises, naming the reason.");
+  py::class_<VideoClips, Source, std::shared_ptr<VideoClips>>(m, "VideoClips", R"doc(
+Clips of video files (MP4, MKV, WebM, ...) decoded with FFmpeg: a record source whose
+batches are {"video": [B, T, 3, H, W] (layout "TCHW") or [B, 3, T, H, W] ("CTHW"),
+"label": [B]} (and "time": float64 [B, T] with with_times=True).
+
+root_or_files: a folder with one sub-directory per class (labels from the sorted class
+  names, as ImageFolder; files with one of `extensions`), or a list of file paths
+  (labels -1, or `labels`: one int per file).
+clip_len: frames per clip. frame_stride: every frame_stride-th frame (presentation
+  order); or frame_rate: frames at this many per second, each the last frame presented at
+  or before its time (variable frame rates are exact: frames are chosen by timestamp).
+clips_per_video: samples per video per epoch (sample i is clip i % clips_per_video of
+  video i // clips_per_video). sampling: "random" (each clip's start drawn from
+  (seed, epoch, video, clip), identical for any thread count) or "uniform" (evenly spaced
+  starts, the same every epoch). A video shorter than a clip repeats its last frame.
+transforms: run on every frame of a clip with one random draw (the same crop, flip and
+  colour change for all its frames); they must end in a fixed size (e.g.
+  RandomResizedCrop(224)). None or []: frames at each video's own size (a list per batch).
+dtype: "uint8" (raw pixels), or "float32"/"float16"/"bfloat16" (with Normalize among the
+  transforms, normalised). codec_threads: FFmpeg's decoding threads per clip (1: the
+  Loader's threads are the parallelism). max_pixels: larger frames are refused.
+index_dir: a folder for the per-video indexes (frame and keyframe timestamps), reused by
+  later runs while each video is unchanged (size, mtime, inode, ctime and a hash of its
+  first and last 64 KiB); None: built once per source, in memory.
+Errors: a file FFmpeg cannot read (truncated, empty), one without a video stream, frames
+  above max_pixels or a clip's frames missing fail that sample naming the file
+  (StokerError), or are skipped and counted under Loader(on_error="skip").)doc")
+      .def(py::init([](const py::object& root_or_files, int clip_len,
+                       std::optional<int> frame_stride, std::optional<double> frame_rate,
+                       int clips_per_video, const std::string& sampling,
+                       std::optional<std::vector<Transform>> transforms, const std::string& dtype,
+                       const std::string& layout, int codec_threads, int64_t max_pixels,
+                       bool with_times, std::optional<std::vector<int64_t>> labels,
+                       std::optional<std::vector<std::string>> extensions,
+                       const py::object& index_dir) {
+             VideoClipsOptions o;
+             if (py::isinstance<py::list>(root_or_files) || py::isinstance<py::tuple>(root_or_files)) {
+               for (const py::handle& f : root_or_files) {
+                 o.files.push_back(FsPath(py::reinterpret_borrow<py::object>(f)));
+               }
+               if (o.files.empty()) throw py::value_error("VideoClips: the list of files is empty");
+             } else {
+               o.root = FsPath(root_or_files);
+             }
+             if (labels.has_value()) {
+               if (o.files.empty()) {
+                 throw py::value_error("VideoClips: labels= goes with a list of files (a folder's "
+                                       "labels are its class sub-directories)");
+               }
+               o.labels = *labels;
+             }
+             o.clip_len = clip_len;
+             if (frame_stride.has_value()) o.frame_stride = *frame_stride;
+             if (frame_rate.has_value()) {
+               if (!(*frame_rate > 0)) {
+                 throw py::value_error("VideoClips: frame_rate must be a positive number of frames "
+                                       "per second, got " + std::to_string(*frame_rate));
+               }
+               o.frame_rate = *frame_rate;
+             }
+             if (sampling == "random") {
+               o.sampling = VideoClipsOptions::Sampling::kRandom;
+             } else if (sampling == "uniform") {
+               o.sampling = VideoClipsOptions::Sampling::kUniform;
+             } else {
+               throw py::value_error("VideoClips: sampling must be \"random\" or \"uniform\", got " +
+                                     py::repr(py::str(sampling)).cast<std::string>());
+             }
+             o.clips_per_video = clips_per_video;
+             if (transforms.has_value()) o.transforms = std::move(*transforms);
+             StatusOr<DType> d = ParseDType(dtype);
+             if (!d.ok()) throw py::value_error("VideoClips: dtype: " + d.status().message());
+             o.dtype = d.value();
+             o.layout = layout;
+             o.codec_threads = codec_threads;
+             o.max_pixels = max_pixels;
+             o.with_times = with_times;
+             if (extensions.has_value()) o.extensions = *extensions;
+             if (!index_dir.is_none()) o.index_dir = FsPath(index_dir);
+             StatusOr<std::shared_ptr<VideoClips>> s = [&] {
+               py::gil_scoped_release release;
+               return VideoClips::Open(o);
+             }();
+             if (!s.ok()) Throw(s.status());
+             return std::move(s).value();
+           }),
+           py::arg("root_or_files"), py::kw_only(), py::arg("clip_len") = 16,
+           py::arg("frame_stride") = py::none(), py::arg("frame_rate") = py::none(),
+           py::arg("clips_per_video") = 1, py::arg("sampling") = "random",
+           py::arg("transforms") = py::none(), py::arg("dtype") = "uint8",
+           py::arg("layout") = "TCHW", py::arg("codec_threads") = 1,
+           py::arg("max_pixels") = int64_t{1} << 28, py::arg("with_times") = false,
+           py::arg("labels") = py::none(), py::arg("extensions") = py::none(),
+           py::arg("index_dir") = py::none())
+      .def_property_readonly("num_videos", &VideoClips::num_videos)
+      .def("video_path", &VideoClips::VideoPath, py::arg("video"),
+           "The path of video `video` (sample i's video is i // clips_per_video).")
+      .def("frames_of",
+           [](const VideoClips& s, int64_t index, uint64_t seed, int64_t epoch) {
+             StatusOr<VideoClips::ClipFrames> f = [&] {
+               py::gil_scoped_release release;
+               return s.FramesOf(index, seed, epoch);
+             }();
+             if (!f.ok()) Throw(f.status());
+             return py::make_tuple(f.value().pts, f.value().seconds);
+           },
+           py::arg("index"), py::arg("seed") = 0, py::arg("epoch") = 0,
+           "(pts, seconds) of the frames of clip `index` as a Loader with this seed reads it "
+           "in this epoch: each frame's presentation timestamp (stream time base) and time.")
+      .def("counters",
+           [](const VideoClips& s) {
+             const VideoClips::Counters c = s.counters();
+             py::dict d;
+             d["indexes_built"] = c.indexes_built;
+             d["indexes_loaded"] = c.indexes_loaded;
+             d["clips"] = c.clips;
+             d["frames_decoded"] = c.frames_decoded;
+             d["seeks"] = c.seeks;
+             return d;
+           },
+           "Over the source's life: video indexes built (demuxed) and loaded (index_dir), "
+           "clips decoded, frames decoded "
+           "(every frame the decoder produced, wanted or not) and seeks made.");
+}
+
+}  // namespace stoker::python

@@ -1,0 +1,308 @@
+"""stoker.VideoClips: clips of video files decoded with FFmpeg (issue 30).
+
+Every video is made here by Debian's ffmpeg CLI (testsrc patterns: H.264 with B-frames,
+MPEG-4, H.265 and VP9 when the encoders exist, a variable frame rate, an odd size, one
+frame, audio only). Decoded frames are compared bit for bit with PyAV's
+(`frame.to_ndarray(format="rgb24")`) at the same presentation timestamps.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+
+import stoker
+from conftest import MEAN, STD, needs_video
+
+av = pytest.importorskip("av", reason="PyAV (Debian python3-av) decodes the reference frames")
+
+pytestmark = [
+    needs_video,
+    pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="no ffmpeg CLI to make the videos"),
+]
+
+
+def _encoders() -> str:
+    return subprocess.run(["ffmpeg", "-hide_banner", "-encoders"], capture_output=True,
+                          text=True).stdout
+
+
+def ffmpeg(args: str, path) -> str:
+    subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-y", *args.split(), str(path)],
+                   check=True)
+    return str(path)
+
+
+def lavfi_src(size="64x48", rate=25, seconds=4):
+    return f"-f lavfi -i testsrc=size={size}:rate={rate}:duration={seconds}"
+
+
+@pytest.fixture(scope="module")
+def videos(tmp_path_factory):
+    d = tmp_path_factory.mktemp("videos")
+    enc = _encoders()
+    v = {
+        # B-frames (x264's default): decode order is not presentation order.
+        "h264": ffmpeg(lavfi_src() + " -c:v libx264 -pix_fmt yuv420p -g 25", d / "h264.mp4"),
+        "mpeg4": ffmpeg(lavfi_src() + " -c:v mpeg4 -g 20", d / "mpeg4.mkv"),
+        # Variable frame rate: 25 fps with frames dropped irregularly (n kept when
+        # n^2 mod 7 < 4), the timestamps kept: gaps of 40 and 80 ms.
+        "vfr": ffmpeg(lavfi_src(rate=25, seconds=3) +
+                      " -vf select=lt(mod(n*n\\,7)\\,4) -fps_mode vfr"
+                      " -c:v libx264 -pix_fmt yuv420p -g 15", d / "vfr.mkv"),
+        # Odd sizes need 4:4:4 (4:2:0 needs even ones).
+        "odd": ffmpeg(lavfi_src(size="33x17", rate=10, seconds=2) +
+                      " -c:v libx264 -pix_fmt yuv444p", d / "odd.mp4"),
+        "one": ffmpeg(lavfi_src() + " -frames:v 1 -c:v libx264 -pix_fmt yuv420p", d / "one.mp4"),
+    }
+    if "libx265" in enc:
+        v["h265"] = ffmpeg(lavfi_src(seconds=2) + " -c:v libx265 -x265-params log-level=none"
+                           ":keyint=15 -pix_fmt yuv420p", d / "h265.mp4")
+    if "libvpx-vp9" in enc:
+        v["vp9"] = ffmpeg(lavfi_src(seconds=2) + " -c:v libvpx-vp9 -deadline realtime "
+                          "-cpu-used 8 -g 15", d / "vp9.webm")
+    return v
+
+
+@pytest.fixture(scope="module")
+def bad(tmp_path_factory, videos):
+    d = tmp_path_factory.mktemp("bad")
+    full = ffmpeg(lavfi_src() + " -c:v libx264 -g 25 -movflags +faststart", d / "full.mp4")
+    data = open(full, "rb").read()
+    (d / "truncated.mp4").write_bytes(data[: len(data) // 2])
+    (d / "empty.mp4").write_bytes(b"")
+    return {
+        "audio": ffmpeg("-f lavfi -i sine=duration=1 -c:a aac", d / "audio.mp4"),
+        "empty": str(d / "empty.mp4"),
+        "truncated": str(d / "truncated.mp4"),
+        "full": full,
+    }
+
+
+def pyav_frames(path) -> dict[int, np.ndarray]:
+    """Every frame PyAV decodes, by presentation timestamp, as RGB [H, W, 3]."""
+    with av.open(path) as c:
+        return {f.pts: f.to_ndarray(format="rgb24") for f in c.decode(video=0)}
+
+
+def all_batches(loader):
+    return [b for b in loader]
+
+
+CODECS = ["h264", "mpeg4", "vfr", "odd", "h265", "vp9"]
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_frames_equal_pyavs_at_the_same_timestamps(videos, codec):
+    if codec not in videos:
+        pytest.skip(f"this ffmpeg has no {codec} encoder")
+    path = videos[codec]
+    clips = stoker.VideoClips([path], clip_len=6, frame_stride=3, clips_per_video=4,
+                              with_times=True)
+    loader = stoker.Loader(clips, batch_size=1, seed=5, threads=2)
+    loader.set_epoch(2)
+    ref = pyav_frames(path)
+    ref_pts = sorted(ref)
+    checked = 0
+    for i, batch in enumerate(all_batches(loader)):
+        pts, seconds = clips.frames_of(i, seed=5, epoch=2)
+        # every frame_stride-th frame of the video, in presentation order
+        idx = [ref_pts.index(p) for p in pts]
+        assert np.diff(idx).tolist() == [3] * 5
+        np.testing.assert_allclose(batch["time"][0].numpy(), seconds)
+        video = batch["video"][0].numpy()
+        assert video.shape == (6, 3) + ref[pts[0]].shape[:2]
+        for j, p in enumerate(pts):
+            assert np.array_equal(video[j], ref[p].transpose(2, 0, 1)), (codec, i, j, p)
+            checked += 1
+    assert checked == 24
+    counters = clips.counters()
+    # one index for the video, however many clips (the next epoch's prefetch decodes more)
+    assert counters["indexes_built"] == 1 and counters["clips"] >= 4
+
+
+def test_frame_rate_picks_frames_by_timestamp_on_a_variable_frame_rate(videos):
+    path = videos["vfr"]
+    ref = pyav_frames(path)
+    pts = np.array(sorted(ref))
+    gaps = np.diff(pts)
+    assert len(set(gaps.tolist())) > 1  # the file's frame rate really varies
+    clips = stoker.VideoClips([path], clip_len=8, frame_rate=7.5, sampling="uniform")
+    got, _ = clips.frames_of(0)
+    with av.open(path) as c:
+        tb = c.streams.video[0].time_base
+    units = 1 / (7.5 * float(tb))  # pts units per output frame
+    t0 = pts[0] + (pts[-1] - pts[0] - int(np.floor(7 * units))) // 2  # uniform: the middle
+    want = [int(pts[pts <= t0 + int(np.floor(j * units + 1e-9))][-1]) for j in range(8)]
+    assert got == want
+    (batch,) = all_batches(stoker.Loader(clips, batch_size=1))
+    for j, p in enumerate(got):
+        assert np.array_equal(batch["video"][0][j].numpy(), ref[p].transpose(2, 0, 1))
+
+
+def test_a_one_frame_video_repeats_its_frame(videos):
+    (ref,) = pyav_frames(videos["one"]).values()
+    clips = stoker.VideoClips([videos["one"]], clip_len=4, frame_stride=2)
+    (batch,) = all_batches(stoker.Loader(clips, batch_size=1))
+    for j in range(4):
+        assert np.array_equal(batch["video"][0][j].numpy(), ref.transpose(2, 0, 1))
+
+
+def test_folder_labels_transforms_and_any_thread_count_give_the_same_batches(videos, tmp_path):
+    for cls, names in {"archery": ["h264", "odd"], "bowling": ["mpeg4", "vfr"]}.items():
+        (tmp_path / cls).mkdir()
+        for n in names:
+            ext = videos[n].rsplit(".", 1)[1]
+            shutil.copy(videos[n], tmp_path / cls / f"{n}.{ext}")
+    clips = stoker.VideoClips(tmp_path, clip_len=4, frame_stride=2, clips_per_video=2,
+                              transforms=[stoker.RandomResizedCrop(16),
+                                          stoker.RandomHorizontalFlip()])
+    assert clips.classes == ["archery", "bowling"]
+    runs = []
+    for threads in (1, 3):
+        loader = stoker.Loader(clips, batch_size=3, shuffle=True, seed=3, threads=threads)
+        runs.append([all_batches(loader) for _ in range(2)])
+    for e in range(2):
+        for a, b in zip(runs[0][e], runs[1][e]):
+            assert a["video"].shape == (a["video"].shape[0], 4, 3, 16, 16)
+            assert a["video"].dtype == torch.uint8
+            assert torch.equal(a["video"], b["video"]) and torch.equal(a["label"], b["label"])
+    labels = torch.cat([b["label"] for b in runs[0][0]]).tolist()
+    assert sorted(labels) == [0, 0, 0, 0, 1, 1, 1, 1]
+    epoch0 = torch.cat([b["video"] for b in runs[0][0]])
+    epoch1 = torch.cat([b["video"] for b in runs[0][1]])
+    assert not torch.equal(epoch0, epoch1)  # each epoch draws its own clips and crops
+
+
+def test_cthw_layout_and_normalize(videos):
+    kw = dict(clip_len=5, frame_stride=2, clips_per_video=2)
+    aug = [stoker.RandomResizedCrop(20), stoker.RandomHorizontalFlip()]
+    tchw = stoker.VideoClips([videos["h264"]], transforms=aug, **kw)
+    cthw = stoker.VideoClips([videos["h264"]], transforms=aug, layout="CTHW", **kw)
+    norm = stoker.VideoClips([videos["h264"]], dtype="float32", layout="CTHW",
+                             transforms=aug + [stoker.Normalize(MEAN, STD)], **kw)
+    a, b, c = (torch.cat([x["video"] for x in stoker.Loader(s, batch_size=2, seed=9)])
+               for s in (tchw, cthw, norm))
+    assert b.shape == (2, 3, 5, 20, 20)
+    assert torch.equal(a.permute(0, 2, 1, 3, 4), b)
+    assert c.dtype == torch.float32
+    mean = torch.tensor(MEAN, dtype=torch.float32).view(1, 3, 1, 1, 1)
+    std = torch.tensor(STD, dtype=torch.float32).view(1, 3, 1, 1, 1)
+    torch.testing.assert_close(c, (b.float() / 255 - mean) / std, rtol=0, atol=1e-6)
+
+
+def test_ranks_and_state_dict_resume(videos):
+    clips = stoker.VideoClips([videos["h264"], videos["mpeg4"], videos["odd"]], clip_len=3,
+                              clips_per_video=4, transforms=[stoker.RandomResizedCrop(8)])
+    # ranks: each clip exactly once over two ranks, with the single-rank pixels
+    single = torch.cat([b["video"] for b in stoker.Loader(clips, batch_size=2, shuffle=True,
+                                                          seed=1)])
+    parts = [torch.cat([b["video"] for b in stoker.Loader(clips, batch_size=2, shuffle=True,
+                                                          seed=1, rank=r, world_size=2)])
+             for r in range(2)]
+    assert parts[0].shape[0] == parts[1].shape[0] == 6
+    interleaved = torch.stack([parts[r][k] for k in range(6) for r in range(2)])
+    assert torch.equal(interleaved, single)
+    # resume after two batches: the rest of the epoch
+    first = stoker.Loader(clips, batch_size=2, shuffle=True, seed=1)
+    it = iter(first)
+    got = [next(it)["video"], next(it)["video"]]
+    state = first.state_dict()
+    del it
+    second = stoker.Loader(clips, batch_size=2, shuffle=True, seed=1)
+    second.load_state_dict(state)
+    got += [b["video"] for b in second]
+    assert torch.equal(torch.cat(got), single)
+
+
+def test_bad_files_raise_naming_the_file_or_are_skipped_and_counted(bad):
+    for name, message in [("audio", "no video stream"), ("empty", "empty file"),
+                          ("truncated", "")]:
+        clips = stoker.VideoClips([bad[name]], clip_len=8, frame_stride=10, sampling="uniform")
+        with pytest.raises(stoker.StokerError, match=bad[name]) as e:
+            all_batches(stoker.Loader(clips, batch_size=1))
+        assert message in str(e.value)
+    big = stoker.VideoClips([bad["full"]], clip_len=2, max_pixels=64 * 48 - 1)
+    with pytest.raises(stoker.StokerError, match="exceed max_pixels"):
+        all_batches(stoker.Loader(big, batch_size=1))
+    files = [bad["audio"], bad["full"], bad["empty"], bad["full"], bad["truncated"]]
+    clips = stoker.VideoClips(files, clip_len=8, frame_stride=10, sampling="uniform")
+    loader = stoker.Loader(clips, batch_size=2, on_error="skip")
+    got = all_batches(loader)
+    assert sum(len(b["label"]) for b in got) == 2
+    assert loader.stats()["skipped"] == 3
+
+
+def test_bad_files_never_hang_or_crash(bad, tmp_path):
+    # Garbage in a video's clothing, and every cut of a real file, in a subprocess with a
+    # timeout: each clip is a named error or a clip, never a hang or a crash.
+    data = open(bad["full"], "rb").read()
+    paths = []
+    for k, cut in enumerate(range(64, len(data), max(1, len(data) // 25))):
+        p = tmp_path / f"cut{k}.mp4"
+        p.write_bytes(data[:cut])
+        paths.append(str(p))
+    junk = tmp_path / "junk.mp4"
+    junk.write_bytes(bytes(range(256)) * 40)
+    paths.append(str(junk))
+    flipped = bytearray(data)
+    for i in range(len(flipped) // 2, len(flipped), 97):
+        flipped[i] ^= 0x5A
+    (tmp_path / "flipped.mp4").write_bytes(bytes(flipped))
+    paths.append(str(tmp_path / "flipped.mp4"))
+    script = textwrap.dedent(f"""
+        import stoker
+        clips = stoker.VideoClips({paths!r}, clip_len=4, frame_stride=7, clips_per_video=2)
+        loader = stoker.Loader(clips, batch_size=2, on_error="skip", threads=2)
+        n = sum(len(b["label"]) for b in loader)
+        print(n, loader.stats()["skipped"])
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    delivered, skipped = map(int, out.stdout.split())
+    assert delivered + skipped == 2 * len(paths)
+    assert skipped >= 2  # the junk, the shortest cuts
+
+
+def test_arguments_are_checked_naming_them(videos, tmp_path):
+    f = [videos["h264"]]
+    with pytest.raises(ValueError, match="clip_len must be"):
+        stoker.VideoClips(f, clip_len=0)
+    with pytest.raises(ValueError, match="sampling must be"):
+        stoker.VideoClips(f, sampling="every")
+    with pytest.raises(ValueError, match="layout must be"):
+        stoker.VideoClips(f, layout="THWC")
+    with pytest.raises(ValueError, match="frame_rate must be"):
+        stoker.VideoClips(f, frame_rate=-1.0)
+    with pytest.raises(ValueError, match="not both"):
+        stoker.VideoClips(f, frame_rate=10.0, frame_stride=2)
+    with pytest.raises(ValueError, match="fixed"):
+        stoker.VideoClips(f, transforms=[stoker.ColorJitter(0.4)])
+    with pytest.raises(ValueError, match="Normalize cannot be applied to uint8"):
+        stoker.VideoClips(f, transforms=[stoker.Resize((8, 8)), stoker.Normalize(MEAN, STD)])
+    with pytest.raises(FileNotFoundError):
+        stoker.VideoClips(tmp_path / "missing")
+    # The caches key samples by id across epochs: a clip drawn anew each epoch is refused.
+    with pytest.raises(ValueError, match="draws each sample anew every epoch"):
+        stoker.Loader(stoker.VideoClips(f, clip_len=2), batch_size=1, cache="decoded",
+                      cache_bytes=1 << 20)
+
+
+def test_index_dir_keeps_the_indexes_for_later_runs(videos, tmp_path):
+    files = [videos["h264"], videos["vfr"]]
+    kw = dict(clip_len=4, frame_stride=2, index_dir=tmp_path / "idx")
+    first = stoker.VideoClips(files, **kw)
+    a = [b["video"] for b in stoker.Loader(first, batch_size=1, seed=4)]
+    assert first.counters()["indexes_built"] == 2 and first.counters()["indexes_loaded"] == 0
+    assert len(list((tmp_path / "idx").glob("*.vidx"))) == 2
+    second = stoker.VideoClips(files, **kw)
+    b = [b["video"] for b in stoker.Loader(second, batch_size=1, seed=4)]
+    assert second.counters()["indexes_built"] == 0 and second.counters()["indexes_loaded"] == 2
+    assert len(a) == 2 and all(torch.equal(x[0], y[0]) for x, y in zip(a, b))

@@ -1,0 +1,155 @@
+// Copyright 2026 The stoker Authors.
+#include "video/decode.h"
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/frame.h>
+#include <libswscale/swscale.h>
+}
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "video/demux.h"
+#include "video/index.h"
+
+namespace stoker {
+namespace {
+
+struct CodecDeleter {
+  void operator()(AVCodecContext* c) const { avcodec_free_context(&c); }
+};
+struct FrameDeleter {
+  void operator()(AVFrame* f) const { av_frame_free(&f); }
+};
+struct PacketDeleter {
+  void operator()(AVPacket* p) const { av_packet_free(&p); }
+};
+
+}  // namespace
+
+ClipDecoder::~ClipDecoder() { sws_freeContext(sws_); }
+
+Status ClipDecoder::Decode(VideoFile* file, const VideoIndex& index,
+                           const std::vector<int64_t>& targets, int codec_threads,
+                           FrameSink sink, void* ctx, DecodeStats* stats) {
+  if (targets.empty()) return Status::OK();
+  const std::string& path = file->path();
+  std::unique_ptr<AVCodecContext, CodecDeleter> codec(avcodec_alloc_context3(file->codec()));
+  std::unique_ptr<AVFrame, FrameDeleter> frame(av_frame_alloc());
+  std::unique_ptr<AVPacket, PacketDeleter> pkt(av_packet_alloc());
+  if (!codec || !frame || !pkt) return ResourceExhaustedError("FFmpeg: out of memory");
+  int err = avcodec_parameters_to_context(codec.get(), file->stream()->codecpar);
+  if (err < 0) return DataLossError(path + ": bad codec parameters (" + AvErrorString(err) + ")");
+  codec->thread_count = codec_threads;
+  codec->thread_type = codec_threads > 1 ? (FF_THREAD_FRAME | FF_THREAD_SLICE) : 0;
+  codec->pkt_timebase = file->stream()->time_base;
+  err = avcodec_open2(codec.get(), file->codec(), nullptr);
+  if (err < 0) return UnimplementedError(path + ": cannot open the decoder (" + AvErrorString(err) + ")");
+
+  // The seek plan: the last keyframe at or before the first wanted frame.
+  const size_t key = PlanSeek(index, targets.front());
+  auto seek_to = [&](int64_t ts) -> Status {
+    ++stats->seeks;
+    const int e = av_seek_frame(file->format(), file->stream_index(), ts, AVSEEK_FLAG_BACKWARD);
+    if (e < 0) return DataLossError(path + ": seek to pts " + std::to_string(ts) + " failed (" + AvErrorString(e) + ")");
+    avcodec_flush_buffers(codec.get());
+    return Status::OK();
+  };
+  if (key > 0) STOKER_RETURN_IF_ERROR(seek_to(index.keyframes[key]));
+  bool restarted = key == 0;
+
+  const int w = index.width, h = index.height;
+  const ptrdiff_t stride = static_cast<ptrdiff_t>(w) * 3;
+  size_t next = 0;             // the next target to deliver
+  bool first_frame = true;
+  bool draining = false;
+  auto take_frames = [&]() -> Status {
+    for (;;) {
+      const int e = avcodec_receive_frame(codec.get(), frame.get());
+      if (e == AVERROR(EAGAIN) || e == AVERROR_EOF) return Status::OK();
+      if (e < 0) return DataLossError(path + ": decoding failed (" + AvErrorString(e) + ")");
+      ++stats->frames_decoded;
+      const int64_t p = frame->pts != AV_NOPTS_VALUE ? frame->pts : frame->best_effort_timestamp;
+      if (first_frame) {
+        first_frame = false;
+        if (p != AV_NOPTS_VALUE && p > targets[next] && !restarted) {
+          // The demuxer's seek landed past the keyframe: start over once.
+          av_frame_unref(frame.get());
+          restarted = true;
+          first_frame = true;
+          STOKER_RETURN_IF_ERROR(seek_to(index.keyframes.front()));
+          return Status::OK();
+        }
+      }
+      if (p == AV_NOPTS_VALUE || p < targets[next]) {
+        av_frame_unref(frame.get());
+        continue;
+      }
+      if (p > targets[next]) {
+        av_frame_unref(frame.get());
+        return DataLossError(path + ": the frame at pts " + std::to_string(targets[next]) +
+                             " was not decoded (the next one is at " + std::to_string(p) + ")");
+      }
+      if (frame->width != w || frame->height != h) {
+        const std::string got = std::to_string(frame->width) + "x" + std::to_string(frame->height);
+        av_frame_unref(frame.get());
+        return DataLossError(path + ": a frame of " + got + " in a stream of " +
+                             std::to_string(w) + "x" + std::to_string(h));
+      }
+      sws_ = sws_getCachedContext(sws_, w, h, static_cast<AVPixelFormat>(frame->format), w, h,
+                                  AV_PIX_FMT_RGB24, SWS_BILINEAR, nullptr, nullptr, nullptr);
+      if (sws_ == nullptr) {
+        av_frame_unref(frame.get());
+        return UnimplementedError(path + ": cannot convert pixel format " +
+                                  std::to_string(frame->format) + " to RGB");
+      }
+      rgb_.resize(static_cast<size_t>(stride) * h + 16);
+      uint8_t* dst[4] = {rgb_.data(), nullptr, nullptr, nullptr};
+      int dst_stride[4] = {static_cast<int>(stride), 0, 0, 0};
+      sws_scale(sws_, frame->data, frame->linesize, 0, h, dst, dst_stride);
+      av_frame_unref(frame.get());
+      while (next < targets.size() && targets[next] == p) {
+        STOKER_RETURN_IF_ERROR(sink(ctx, static_cast<int>(next), rgb_.data(), w, h, stride));
+        ++next;
+      }
+      if (next == targets.size()) return Status::OK();
+    }
+  };
+  while (next < targets.size()) {
+    if (draining) break;
+    err = av_read_frame(file->format(), pkt.get());
+    if (err == AVERROR_EOF) {
+      draining = true;
+      avcodec_send_packet(codec.get(), nullptr);  // flush: the delayed frames
+    } else if (err < 0) {
+      return DataLossError(path + ": reading failed (" + AvErrorString(err) + ")");
+    } else {
+      if (pkt->stream_index != file->stream_index()) {
+        av_packet_unref(pkt.get());
+        continue;
+      }
+      // A frame no other frame references (a non-reference B-frame) is not decoded
+      // unless the clip wants it: fewer frames decoded, the same pixels for the others.
+      const int64_t ts = pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts;
+      codec->skip_frame = std::binary_search(targets.begin(), targets.end(), ts)
+                              ? AVDISCARD_DEFAULT
+                              : AVDISCARD_NONREF;
+      err = avcodec_send_packet(codec.get(), pkt.get());
+      av_packet_unref(pkt.get());
+      if (err < 0 && err != AVERROR(EAGAIN)) {
+        return DataLossError(path + ": the decoder refused a packet (" + AvErrorString(err) + ")");
+      }
+    }
+    STOKER_RETURN_IF_ERROR(take_frames());
+  }
+  if (next < targets.size()) {
+    return DataLossError(path + ": the video ends before the frame at pts " +
+                         std::to_string(targets[next]) + " (truncated?)");
+  }
+  return Status::OK();
+}
+
+}  // namespace stoker

@@ -1,0 +1,70 @@
+// Copyright 2026 The stoker Authors.
+//
+// DecodeClip: the frames a clip needs, decoded in one forward pass. The seek
+// plan: seek once to the last keyframe at or before the clip's first frame
+// (none when that is the stream's first keyframe and the file was just
+// opened), decode forward, convert each wanted frame to RGB (libswscale,
+// SWS_BILINEAR, the video's own size: what PyAV's to_ndarray("rgb24") gives)
+// and stop after the clip's last frame; a frame no other frame references
+// (a non-reference B-frame) is skipped unless the clip wants it
+// (AVCodecContext::skip_frame = AVDISCARD_NONREF for that packet). No GOP is
+// decoded twice for a clip;
+// should a demuxer's seek land past the keyframe asked for (the first frame
+// decoded comes after the clip's first frame), decoding restarts once from the
+// stream's first keyframe, and DecodeStats::seeks counts both.
+//
+// Thread-safety: NOT thread-safe; one ClipDecoder per thread.
+// Errors: DataLoss naming the file (a packet the decoder refuses, frames of
+// another size than the stream's, a wanted frame that never comes: a
+// truncated file), Unimplemented (no decoder), ResourceExhausted (FFmpeg out
+// of memory).
+#ifndef STOKER_VIDEO_DECODE_H_
+#define STOKER_VIDEO_DECODE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "stoker/status.h"
+
+struct SwsContext;
+
+namespace stoker {
+
+class VideoFile;
+struct VideoIndex;
+
+struct DecodeStats {
+  int64_t frames_decoded = 0;  // every frame the decoder produced
+  int64_t seeks = 0;
+};
+
+// Receives wanted frame j (in target order) as packed RGB rows (`stride`
+// bytes apart, 16 bytes of slack after the last row).
+using FrameSink = Status (*)(void* ctx, int j, const uint8_t* rgb, int width, int height,
+                             ptrdiff_t stride);
+
+class ClipDecoder {
+ public:
+  ClipDecoder() = default;
+  ~ClipDecoder();
+  ClipDecoder(const ClipDecoder&) = delete;
+  ClipDecoder& operator=(const ClipDecoder&) = delete;
+
+  // Decodes the frames presented at `targets` (pts, non-decreasing; repeats
+  // are delivered again) from `file`, freshly opened, calling `sink` once per
+  // target in order. `codec_threads`: AVCodecContext::thread_count.
+  Status Decode(VideoFile* file, const VideoIndex& index, const std::vector<int64_t>& targets,
+                int codec_threads, FrameSink sink, void* ctx, DecodeStats* stats);
+
+  // RGB scratch held (bytes).
+  size_t scratch_bytes() const { return rgb_.capacity(); }
+
+ private:
+  SwsContext* sws_ = nullptr;
+  std::vector<uint8_t> rgb_;
+};
+
+}  // namespace stoker
+
+#endif  // STOKER_VIDEO_DECODE_H_
