@@ -164,18 +164,9 @@ Status RecordProcessor::WriteImage(const RecordFieldPlan& f, const FieldValue& v
                                    BatchBuffer* buf, int s) {
   const FieldSpec& spec = f.spec;
   if (v.raw) return UnimplementedError("raw pixels in an image field other than the primary one");
-  const bool mask = spec.target == TargetRole::kMask;
   STOKER_RETURN_IF_ERROR(spec.image_mode == ImageMode::kNative
-                             ? decoder_.DecodeNative(v.data, v.size, &image_, mask)
+                             ? decoder_.DecodeNative(v.data, v.size, &image_)
                              : decoder_.DecodeRgb(v.data, v.size, &image_));
-  if (mask && image_.channels != 1) {
-    static const char* const kLayouts[] = {"", "grey", "grey + alpha", "RGB", "RGBA"};
-    return InvalidArgumentError(
-        "a mask is a label map of one channel, this image decodes to " +
-        std::to_string(image_.channels) + " (" +
-        kLayouts[std::clamp(image_.channels, 0, 4)] +
-        "): save masks as greyscale or palette PNGs of class indices");
-  }
   const ElemType dtype = image_.bytes_per_sample == 2 ? ElemType::kUint16 : ElemType::kUint8;
   const int64_t dims[3] = {image_.height, image_.width, image_.channels};
   if ((spec.dtype_known && dtype != spec.dtype) ||
@@ -277,10 +268,16 @@ Status RecordProcessor::WriteMask(const RecordFieldPlan& f, const FieldValue& v,
   PixelPlane in;  // the mask as read (never written)
   if (src.kind == FieldKind::kImage) {
     if (v.raw) return UnimplementedError("raw pixels in a mask field");
-    STOKER_RETURN_IF_ERROR(decoder_.DecodeNative(v.data, v.size, &image_));
+    // A palette PNG (VOC's masks) gives its indices, the class of each pixel.
+    STOKER_RETURN_IF_ERROR(
+        decoder_.DecodeNative(v.data, v.size, &image_, /*palette_indices=*/true));
     if (image_.channels != 1) {
-      return InvalidArgumentError("a mask is one channel, this image decodes to " +
-                                  std::to_string(image_.channels));
+      static const char* const kLayouts[] = {"", "grey", "grey + alpha", "RGB", "RGBA"};
+      return InvalidArgumentError(
+          "a mask is a label map of one channel, this image decodes to " +
+          std::to_string(image_.channels) + " (" +
+          kLayouts[std::clamp(image_.channels, 0, 4)] +
+          "): save masks as greyscale or palette PNGs of class indices");
     }
     in = PixelPlane{image_.pixels.data(), image_.width, image_.height,
                     static_cast<std::ptrdiff_t>(image_.row_bytes()), image_.bytes_per_sample};
