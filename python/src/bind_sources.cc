@@ -153,8 +153,9 @@ void RegisterSources(py::module_& m) {
       "\"_leftImg8bit\", mask_suffix=\"_gtFine_labelIds\"; with a suffix only the files\n"
       "whose stem ends with it are taken). Samples in key order. Fields: \"image\" (RGB,\n"
       "the image the transforms apply to) and \"mask\" (target 'mask': decoded as stored to\n"
-      "one channel, uint8 or uint16 [H, W, 1]; palette PNGs give their indices; an RGB mask\n"
-      "is an error of its sample naming the file). Raises StokerError naming the keys\n"
+      "one channel, uint8 or uint16 [H, W], moved by the transforms with its image; palette\n"
+      "PNGs give their indices; an RGB mask is an error of its sample naming the file).\n"
+      "Raises StokerError naming the keys\n"
       "without a partner on either side (the first five and the count).")
       .def(py::init([](const py::object& images_dir, const py::object& masks_dir,
                        const std::string& image_suffix, const std::string& mask_suffix) {
@@ -179,7 +180,7 @@ void RegisterSources(py::module_& m) {
       m, "Coco",
       "COCO instances annotations (instances_*.json) over the images in images_dir: one sample\n"
       "per image, in image id order. Fields: \"image\" (RGB, transformed), \"boxes\" float32\n"
-      "[N, 4] (bbox as stored: xywh pixels; target 'boxes', format 'xywh'), \"labels\" int64\n"
+      "[N, 4] (target 'boxes', format 'xywh': delivered xyxy in output pixels), \"labels\" int64\n"
       "[N] (category ids mapped to 0..K-1 in sorted id order: category_ids[label] is the COCO\n"
       "id, classes[label] its name), \"iscrowd\" int64 [N], \"area\" float32 [N] (per-box\n"
       "rows following \"boxes\"). masks=\"semantic\" adds \"mask\" uint8 [H, W] (uint16 when\n"

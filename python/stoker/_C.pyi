@@ -22,7 +22,7 @@ class Source:
 class Coco(Source):
     """COCO instances annotations (instances_*.json) over the images in images_dir: one sample
     per image, in image id order. Fields: "image" (RGB, transformed), "boxes" float32
-    [N, 4] (bbox as stored: xywh pixels; target 'boxes', format 'xywh'), "labels" int64
+    [N, 4] (target 'boxes', format 'xywh': delivered xyxy in output pixels), "labels" int64
     [N] (category ids mapped to 0..K-1 in sorted id order: category_ids[label] is the COCO
     id, classes[label] its name), "iscrowd" int64 [N], "area" float32 [N] (per-box
     rows following "boxes"). masks="semantic" adds "mask" uint8 [H, W] (uint16 when
@@ -264,8 +264,9 @@ class SegmentationFolder(Source):
     "_leftImg8bit", mask_suffix="_gtFine_labelIds"; with a suffix only the files
     whose stem ends with it are taken). Samples in key order. Fields: "image" (RGB,
     the image the transforms apply to) and "mask" (target 'mask': decoded as stored to
-    one channel, uint8 or uint16 [H, W, 1]; palette PNGs give their indices; an RGB mask
-    is an error of its sample naming the file). Raises StokerError naming the keys
+    one channel, uint8 or uint16 [H, W], moved by the transforms with its image; palette
+    PNGs give their indices; an RGB mask is an error of its sample naming the file).
+    Raises StokerError naming the keys
     without a partner on either side (the first five and the count).
     """
     def __init__(self, images_dir: object, masks_dir: object, image_suffix: str = ..., mask_suffix: str = ...) -> None: ...

@@ -452,7 +452,8 @@ def test_webdataset_reads_converted_target_shards(tmp_path):
 def test_shards_read_boxes_from_a_json_member(tmp_path):
     """A boxes field may be a JSON member, a list of 4-number lists: read as float32
     [N, 4] (an empty list is [0, 4]); anything else is an error of its sample."""
-    boxes = [[[1, 2, 3.5, 4]], [], [[0.25, 0, 10, 20], [5, 5, 1, 1]]]
+    # xyxy inside the 12 x 10 image: delivered as read (no conversion, clamp or removal).
+    boxes = [[[1, 2, 3.5, 4]], [], [[0.25, 0, 10, 8], [5, 5, 6, 6]]]
     ms = []
     for i, b in enumerate(boxes):
         buf = io.BytesIO()
@@ -460,9 +461,9 @@ def test_shards_read_boxes_from_a_json_member(tmp_path):
         ms += [(f"s{i}.png", buf.getvalue()), (f"s{i}.boxes.json", json.dumps(b).encode())]
     (tmp_path / "a.tar").write_bytes(tar_bytes(ms))
     fields = {"image": "png", "boxes": {"ext": "boxes.json", "target": "boxes",
-                                        "format": "xywh"}}
+                                        "format": "xyxy"}}
     src = stoker.Shards([str(tmp_path / "a.tar")], fields=fields)
-    assert src.targets == {"boxes": {"target": "boxes", "format": "xywh"}}
+    assert src.targets == {"boxes": {"target": "boxes", "format": "xyxy"}}
     got = next(iter(stoker.Loader(src, batch_size=3, collate="list")))["boxes"]
     for g, b in zip(got, boxes):
         assert g.dtype == torch.float32 and tuple(g.shape) == (len(b), 4)

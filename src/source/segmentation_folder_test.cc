@@ -147,10 +147,9 @@ TEST(SegmentationFolderTest, MasksThroughTheLoader) {
       for (int i = 0; i < b->size(); ++i) {
         const int64_t id = b->ids()[i];
         const FieldSlot& m = b->field_sample(mf, i);
-        ASSERT_EQ(m.ndim, 3);
+        ASSERT_EQ(m.ndim, 2);  // a label map [H, W], as the target path delivers masks
         EXPECT_EQ(m.dims[0], kH);
         EXPECT_EQ(m.dims[1], kW);
-        EXPECT_EQ(m.dims[2], 1);
         const uint8_t want = static_cast<uint8_t>(id % 2 == 0 ? 10 * id : id);
         EXPECT_EQ(std::vector<uint8_t>(m.data, m.data + m.bytes),
                   std::vector<uint8_t>(kW * kH, want)) << "sample " << id;

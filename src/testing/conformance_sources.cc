@@ -308,10 +308,12 @@ StatusOr<MadeSource> MakeSegmentationFolder(const std::string& dir, const Data& 
 
 // COCO (CocoSource): image i (id 10 + i: samples in id order are dataset
 // order) with one annotation of category 100 + i (label i), and semantic
-// masks.
+// masks. The box covers the whole image, so no crop of the suite's
+// transforms removes it (and the label that identifies the sample).
 StatusOr<MadeSource> MakeCoco(const std::string& dir, const Data& data) {
   MakeDirs(dir + "/img");
   std::string images, anns, cats;
+  const std::string w = std::to_string(Data::kWidth), h = std::to_string(Data::kHeight);
   for (int i = 0; i < Data::kSamples; ++i) {
     char name[16];
     std::snprintf(name, sizeof name, "s%02d.jpg", i);
@@ -322,7 +324,8 @@ StatusOr<MadeSource> MakeCoco(const std::string& dir, const Data& data) {
               std::to_string(Data::kWidth) + "}";
     anns += std::string(i ? "," : "") + "{\"id\": " + std::to_string(i) + ", \"image_id\": " + id +
             ", \"category_id\": " + std::to_string(100 + i) +
-            ", \"bbox\": [2, 2, 10, 8], \"segmentation\": [[2, 2, 12, 2, 12, 10, 2, 10]]}";
+            ", \"bbox\": [0, 0, " + w + ", " + h + "], \"segmentation\": [[0, 0, " + w + ", 0, " +
+            w + ", " + h + ", 0, " + h + "]]}";
     cats += std::string(i ? "," : "") + "{\"id\": " + std::to_string(100 + i) + "}";
   }
   WriteFile(dir + "/ann.json", Text("{\"images\": [" + images + "], \"annotations\": [" + anns +
