@@ -376,19 +376,24 @@ def gen_readme(C) -> str:
                          f"{TABLE_END!r} region")
     # The targets column: the geometric transforms (planned crops, resizes, pads and flips;
     # the warps) move a record's masks, boxes and keypoints with the image (Loader
-    # targets=); the others touch the image only.
-    def targets(stage):
-        return "mask, boxes, keypoints" if stage in ("geometry", "warp") else "image only"
+    # targets=); the others touch the image only. A transform whose draw depends on the boxes
+    # (RandomIoUCrop) needs a boxes target.
+    def targets(s):
+        if s["stage"] not in ("geometry", "warp"):
+            return "image only"
+        if s.get("needs_boxes"):
+            return "mask, boxes (required), keypoints"
+        return "mask, boxes, keypoints"
     rows: list[tuple[list[str], str, str]] = []
     for s in C.transform_schemas():
         if not s["python"]:
             continue
         for names, note, tg in rows:
-            if note == s["torchvision"] and tg == targets(s["stage"]):
+            if note == s["torchvision"] and tg == targets(s):
                 names.append(s["name"])
                 break
         else:
-            rows.append(([s["name"]], s["torchvision"], targets(s["stage"])))
+            rows.append(([s["name"]], s["torchvision"], targets(s)))
     instead: dict[str, list[str]] = {}
     for name, what in C.torchvision_notes().items():
         instead.setdefault(what, []).append(name)

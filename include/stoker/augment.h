@@ -77,7 +77,9 @@ std::vector<double> SampleWarp(const Transform& t, int width, int height, uint64
 // keypoints (k x kcols). `steps`: per step 24 numbers: kind (0 crop,
 // 1 resize, 2 hflip, 3 vflip, 4 warp), in_w, in_h, out_w, out_h, crop x, y,
 // w, h, pad_mode, pad1 (4), then a warp's drawn parameters (9, as
-// ops/warp.h DrawWarpParams gives them; zeros otherwise).
+// ops/warp.h DrawWarpParams gives them; zeros otherwise), then 1 for a crop
+// that removes the boxes whose centre is outside it (RandomIoUCrop), else 0.
+// The boxes are also what RandomIoUCrop's draw reads.
 struct TargetsForTesting {
   std::vector<double> steps;
   int mask_width = 0, mask_height = 0;

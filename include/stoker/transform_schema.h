@@ -148,6 +148,9 @@ struct TransformSchema {
   bool random_geometry = false;
   // The same output for a sample in every epoch (cache="output" needs it).
   bool deterministic = false;
+  // Its draw depends on the sample's boxes (RandomIoUCrop): a Loader refuses
+  // it unless a field is a boxes target (LoaderOptions::targets).
+  bool needs_boxes = false;
   // Replaces the generic description (Lambda: "Lambda(<function name>)").
   std::function<std::string(const Transform&)> to_string;
   const TransformOps* ops = nullptr;

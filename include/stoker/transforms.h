@@ -112,6 +112,14 @@ struct Transform {
   int interpolation = 0;
   // RandomPerspective.
   double distortion_scale = 0.5;
+  // RandomIoUCrop (its min/max_scale are scale_min/max, its min/max
+  // aspect ratio ratio_min/max): the minimum IoUs drawn from (an option
+  // >= 1 leaves the sample uncropped) and the crops tried per option.
+  std::vector<double> sampler_options{0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 2.0};
+  int trials = 40;
+  // RandomZoomOut: the canvas side, as a multiple of the image's, drawn in
+  // [side_range[0], side_range[1]].
+  std::array<double, 2> side_range{1.0, 4.0};
   // Normalize, per RGB channel, applied to pixels scaled to [0, 1].
   std::array<float, 3> mean{0.f, 0.f, 0.f};
   std::array<float, 3> std{1.f, 1.f, 1.f};

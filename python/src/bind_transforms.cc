@@ -112,6 +112,7 @@ py::dict SchemaDict(const TransformSchema& s) {
   d["section"] = s.section;
   d["torchvision"] = s.torchvision;
   d["python"] = s.python;
+  d["needs_boxes"] = s.needs_boxes;
   d["params"] = params;
   return d;
 }

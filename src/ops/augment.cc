@@ -174,7 +174,11 @@ Status FollowTargetsForTesting(const std::vector<Transform>& transforms, int wid
   GeometryPlan plan;
   TargetGeometry g;
   g.Reset(width, height);
-  STOKER_RETURN_IF_ERROR(PlanGeometry(transforms, width, height, &rng, &plan, &g.steps));
+  STOKER_ASSIGN_OR_RETURN(const BoxFormat format, ParseBoxFormat(box_format));
+  std::vector<double> xyxy;  // for the draws that read the boxes (RandomIoUCrop)
+  BoxesToXyxy(format, boxes, n, &xyxy);
+  STOKER_RETURN_IF_ERROR(
+      PlanGeometry(transforms, width, height, &rng, &plan, &g.steps, &xyxy));
   for (const Transform& t : transforms) {
     if (StageOf(t) != TransformStage::kWarp) continue;
     GeometryStep s;
@@ -193,7 +197,7 @@ Status FollowTargetsForTesting(const std::vector<Transform>& transforms, int wid
                           double(s.pad1[2]), double(s.pad1[3]), 0};
     out->steps.insert(out->steps.end(), v, v + 14);
     out->steps.insert(out->steps.end(), s.warp.params, s.warp.params + 9);
-    out->steps.push_back(0);
+    out->steps.push_back(s.drop_outside_centres ? 1 : 0);
   }
   if (mask != nullptr) {
     MaskImage m, scratch;
@@ -207,7 +211,6 @@ Status FollowTargetsForTesting(const std::vector<Transform>& transforms, int wid
     out->mask.assign(m.pixels.begin(),
                      m.pixels.begin() + static_cast<size_t>(m.width) * m.height * m.bpp);
   }
-  STOKER_ASSIGN_OR_RETURN(const BoxFormat format, ParseBoxFormat(box_format));
   TransformBoxes(g, format, boxes, n, BoxRules{min_size, min_area_fraction}, &out->boxes,
                  &out->keep);
   TransformKeypoints(g, keypoints, k, kcols, &out->keypoints);

@@ -262,6 +262,12 @@ Status GeometryBuilder::PadCrop(Rect r, int mode, const std::array<int, 3>& fill
   return Status::OK();
 }
 
+Status GeometryBuilder::CropKeepingCentres(Rect r) {
+  STOKER_RETURN_IF_ERROR(Crop(r));
+  if (steps_ != nullptr) steps_->back().drop_outside_centres = true;
+  return Status::OK();
+}
+
 Status GeometryBuilder::Resize(int w, int h) {
   Record(GeometryStep::kResize, Rect{}, w, h);
   STOKER_RETURN_IF_ERROR(NewStageIfResampled());
@@ -382,8 +388,10 @@ void PadOutputSize(const Transform& t, OutputSize* size) {
 // ----------------------------------------------------------------- the list --
 
 Status PlanGeometry(const std::vector<Transform>& transforms, int width, int height, Rng* rng,
-                    GeometryPlan* plan, std::vector<GeometryStep>* steps) {
+                    GeometryPlan* plan, std::vector<GeometryStep>* steps,
+                    const std::vector<double>* boxes) {
   GeometryBuilder b(width, height, plan, steps);
+  b.SetBoxes(boxes);
   for (const Transform& t : transforms) {
     if (t.schema == nullptr || StageOf(t) != TransformStage::kGeometry) continue;
     STOKER_RETURN_IF_ERROR(OpsOf(t).plan(t, rng, &b));

@@ -74,6 +74,9 @@ struct GeometryPlan {
 //   kResize: the grid resampled to out_width x out_height;
 //   kHFlip / kVFlip: mirrored;
 //   kWarp: `warp` (RandomRotation / Affine / Perspective), same size.
+// A kCrop with `drop_outside_centres` (RandomIoUCrop's) also removes the
+// boxes whose centre is not strictly inside the crop (torchvision v2's
+// is_within_crop_area).
 struct GeometryStep {
   enum Kind { kCrop, kResize, kHFlip, kVFlip, kWarp };
   Kind kind = kCrop;
@@ -82,6 +85,7 @@ struct GeometryStep {
   Rect crop;
   int pad_mode = kPadConstant;
   std::array<int, 4> pad1{0, 0, 0, 0};
+  bool drop_outside_centres = false;
   WarpStep warp;
 };
 
@@ -109,6 +113,9 @@ class GeometryBuilder {
   // whatever lies beyond it. With constant zero fill this is Crop.
   Status PadCrop(Rect r, int mode, const std::array<int, 3>& fill,
                  const std::array<int, 4>& pad1);
+  // A crop inside the current grid that also removes the boxes whose centre
+  // lies outside it (RandomIoUCrop; GeometryStep::drop_outside_centres).
+  Status CropKeepingCentres(Rect r);
   // Resample the current grid to w x h (Resize).
   Status Resize(int w, int h);
   // Crop `r`, then resample the crop to w x h (RandomResizedCrop).
@@ -116,6 +123,13 @@ class GeometryBuilder {
   // Mirror everything after this horizontally / vertically.
   void ToggleFlip();
   void ToggleVFlip();
+
+  // The sample's boxes, xyxy in the original image's pixels (null: the
+  // sample has none known before decode; not owned, outlives the builder).
+  void SetBoxes(const std::vector<double>* xyxy) { boxes_ = xyxy; }
+  const std::vector<double>* boxes() const { return boxes_; }
+  // The steps recorded so far (null unless the builder records them).
+  const std::vector<GeometryStep>* steps() const { return steps_; }
 
  private:
   Rect Unflip(Rect r) const;
@@ -132,14 +146,18 @@ class GeometryBuilder {
   bool cropped_ = false;    // has the open stage a crop already?
   bool sealed_ = false;     // is the open stage's crop a padded crop (no further crop)?
   std::vector<GeometryStep>* steps_ = nullptr;
+  const std::vector<double>* boxes_ = nullptr;
 };
 
 // Draws the random parameters from `rng` in list order and fills `plan`,
 // calling each geometric transform's plan function; the other stages'
 // transforms (Normalize, the photometric ones) are not geometry.
-// With `steps`, the transforms' GeometrySteps are appended there.
+// With `steps`, the transforms' GeometrySteps are appended there. `boxes`:
+// the sample's boxes (xyxy, the original image's pixels) for the transforms
+// whose draw depends on them (RandomIoUCrop: they need `steps` too).
 Status PlanGeometry(const std::vector<Transform>& transforms, int width, int height, Rng* rng,
-                    GeometryPlan* plan, std::vector<GeometryStep>* steps = nullptr);
+                    GeometryPlan* plan, std::vector<GeometryStep>* steps = nullptr,
+                    const std::vector<double>* boxes = nullptr);
 
 // The output size every sample will have, or InvalidArgument naming the
 // problem when the list does not end in a fixed size (a batch needs one).

@@ -3,6 +3,7 @@
 // Declarations of the geometric transforms (stage kGeometry): crops,
 // resizes, pads and flips, planned per sample by ops/geometry.cc. See
 // ops/transform_registry.h for how a declaration reads.
+#include "ops/detection_crops.h"
 #include "ops/geometry.h"
 #include "ops/transform_registry.h"
 
@@ -31,6 +32,20 @@ Status CheckMaxSize(const TransformSchema& s, const Transform& t) {
         std::to_string(t.max_size));
   }
   return Status::OK();
+}
+
+// min <= max for two Number parameters.
+Status CheckOrdered(const TransformSchema& s, const char* lo_name, double lo,
+                    const char* hi_name, double hi) {
+  if (lo <= hi) return Status::OK();
+  return params::ParamError(StatusCode::kInvalidArgument, s, hi_name,
+                            std::string(">= ") + lo_name + " (" + params::FormatNumber(lo) + ")",
+                            params::FormatNumber(hi));
+}
+
+Status CheckIoUCrop(const TransformSchema& s, const Transform& t) {
+  STOKER_RETURN_IF_ERROR(CheckOrdered(s, "min_scale", t.scale_min, "max_scale", t.scale_max));
+  return CheckOrdered(s, "min_aspect_ratio", t.ratio_min, "max_aspect_ratio", t.ratio_max);
 }
 
 }  // namespace
@@ -113,6 +128,48 @@ void DeclareGeometryTransforms(TransformFamily& f) {
       .Param(params::PaddingMode("padding_mode"))
       .Plan(&PlanPad, &PadOutputSize)
       .Deterministic();
+
+  f.Declare("RandomIoUCrop", TransformStage::kGeometry)
+      .Doc("torchvision.transforms.v2's RandomIoUCrop (SSD's crop): draw a minimum IoU from "
+           "`sampler_options` (None: [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 2.0]; an option >= 1 "
+           "leaves the sample uncropped), then up to `trials` crops of `min_scale`..`max_scale` "
+           "of each side and aspect `min_aspect_ratio`..`max_aspect_ratio`; the first crop in "
+           "which some box's centre lies and whose IoU with one of those boxes reaches the "
+           "option is taken, else another option is drawn. Boxes whose centre falls outside "
+           "the crop are removed with their per-box rows (stats()['boxes_removed']). The draw "
+           "reads the sample's boxes, so the Loader needs a boxes target (targets=); the crop "
+           "is decided before decode and decoded as a region. Unlike v2, which can draw "
+           "options forever, after 100 options without a crop the sample is left uncropped; "
+           "a sample without boxes is left uncropped (as v2 ends up leaving it). Each sample "
+           "keeps its own size: follow it with Resize((h, w)) or use collate='list'.")
+      .Torchvision("torchvision.transforms.v2's (not in 0.14): same arguments; needs a boxes "
+                   "target; drawn from stoker's per-sample stream; at most 100 option draws")
+      .Param(params::Number("min_scale", &Transform::scale_min, 0.0, 1.0, 0.3))
+      .Param(params::Number("max_scale", &Transform::scale_max, 0.0, 1.0, 1.0))
+      .Param(params::Number("min_aspect_ratio", &Transform::ratio_min, 0.0, params::kUnbounded,
+                            0.5))
+      .Param(params::Number("max_aspect_ratio", &Transform::ratio_max, 0.0, params::kUnbounded,
+                            2.0))
+      .Param(params::NumberList("sampler_options", &Transform::sampler_options, 0.0,
+                                params::kUnbounded, {0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 2.0}))
+      .Param(params::Int("trials", &Transform::trials, 1, 1000, 40))
+      .Check(&CheckIoUCrop)
+      .Plan(&PlanRandomIoUCrop, &VariableOutputSize)
+      .NeedsBoxes();
+
+  f.Declare("RandomZoomOut", TransformStage::kGeometry)
+      .Doc("torchvision.transforms.v2's RandomZoomOut: with probability `p`, place the image "
+           "at a random offset on a canvas `r` times its size (r uniform in `side_range`), "
+           "the rest `fill`; masks are padded with their ignore_index, boxes and keypoints "
+           "shifted. Each sample keeps its own size: follow it with Resize((h, w)) or use "
+           "collate='list'.")
+      .Torchvision("torchvision.transforms.v2's (not in 0.14): same arguments (`fill` a number "
+                   "or RGB triple); drawn from stoker's per-sample stream")
+      .Param(params::Fill("fill", 0))
+      .Param(params::Range("side_range", &Transform::side_range, {1.0, 4.0},
+                           {1.0, false, 100.0}))
+      .Param(params::Probability("p", &Transform::p, 0.5))
+      .Plan(&PlanRandomZoomOut, &VariableOutputSize);
 
   f.NotProvided("FiveCrop", "not supported (one image per sample)");
   f.NotProvided("TenCrop", "not supported (one image per sample)");

@@ -150,6 +150,12 @@ void StepBox(const GeometryStep& st, bool clamp, Box* b) {
   }
 }
 
+// torchvision v2's RandomIoUCrop test: the centre of `b` strictly inside `r`.
+bool CentreInside(const Box& b, const Rect& r) {
+  const double cx = 0.5 * (b.x1 + b.x2), cy = 0.5 * (b.y1 + b.y2);
+  return r.x < cx && cx < r.right() && r.y < cy && cy < r.bottom();
+}
+
 Box FromFormat(BoxFormat f, const double* v) {
   switch (f) {
     case BoxFormat::kXYWH:
@@ -252,13 +258,15 @@ void TransformBoxes(const TargetGeometry& g, BoxFormat format, const double* in,
   for (int i = 0; i < n; ++i) {
     Box c = FromFormat(format, in + 4 * i);
     Box u = c;  // never clamped: the area the box would have
+    bool dropped = false;
     for (const GeometryStep& st : g.steps) {
+      dropped |= st.drop_outside_centres && !CentreInside(c, st.crop);
       StepBox(st, /*clamp=*/true, &c);
       StepBox(st, /*clamp=*/false, &u);
     }
     Clamp(&c, w, h);
     const double cw = c.x2 - c.x1, ch = c.y2 - c.y1;
-    bool ok = cw > 0 && ch > 0 && cw >= rules.min_size && ch >= rules.min_size;
+    bool ok = !dropped && cw > 0 && ch > 0 && cw >= rules.min_size && ch >= rules.min_size;
     if (ok && rules.min_area_fraction > 0) {
       const double full = (u.x2 - u.x1) * (u.y2 - u.y1);
       ok = full > 0 && cw * ch >= rules.min_area_fraction * full;
@@ -269,6 +277,29 @@ void TransformBoxes(const TargetGeometry& g, BoxFormat format, const double* in,
     out->push_back(static_cast<float>(c.y1));
     out->push_back(static_cast<float>(c.x2));
     out->push_back(static_cast<float>(c.y2));
+  }
+}
+
+void BoxesToXyxy(BoxFormat format, const double* in, int n, std::vector<double>* out) {
+  out->clear();
+  for (int i = 0; i < n; ++i) {
+    const Box b = FromFormat(format, in + 4 * i);
+    out->insert(out->end(), {b.x1, b.y1, b.x2, b.y2});
+  }
+}
+
+void BoxesAfterSteps(const std::vector<GeometryStep>& steps, const std::vector<double>& xyxy,
+                     std::vector<double>* out) {
+  out->clear();
+  for (size_t i = 0; i + 4 <= xyxy.size(); i += 4) {
+    Box c{xyxy[i], xyxy[i + 1], xyxy[i + 2], xyxy[i + 3]};
+    bool dropped = false;
+    for (const GeometryStep& st : steps) {
+      dropped |= st.drop_outside_centres && !CentreInside(c, st.crop);
+      StepBox(st, /*clamp=*/true, &c);
+    }
+    if (dropped) continue;
+    out->insert(out->end(), {c.x1, c.y1, c.x2, c.y2});
   }
 }
 

@@ -66,13 +66,25 @@ Status TransformMask(const TargetGeometry& g, int64_t fill, MaskImage* mask, Mas
 // pixels, clamped to the output. A box is removed (keep[i] = 0) when its
 // clamped width or height is below `min_size` or not positive, or when the
 // clamped area is below `min_area_fraction` of the area it would have
-// without any clamping. `out` gets the kept rows only.
+// without any clamping, or when a RandomIoUCrop step found its centre
+// outside the crop (GeometryStep::drop_outside_centres). `out` gets the kept
+// rows only.
 struct BoxRules {
   double min_size = 1.0;
   double min_area_fraction = 0.0;
 };
 void TransformBoxes(const TargetGeometry& g, BoxFormat format, const double* in, int n,
                     const BoxRules& rules, std::vector<float>* out, std::vector<uint8_t>* keep);
+
+// n boxes `in` in `format` -> xyxy (n rows of 4) in *out.
+void BoxesToXyxy(BoxFormat format, const double* in, int n, std::vector<double>* out);
+
+// The boxes `xyxy` (the original image's pixels, n rows of 4) as they stand
+// after `steps` (each clamped as TransformBoxes clamps it), xyxy, without
+// the ones a RandomIoUCrop step removed (GeometryStep::drop_outside_centres):
+// what a transform whose draw depends on the boxes sees (RandomIoUCrop).
+void BoxesAfterSteps(const std::vector<GeometryStep>& steps, const std::vector<double>& xyxy,
+                     std::vector<double>* out);
 
 // Keypoints `in` (k rows of `cols` = 2 (x, y) or 3 (x, y, visibility)) ->
 // k rows of 3 (x, y, visibility) in output pixels: visibility is the

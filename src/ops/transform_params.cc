@@ -653,6 +653,34 @@ ParamSchema Ignored(std::string name, bool default_value, std::string why) {
 
 // ------------------------------------------------------------------- others --
 
+ParamSchema NumberList(std::string name, std::vector<double> Transform::*field, double lo,
+                       double hi, std::vector<double> none_value) {
+  ParamSchema p = WithDefault(
+      Base(std::move(name), "Optional[List[float]]",
+           "None or a non-empty list of " + NumberText("numbers", lo, hi)),
+      ArgValue());
+  p.set = [field, lo, hi, none_value](const ArgValue& v, Transform* t) {
+    if (v.is_none()) {
+      t->*field = none_value;
+      return Status::OK();
+    }
+    const std::optional<std::vector<double>> l = NumbersOf(v);
+    if (!l) return Wrong();
+    if (l->empty() || !Finite(*l)) return Bad();
+    for (double x : *l) {
+      if (x < lo || x > hi) return Bad();
+    }
+    t->*field = *l;
+    return Status::OK();
+  };
+  p.get = [field](const Transform& t) {
+    std::vector<ArgValue> out;
+    for (double x : t.*field) out.emplace_back(x);
+    return ArgValue(std::move(out));
+  };
+  return p;
+}
+
 ParamSchema Floats3(std::string name, std::array<float, 3> Transform::*field, bool nonzero) {
   ParamSchema p = Base(std::move(name), "Sequence[float]",
                        nonzero ? "3 non-zero numbers (R, G, B)" : "3 numbers (R, G, B)");

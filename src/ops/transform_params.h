@@ -121,6 +121,11 @@ ParamSchema AntialiasOnly(std::string name);
 // An argument stoker accepts with any bool and ignores (inplace=).
 ParamSchema Ignored(std::string name, bool default_value, std::string why);
 
+// None (`none_value`) or a non-empty list of finite numbers, each in
+// [lo, hi] (RandomIoUCrop's sampler_options).
+ParamSchema NumberList(std::string name, std::vector<double> Transform::*field, double lo,
+                       double hi, std::vector<double> none_value);
+
 // Three floats (RGB), finite, and non-zero when `nonzero`.
 ParamSchema Floats3(std::string name, std::array<float, 3> Transform::*field, bool nonzero);
 

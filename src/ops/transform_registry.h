@@ -53,9 +53,11 @@ class TransformDecl {
                       void (*output_size)(const Transform&, OutputSize*));
   TransformDecl& Image(void (*image)(const Transform&, Rng*, RgbImage*, RgbImage*));
   TransformDecl& Tensor(void (*tensor)(const Transform&, Rng*, const OutputTensor&));
-  // Flags (TransformSchema): random geometry, deterministic, not a Python class.
+  // Flags (TransformSchema): random geometry, deterministic, needs the boxes,
+  // not a Python class.
   TransformDecl& RandomGeometry();
   TransformDecl& Deterministic();
+  TransformDecl& NeedsBoxes();
   TransformDecl& NotInPython();
   // Replaces the generic "Name(param=value, ...)" description.
   TransformDecl& Describe(std::function<std::string(const Transform&)> to_string);

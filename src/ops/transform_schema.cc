@@ -119,6 +119,10 @@ TransformDecl& TransformDecl::Deterministic() {
   s_->deterministic = true;
   return *this;
 }
+TransformDecl& TransformDecl::NeedsBoxes() {
+  s_->needs_boxes = true;
+  return *this;
+}
 TransformDecl& TransformDecl::NotInPython() {
   s_->python = false;
   return *this;

@@ -1,6 +1,7 @@
 // Copyright 2026 The stoker Authors.
 #include "pipeline/record_plan.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -287,6 +288,31 @@ StatusOr<std::shared_ptr<const RecordPlan>> MakeRecordPlan(const Schema& source_
   for (const Transform& t : options.transforms) {
     geometric |= t.schema != nullptr && (t.schema->stage == TransformStage::kGeometry ||
                                          t.schema->stage == TransformStage::kWarp);
+  }
+  // A transform whose draw reads the boxes (RandomIoUCrop) reads the first
+  // boxes field as the source gives it, before the image is decoded: so
+  // there must be one, and no field step may rewrite it.
+  for (const Transform& t : options.transforms) {
+    if (t.schema == nullptr || !t.schema->needs_boxes || plan->plan_boxes >= 0) continue;
+    for (size_t k = 0; k < plan->fields.size() && plan->plan_boxes < 0; ++k) {
+      if (plan->fields[k].spec.target == TargetRole::kBoxes) plan->plan_boxes = static_cast<int>(k);
+    }
+    if (plan->plan_boxes < 0) {
+      return InvalidArgumentError(
+          t.ToString() + " draws its crop from the sample's boxes, and no field is a boxes "
+          "target: give the Loader targets={'<field>': 'boxes'} (or {'<field>': {'role': "
+          "'boxes', 'format': ...}}) on a record source with boxes (the fields: " +
+          full.ToString() + ")");
+    }
+    const int boxes_index = plan->fields[static_cast<size_t>(plan->plan_boxes)].schema_index;
+    for (const FieldStepPlan& sp : plan->steps) {
+      if (std::find(sp.indices.begin(), sp.indices.end(), boxes_index) != sp.indices.end()) {
+        return InvalidArgumentError(
+            "Lambda(" + sp.step.name + ", fields=...) rewrites '" +
+            plan->fields[static_cast<size_t>(plan->plan_boxes)].spec.name + "', and " +
+            t.ToString() + " draws its crop from those boxes before the steps run");
+      }
+    }
   }
   for (const RecordFieldPlan& f : plan->fields) {
     if (geometric && f.spec.target == TargetRole::kPerBox && f.spec.shape_known &&

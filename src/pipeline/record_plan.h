@@ -20,7 +20,9 @@
 // a mask, boxes, keypoints or per-box field follows the primary image through
 // its geometric transforms (ops/targets.h; pipeline/record_processor.h); it
 // needs a primary image, the kind and shape its role takes (TargetDecl), and
-// a kPerBox field a kBoxes field to follow.
+// a kPerBox field a kBoxes field to follow. A transform whose draw reads the
+// boxes (RandomIoUCrop) needs a boxes field (plan_boxes) that no field step
+// rewrites.
 //
 // Rules checked here (InvalidArgument naming the field): the schema is valid
 // (CheckSchema); transforms need an RGB image field (the primary one); under
@@ -72,6 +74,10 @@ struct RecordPlan {
   std::vector<RecordFieldPlan> fields;  // batch fields, in schema order
   std::vector<FieldLayout> layouts;     // BatchShape::fields
   bool targets = false;  // a field follows the image (FieldSpec::target)
+  // The boxes field (index into `fields`) whose boxes are read before the
+  // image is decoded, for the transforms whose draw depends on them
+  // (TransformSchema::needs_boxes: RandomIoUCrop); -1 when none needs them.
+  int plan_boxes = -1;
 
   bool records() const { return !fields.empty(); }
 };

@@ -97,6 +97,32 @@ Status RecordProcessor::Process(const SampleData& sample, BatchBuffer* buf, int 
   return Status::OK();
 }
 
+Status RecordProcessor::PlanBoxes(const SampleData& sample, std::vector<double>* xyxy) {
+  xyxy->clear();
+  if (plan_->plan_boxes < 0) return Status::OK();
+  const RecordFieldPlan& f = plan_->fields[static_cast<size_t>(plan_->plan_boxes)];
+  if (sample.num_fields != plan_->source_fields || sample.fields == nullptr) {
+    return InternalError("the source gave " + std::to_string(sample.num_fields) +
+                         " field values for a schema of " +
+                         std::to_string(plan_->source_fields));
+  }
+  const FieldValue& v = sample.fields[f.schema_index];
+  Status st;
+  if (v.ndim != 2 || v.dims[1] != 4) {
+    st = InvalidArgumentError("boxes of shape " + Shape(v.dims.data(), v.ndim) +
+                              ", expected [N, 4]");
+  } else {
+    st = ToDoubles(v, &numbers_);
+    if (st.ok() && static_cast<int64_t>(numbers_.size()) != v.dims[0] * 4) {
+      st = DataLossError(std::to_string(v.size) + " bytes for shape " +
+                         Shape(v.dims.data(), v.ndim) + " of " + ElemTypeName(v.dtype));
+    }
+  }
+  if (!st.ok()) return st.WithContext("field '" + f.spec.name + "'");
+  BoxesToXyxy(f.spec.box_format, numbers_.data(), static_cast<int>(v.dims[0]), xyxy);
+  return Status::OK();
+}
+
 Status RecordProcessor::RunSteps(const FieldValue* source) {
   const size_t n = plan_->schema.fields.size();
   values_.assign(n, FieldValue());

@@ -55,6 +55,11 @@ class RecordProcessor {
   Status Process(const SampleData& sample, BatchBuffer* buf, int s,
                  const TargetGeometry* geometry = nullptr, int64_t* boxes_removed = nullptr);
 
+  // The boxes of `sample`'s plan_boxes field (RecordPlan::plan_boxes) as the
+  // source gives them, xyxy in the image's pixels, for the transforms whose
+  // draw reads them (before the image is decoded). Errors name the field.
+  Status PlanBoxes(const SampleData& sample, std::vector<double>* xyxy);
+
   // Decode memory held between samples, and a way to free it.
   size_t scratch_bytes() const;
   void ReleaseScratch();

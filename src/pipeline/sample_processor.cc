@@ -212,7 +212,7 @@ void SampleProcessor::RunTensorOps(Rng* rng, uint8_t* slot, const SampleTrace* t
 }
 
 Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const SampleOutput& out,
-                                StageTimes* times) {
+                                StageTimes* times, const std::vector<double>* boxes) {
 
   const int64_t t0 = Clock(times);
   nvtx::Range decode_range("decode");
@@ -233,7 +233,7 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const Sample
     steps = &geometry_.steps;
   }
   STOKER_RETURN_IF_ERROR(
-      PlanGeometry(config_.transforms, header.width, header.height, rng, &plan, steps));
+      PlanGeometry(config_.transforms, header.width, header.height, rng, &plan, steps, boxes));
   uint8_t* slot = out.slot;
   if (out.buffer != nullptr) {  // variable size: this sample's own
     if (plan.width() <= 0 || plan.height() <= 0) {

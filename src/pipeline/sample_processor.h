@@ -107,7 +107,10 @@ class SampleProcessor {
 
   // Turns `sample` into the final pixels at `out`, drawing random
   // parameters from `rng`. Errors name no file: the caller adds it.
-  Status Process(const SampleData& sample, Rng* rng, const SampleOutput& out, StageTimes* times);
+  // `boxes`: the sample's boxes (xyxy, the image's pixels) for the
+  // transforms whose draw reads them (RandomIoUCrop; needs record_geometry).
+  Status Process(const SampleData& sample, Rng* rng, const SampleOutput& out, StageTimes* times,
+                 const std::vector<double>* boxes = nullptr);
   Status Process(const SampleData& sample, Rng* rng, uint8_t* slot, StageTimes* times) {
     return Process(sample, rng, SampleOutput{slot, nullptr, 0}, times);
   }

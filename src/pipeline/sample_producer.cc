@@ -145,7 +145,12 @@ bool SampleProducer::Produce(EpochReader* reader, int64_t epoch, int64_t p, int 
           }
           Status r;
           if (ctx_.record == nullptr || ctx_.record->image >= 0) {
-            r = processor_.Process(sample, &rng, out, &times);
+            const std::vector<double>* boxes = nullptr;
+            if (record_ != nullptr && ctx_.record->plan_boxes >= 0) {
+              r = record_->PlanBoxes(sample, &plan_boxes_);
+              boxes = &plan_boxes_;
+            }
+            if (r.ok()) r = processor_.Process(sample, &rng, out, &times, boxes);
           }
           if (r.ok() && record_ != nullptr) {
             int64_t removed = 0;

@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "pipeline/decoded_cache.h"
 #include "pipeline/loader_stats.h"
@@ -107,6 +108,7 @@ class SampleProducer {
   const ProducerContext ctx_;
   SampleProcessor processor_;
   std::unique_ptr<RecordProcessor> record_;  // records only
+  std::vector<double> plan_boxes_;  // the sample's boxes for RandomIoUCrop's draw (reused)
   SampleScratch scratch_;
   TraceLane* lane_ = nullptr;
   SizeTally* tally_ = nullptr;

@@ -68,6 +68,9 @@ Status CheckOptions(const VideoClipsOptions& o) {
   const Transform* warp = nullptr;
   for (const Transform& t : o.transforms) {
     STOKER_RETURN_IF_ERROR(CheckTransform(t));
+    if (t.schema->needs_boxes) {
+      return Invalid(t.ToString() + " draws its crop from a sample's boxes, and clips have none");
+    }
     if (t.schema->stage == TransformStage::kWarp && warp == nullptr) warp = &t;
     if (t.schema->stage == TransformStage::kGeometry && warp != nullptr) {
       return Invalid(t.ToString() + " follows " + warp->ToString() +
