@@ -243,7 +243,8 @@ class Loader:
         (default), "xywh" or "cxcywh": delivered float32 xyxy in output pixels, a list of
         ``[N', 4]`` tensors (padded with ``boxes_lengths`` under ``collate="pad"``);
         clamped to the image, and a box narrower or lower than "min_size" (default 1) or
-        keeping less than "min_area_fraction" (default 0) of its area is removed, counted in
+        keeping less than "min_area_fraction" (default 0) of its area, or whose centre a
+        RandomIoUCrop left outside its crop, is removed, counted in
         ``stats()["boxes_removed"]``), "keypoints" (``[K, 2]`` or ``[K, 3]`` with
         visibility: delivered float32 ``[K, 3]``, visibility 0 once a point leaves the
         image, never dropped) and "per_box" (rows, e.g. labels ``[N]``, that follow the
@@ -727,7 +728,8 @@ class Loader:
         (read_s, decode_s, augment_s summed over threads; callback_s: the part of augment_s
         spent in Python callables, GIL waits included), worker_wait_s, consumer_wait_s,
         padded_samples, boxes_removed (the boxes a ``targets=`` boxes field lost to its
-        min_size / min_area_fraction), and the same for the current epoch under "epoch";
+        min_size / min_area_fraction, or to a RandomIoUCrop that left their centre
+        outside its crop), and the same for the current epoch under "epoch";
         threads and prefetch in use, and with "auto" the tuner's last decision ("tuning")
         and how often it changed them. The top-level counters are totals over the loader's life; those under
         "epoch" are the running (or last) epoch's. padded_samples: the samples this rank
