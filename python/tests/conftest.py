@@ -318,6 +318,15 @@ def write_shards(d, shards: int, per: int, members) -> str:
     return os.path.join(d, "shard-{0..%d}.tar" % (shards - 1))
 
 
+def save_npy_fields(d, arrays: dict) -> dict:
+    """Each array of `arrays` saved as d/<name>.npy; returns {name: path} for stoker.Npy."""
+    paths = {}
+    for k, v in arrays.items():
+        np.save(d / f"{k}.npy", v)
+        paths[k] = str(d / f"{k}.npy")
+    return paths
+
+
 def npy_bytes(a) -> bytes:
     """The .npy file numpy's np.save writes for `a`."""
     import io

@@ -277,10 +277,8 @@ def records(tmp_path_factory):
     kps = rng.uniform(0, 40, (N, 5, 2)).astype(np.float32)
     arrays = {"image": images, "mask": masks, "boxes": boxes, "labels": labels,
               "keypoints": kps}
-    paths = {}
-    for k, v in arrays.items():
-        np.save(d / f"{k}.npy", v)
-        paths[k] = str(d / f"{k}.npy")
+    from conftest import save_npy_fields
+    paths = save_npy_fields(d, arrays)
     return d, arrays, paths
 
 
