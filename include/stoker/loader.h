@@ -117,7 +117,8 @@ struct TargetDecl {
   // kBoxes: a box whose clamped width or height is below min_size, or whose
   // clamped area is below min_area_fraction of its area without clamping,
   // is removed (torchvision v2's SanitizeBoundingBoxes, Albumentations'
-  // min_visibility); LoaderStats counts the removals (boxes_removed).
+  // min_visibility); LoaderStats counts the removals (boxes_removed), and
+  // those of a RandomIoUCrop (a box whose centre it left outside its crop).
   double min_size = 1.0;
   double min_area_fraction = 0.0;
 };

@@ -18,10 +18,12 @@
 
 #include "pipeline/loader_options.h"
 #include "pipeline/record_plan.h"
+#include "pipeline/record_processor.h"
 #include "stoker/batch.h"
 #include "stoker/loader.h"
 #include "stoker/record.h"
 #include "stoker/source.h"
+#include "stoker/transform_schema.h"
 #include "testing/loader_fixtures.h"
 #include "testing/test_images.h"
 
@@ -623,6 +625,67 @@ TEST(RecordTest, Utf8Check) {
   EXPECT_FALSE(ok("\xED\xA0\x80"));      // surrogate
   EXPECT_FALSE(ok("\xF4\x90\x80\x80"));  // past U+10FFFF
   EXPECT_FALSE(ok("\xE2\x82"));          // truncated
+}
+
+// RandomIoUCrop draws from the sample's boxes: the plan needs a boxes target
+// (its first one is read before decode), and refuses a field step that would
+// rewrite it; PlanBoxes gives them as xyxy, a bad field named.
+TEST(RecordTest, IoUCropReadsTheBoxesFieldBeforeDecode) {
+  Schema s;
+  s.fields = {ImageField("image"), LabelField("label"),
+              ArrayField("boxes", ElemType::kFloat32, {-1, 4}),
+              ArrayField("other", ElemType::kFloat32, {-1, 4})};
+  LoaderOptions o;
+  o.transforms = {MakeTransform("RandomIoUCrop", {}).value()};
+  auto refused = MakeRecordPlan(s, o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("RandomIoUCrop"), std::string::npos);
+  EXPECT_NE(refused.status().message().find("no field is a boxes target"), std::string::npos)
+      << refused.status().message();
+  o.targets = {TargetDecl{"boxes", TargetRole::kBoxes, BoxFormat::kXYWH}};
+  auto plan = MakeRecordPlan(s, o);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_EQ((*plan)->plan_boxes, 0);
+  EXPECT_EQ((*plan)->fields[0].spec.name, "boxes");
+  // Without the transform no boxes are read ahead.
+  LoaderOptions plain = o;
+  plain.transforms = {Transform::Resize(8)};
+  EXPECT_EQ(MakeRecordPlan(s, plain).value()->plan_boxes, -1);
+
+  RecordProcessor rp(plan->get());
+  const float boxes[8] = {1, 2, 3, 4, 10, 20, 5, 6};  // xywh
+  FieldValue fields[4];
+  fields[2].data = reinterpret_cast<const uint8_t*>(boxes);
+  fields[2].size = sizeof(boxes);
+  fields[2].dtype = ElemType::kFloat32;
+  fields[2].ndim = 2;
+  fields[2].dims[0] = 2;
+  fields[2].dims[1] = 4;
+  fields[3] = fields[2];
+  SampleData sample;
+  sample.fields = fields;
+  sample.num_fields = 4;
+  std::vector<double> xyxy;
+  ASSERT_TRUE(rp.PlanBoxes(sample, &xyxy).ok());
+  EXPECT_EQ(xyxy, (std::vector<double>{1, 2, 4, 6, 10, 20, 15, 26}));
+  fields[2].dims[0] = 4;  // [4, 2]: not boxes
+  fields[2].dims[1] = 2;
+  const Status bad = rp.PlanBoxes(sample, &xyxy);
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("field 'boxes'"), std::string::npos) << bad.message();
+
+  // A field step rewriting the boxes would change them after the crop was drawn.
+  FieldStep step;
+  step.name = "touch";
+  step.fields = {"boxes"};
+  step.callback = std::make_shared<const FieldCallback>(
+      [](const FieldSpec*, FieldValue*, std::vector<uint8_t>*, int) { return Status::OK(); });
+  o.field_steps = {step};
+  auto stepped = MakeRecordPlan(s, o);
+  ASSERT_FALSE(stepped.ok());
+  EXPECT_NE(stepped.status().message().find("rewrites 'boxes'"), std::string::npos)
+      << stepped.status().message();
 }
 
 TEST(RecordTest, TargetRolesAndBoxFormatsParseTheirNames) {
