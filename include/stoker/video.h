@@ -24,7 +24,7 @@
 // Ownership: Open returns a shared pointer; the Loader keeps its source alive.
 // Thread-safety: immutable after Open() apart from the per-video index cache
 // (built once per video under its own lock); reads are thread-safe.
-// Errors: Open returns NotFound for a missing root or file, InvalidArgument
+// Errors: Open returns NotFound for a missing root, file or shard, InvalidArgument
 // naming the option for bad options, Unimplemented when stoker was built
 // without FFmpeg (BuiltWithVideo()). Reads return DataLoss (truncated or
 // corrupt file, missing frames), InvalidArgument (no video stream, frames above
@@ -48,10 +48,20 @@ struct VideoClipsOptions {
   // Either a root with one sub-directory per class (the label is the class's
   // index among the sorted sub-directories; files sorted as ImageFolder's) ...
   std::string root;
-  // ... or a list of files (labels -1 unless `labels` gives one per file).
+  // ... or a list of files (labels -1 unless `labels` gives one per file) ...
   std::vector<std::string> files;
   std::vector<int64_t> labels;
-  // File name extensions kept under `root` (lower case, any case matches).
+  // ... or tar shards in the webdataset layout (KEY.mp4 + KEY.cls): patterns
+  // as Shards takes them (braces, globs), local uncompressed .tar only (each
+  // video member is read in place by random access: the shard's tar index
+  // gives its offset and size). A sample's video is its first member with one
+  // of `extensions`, its label the integer text of `shard_label` ("": -1);
+  // class names from a classes.json beside the shards. The tar index is cached
+  // as Shards caches it (beside the shard, or in index_dir when given).
+  std::vector<std::string> shards;
+  std::string shard_label = "cls";
+  // File name extensions kept under `root`, and the video members' extensions
+  // in shards (lower case, any case matches under root; the dot is optional).
   std::vector<std::string> extensions = {".mp4", ".mkv", ".webm", ".avi", ".mov", ".m4v"};
 
   int clip_len = 16;
@@ -99,7 +109,7 @@ class VideoClips : public RandomAccessSource {
 
   virtual const VideoClipsOptions& options() const = 0;
   virtual int64_t num_videos() const = 0;
-  // Path of video `v`.
+  // Path of video `v` (a shard's member: "SHARD: member NAME").
   virtual const std::string& VideoPath(int64_t v) const = 0;
 
   // The frames of clip `index` in epoch `epoch` under `seed`, as the Loader

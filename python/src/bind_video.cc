@@ -31,6 +31,11 @@ batches are {"video": [B, T, 3, H, W] (layout "TCHW") or [B, 3, T, H, W] ("CTHW"
 root_or_files: a folder with one sub-directory per class (labels from the sorted class
   names, as ImageFolder; files with one of `extensions`), or a list of file paths
   (labels -1, or `labels`: one int per file).
+shards: instead, local uncompressed .tar shards in the webdataset layout (a pattern or a
+  list: braces and globs as Shards takes them): a sample's video is its first member with
+  one of `extensions` (KEY.mp4, KEY.mkv, ...), read in place (no copy, no temporary file),
+  its label the integer text of the `label` member (default "cls"; "" : -1); class names
+  from a classes.json beside the shards. video_path(v) is "SHARD: member NAME".
 clip_len: frames per clip. frame_stride: every frame_stride-th frame (presentation
   order); or frame_rate: frames at this many per second, each the last frame presented at
   or before its time (variable frame rates are exact: frames are chosen by timestamp).
@@ -57,9 +62,25 @@ Errors: a file FFmpeg cannot read (truncated, empty), one without a video stream
                        const std::string& layout, int codec_threads, int64_t max_pixels,
                        bool with_times, std::optional<std::vector<int64_t>> labels,
                        std::optional<std::vector<std::string>> extensions,
-                       const py::object& index_dir) {
+                       const py::object& index_dir, const py::object& shards,
+                       const std::string& label) {
              VideoClipsOptions o;
-             if (py::isinstance<py::list>(root_or_files) || py::isinstance<py::tuple>(root_or_files)) {
+             if (!shards.is_none()) {
+               if (!root_or_files.is_none()) {
+                 throw py::value_error("VideoClips: give root_or_files or shards=, not both");
+               }
+               if (py::isinstance<py::str>(shards) || !py::isinstance<py::sequence>(shards)) {
+                 o.shards.push_back(FsPath(shards));
+               } else {
+                 for (const py::handle& p : shards) {
+                   o.shards.push_back(FsPath(py::reinterpret_borrow<py::object>(p)));
+                 }
+               }
+               if (o.shards.empty()) throw py::value_error("VideoClips: shards= is empty");
+               o.shard_label = label;
+             } else if (root_or_files.is_none()) {
+               throw py::value_error("VideoClips: give a root folder, a list of files, or shards=");
+             } else if (py::isinstance<py::list>(root_or_files) || py::isinstance<py::tuple>(root_or_files)) {
                for (const py::handle& f : root_or_files) {
                  o.files.push_back(FsPath(py::reinterpret_borrow<py::object>(f)));
                }
@@ -109,14 +130,15 @@ Errors: a file FFmpeg cannot read (truncated, empty), one without a video stream
              if (!s.ok()) Throw(s.status());
              return std::move(s).value();
            }),
-           py::arg("root_or_files"), py::kw_only(), py::arg("clip_len") = 16,
+           py::arg("root_or_files") = py::none(), py::kw_only(), py::arg("clip_len") = 16,
            py::arg("frame_stride") = py::none(), py::arg("frame_rate") = py::none(),
            py::arg("clips_per_video") = 1, py::arg("sampling") = "random",
            py::arg("transforms") = py::none(), py::arg("dtype") = "uint8",
            py::arg("layout") = "TCHW", py::arg("codec_threads") = 1,
            py::arg("max_pixels") = int64_t{1} << 28, py::arg("with_times") = false,
            py::arg("labels") = py::none(), py::arg("extensions") = py::none(),
-           py::arg("index_dir") = py::none())
+           py::arg("index_dir") = py::none(), py::arg("shards") = py::none(),
+           py::arg("label") = "cls")
       .def_property_readonly("num_videos", &VideoClips::num_videos)
       .def("video_path", &VideoClips::VideoPath, py::arg("video"),
            "The path of video `video` (sample i's video is i // clips_per_video).")

@@ -306,3 +306,119 @@ def test_index_dir_keeps_the_indexes_for_later_runs(videos, tmp_path):
     b = [b["video"] for b in stoker.Loader(second, batch_size=1, seed=4)]
     assert second.counters()["indexes_built"] == 0 and second.counters()["indexes_loaded"] == 2
     assert len(a) == 2 and all(torch.equal(x[0], y[0]) for x, y in zip(a, b))
+
+
+# --- Video members of tar shards (webdataset layout: KEY.mp4 + KEY.cls) ---
+
+
+def write_shard(path, members):
+    """A tar of (name, bytes) members, as webdataset writes them."""
+    import io
+    import tarfile
+    with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as t:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory, videos):
+    """Two shards of the videos as members (h264, vfr | mpeg4 as .mkv, odd), labels 0-3, and
+    the same videos as files with the same labels."""
+    d = tmp_path_factory.mktemp("video_shards")
+    names = ["h264", "vfr", "mpeg4", "odd"]
+    files = [videos[n] for n in names]
+    members = [(f"{n}.{files[i].rsplit('.', 1)[1]}", open(files[i], "rb").read(), i)
+               for i, n in enumerate(names)]
+    paths = []
+    for s in range(2):
+        entries = []
+        for key_ext, data, label in members[2 * s: 2 * s + 2]:
+            key = key_ext.split(".")[0]
+            entries += [(key_ext, data), (f"{key}.cls", str(label).encode())]
+        paths.append(write_shard(d / f"videos-{s}.tar", entries))
+    return {"shards": paths, "pattern": str(d / "videos-{0..1}.tar"), "files": files,
+            "labels": list(range(4)), "dir": d}
+
+
+def test_shard_members_decode_to_pyavs_frames(shards):
+    clips = stoker.VideoClips(shards=shards["pattern"], clip_len=5, frame_stride=2,
+                              clips_per_video=2, with_times=True)
+    assert clips.num_videos == 4 and clips.video_path(0) == shards["shards"][0] + ": member h264.mp4"
+    checked = 0
+    for i, batch in enumerate(all_batches(stoker.Loader(clips, batch_size=1, seed=3))):
+        v = i // 2
+        assert batch["label"].tolist() == [v]
+        ref = pyav_frames(shards["files"][v])
+        pts, _ = clips.frames_of(i, seed=3, epoch=0)
+        video = batch["video"][0].numpy()
+        for j, p in enumerate(pts):
+            assert np.array_equal(video[j], ref[p].transpose(2, 0, 1)), (i, j, p)
+            checked += 1
+    assert checked == 8 * 5
+
+
+def test_shard_members_give_the_files_batches_for_ranks_resume_and_threads(shards):
+    kw = dict(clip_len=3, frame_stride=2, clips_per_video=3,
+              transforms=[stoker.RandomResizedCrop(8)])
+    from_files = stoker.VideoClips(shards["files"], labels=shards["labels"], **kw)
+    from_shards = stoker.VideoClips(shards=shards["shards"], **kw)
+
+    def run(source, **lk):
+        return [(b["video"], b["label"]) for b in stoker.Loader(source, batch_size=2,
+                                                                 shuffle=True, seed=7, **lk)]
+
+    want = run(from_files, threads=1)
+    for threads in (1, 3):
+        got = run(from_shards, threads=threads)
+        assert len(got) == len(want) == 6
+        assert all(torch.equal(a[0], b[0]) and torch.equal(a[1], b[1]) for a, b in zip(got, want))
+    # ranks: disjoint halves that interleave to the single-rank epoch
+    parts = [torch.cat([v for v, _ in run(from_shards, rank=r, world_size=2)]) for r in range(2)]
+    single = torch.cat([v for v, _ in want])
+    assert torch.equal(torch.stack([parts[r][k] for k in range(6) for r in range(2)]), single)
+    # resume after two batches
+    first = stoker.Loader(from_shards, batch_size=2, shuffle=True, seed=7)
+    it = iter(first)
+    got = [next(it)["video"], next(it)["video"]]
+    state = first.state_dict()
+    del it
+    second = stoker.Loader(from_shards, batch_size=2, shuffle=True, seed=7)
+    second.load_state_dict(state)
+    got += [b["video"] for b in second]
+    assert torch.equal(torch.cat(got), single)
+
+
+def test_a_bad_shard_member_is_a_named_error_or_a_counted_skip(shards, tmp_path):
+    good = open(shards["files"][0], "rb").read()
+    path = write_shard(tmp_path / "bad.tar", [
+        ("a.mp4", good), ("a.cls", b"1"),
+        ("b.mp4", b"this is no video" * 20), ("b.cls", b"2"),
+        ("c.mp4", good[: len(good) // 3]), ("c.cls", b"3"),
+        ("d.mp4", good), ("d.cls", b"4"),
+    ])
+    clips = stoker.VideoClips(shards=[path], clip_len=4, frame_stride=2)
+    with pytest.raises(stoker.StokerError, match="member b.mp4"):
+        all_batches(stoker.Loader(clips, batch_size=1))
+    for threads in (1, 3):
+        loader = stoker.Loader(clips, batch_size=2, on_error="skip", threads=threads)
+        labels = sorted(x for b in all_batches(loader) for x in b["label"].tolist())
+        assert labels == [1, 4] and loader.stats()["skipped"] == 2
+
+
+def test_shard_arguments_are_checked(shards, tmp_path):
+    with pytest.raises(ValueError, match="not both"):
+        stoker.VideoClips(shards["files"], shards=shards["shards"])
+    gz = tmp_path / "v.tar.gz"
+    gz.write_bytes(b"")
+    with pytest.raises(ValueError, match="local uncompressed .tar"):
+        stoker.VideoClips(shards=[str(gz)])
+    with pytest.raises(ValueError, match="give a root folder"):
+        stoker.VideoClips()
+    none = write_shard(tmp_path / "none.tar", [("a.jpg", b"x"), ("a.cls", b"1")])
+    # a sample without a video member is that sample's error, naming the shard
+    with pytest.raises(stoker.StokerError, match="none.tar") as e:
+        all_batches(stoker.Loader(stoker.VideoClips(shards=[none]), batch_size=1))
+    assert "no member with extension mp4" in str(e.value)

@@ -92,11 +92,18 @@ std::string VideoIndexPath(const std::string& index_dir, const std::string& path
 
 StatusOr<VideoIndex> LoadOrBuildVideoIndex(const std::string& path, int64_t max_pixels,
                                            const std::string& index_dir, bool* loaded) {
+  return LoadOrBuildVideoIndex(VideoLocation{path, -1, 0, ""}, max_pixels, index_dir, loaded);
+}
+
+StatusOr<VideoIndex> LoadOrBuildVideoIndex(const VideoLocation& where, int64_t max_pixels,
+                                           const std::string& index_dir, bool* loaded) {
   *loaded = false;
   FileIdentity id;
   std::string entry;
-  if (!index_dir.empty() && IdentifyFile(path, &id).ok()) {
-    entry = VideoIndexPath(index_dir, path);
+  if (!index_dir.empty() && IdentifyFile(where.path, &id).ok()) {
+    entry = VideoIndexPath(index_dir, where.offset < 0
+                                          ? where.path
+                                          : where.path + "#" + std::to_string(where.offset));
     std::ifstream f(entry, std::ios::binary);
     if (f) {
       const std::string bytes((std::istreambuf_iterator<char>(f)), {});
@@ -109,7 +116,7 @@ StatusOr<VideoIndex> LoadOrBuildVideoIndex(const std::string& path, int64_t max_
       }
     }
   }
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<VideoFile> file, VideoFile::Open(path, max_pixels));
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<VideoFile> file, VideoFile::Open(where, max_pixels));
   STOKER_ASSIGN_OR_RETURN(VideoIndex index, BuildVideoIndex(file.get()));
   if (!entry.empty()) WriteFileAtomically(entry, EncodeVideoIndex(index, id));
   return index;

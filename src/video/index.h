@@ -53,6 +53,11 @@ StatusOr<VideoIndex> BuildVideoIndex(VideoFile* file);
 // each pts.
 StatusOr<VideoIndex> LoadOrBuildVideoIndex(const std::string& path, int64_t max_pixels,
                                            const std::string& index_dir, bool* loaded);
+// The same for a video anywhere (a tar member: the entry is keyed by the
+// shard's path and the member's offset, and checked against the shard's identity).
+struct VideoLocation;
+StatusOr<VideoIndex> LoadOrBuildVideoIndex(const VideoLocation& where, int64_t max_pixels,
+                                           const std::string& index_dir, bool* loaded);
 std::string VideoIndexPath(const std::string& index_dir, const std::string& path);
 // Encoded entry, and its decoding (DataLoss for anything malformed: bad
 // magic, short, counts beyond the bytes, unsorted timestamps, no frames).

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -12,7 +13,10 @@
 #include "ops/geometry.h"
 #include "pipeline/loader_options.h"
 #include "source/image_folder.h"
+#include "source/shards.h"
+#include "source/tar_index.h"
 #include "stoker/transform_schema.h"
+#include "io/stream.h"
 #include "video/demux.h"
 
 namespace stoker {
@@ -54,9 +58,10 @@ Status CheckOptions(const VideoClipsOptions& o) {
   if (o.layout != "TCHW" && o.layout != "CTHW") {
     return Invalid("layout must be \"TCHW\" or \"CTHW\", got \"" + o.layout + "\"");
   }
-  if (o.root.empty() == o.files.empty()) {
-    return Invalid(o.root.empty() ? "give a root folder or a list of files"
-                                  : "give a root folder or a list of files, not both");
+  const int given = !o.root.empty() + !o.files.empty() + !o.shards.empty();
+  if (given != 1) {
+    return Invalid(given == 0 ? "give a root folder, a list of files or shards"
+                              : "give one of a root folder, a list of files or shards, not both or all");
   }
   if (!o.labels.empty() && o.labels.size() != o.files.size()) {
     return Invalid("labels must have one entry per file (" + std::to_string(o.files.size()) +
@@ -159,10 +164,17 @@ StatusOr<std::shared_ptr<VideoClipsImpl>> VideoClipsImpl::Create(const VideoClip
       s->labels_.push_back(listing.labels[i]);
     }
     s->classes_ = std::move(listing.classes);
+  } else if (!o.shards.empty()) {
+    STOKER_RETURN_IF_ERROR(s->ListShards());
   } else {
     s->paths_ = o.files;
     s->labels_ = o.labels.empty() ? std::vector<int64_t>(o.files.size(), -1) : o.labels;
   }
+  if (s->where_.empty()) {
+    for (const std::string& p : s->paths_) s->where_.push_back(VideoLocation{p, -1, 0, ""});
+    s->stamp_path_ = s->paths_;
+  }
+  s->bad_.resize(s->paths_.size());
   s->clip_ = ClipSpec{o.clip_len, o.frame_stride, o.frame_rate, o.clips_per_video,
                       o.sampling == VideoClipsOptions::Sampling::kUniform};
   s->cthw_ = o.layout == "CTHW";
@@ -197,14 +209,54 @@ StatusOr<std::shared_ptr<VideoClipsImpl>> VideoClipsImpl::Create(const VideoClip
     if (ec) return Invalid("index_dir " + o.index_dir + ": cannot create it (" + ec.message() + ")");
   }
   s->slots_ = std::make_unique<VideoSlot[]>(s->paths_.size());
-  if (s->paths_.empty()) return Invalid("no video files");
+  if (s->paths_.empty()) return Invalid(o.shards.empty() ? "no video files" : "no video members in the shards");
   return s;
 }
 
+Status VideoClipsImpl::ListShards() {
+  VideoClipsOptions& o = options_;
+  STOKER_ASSIGN_OR_RETURN(std::vector<std::string> urls, ExpandShardPatterns(o.shards));
+  SampleSpec spec;
+  spec.image_exts.clear();
+  for (const std::string& e : o.extensions) {
+    spec.image_exts.push_back(!e.empty() && e[0] == '.' ? e.substr(1) : e);
+  }
+  spec.label_ext = o.shard_label;
+  spec.allow_negative_labels = false;
+  // Members are read in place (pread through an AVIOContext), never whole:
+  // no limit but the shard's own size, which the index checks.
+  spec.max_member_bytes = std::numeric_limits<int64_t>::max();
+  spec.require_end_of_archive = true;
+  for (const std::string& u : urls) {
+    if (IsRemoteUrl(u) || u.size() < 4 || u.compare(u.size() - 4, 4, ".tar") != 0) {
+      return Invalid("shards: " + u + " is not a local uncompressed .tar (video members are "
+                     "read in place, by random access)");
+    }
+    STOKER_ASSIGN_OR_RETURN(TarIndex index, LoadOrBuildTarIndex(u, spec, o.index_dir));
+    for (TarIndexEntry& e : index.entries) {
+      if (e.offset < 0) {
+        paths_.push_back(u + ": sample " + std::to_string(paths_.size()));
+        where_.push_back(VideoLocation{u, 0, 0, paths_.back()});
+        bad_.push_back(e.member);
+      } else {
+        paths_.push_back(u + ": member " + e.member);
+        where_.push_back(VideoLocation{u, e.offset, e.size, paths_.back()});
+        bad_.emplace_back();
+      }
+      labels_.push_back(e.label);
+      stamp_path_.push_back(u);
+    }
+  }
+  STOKER_ASSIGN_OR_RETURN(classes_, ReadShardClasses(urls));
+  return Status::OK();
+}
+
 std::string VideoClipsImpl::Describe() const {
-  std::string where = options_.root.empty() ? std::to_string(paths_.size()) + " files"
-                                            : options_.root + ", " +
-                                                  std::to_string(classes_.size()) + " classes";
+  std::string where = !options_.root.empty()
+                          ? options_.root + ", " + std::to_string(classes_.size()) + " classes"
+                      : !options_.shards.empty()
+                          ? std::to_string(options_.shards.size()) + " shard pattern(s)"
+                          : std::to_string(paths_.size()) + " files";
   return "VideoClips(" + where + ", " + std::to_string(paths_.size()) + " videos, " +
          std::to_string(options_.clips_per_video) + " clip(s) of " +
          std::to_string(options_.clip_len) + " frames each)";
@@ -229,7 +281,7 @@ std::vector<int64_t> VideoClipsImpl::Labels() const {
 }
 
 uint64_t VideoClipsImpl::SampleStamp(int64_t index) const {
-  return FileStamp(paths_[static_cast<size_t>(index / options_.clips_per_video)]);
+  return FileStamp(stamp_path_[static_cast<size_t>(index / options_.clips_per_video)]);
 }
 
 VideoClips::Counters VideoClipsImpl::counters() const {
@@ -248,8 +300,11 @@ StatusOr<std::shared_ptr<const VideoIndex>> VideoClipsImpl::IndexOf(int64_t vide
   if (!slot.built) {
     slot.built = true;
     bool loaded = false;
-    StatusOr<VideoIndex> index = LoadOrBuildVideoIndex(
-        paths_[static_cast<size_t>(video)], options_.max_pixels, options_.index_dir, &loaded);
+    const std::string& bad = bad_[static_cast<size_t>(video)];
+    StatusOr<VideoIndex> index =
+        !bad.empty() ? StatusOr<VideoIndex>(DataLossError(bad))
+                     : LoadOrBuildVideoIndex(where_[static_cast<size_t>(video)],
+                                             options_.max_pixels, options_.index_dir, &loaded);
     if (index.ok()) {
       slot.index = std::make_shared<const VideoIndex>(std::move(index).value());
       (loaded ? indexes_loaded_ : indexes_built_).fetch_add(1, std::memory_order_relaxed);
@@ -343,7 +398,8 @@ Status VideoClipsImpl::ReadClip(int64_t index, uint64_t seed, int64_t epoch,
   DecodeStats stats;
   Status st;
   {
-    StatusOr<std::unique_ptr<VideoFile>> file = VideoFile::Open(path, options_.max_pixels);
+    StatusOr<std::unique_ptr<VideoFile>> file =
+        VideoFile::Open(where_[static_cast<size_t>(video)], options_.max_pixels);
     st = file.status();
     if (st.ok()) {
       st = worker->decoder.Decode(file.value().get(), *vi, targets, options_.codec_threads,

@@ -34,6 +34,7 @@
 #include "stoker/thread_annotations.h"
 #include "stoker/video.h"
 #include "video/decode.h"
+#include "video/demux.h"
 #include "video/index.h"
 
 namespace stoker {
@@ -87,9 +88,15 @@ class VideoClipsImpl final : public VideoClips {
   std::unique_ptr<Worker> TakeWorker() const;
   void ReturnWorker(std::unique_ptr<Worker> w) const;
 
+  // Lists the shards' video members (options_.shards).
+  Status ListShards();
+
   VideoClipsOptions options_;
   ClipSpec clip_;
-  std::vector<std::string> paths_;
+  std::vector<std::string> paths_;       // what errors and NameOf call each video
+  std::vector<VideoLocation> where_;     // where its bytes are (a file, or a tar member)
+  std::vector<std::string> bad_;         // a shard entry that could not be indexed: its error
+  std::vector<std::string> stamp_path_;  // the file SampleStamp stamps (the shard)
   std::vector<int64_t> labels_;
   std::vector<std::string> classes_;
   Schema schema_;
