@@ -42,7 +42,12 @@ clip_len: frames per clip. frame_stride: every frame_stride-th frame (presentati
 clips_per_video: samples per video per epoch (sample i is clip i % clips_per_video of
   video i // clips_per_video). sampling: "random" (each clip's start drawn from
   (seed, epoch, video, clip), identical for any thread count) or "uniform" (evenly spaced
-  starts, the same every epoch). A video shorter than a clip repeats its last frame.
+  starts, the same every epoch) or "all" (torchvision's VideoClips: every clip of every
+  video, clip c of a video starting at frame c * step, `step` being torchvision's
+  frames_between_clips; under frame_rate, at frame c * step of the video resampled to
+  that rate; a video shorter than one clip has none; the epoch is every clip, and opening
+  reads every video's index to count them). A video shorter than a clip repeats its last
+  frame (random, uniform).
 transforms: run on every frame of a clip with one random draw (the same crop, flip and
   colour change for all its frames); they must end in a fixed size (e.g.
   RandomResizedCrop(224)). None or []: frames at each video's own size (a list per batch).
@@ -63,7 +68,7 @@ Errors: a file FFmpeg cannot read (truncated, empty), one without a video stream
                        bool with_times, std::optional<std::vector<int64_t>> labels,
                        std::optional<std::vector<std::string>> extensions,
                        const py::object& index_dir, const py::object& shards,
-                       const std::string& label) {
+                       const std::string& label, int step) {
              VideoClipsOptions o;
              if (!shards.is_none()) {
                if (!root_or_files.is_none()) {
@@ -108,11 +113,14 @@ Errors: a file FFmpeg cannot read (truncated, empty), one without a video stream
                o.sampling = VideoClipsOptions::Sampling::kRandom;
              } else if (sampling == "uniform") {
                o.sampling = VideoClipsOptions::Sampling::kUniform;
+             } else if (sampling == "all") {
+               o.sampling = VideoClipsOptions::Sampling::kAll;
              } else {
-               throw py::value_error("VideoClips: sampling must be \"random\" or \"uniform\", got " +
+               throw py::value_error("VideoClips: sampling must be \"random\", \"uniform\" or \"all\", got " +
                                      py::repr(py::str(sampling)).cast<std::string>());
              }
              o.clips_per_video = clips_per_video;
+             o.step = step;
              if (transforms.has_value()) o.transforms = std::move(*transforms);
              StatusOr<DType> d = ParseDType(dtype);
              if (!d.ok()) throw py::value_error("VideoClips: dtype: " + d.status().message());
@@ -138,10 +146,22 @@ Errors: a file FFmpeg cannot read (truncated, empty), one without a video stream
            py::arg("max_pixels") = int64_t{1} << 28, py::arg("with_times") = false,
            py::arg("labels") = py::none(), py::arg("extensions") = py::none(),
            py::arg("index_dir") = py::none(), py::arg("shards") = py::none(),
-           py::arg("label") = "cls")
+           py::arg("label") = "cls", py::arg("step") = 1)
       .def_property_readonly("num_videos", &VideoClips::num_videos)
       .def("video_path", &VideoClips::VideoPath, py::arg("video"),
-           "The path of video `video` (sample i's video is i // clips_per_video).")
+           "The path of video `video` (sample i's video is video_of(i)).")
+      .def("video_of",
+           [](const VideoClips& s, int64_t index) {
+             if (index < 0 || index >= s.size()) throw py::index_error("VideoClips.video_of: index " + std::to_string(index) + " out of range");
+             return s.VideoOf(index);
+           },
+           py::arg("index"), "The video sample `index` is a clip of.")
+      .def("clip_of",
+           [](const VideoClips& s, int64_t index) {
+             if (index < 0 || index >= s.size()) throw py::index_error("VideoClips.clip_of: index " + std::to_string(index) + " out of range");
+             return s.ClipOf(index);
+           },
+           py::arg("index"), "Which clip of its video sample `index` is.")
       .def("frames_of",
            [](const VideoClips& s, int64_t index, uint64_t seed, int64_t epoch) {
              StatusOr<VideoClips::ClipFrames> f = [&] {

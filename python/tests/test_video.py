@@ -422,3 +422,65 @@ def test_shard_arguments_are_checked(shards, tmp_path):
     with pytest.raises(stoker.StokerError, match="none.tar") as e:
         all_batches(stoker.Loader(stoker.VideoClips(shards=[none]), batch_size=1))
     assert "no member with extension mp4" in str(e.value)
+
+
+# --- sampling="all": torchvision's VideoClips semantics ---
+
+
+def test_sampling_all_is_every_clip_at_the_step_as_torchvisions_unfold(videos):
+    from torchvision.datasets.video_utils import unfold
+    files = [videos["h264"], videos["vfr"], videos["one"], videos["odd"]]
+    clip_len, stride, step = 4, 3, 5
+    clips = stoker.VideoClips(files, clip_len=clip_len, frame_stride=stride, step=step,
+                              sampling="all", with_times=True)
+    want = []  # (video, pts of each frame) per clip, video by video
+    for v, f in enumerate(files):
+        pts = torch.tensor(sorted(pyav_frames(f)))
+        for c in unfold(pts, clip_len, step, dilation=stride):
+            want.append((v, c.tolist()))
+    assert not any(v == 2 for v, _ in want)  # the one-frame video has no whole clip
+    assert len(clips) == len(want) > 10
+    for i, (v, pts) in enumerate(want):
+        assert clips.video_of(i) == v
+        assert clips.frames_of(i, seed=9, epoch=3)[0] == pts  # no randomness
+    loader = stoker.Loader(clips, batch_size=4, threads=3)
+    got = all_batches(loader)
+    assert sum(len(b["label"]) for b in got) == len(want)
+    assert len(loader) == len(got) == (len(want) + 3) // 4
+    ref = {v: pyav_frames(files[v]) for v in (0, 1)}
+    first = got[0]["video"][0].numpy()
+    for j, p in enumerate(want[0][1]):
+        assert np.array_equal(first[j], ref[0][p].transpose(2, 0, 1))
+    # frame_rate: clip c starts at resampled frame c * step, resampled frame k being the
+    # last frame presented at or before first + k / rate (the rule, computed here)
+    rate, tb = 10.0, None
+    clips = stoker.VideoClips([videos["vfr"]], clip_len=3, frame_rate=rate, step=2,
+                              sampling="all", with_times=True)
+    with av.open(videos["vfr"]) as c:
+        tb = float(c.streams.video[0].time_base)
+    pts = sorted(pyav_frames(videos["vfr"]))
+    upf = 1.0 / (rate * tb)
+    resampled = []
+    k = 0
+    while int(np.floor(k * upf + 1e-9)) <= pts[-1] - pts[0]:
+        t = pts[0] + int(np.floor(k * upf + 1e-9))
+        resampled.append(max(p for p in pts if p <= t))
+        k += 1
+    starts = list(range(0, len(resampled) - 3 + 1, 2))
+    assert len(clips) == len(starts) > 3
+    for i, s in enumerate(starts):
+        assert clips.frames_of(i)[0] == resampled[s: s + 3]
+
+
+def test_sampling_all_arguments(videos):
+    f = [videos["h264"]]
+    with pytest.raises(ValueError, match="clips_per_video at 1"):
+        stoker.VideoClips(f, sampling="all", clips_per_video=2)
+    with pytest.raises(ValueError, match="goes with sampling"):
+        stoker.VideoClips(f, step=2)
+    with pytest.raises(ValueError, match="step must be"):
+        stoker.VideoClips(f, sampling="all", step=0)
+    with pytest.raises(ValueError, match="no video has a whole clip"):
+        stoker.VideoClips([videos["one"]], sampling="all", clip_len=2)
+    with pytest.raises(IndexError):
+        stoker.VideoClips(f, sampling="all", clip_len=2).video_of(10 ** 6)

@@ -170,6 +170,22 @@ std::vector<int64_t> PlanClipFrames(const VideoIndex& index, const ClipSpec& spe
     return static_cast<int64_t>(static_cast<__int128>(clip) * range / (k - 1));
   };
   std::vector<int64_t> frames(static_cast<size_t>(len));
+  if (spec.all) {
+    const int64_t step = std::max(1, spec.step);
+    if (spec.frame_rate <= 0) {
+      const int64_t stride = std::max(1, spec.frame_stride);
+      for (int64_t j = 0; j < len; ++j) frames[j] = std::min(n - 1, clip * step + j * stride);
+      return frames;
+    }
+    const double units_per_frame = 1.0 / (spec.frame_rate * index.time_base());
+    for (int64_t j = 0; j < len; ++j) {
+      const int64_t t = index.pts.front() +
+                        static_cast<int64_t>(std::floor((clip * step + j) * units_per_frame + 1e-9));
+      const auto it = std::upper_bound(index.pts.begin(), index.pts.end(), t);
+      frames[j] = std::max<int64_t>(0, (it - index.pts.begin()) - 1);
+    }
+    return frames;
+  }
   if (spec.frame_rate <= 0) {
     const int64_t stride = std::max(1, spec.frame_stride);
     const int64_t span = (len - 1) * stride + 1;
@@ -189,6 +205,27 @@ std::vector<int64_t> PlanClipFrames(const VideoIndex& index, const ClipSpec& spe
     frames[j] = std::max<int64_t>(0, (it - index.pts.begin()) - 1);
   }
   return frames;
+}
+
+int64_t CountAllClips(const VideoIndex& index, const ClipSpec& spec) {
+  const int64_t len = std::max(1, spec.clip_len);
+  const int64_t step = std::max(1, spec.step);
+  int64_t frames = static_cast<int64_t>(index.pts.size());
+  int64_t span = (len - 1) * std::max(1, spec.frame_stride) + 1;
+  if (spec.frame_rate > 0 && !index.pts.empty()) {
+    // Resampled frames k = 0..K-1 with first + floor(k * upf) <= last.
+    const double units_per_frame = 1.0 / (spec.frame_rate * index.time_base());
+    const int64_t range = index.pts.back() - index.pts.front();
+    auto inside = [&](int64_t k) {
+      return static_cast<int64_t>(std::floor(k * units_per_frame + 1e-9)) <= range;
+    };
+    int64_t k = static_cast<int64_t>(
+                    std::min(1e15, (static_cast<double>(range) + 1) / units_per_frame)) + 1;
+    while (k > 0 && !inside(k)) --k;
+    frames = k + 1;  // k = 0..K-1 are inside
+    span = len;
+  }
+  return frames < span ? 0 : (frames - span) / step + 1;
 }
 
 size_t PlanSeek(const VideoIndex& index, int64_t first_pts) {

@@ -71,7 +71,19 @@ struct ClipSpec {
   double frame_rate = 0;  // > 0: by time
   int clips_per_video = 1;
   bool uniform = false;
+  // sampling "all" (torchvision's VideoClips): every clip, `step` frames
+  // apart (torchvision's frames_between_clips); clips_per_video is then
+  // CountAllClips, and `clip` in PlanClipFrames is the clip's number.
+  bool all = false;
+  int step = 1;
 };
+
+// sampling "all": how many clips a video has, as torchvision's VideoClips
+// counts them (unfold with size clip_len, step `step`, dilation frame_stride,
+// over the video's frames; with frame_rate over the frames resampled to that
+// rate: resampled frame k is the last frame presented at or before
+// first + k / frame_rate). A video shorter than one clip has none.
+int64_t CountAllClips(const VideoIndex& index, const ClipSpec& spec);
 
 // The frames (indices into index.pts, non-decreasing, clip_len of them) of
 // clip `clip` of a video. frame_stride: every frame_stride-th frame from a
@@ -81,6 +93,8 @@ struct ClipSpec {
 // t0 + j / frame_rate, t0 drawn likewise in the video's time range (in pts
 // units). A video shorter than the clip starts at its first frame and
 // repeats its last. `rng` is drawn from only under random sampling.
+// spec.all: clip c starts at (resampled) frame c * step; frame j is
+// (resampled) frame c * step + j * frame_stride.
 std::vector<int64_t> PlanClipFrames(const VideoIndex& index, const ClipSpec& spec, int clip,
                                     Rng* rng);
 

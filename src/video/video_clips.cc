@@ -44,6 +44,17 @@ Status CheckOptions(const VideoClipsOptions& o) {
                    std::to_string(o.frame_stride) + ", frame_rate " +
                    std::to_string(o.frame_rate) + ")");
   }
+  if (o.step < 1) {
+    return Invalid("step must be an int >= 1 (frames between clips), got " + std::to_string(o.step));
+  }
+  if (o.sampling == VideoClipsOptions::Sampling::kAll && o.clips_per_video != 1) {
+    return Invalid("sampling \"all\" takes every clip of each video: leave clips_per_video at 1 "
+                   "(got " + std::to_string(o.clips_per_video) + ")");
+  }
+  if (o.sampling != VideoClipsOptions::Sampling::kAll && o.step != 1) {
+    return Invalid("step (frames between clips) goes with sampling=\"all\" (got step " +
+                   std::to_string(o.step) + ")");
+  }
   if (o.clips_per_video < 1) {
     return Invalid("clips_per_video must be an int >= 1, got " +
                    std::to_string(o.clips_per_video));
@@ -177,6 +188,9 @@ StatusOr<std::shared_ptr<VideoClipsImpl>> VideoClipsImpl::Create(const VideoClip
   s->bad_.resize(s->paths_.size());
   s->clip_ = ClipSpec{o.clip_len, o.frame_stride, o.frame_rate, o.clips_per_video,
                       o.sampling == VideoClipsOptions::Sampling::kUniform};
+  s->all_ = o.sampling == VideoClipsOptions::Sampling::kAll;
+  s->clip_.all = s->all_;
+  s->clip_.step = o.step;
   s->cthw_ = o.layout == "CTHW";
   if (!o.transforms.empty()) {
     Status fixed = StaticOutputSize(o.transforms, &s->out_height_, &s->out_width_);
@@ -210,7 +224,35 @@ StatusOr<std::shared_ptr<VideoClipsImpl>> VideoClipsImpl::Create(const VideoClip
   }
   s->slots_ = std::make_unique<VideoSlot[]>(s->paths_.size());
   if (s->paths_.empty()) return Invalid(o.shards.empty() ? "no video files" : "no video members in the shards");
+  if (s->all_) STOKER_RETURN_IF_ERROR(s->CountClips());
   return s;
+}
+
+Status VideoClipsImpl::CountClips() {
+  clip_offsets_.assign(1, 0);
+  for (int64_t v = 0; v < num_videos(); ++v) {
+    StatusOr<std::shared_ptr<const VideoIndex>> index = IndexOf(v);
+    const int64_t n = index.ok() ? CountAllClips(*index.value(), clip_) : 0;
+    clip_offsets_.push_back(clip_offsets_.back() + n);
+  }
+  if (clip_offsets_.back() == 0) {
+    return Invalid("sampling \"all\": no video has a whole clip of " +
+                   std::to_string(options_.clip_len) + " frames (frame_stride " +
+                   std::to_string(options_.frame_stride) + ")");
+  }
+  return Status::OK();
+}
+
+int64_t VideoClipsImpl::VideoOf(int64_t index) const {
+  if (!all_) return index / options_.clips_per_video;
+  return static_cast<int64_t>(
+      std::upper_bound(clip_offsets_.begin(), clip_offsets_.end(), index) -
+      clip_offsets_.begin()) - 1;
+}
+
+int64_t VideoClipsImpl::ClipOf(int64_t index) const {
+  if (!all_) return index % options_.clips_per_video;
+  return index - clip_offsets_[static_cast<size_t>(VideoOf(index))];
 }
 
 Status VideoClipsImpl::ListShards() {
@@ -268,20 +310,23 @@ bool VideoClipsImpl::SamplesVaryByEpoch() const {
 }
 
 std::string VideoClipsImpl::NameOf(int64_t index) const {
-  const int64_t k = options_.clips_per_video;
-  const std::string& path = paths_[static_cast<size_t>(index / k)];
-  return k == 1 ? path : path + "#clip" + std::to_string(index % k);
+  const std::string& path = paths_[static_cast<size_t>(VideoOf(index))];
+  return options_.clips_per_video == 1 && !all_ ? path
+                                                : path + "#clip" + std::to_string(ClipOf(index));
 }
 
 std::vector<int64_t> VideoClipsImpl::Labels() const {
   std::vector<int64_t> out;
   out.reserve(static_cast<size_t>(size()));
-  for (int64_t l : labels_) out.insert(out.end(), static_cast<size_t>(options_.clips_per_video), l);
+  for (size_t v = 0; v < labels_.size(); ++v) {
+    const int64_t n = all_ ? clip_offsets_[v + 1] - clip_offsets_[v] : options_.clips_per_video;
+    out.insert(out.end(), static_cast<size_t>(n), labels_[v]);
+  }
   return out;
 }
 
 uint64_t VideoClipsImpl::SampleStamp(int64_t index) const {
-  return FileStamp(stamp_path_[static_cast<size_t>(index / options_.clips_per_video)]);
+  return FileStamp(stamp_path_[static_cast<size_t>(VideoOf(index))]);
 }
 
 VideoClips::Counters VideoClipsImpl::counters() const {
@@ -319,7 +364,7 @@ StatusOr<std::shared_ptr<const VideoIndex>> VideoClipsImpl::IndexOf(int64_t vide
 std::vector<int64_t> VideoClipsImpl::PlanFrames(const VideoIndex& index, int64_t sample,
                                                 uint64_t seed, int64_t epoch) const {
   Rng rng(HashSeed(seed, static_cast<uint64_t>(epoch), static_cast<uint64_t>(sample), kClipSalt));
-  return PlanClipFrames(index, clip_, static_cast<int>(sample % options_.clips_per_video), &rng);
+  return PlanClipFrames(index, clip_, static_cast<int>(ClipOf(sample)), &rng);
 }
 
 StatusOr<VideoClips::ClipFrames> VideoClipsImpl::FramesOf(int64_t index, uint64_t seed,
@@ -329,7 +374,7 @@ StatusOr<VideoClips::ClipFrames> VideoClipsImpl::FramesOf(int64_t index, uint64_
                                 std::to_string(size()) + ")");
   }
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const VideoIndex> vi,
-                          IndexOf(index / options_.clips_per_video));
+                          IndexOf(VideoOf(index)));
   ClipFrames out;
   for (int64_t f : PlanFrames(*vi, index, seed, epoch)) {
     out.pts.push_back(vi->pts[static_cast<size_t>(f)]);
@@ -366,7 +411,7 @@ Status VideoClipsImpl::ReadClip(int64_t index, uint64_t seed, int64_t epoch,
     return InvalidArgumentError("clip index " + std::to_string(index) + " out of range [0, " +
                                 std::to_string(size()) + ")");
   }
-  const int64_t video = index / options_.clips_per_video;
+  const int64_t video = VideoOf(index);
   const std::string& path = paths_[static_cast<size_t>(video)];
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const VideoIndex> vi, IndexOf(video));
   const std::vector<int64_t> frames = PlanFrames(*vi, index, seed, epoch);

@@ -43,7 +43,11 @@ class VideoClipsImpl final : public VideoClips {
  public:
   static StatusOr<std::shared_ptr<VideoClipsImpl>> Create(const VideoClipsOptions& options);
 
-  int64_t size() const override { return num_videos() * options_.clips_per_video; }
+  int64_t size() const override {
+    return all_ ? clip_offsets_.back() : num_videos() * options_.clips_per_video;
+  }
+  int64_t VideoOf(int64_t index) const override;
+  int64_t ClipOf(int64_t index) const override;
   std::string Describe() const override;
   std::vector<std::string> classes() const override { return classes_; }
   Schema schema() const override { return schema_; }
@@ -91,8 +95,13 @@ class VideoClipsImpl final : public VideoClips {
   // Lists the shards' video members (options_.shards).
   Status ListShards();
 
+  // sampling kAll: every video's index, its clips counted (clip_offsets_).
+  Status CountClips();
+
   VideoClipsOptions options_;
   ClipSpec clip_;
+  bool all_ = false;                   // sampling kAll
+  std::vector<int64_t> clip_offsets_;  // kAll: video v's clips are [v], [v + 1)
   std::vector<std::string> paths_;       // what errors and NameOf call each video
   std::vector<VideoLocation> where_;     // where its bytes are (a file, or a tar member)
   std::vector<std::string> bad_;         // a shard entry that could not be indexed: its error
