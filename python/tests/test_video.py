@@ -484,3 +484,70 @@ def test_sampling_all_arguments(videos):
         stoker.VideoClips([videos["one"]], sampling="all", clip_len=2)
     with pytest.raises(IndexError):
         stoker.VideoClips(f, sampling="all", clip_len=2).video_of(10 ** 6)
+
+
+# --- More bad input: zero duration, timestamps that go backwards, a corrupt packet mid-GOP ---
+
+
+@pytest.fixture(scope="module")
+def worse(tmp_path_factory):
+    d = tmp_path_factory.mktemp("worse")
+    # every packet at timestamp 0 (setts): a stream of zero duration
+    zero = ffmpeg(lavfi_src(seconds=1) + " -c:v mpeg4 -bsf:v setts=ts=0", d / "zero.mkv")
+    # two MPEG-TS files joined: the clock restarts half way (timestamps go backwards)
+    one = ffmpeg(lavfi_src(seconds=2) + " -c:v libx264 -pix_fmt yuv420p -g 25", d / "one.ts")
+    data = open(one, "rb").read()
+    (d / "back.ts").write_bytes(data + data)
+    # one packet in the middle of a GOP overwritten (not a keyframe; the container intact)
+    gop = ffmpeg(lavfi_src(seconds=2) + " -c:v mpeg4 -g 25", d / "gop.mkv")
+    with av.open(gop) as c:
+        packets = [(p.pos, p.size, p.is_keyframe) for p in c.demux(video=0) if p.size]
+    pos, size, key = packets[12]
+    assert not key and size > 8
+    raw = bytearray(open(gop, "rb").read())
+    raw[pos + size // 4: pos + size - 2] = bytes(range(256)) * ((size - 2 - size // 4) // 256) + \
+        bytes(range((size - 2 - size // 4) % 256))
+    (d / "corrupt_gop.mkv").write_bytes(bytes(raw))
+    return {"zero": zero, "back": str(d / "back.ts"), "corrupt_gop": str(d / "corrupt_gop.mkv"),
+            "gop": gop}
+
+
+def test_zero_duration_and_backward_timestamps_are_named_errors(worse):
+    for name, message in [("zero", "repeat another's presentation timestamp"),
+                          ("back", "timestamps go backwards")]:
+        clips = stoker.VideoClips([worse[name]], clip_len=4)
+        with pytest.raises(stoker.StokerError, match=message) as e:
+            all_batches(stoker.Loader(clips, batch_size=1))
+        assert worse[name] in str(e.value)
+    clips = stoker.VideoClips([worse["zero"], worse["gop"], worse["back"]], clip_len=4)
+    loader = stoker.Loader(clips, batch_size=1, on_error="skip")
+    assert [b["label"].tolist() for b in loader] == [[-1]]
+    assert loader.stats()["skipped"] == 2
+
+
+def test_bad_timestamps_and_a_corrupt_packet_mid_gop_never_hang(worse):
+    # In a subprocess under a timeout: every clip of these is a clip or a named error.
+    paths = [worse["zero"], worse["back"], worse["corrupt_gop"]]
+    script = textwrap.dedent(f"""
+        import stoker
+        clips = stoker.VideoClips({paths!r}, clip_len=5, frame_stride=2, clips_per_video=6,
+                                  sampling="uniform")
+        loader = stoker.Loader(clips, batch_size=3, on_error="skip", threads=2)
+        n = sum(len(b["label"]) for b in loader)
+        print(n, loader.stats()["skipped"])
+        # the corrupt packet's clips decode (FFmpeg conceals the damage) or name the file
+        one = stoker.VideoClips([{worse["corrupt_gop"]!r}], clip_len=5, frame_stride=2,
+                                clips_per_video=6, sampling="uniform")
+        try:
+            print(sum(len(b["label"]) for b in stoker.Loader(one, batch_size=6)))
+        except stoker.StokerError as e:
+            assert {worse["corrupt_gop"]!r} in str(e), e
+            print("error")
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.split("\n")
+    delivered, skipped = map(int, lines[0].split())
+    assert delivered + skipped == 18 and skipped >= 12  # zero and back: every clip skipped
+    assert lines[1] in ("6", "error")

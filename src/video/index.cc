@@ -132,6 +132,7 @@ StatusOr<VideoIndex> BuildVideoIndex(VideoFile* file) {
   if (tb.num <= 0 || tb.den <= 0) return DataLossError(file->path() + ": no time base");
   std::unique_ptr<AVPacket, PacketDeleter> pkt(av_packet_alloc());
   if (!pkt) return ResourceExhaustedError("av_packet_alloc failed");
+  int64_t last_dts = AV_NOPTS_VALUE;
   for (;;) {
     const int err = av_read_frame(file->format(), pkt.get());
     if (err == AVERROR_EOF) break;
@@ -145,14 +146,35 @@ StatusOr<VideoIndex> BuildVideoIndex(VideoFile* file) {
         av_packet_unref(pkt.get());
         return DataLossError(file->path() + ": a video packet has no timestamp");
       }
+      // Decode order's timestamps never go back (a concatenated stream whose
+      // clock restarts, a broken muxer): frames would be found by the wrong time.
+      if (pkt->dts != AV_NOPTS_VALUE) {
+        if (last_dts != AV_NOPTS_VALUE && pkt->dts < last_dts) {
+          const std::string at = std::to_string(index.pts.size());
+          av_packet_unref(pkt.get());
+          return DataLossError(file->path() + ": timestamps go backwards at video packet " + at +
+                               " (decode timestamp " + std::to_string(last_dts) + " then " +
+                               std::to_string(pkt->dts) + ")");
+        }
+        last_dts = pkt->dts;
+      }
       index.pts.push_back(ts);
       if (pkt->flags & AV_PKT_FLAG_KEY) index.keyframes.push_back(ts);
     }
     av_packet_unref(pkt.get());
   }
+  const size_t packets = index.pts.size();
   SortUnique(&index.pts);
   SortUnique(&index.keyframes);
   if (index.pts.empty()) return DataLossError(file->path() + ": the video stream has no frames");
+  // Frames are chosen by presentation timestamp: frames sharing one (a
+  // stream of zero duration, timestamps that repeat) cannot be told apart.
+  if (index.pts.size() != packets) {
+    return DataLossError(file->path() + ": " + std::to_string(packets - index.pts.size()) +
+                         " of its " + std::to_string(packets) +
+                         " video frames repeat another's presentation timestamp (zero duration "
+                         "or repeated timestamps)");
+  }
   if (index.keyframes.empty()) index.keyframes.push_back(index.pts.front());
   return index;
 }

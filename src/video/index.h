@@ -12,7 +12,9 @@
 //
 // Thread-safety: plain values and pure functions.
 // Errors: BuildVideoIndex returns DataLoss naming the file for a stream with
-// no frames or a packet without timestamps, and for read errors other than the end.
+// no frames, a packet without timestamps, decode timestamps that go backwards,
+// frames sharing a presentation timestamp (zero duration, repeated timestamps),
+// and for read errors other than the end.
 #ifndef STOKER_VIDEO_INDEX_H_
 #define STOKER_VIDEO_INDEX_H_
 
