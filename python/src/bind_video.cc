@@ -35,7 +35,8 @@ shards: instead, local uncompressed .tar shards in the webdataset layout (a patt
   list: braces and globs as Shards takes them): a sample's video is its first member with
   one of `extensions` (KEY.mp4, KEY.mkv, ...), read in place (no copy, no temporary file),
   its label the integer text of the `label` member (default "cls"; "" : -1); class names
-  from a classes.json beside the shards. video_path(v) is "SHARD: member NAME".
+  from a classes.json beside the shards; each shard's tar index is cached beside it (or in
+  index_dir). video_path(v) is "SHARD: member NAME".
 clip_len: frames per clip. frame_stride: every frame_stride-th frame (presentation
   order); or frame_rate: frames at this many per second, each the last frame presented at
   or before its time (variable frame rates are exact: frames are chosen by timestamp).

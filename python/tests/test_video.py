@@ -210,15 +210,21 @@ def test_ranks_and_state_dict_resume(videos):
     interleaved = torch.stack([parts[r][k] for k in range(6) for r in range(2)])
     assert torch.equal(interleaved, single)
     # resume after two batches: the rest of the epoch
-    first = stoker.Loader(clips, batch_size=2, shuffle=True, seed=1)
+    assert torch.equal(resumed_epoch(clips, seed=1), single)
+
+
+def resumed_epoch(clips, seed):
+    """The epoch's clips (batch_size=2, shuffled) read as two batches, a state_dict() and
+    a second Loader resumed from it."""
+    first = stoker.Loader(clips, batch_size=2, shuffle=True, seed=seed)
     it = iter(first)
     got = [next(it)["video"], next(it)["video"]]
     state = first.state_dict()
     del it
-    second = stoker.Loader(clips, batch_size=2, shuffle=True, seed=1)
+    second = stoker.Loader(clips, batch_size=2, shuffle=True, seed=seed)
     second.load_state_dict(state)
     got += [b["video"] for b in second]
-    assert torch.equal(torch.cat(got), single)
+    return torch.cat(got)
 
 
 def test_bad_files_raise_naming_the_file_or_are_skipped_and_counted(bad):
@@ -380,15 +386,7 @@ def test_shard_members_give_the_files_batches_for_ranks_resume_and_threads(shard
     single = torch.cat([v for v, _ in want])
     assert torch.equal(torch.stack([parts[r][k] for k in range(6) for r in range(2)]), single)
     # resume after two batches
-    first = stoker.Loader(from_shards, batch_size=2, shuffle=True, seed=7)
-    it = iter(first)
-    got = [next(it)["video"], next(it)["video"]]
-    state = first.state_dict()
-    del it
-    second = stoker.Loader(from_shards, batch_size=2, shuffle=True, seed=7)
-    second.load_state_dict(state)
-    got += [b["video"] for b in second]
-    assert torch.equal(torch.cat(got), single)
+    assert torch.equal(resumed_epoch(from_shards, seed=7), single)
 
 
 def test_a_bad_shard_member_is_a_named_error_or_a_counted_skip(shards, tmp_path):
