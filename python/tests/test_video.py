@@ -549,3 +549,23 @@ def test_bad_timestamps_and_a_corrupt_packet_mid_gop_never_hang(worse):
     delivered, skipped = map(int, lines[0].split())
     assert delivered + skipped == 18 and skipped >= 12  # zero and back: every clip skipped
     assert lines[1] in ("6", "error")
+
+
+def test_shard_members_keep_their_indexes_in_index_dir(shards, tmp_path):
+    # fresh shards (none indexed yet); both indexes go to index_dir, not beside the shards
+    d = tmp_path / "shards"
+    d.mkdir()
+    data = open(shards["files"][0], "rb").read()
+    paths = [write_shard(d / f"s{k}.tar", [(f"v{k}.mp4", data), (f"v{k}.cls", str(k).encode())])
+             for k in range(2)]
+    kw = dict(shards=paths, clip_len=3, frame_stride=2, index_dir=tmp_path / "idx")
+    first = stoker.VideoClips(**kw)
+    a = [b["video"] for b in stoker.Loader(first, batch_size=1, seed=2)]
+    assert first.counters()["indexes_built"] == 2
+    assert len(list((tmp_path / "idx").glob("*.vidx"))) == 2
+    assert len(list((tmp_path / "idx").glob("*.tar.idx"))) == 2
+    assert not list(d.glob("*.idx"))
+    second = stoker.VideoClips(**kw)
+    b = [b["video"] for b in stoker.Loader(second, batch_size=1, seed=2)]
+    assert second.counters()["indexes_loaded"] == 2 and second.counters()["indexes_built"] == 0
+    assert len(a) == 2 and all(torch.equal(x[0], y[0]) for x, y in zip(a, b))

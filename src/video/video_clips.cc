@@ -166,6 +166,12 @@ StatusOr<std::shared_ptr<VideoClipsImpl>> VideoClipsImpl::Create(const VideoClip
   for (std::string& ext : o.extensions) {
     for (char& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   }
+  // Before the listing: shards cache their tar indexes there.
+  if (!o.index_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.index_dir, ec);
+    if (ec) return Invalid("index_dir " + o.index_dir + ": cannot create it (" + ec.message() + ")");
+  }
   if (!o.root.empty()) {
     ClassFolderListing listing;
     STOKER_RETURN_IF_ERROR(ListClassFolder(o.root, &o.extensions, &listing));
@@ -216,11 +222,6 @@ StatusOr<std::shared_ptr<VideoClipsImpl>> VideoClipsImpl::Create(const VideoClip
     s->writer_ = std::make_unique<PixelWriter>(
         o.dtype, Layout::kNCHW, s->out_height_, s->out_width_, HasNormalize(o.transforms),
         NormalizeOf(o.transforms).mean, NormalizeOf(o.transforms).std);
-  }
-  if (!o.index_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.index_dir, ec);
-    if (ec) return Invalid("index_dir " + o.index_dir + ": cannot create it (" + ec.message() + ")");
   }
   s->slots_ = std::make_unique<VideoSlot[]>(s->paths_.size());
   if (s->paths_.empty()) return Invalid(o.shards.empty() ? "no video files" : "no video members in the shards");
