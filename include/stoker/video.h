@@ -14,7 +14,8 @@
 //   // uint8 [B, T, 3, H, W] ("TCHW") or [B, 3, T, H, W] ("CTHW"), and "label".
 //
 // A sample is a record (stoker/record.h) with fields "video" (an array) and
-// "label". Sample index i is clip i % clips_per_video of video i / clips_per_video.
+// "label". Sample index i is clip i % clips_per_video of video i / clips_per_video
+// (sampling kAll: the videos' clips in order, video by video).
 // Which frames a clip holds is drawn from (seed, epoch, video, clip) (the
 // Loader's seed and epoch): identical for any thread count, rank or resume.
 // Frames are chosen by presentation timestamp, so variable frame rates are
@@ -24,7 +25,7 @@
 // Ownership: Open returns a shared pointer; the Loader keeps its source alive.
 // Thread-safety: immutable after Open() apart from the per-video index cache
 // (built once per video under its own lock); reads are thread-safe.
-// Errors: Open returns NotFound for a missing root or file, InvalidArgument
+// Errors: Open returns NotFound for a missing root, file or shard, InvalidArgument
 // naming the option for bad options, Unimplemented when stoker was built
 // without FFmpeg (BuiltWithVideo()). Reads return DataLoss (truncated or
 // corrupt file, missing frames), InvalidArgument (no video stream, frames above
@@ -48,10 +49,20 @@ struct VideoClipsOptions {
   // Either a root with one sub-directory per class (the label is the class's
   // index among the sorted sub-directories; files sorted as ImageFolder's) ...
   std::string root;
-  // ... or a list of files (labels -1 unless `labels` gives one per file).
+  // ... or a list of files (labels -1 unless `labels` gives one per file) ...
   std::vector<std::string> files;
   std::vector<int64_t> labels;
-  // File name extensions kept under `root` (lower case, any case matches).
+  // ... or tar shards in the webdataset layout (KEY.mp4 + KEY.cls): patterns
+  // as Shards takes them (braces, globs), local uncompressed .tar only (each
+  // video member is read in place by random access: the shard's tar index
+  // gives its offset and size). A sample's video is its first member with one
+  // of `extensions`, its label the integer text of `shard_label` ("": -1);
+  // class names from a classes.json beside the shards. The tar index is cached
+  // as Shards caches it (beside the shard, or in index_dir when given).
+  std::vector<std::string> shards;
+  std::string shard_label = "cls";
+  // File name extensions kept under `root`, and the video members' extensions
+  // in shards (lower case, any case matches under root; the dot is optional).
   std::vector<std::string> extensions = {".mp4", ".mkv", ".webm", ".avi", ".mov", ".m4v"};
 
   int clip_len = 16;
@@ -64,9 +75,18 @@ struct VideoClipsOptions {
   int clips_per_video = 1;
   // kRandom: each clip starts at a uniformly drawn frame (frame_stride) or
   // time (frame_rate). kUniform: clip c of n starts at the c-th of n evenly
-  // spaced starts (no randomness).
-  enum class Sampling { kRandom, kUniform };
+  // spaced starts (no randomness). kAll: torchvision's VideoClips: every clip
+  // of each video, clip c starting at frame c * step (frame_rate: at frame
+  // c * step of the video resampled to that rate, resampled frame k being the
+  // last frame presented at or before first + k / frame_rate); a video shorter
+  // than one clip (or unreadable) has none. The epoch is every clip
+  // (size() = their total; clips_per_video must be left at 1), and Open reads
+  // every video's index to count them.
+  enum class Sampling { kRandom, kUniform, kAll };
   Sampling sampling = Sampling::kRandom;
+  // kAll: frames between the starts of consecutive clips (torchvision's
+  // frames_between_clips; in resampled frames under frame_rate).
+  int step = 1;
 
   // Run on every frame with one draw per clip; the list must end in a fixed
   // size (RandomResizedCrop, Resize + CenterCrop, ...). Empty: frames at each
@@ -99,8 +119,11 @@ class VideoClips : public RandomAccessSource {
 
   virtual const VideoClipsOptions& options() const = 0;
   virtual int64_t num_videos() const = 0;
-  // Path of video `v`.
+  // Path of video `v` (a shard's member: "SHARD: member NAME").
   virtual const std::string& VideoPath(int64_t v) const = 0;
+  // The video sample `index` is a clip of, and which clip of it.
+  virtual int64_t VideoOf(int64_t index) const = 0;
+  virtual int64_t ClipOf(int64_t index) const = 0;
 
   // The frames of clip `index` in epoch `epoch` under `seed`, as the Loader
   // reads them: their presentation timestamps (stream time base) and times in

@@ -31,13 +31,24 @@ batches are {"video": [B, T, 3, H, W] (layout "TCHW") or [B, 3, T, H, W] ("CTHW"
 root_or_files: a folder with one sub-directory per class (labels from the sorted class
   names, as ImageFolder; files with one of `extensions`), or a list of file paths
   (labels -1, or `labels`: one int per file).
+shards: instead, local uncompressed .tar shards in the webdataset layout (a pattern or a
+  list: braces and globs as Shards takes them): a sample's video is its first member with
+  one of `extensions` (KEY.mp4, KEY.mkv, ...), read in place (no copy, no temporary file),
+  its label the integer text of the `label` member (default "cls"; "" : -1); class names
+  from a classes.json beside the shards; each shard's tar index is cached beside it (or in
+  index_dir). video_path(v) is "SHARD: member NAME".
 clip_len: frames per clip. frame_stride: every frame_stride-th frame (presentation
   order); or frame_rate: frames at this many per second, each the last frame presented at
   or before its time (variable frame rates are exact: frames are chosen by timestamp).
 clips_per_video: samples per video per epoch (sample i is clip i % clips_per_video of
   video i // clips_per_video). sampling: "random" (each clip's start drawn from
   (seed, epoch, video, clip), identical for any thread count) or "uniform" (evenly spaced
-  starts, the same every epoch). A video shorter than a clip repeats its last frame.
+  starts, the same every epoch) or "all" (torchvision's VideoClips: every clip of every
+  video, clip c of a video starting at frame c * step, `step` being torchvision's
+  frames_between_clips; under frame_rate, at frame c * step of the video resampled to
+  that rate; a video shorter than one clip has none; the epoch is every clip, and opening
+  reads every video's index to count them). A video shorter than a clip repeats its last
+  frame (random, uniform).
 transforms: run on every frame of a clip with one random draw (the same crop, flip and
   colour change for all its frames); they must end in a fixed size (e.g.
   RandomResizedCrop(224)). None or []: frames at each video's own size (a list per batch).
@@ -57,9 +68,25 @@ Errors: a file FFmpeg cannot read (truncated, empty), one without a video stream
                        const std::string& layout, int codec_threads, int64_t max_pixels,
                        bool with_times, std::optional<std::vector<int64_t>> labels,
                        std::optional<std::vector<std::string>> extensions,
-                       const py::object& index_dir) {
+                       const py::object& index_dir, const py::object& shards,
+                       const std::string& label, int step) {
              VideoClipsOptions o;
-             if (py::isinstance<py::list>(root_or_files) || py::isinstance<py::tuple>(root_or_files)) {
+             if (!shards.is_none()) {
+               if (!root_or_files.is_none()) {
+                 throw py::value_error("VideoClips: give root_or_files or shards=, not both");
+               }
+               if (py::isinstance<py::str>(shards) || !py::isinstance<py::sequence>(shards)) {
+                 o.shards.push_back(FsPath(shards));
+               } else {
+                 for (const py::handle& p : shards) {
+                   o.shards.push_back(FsPath(py::reinterpret_borrow<py::object>(p)));
+                 }
+               }
+               if (o.shards.empty()) throw py::value_error("VideoClips: shards= is empty");
+               o.shard_label = label;
+             } else if (root_or_files.is_none()) {
+               throw py::value_error("VideoClips: give a root folder, a list of files, or shards=");
+             } else if (py::isinstance<py::list>(root_or_files) || py::isinstance<py::tuple>(root_or_files)) {
                for (const py::handle& f : root_or_files) {
                  o.files.push_back(FsPath(py::reinterpret_borrow<py::object>(f)));
                }
@@ -87,11 +114,14 @@ Errors: a file FFmpeg cannot read (truncated, empty), one without a video stream
                o.sampling = VideoClipsOptions::Sampling::kRandom;
              } else if (sampling == "uniform") {
                o.sampling = VideoClipsOptions::Sampling::kUniform;
+             } else if (sampling == "all") {
+               o.sampling = VideoClipsOptions::Sampling::kAll;
              } else {
-               throw py::value_error("VideoClips: sampling must be \"random\" or \"uniform\", got " +
+               throw py::value_error("VideoClips: sampling must be \"random\", \"uniform\" or \"all\", got " +
                                      py::repr(py::str(sampling)).cast<std::string>());
              }
              o.clips_per_video = clips_per_video;
+             o.step = step;
              if (transforms.has_value()) o.transforms = std::move(*transforms);
              StatusOr<DType> d = ParseDType(dtype);
              if (!d.ok()) throw py::value_error("VideoClips: dtype: " + d.status().message());
@@ -109,17 +139,30 @@ Errors: a file FFmpeg cannot read (truncated, empty), one without a video stream
              if (!s.ok()) Throw(s.status());
              return std::move(s).value();
            }),
-           py::arg("root_or_files"), py::kw_only(), py::arg("clip_len") = 16,
+           py::arg("root_or_files") = py::none(), py::kw_only(), py::arg("clip_len") = 16,
            py::arg("frame_stride") = py::none(), py::arg("frame_rate") = py::none(),
            py::arg("clips_per_video") = 1, py::arg("sampling") = "random",
            py::arg("transforms") = py::none(), py::arg("dtype") = "uint8",
            py::arg("layout") = "TCHW", py::arg("codec_threads") = 1,
            py::arg("max_pixels") = int64_t{1} << 28, py::arg("with_times") = false,
            py::arg("labels") = py::none(), py::arg("extensions") = py::none(),
-           py::arg("index_dir") = py::none())
+           py::arg("index_dir") = py::none(), py::arg("shards") = py::none(),
+           py::arg("label") = "cls", py::arg("step") = 1)
       .def_property_readonly("num_videos", &VideoClips::num_videos)
       .def("video_path", &VideoClips::VideoPath, py::arg("video"),
-           "The path of video `video` (sample i's video is i // clips_per_video).")
+           "The path of video `video` (sample i's video is video_of(i)).")
+      .def("video_of",
+           [](const VideoClips& s, int64_t index) {
+             if (index < 0 || index >= s.size()) throw py::index_error("VideoClips.video_of: index " + std::to_string(index) + " out of range");
+             return s.VideoOf(index);
+           },
+           py::arg("index"), "The video sample `index` is a clip of.")
+      .def("clip_of",
+           [](const VideoClips& s, int64_t index) {
+             if (index < 0 || index >= s.size()) throw py::index_error("VideoClips.clip_of: index " + std::to_string(index) + " out of range");
+             return s.ClipOf(index);
+           },
+           py::arg("index"), "Which clip of its video sample `index` is.")
       .def("frames_of",
            [](const VideoClips& s, int64_t index, uint64_t seed, int64_t epoch) {
              StatusOr<VideoClips::ClipFrames> f = [&] {

@@ -318,13 +318,24 @@ class VideoClips(Source):
     root_or_files: a folder with one sub-directory per class (labels from the sorted class
       names, as ImageFolder; files with one of `extensions`), or a list of file paths
       (labels -1, or `labels`: one int per file).
+    shards: instead, local uncompressed .tar shards in the webdataset layout (a pattern or a
+      list: braces and globs as Shards takes them): a sample's video is its first member with
+      one of `extensions` (KEY.mp4, KEY.mkv, ...), read in place (no copy, no temporary file),
+      its label the integer text of the `label` member (default "cls"; "" : -1); class names
+      from a classes.json beside the shards; each shard's tar index is cached beside it (or in
+      index_dir). video_path(v) is "SHARD: member NAME".
     clip_len: frames per clip. frame_stride: every frame_stride-th frame (presentation
       order); or frame_rate: frames at this many per second, each the last frame presented at
       or before its time (variable frame rates are exact: frames are chosen by timestamp).
     clips_per_video: samples per video per epoch (sample i is clip i % clips_per_video of
       video i // clips_per_video). sampling: "random" (each clip's start drawn from
       (seed, epoch, video, clip), identical for any thread count) or "uniform" (evenly spaced
-      starts, the same every epoch). A video shorter than a clip repeats its last frame.
+      starts, the same every epoch) or "all" (torchvision's VideoClips: every clip of every
+      video, clip c of a video starting at frame c * step, `step` being torchvision's
+      frames_between_clips; under frame_rate, at frame c * step of the video resampled to
+      that rate; a video shorter than one clip has none; the epoch is every clip, and opening
+      reads every video's index to count them). A video shorter than a clip repeats its last
+      frame (random, uniform).
     transforms: run on every frame of a clip with one random draw (the same crop, flip and
       colour change for all its frames); they must end in a fixed size (e.g.
       RandomResizedCrop(224)). None or []: frames at each video's own size (a list per batch).
@@ -338,10 +349,12 @@ class VideoClips(Source):
       above max_pixels or a clip's frames missing fail that sample naming the file
       (StokerError), or are skipped and counted under Loader(on_error="skip").
     """
-    def __init__(self, root_or_files: object, *, clip_len: int = ..., frame_stride: Optional[int] = ..., frame_rate: Optional[float] = ..., clips_per_video: int = ..., sampling: str = ..., transforms: Optional[List[Transform]] = ..., dtype: str = ..., layout: str = ..., codec_threads: int = ..., max_pixels: int = ..., with_times: bool = ..., labels: Optional[List[int]] = ..., extensions: Optional[List[str]] = ..., index_dir: object = ...) -> None: ...
+    def __init__(self, root_or_files: object = ..., *, clip_len: int = ..., frame_stride: Optional[int] = ..., frame_rate: Optional[float] = ..., clips_per_video: int = ..., sampling: str = ..., transforms: Optional[List[Transform]] = ..., dtype: str = ..., layout: str = ..., codec_threads: int = ..., max_pixels: int = ..., with_times: bool = ..., labels: Optional[List[int]] = ..., extensions: Optional[List[str]] = ..., index_dir: object = ..., shards: object = ..., label: str = ..., step: int = ...) -> None: ...
     @property
     def num_videos(self) -> int: ...
     def video_path(self, video: int) -> str: ...
+    def video_of(self, index: int) -> int: ...
+    def clip_of(self, index: int) -> int: ...
     def frames_of(self, index: int, seed: int = ..., epoch: int = ...) -> tuple: ...
     def counters(self) -> dict: ...
 

@@ -210,15 +210,21 @@ def test_ranks_and_state_dict_resume(videos):
     interleaved = torch.stack([parts[r][k] for k in range(6) for r in range(2)])
     assert torch.equal(interleaved, single)
     # resume after two batches: the rest of the epoch
-    first = stoker.Loader(clips, batch_size=2, shuffle=True, seed=1)
+    assert torch.equal(resumed_epoch(clips, seed=1), single)
+
+
+def resumed_epoch(clips, seed):
+    """The epoch's clips (batch_size=2, shuffled) read as two batches, a state_dict() and
+    a second Loader resumed from it."""
+    first = stoker.Loader(clips, batch_size=2, shuffle=True, seed=seed)
     it = iter(first)
     got = [next(it)["video"], next(it)["video"]]
     state = first.state_dict()
     del it
-    second = stoker.Loader(clips, batch_size=2, shuffle=True, seed=1)
+    second = stoker.Loader(clips, batch_size=2, shuffle=True, seed=seed)
     second.load_state_dict(state)
     got += [b["video"] for b in second]
-    assert torch.equal(torch.cat(got), single)
+    return torch.cat(got)
 
 
 def test_bad_files_raise_naming_the_file_or_are_skipped_and_counted(bad):
@@ -305,4 +311,261 @@ def test_index_dir_keeps_the_indexes_for_later_runs(videos, tmp_path):
     second = stoker.VideoClips(files, **kw)
     b = [b["video"] for b in stoker.Loader(second, batch_size=1, seed=4)]
     assert second.counters()["indexes_built"] == 0 and second.counters()["indexes_loaded"] == 2
+    assert len(a) == 2 and all(torch.equal(x[0], y[0]) for x, y in zip(a, b))
+
+
+# --- Video members of tar shards (webdataset layout: KEY.mp4 + KEY.cls) ---
+
+
+def write_shard(path, members):
+    """A tar of (name, bytes) members, as webdataset writes them."""
+    import io
+    import tarfile
+    with tarfile.open(path, "w", format=tarfile.USTAR_FORMAT) as t:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory, videos):
+    """Two shards of the videos as members (h264, vfr | mpeg4 as .mkv, odd), labels 0-3, and
+    the same videos as files with the same labels."""
+    d = tmp_path_factory.mktemp("video_shards")
+    names = ["h264", "vfr", "mpeg4", "odd"]
+    files = [videos[n] for n in names]
+    members = [(f"{n}.{files[i].rsplit('.', 1)[1]}", open(files[i], "rb").read(), i)
+               for i, n in enumerate(names)]
+    paths = []
+    for s in range(2):
+        entries = []
+        for key_ext, data, label in members[2 * s: 2 * s + 2]:
+            key = key_ext.split(".")[0]
+            entries += [(key_ext, data), (f"{key}.cls", str(label).encode())]
+        paths.append(write_shard(d / f"videos-{s}.tar", entries))
+    return {"shards": paths, "pattern": str(d / "videos-{0..1}.tar"), "files": files,
+            "labels": list(range(4)), "dir": d}
+
+
+def test_shard_members_decode_to_pyavs_frames(shards):
+    clips = stoker.VideoClips(shards=shards["pattern"], clip_len=5, frame_stride=2,
+                              clips_per_video=2, with_times=True)
+    assert clips.num_videos == 4 and clips.video_path(0) == shards["shards"][0] + ": member h264.mp4"
+    checked = 0
+    for i, batch in enumerate(all_batches(stoker.Loader(clips, batch_size=1, seed=3))):
+        v = i // 2
+        assert batch["label"].tolist() == [v]
+        ref = pyav_frames(shards["files"][v])
+        pts, _ = clips.frames_of(i, seed=3, epoch=0)
+        video = batch["video"][0].numpy()
+        for j, p in enumerate(pts):
+            assert np.array_equal(video[j], ref[p].transpose(2, 0, 1)), (i, j, p)
+            checked += 1
+    assert checked == 8 * 5
+
+
+def test_shard_members_give_the_files_batches_for_ranks_resume_and_threads(shards):
+    kw = dict(clip_len=3, frame_stride=2, clips_per_video=3,
+              transforms=[stoker.RandomResizedCrop(8)])
+    from_files = stoker.VideoClips(shards["files"], labels=shards["labels"], **kw)
+    from_shards = stoker.VideoClips(shards=shards["shards"], **kw)
+
+    def run(source, **lk):
+        return [(b["video"], b["label"]) for b in stoker.Loader(source, batch_size=2,
+                                                                 shuffle=True, seed=7, **lk)]
+
+    want = run(from_files, threads=1)
+    for threads in (1, 3):
+        got = run(from_shards, threads=threads)
+        assert len(got) == len(want) == 6
+        assert all(torch.equal(a[0], b[0]) and torch.equal(a[1], b[1]) for a, b in zip(got, want))
+    # ranks: disjoint halves that interleave to the single-rank epoch
+    parts = [torch.cat([v for v, _ in run(from_shards, rank=r, world_size=2)]) for r in range(2)]
+    single = torch.cat([v for v, _ in want])
+    assert torch.equal(torch.stack([parts[r][k] for k in range(6) for r in range(2)]), single)
+    # resume after two batches
+    assert torch.equal(resumed_epoch(from_shards, seed=7), single)
+
+
+def test_a_bad_shard_member_is_a_named_error_or_a_counted_skip(shards, tmp_path):
+    good = open(shards["files"][0], "rb").read()
+    path = write_shard(tmp_path / "bad.tar", [
+        ("a.mp4", good), ("a.cls", b"1"),
+        ("b.mp4", b"this is no video" * 20), ("b.cls", b"2"),
+        ("c.mp4", good[: len(good) // 3]), ("c.cls", b"3"),
+        ("d.mp4", good), ("d.cls", b"4"),
+    ])
+    clips = stoker.VideoClips(shards=[path], clip_len=4, frame_stride=2)
+    with pytest.raises(stoker.StokerError, match="member b.mp4"):
+        all_batches(stoker.Loader(clips, batch_size=1))
+    for threads in (1, 3):
+        loader = stoker.Loader(clips, batch_size=2, on_error="skip", threads=threads)
+        labels = sorted(x for b in all_batches(loader) for x in b["label"].tolist())
+        assert labels == [1, 4] and loader.stats()["skipped"] == 2
+
+
+def test_shard_arguments_are_checked(shards, tmp_path):
+    with pytest.raises(ValueError, match="not both"):
+        stoker.VideoClips(shards["files"], shards=shards["shards"])
+    gz = tmp_path / "v.tar.gz"
+    gz.write_bytes(b"")
+    with pytest.raises(ValueError, match="local uncompressed .tar"):
+        stoker.VideoClips(shards=[str(gz)])
+    with pytest.raises(ValueError, match="give a root folder"):
+        stoker.VideoClips()
+    none = write_shard(tmp_path / "none.tar", [("a.jpg", b"x"), ("a.cls", b"1")])
+    # a sample without a video member is that sample's error, naming the shard
+    with pytest.raises(stoker.StokerError, match="none.tar") as e:
+        all_batches(stoker.Loader(stoker.VideoClips(shards=[none]), batch_size=1))
+    assert "no member with extension mp4" in str(e.value)
+
+
+# --- sampling="all": torchvision's VideoClips semantics ---
+
+
+def test_sampling_all_is_every_clip_at_the_step_as_torchvisions_unfold(videos):
+    from torchvision.datasets.video_utils import unfold
+    files = [videos["h264"], videos["vfr"], videos["one"], videos["odd"]]
+    clip_len, stride, step = 4, 3, 5
+    clips = stoker.VideoClips(files, clip_len=clip_len, frame_stride=stride, step=step,
+                              sampling="all", with_times=True)
+    want = []  # (video, pts of each frame) per clip, video by video
+    for v, f in enumerate(files):
+        pts = torch.tensor(sorted(pyav_frames(f)))
+        for c in unfold(pts, clip_len, step, dilation=stride):
+            want.append((v, c.tolist()))
+    assert not any(v == 2 for v, _ in want)  # the one-frame video has no whole clip
+    assert len(clips) == len(want) > 10
+    for i, (v, pts) in enumerate(want):
+        assert clips.video_of(i) == v
+        assert clips.frames_of(i, seed=9, epoch=3)[0] == pts  # no randomness
+    loader = stoker.Loader(clips, batch_size=4, threads=3)
+    got = all_batches(loader)
+    assert sum(len(b["label"]) for b in got) == len(want)
+    assert len(loader) == len(got) == (len(want) + 3) // 4
+    ref = {v: pyav_frames(files[v]) for v in (0, 1)}
+    first = got[0]["video"][0].numpy()
+    for j, p in enumerate(want[0][1]):
+        assert np.array_equal(first[j], ref[0][p].transpose(2, 0, 1))
+    # frame_rate: clip c starts at resampled frame c * step, resampled frame k being the
+    # last frame presented at or before first + k / rate (the rule, computed here)
+    rate, tb = 10.0, None
+    clips = stoker.VideoClips([videos["vfr"]], clip_len=3, frame_rate=rate, step=2,
+                              sampling="all", with_times=True)
+    with av.open(videos["vfr"]) as c:
+        tb = float(c.streams.video[0].time_base)
+    pts = sorted(pyav_frames(videos["vfr"]))
+    upf = 1.0 / (rate * tb)
+    resampled = []
+    k = 0
+    while int(np.floor(k * upf + 1e-9)) <= pts[-1] - pts[0]:
+        t = pts[0] + int(np.floor(k * upf + 1e-9))
+        resampled.append(max(p for p in pts if p <= t))
+        k += 1
+    starts = list(range(0, len(resampled) - 3 + 1, 2))
+    assert len(clips) == len(starts) > 3
+    for i, s in enumerate(starts):
+        assert clips.frames_of(i)[0] == resampled[s: s + 3]
+
+
+def test_sampling_all_arguments(videos):
+    f = [videos["h264"]]
+    with pytest.raises(ValueError, match="clips_per_video at 1"):
+        stoker.VideoClips(f, sampling="all", clips_per_video=2)
+    with pytest.raises(ValueError, match="goes with sampling"):
+        stoker.VideoClips(f, step=2)
+    with pytest.raises(ValueError, match="step must be"):
+        stoker.VideoClips(f, sampling="all", step=0)
+    with pytest.raises(ValueError, match="no video has a whole clip"):
+        stoker.VideoClips([videos["one"]], sampling="all", clip_len=2)
+    with pytest.raises(IndexError):
+        stoker.VideoClips(f, sampling="all", clip_len=2).video_of(10 ** 6)
+
+
+# --- More bad input: zero duration, timestamps that go backwards, a corrupt packet mid-GOP ---
+
+
+@pytest.fixture(scope="module")
+def worse(tmp_path_factory):
+    d = tmp_path_factory.mktemp("worse")
+    # every packet at timestamp 0 (setts): a stream of zero duration
+    zero = ffmpeg(lavfi_src(seconds=1) + " -c:v mpeg4 -bsf:v setts=ts=0", d / "zero.mkv")
+    # two MPEG-TS files joined: the clock restarts half way (timestamps go backwards)
+    one = ffmpeg(lavfi_src(seconds=2) + " -c:v libx264 -pix_fmt yuv420p -g 25", d / "one.ts")
+    data = open(one, "rb").read()
+    (d / "back.ts").write_bytes(data + data)
+    # one packet in the middle of a GOP overwritten (not a keyframe; the container intact)
+    gop = ffmpeg(lavfi_src(seconds=2) + " -c:v mpeg4 -g 25", d / "gop.mkv")
+    with av.open(gop) as c:
+        packets = [(p.pos, p.size, p.is_keyframe) for p in c.demux(video=0) if p.size]
+    pos, size, key = packets[12]
+    assert not key and size > 8
+    raw = bytearray(open(gop, "rb").read())
+    raw[pos + size // 4: pos + size - 2] = bytes(range(256)) * ((size - 2 - size // 4) // 256) + \
+        bytes(range((size - 2 - size // 4) % 256))
+    (d / "corrupt_gop.mkv").write_bytes(bytes(raw))
+    return {"zero": zero, "back": str(d / "back.ts"), "corrupt_gop": str(d / "corrupt_gop.mkv"),
+            "gop": gop}
+
+
+def test_zero_duration_and_backward_timestamps_are_named_errors(worse):
+    for name, message in [("zero", "repeat another's presentation timestamp"),
+                          ("back", "timestamps go backwards")]:
+        clips = stoker.VideoClips([worse[name]], clip_len=4)
+        with pytest.raises(stoker.StokerError, match=message) as e:
+            all_batches(stoker.Loader(clips, batch_size=1))
+        assert worse[name] in str(e.value)
+    clips = stoker.VideoClips([worse["zero"], worse["gop"], worse["back"]], clip_len=4)
+    loader = stoker.Loader(clips, batch_size=1, on_error="skip")
+    assert [b["label"].tolist() for b in loader] == [[-1]]
+    assert loader.stats()["skipped"] == 2
+
+
+def test_bad_timestamps_and_a_corrupt_packet_mid_gop_never_hang(worse):
+    # In a subprocess under a timeout: every clip of these is a clip or a named error.
+    paths = [worse["zero"], worse["back"], worse["corrupt_gop"]]
+    script = textwrap.dedent(f"""
+        import stoker
+        clips = stoker.VideoClips({paths!r}, clip_len=5, frame_stride=2, clips_per_video=6,
+                                  sampling="uniform")
+        loader = stoker.Loader(clips, batch_size=3, on_error="skip", threads=2)
+        n = sum(len(b["label"]) for b in loader)
+        print(n, loader.stats()["skipped"])
+        # the corrupt packet's clips decode (FFmpeg conceals the damage) or name the file
+        one = stoker.VideoClips([{worse["corrupt_gop"]!r}], clip_len=5, frame_stride=2,
+                                clips_per_video=6, sampling="uniform")
+        try:
+            print(sum(len(b["label"]) for b in stoker.Loader(one, batch_size=6)))
+        except stoker.StokerError as e:
+            assert {worse["corrupt_gop"]!r} in str(e), e
+            print("error")
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.split("\n")
+    delivered, skipped = map(int, lines[0].split())
+    assert delivered + skipped == 18 and skipped >= 12  # zero and back: every clip skipped
+    assert lines[1] in ("6", "error")
+
+
+def test_shard_members_keep_their_indexes_in_index_dir(shards, tmp_path):
+    # fresh shards (none indexed yet); both indexes go to index_dir, not beside the shards
+    d = tmp_path / "shards"
+    d.mkdir()
+    data = open(shards["files"][0], "rb").read()
+    paths = [write_shard(d / f"s{k}.tar", [(f"v{k}.mp4", data), (f"v{k}.cls", str(k).encode())])
+             for k in range(2)]
+    kw = dict(shards=paths, clip_len=3, frame_stride=2, index_dir=tmp_path / "idx")
+    first = stoker.VideoClips(**kw)
+    a = [b["video"] for b in stoker.Loader(first, batch_size=1, seed=2)]
+    assert first.counters()["indexes_built"] == 2
+    assert len(list((tmp_path / "idx").glob("*.vidx"))) == 2
+    assert len(list((tmp_path / "idx").glob("*.tar.idx"))) == 2
+    assert not list(d.glob("*.idx"))
+    second = stoker.VideoClips(**kw)
+    b = [b["video"] for b in stoker.Loader(second, batch_size=1, seed=2)]
+    assert second.counters()["indexes_loaded"] == 2 and second.counters()["indexes_built"] == 0
     assert len(a) == 2 and all(torch.equal(x[0], y[0]) for x, y in zip(a, b))

@@ -731,6 +731,8 @@ class StreamShards : public Source {
   const std::shared_ptr<std::atomic<int64_t>> truncated_ = std::make_shared<std::atomic<int64_t>>(0);
 };
 
+}  // namespace
+
 // Class names from the classes.json that `stoker convert` writes beside the
 // shards (src/convert/convert.h), looked for in the first shard's directory
 // (local shards only); none when the file is absent.
@@ -748,8 +750,6 @@ StatusOr<std::vector<std::string>> ReadShardClasses(const std::vector<std::strin
   }
   return classes;
 }
-
-}  // namespace
 
 StatusOr<std::vector<std::string>> ExpandBraces(const std::string& pattern) {
   const size_t open = pattern.find('{');

@@ -67,6 +67,10 @@ inline constexpr int64_t kMaxShardNames = 1000000;
 // are errors.
 StatusOr<std::vector<std::string>> ExpandShardPatterns(const std::vector<std::string>& patterns,
                                                        const StreamOptions& stream = {});
+// Class names from the classes.json that `stoker convert` writes beside the
+// shards, in the first shard's directory (local shards only); none when absent.
+// DataLoss when it is not a JSON array of strings.
+StatusOr<std::vector<std::string>> ReadShardClasses(const std::vector<std::string>& urls);
 // Brace expansion alone ("a{0..2}" -> a0 a1 a2; "{x,y}z" -> xz yz).
 StatusOr<std::vector<std::string>> ExpandBraces(const std::string& pattern);
 

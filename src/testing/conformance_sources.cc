@@ -7,11 +7,16 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <mutex>
 
 #include <numeric>
 
 #include "stoker/mix.h"
 #include "stoker/sources.h"
+#include "stoker/video.h"
 #include "testing/conformance.h"
 #include "testing/http_server.h"
 #include "testing/test_arrays.h"
@@ -397,10 +402,75 @@ StatusOr<MadeSource> MakeMix(const std::string& dir, const Data& data) {
   return MadeSource{mix, corrupt, nullptr};
 }
 
+// The 48 clips' videos, made once per process by one ffmpeg run (the
+// segment muxer cuts a 48 s testsrc at 3 fps, MPEG-4 with a keyframe every
+// second, into 48 MP4 files of 3 frames): video i's bytes. Empty when
+// ffmpeg is missing or failed.
+const std::vector<std::vector<uint8_t>>& ConformanceVideos() {
+  static std::vector<std::vector<uint8_t>> videos;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    char tmpl[] = "/tmp/stoker_conformance_video_XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) return;
+    const std::string dir = tmpl;
+    const std::string cmd =
+        "ffmpeg -nostdin -v error -y -f lavfi -i testsrc=size=" + std::to_string(Data::kWidth) +
+        "x" + std::to_string(Data::kHeight) + ":rate=3:duration=" +
+        std::to_string(Data::kSamples) +
+        " -c:v mpeg4 -g 3 -f segment -segment_time 1 -reset_timestamps 1 -segment_format mp4 '" +
+        dir + "/v%02d.mp4'";
+    std::vector<std::vector<uint8_t>> made;
+    if (std::system(cmd.c_str()) == 0) {
+      for (int i = 0; i < Data::kSamples; ++i) {
+        char name[16];
+        std::snprintf(name, sizeof name, "/v%02d.mp4", i);
+        std::ifstream f(dir + name, std::ios::binary);
+        made.emplace_back(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+        if (made.back().empty()) break;
+      }
+    }
+    std::system(("rm -rf '" + dir + "'").c_str());
+    if (made.size() == static_cast<size_t>(Data::kSamples) && !made.back().empty()) {
+      videos = std::move(made);
+    }
+  });
+  return videos;
+}
+
+// VideoClips over indexed shards (video members sNN.mp4 + sNN.cls), one clip
+// of 2 frames per video at a random start, with the suite's transforms run by
+// the source (a clip has no image for the Loader's). A corrupt sample's
+// member is bytes that are no video.
+StatusOr<MadeSource> MakeVideoClips(const std::string& dir, const Data& data) {
+  const std::vector<std::vector<uint8_t>>& videos = ConformanceVideos();
+  STOKER_RETURN_IF_ERROR(Check(!videos.empty(), "ffmpeg making the videos"));
+  const int per = Data::kSamples / Data::kShards;
+  for (int s = 0; s < Data::kShards; ++s) {
+    std::vector<TarEntry> entries;
+    for (int i = s * per; i < (s + 1) * per; ++i) {
+      char key[16];
+      std::snprintf(key, sizeof key, "s%02d", i);
+      entries.push_back({std::string(key) + ".mp4",
+                         data.corrupt.count(i) ? kNotAnImage : videos[static_cast<size_t>(i)]});
+      entries.push_back({std::string(key) + ".cls", Text(std::to_string(i))});
+    }
+    char name[32];
+    std::snprintf(name, sizeof name, "/train-%02d.tar", s);
+    WriteFile(dir + name, MakeTar(entries, TarFormat::kPax, TarFilter::kNone));
+  }
+  VideoClipsOptions o;
+  o.shards = {ShardPattern(dir, ".tar")};
+  o.clip_len = 2;
+  o.transforms = {Transform::RandomResizedCrop(16, 16), Transform::RandomHorizontalFlip()};
+  STOKER_ASSIGN_OR_RETURN(auto clips, VideoClips::Open(o));
+  return MadeSource{clips, Labels(data.corrupt), nullptr};
+}
+
 }  // namespace
 
 const std::vector<SourceFactory>& ConformanceSources() {
-  static const std::vector<SourceFactory> sources = {
+  static const std::vector<SourceFactory> sources = [] {
+    std::vector<SourceFactory> v = {
       {"ImageFolder", MakeImageFolder},
       {"Npy", MakeNpy},
       {"NpyRecords", MakeNpyRecords},
@@ -415,7 +485,11 @@ const std::vector<SourceFactory>& ConformanceSources() {
       {"Coco", MakeCoco},
       {"ShardsRecordsStream", MakeStreamShardRecords},
       {"Mix", MakeMix},
-  };
+    };
+    // Only in builds with FFmpeg (stoker/video.h); the videos come from the ffmpeg CLI.
+    if (BuiltWithVideo()) v.push_back({"VideoClips", MakeVideoClips});
+    return v;
+  }();
   return sources;
 }
 

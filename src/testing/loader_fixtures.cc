@@ -72,9 +72,18 @@ void TakeBatches(Loader* loader, Delivered* out, int max_batches) {
     for (int i = 0; i < b->size(); ++i) {
       out->ids.push_back(b->ids()[i]);
       out->labels.push_back(SampleLabel(*b, i));
-      out->samples.emplace_back(b->sample(i), b->sample(i) + b->sample_bytes(i));
+      // A clip source (VideoClips) has no image: its pixels are the field "video".
+      const int video = b->FindField("video");
+      const uint8_t* bytes = b->sample(i);
+      size_t size = b->sample_bytes(i);
+      if (video >= 0) {
+        const FieldSlot& f = b->field_sample(video, i);
+        bytes = f.data;
+        size = f.bytes;
+      }
+      out->samples.emplace_back(bytes, bytes + size);
       out->dims.push_back(b->sample_dims(i));
-      out->pixels.insert(out->pixels.end(), b->sample(i), b->sample(i) + b->sample_bytes(i));
+      out->pixels.insert(out->pixels.end(), bytes, bytes + size);
     }
   }
 }

@@ -45,7 +45,7 @@ struct Delivered {
   std::vector<int64_t> ids;
   std::vector<int64_t> labels;
   std::vector<int> sizes;                        // batch sizes
-  std::vector<std::vector<uint8_t>> samples;     // each sample's bytes
+  std::vector<std::vector<uint8_t>> samples;     // each sample's bytes (image; a clip's "video")
   std::vector<std::array<int64_t, 3>> dims;      // each sample's dims
   std::vector<uint8_t> pixels;                   // every sample's bytes, concatenated
   Status status;                                 // the first error, if any

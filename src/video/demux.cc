@@ -6,10 +6,16 @@ extern "C" {
 #include <libavformat/avformat.h>
 #include <libavutil/avutil.h>
 #include <libavutil/log.h>
+#include <libavutil/mem.h>
 }
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -32,8 +38,59 @@ void QuietLogs() {
 
 }  // namespace
 
+// The bytes a custom AVIOContext reads: `size` bytes from `offset` of the file
+// `fd` (pread), or of `mem`.
+struct VideoFile::Range {
+  int fd = -1;
+  const uint8_t* mem = nullptr;
+  int64_t offset = 0;
+  int64_t size = 0;
+  int64_t pos = 0;  // within the range
+  ~Range() {
+    if (fd >= 0) ::close(fd);
+  }
+
+  static int Read(void* opaque, uint8_t* buf, int want) {
+    auto* r = static_cast<Range*>(opaque);
+    const int64_t n = std::min<int64_t>(want, r->size - r->pos);
+    if (n <= 0) return AVERROR_EOF;
+    if (r->mem != nullptr) {
+      std::memcpy(buf, r->mem + r->pos, static_cast<size_t>(n));
+      r->pos += n;
+      return static_cast<int>(n);
+    }
+    for (;;) {
+      const ssize_t got = ::pread(r->fd, buf, static_cast<size_t>(n), r->offset + r->pos);
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) return AVERROR(errno);
+      if (got == 0) return AVERROR_EOF;  // the file is shorter than the range
+      r->pos += got;
+      return static_cast<int>(got);
+    }
+  }
+
+  static int64_t Seek(void* opaque, int64_t where, int whence) {
+    auto* r = static_cast<Range*>(opaque);
+    whence &= ~AVSEEK_FORCE;
+    if (whence == AVSEEK_SIZE) return r->size;
+    int64_t to = where;
+    if (whence == SEEK_CUR) to = r->pos + where;
+    else if (whence == SEEK_END) to = r->size + where;
+    else if (whence != SEEK_SET) return AVERROR(EINVAL);
+    if (to < 0 || to > r->size) return AVERROR(EINVAL);
+    r->pos = to;
+    return to;
+  }
+};
+
+VideoFile::VideoFile() = default;
+
 VideoFile::~VideoFile() {
   if (format_ != nullptr) avformat_close_input(&format_);
+  if (io_ != nullptr) {
+    av_freep(&io_->buffer);
+    avio_context_free(&io_);
+  }
 }
 
 AVStream* VideoFile::stream() const { return format_->streams[stream_index_]; }
@@ -42,13 +99,71 @@ double VideoFile::time_base() const { return av_q2d(stream()->time_base); }
 
 StatusOr<std::unique_ptr<VideoFile>> VideoFile::Open(const std::string& path,
                                                      int64_t max_pixels) {
+  return Open(VideoLocation{path, -1, 0, ""}, max_pixels);
+}
+
+StatusOr<std::unique_ptr<VideoFile>> VideoFile::Open(const VideoLocation& where,
+                                                     int64_t max_pixels) {
   QuietLogs();
+  const std::string& path = where.display();
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return NotFoundError(path + ": no such file");
-  if (st.st_size == 0) return DataLossError(path + ": empty file (0 bytes)");
+  if (::stat(where.path.c_str(), &st) != 0) return NotFoundError(where.path + ": no such file");
+  const int64_t bytes = where.offset < 0 ? static_cast<int64_t>(st.st_size) : where.size;
+  if (bytes == 0) return DataLossError(path + ": empty file (0 bytes)");
   std::unique_ptr<VideoFile> f(new VideoFile());
   f->path_ = path;
-  int err = avformat_open_input(&f->format_, path.c_str(), nullptr, nullptr);
+  if (where.offset >= 0) {
+    if (where.size < 0 || where.offset > static_cast<int64_t>(st.st_size) - where.size) {
+      return DataLossError(path + ": the member's " + std::to_string(where.size) +
+                           " bytes at offset " + std::to_string(where.offset) +
+                           " run past the end of " + where.path);
+    }
+    f->range_ = std::make_unique<Range>();
+    f->range_->fd = ::open(where.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (f->range_->fd < 0) {
+      return NotFoundError(where.path + ": cannot open (" + std::strerror(errno) + ")");
+    }
+    f->range_->offset = where.offset;
+    f->range_->size = where.size;
+  }
+  return Finish(std::move(f), max_pixels);
+}
+
+StatusOr<std::unique_ptr<VideoFile>> VideoFile::OpenMemory(const uint8_t* data, size_t size,
+                                                           const std::string& name,
+                                                           int64_t max_pixels) {
+  QuietLogs();
+  if (size == 0) return DataLossError(name + ": empty file (0 bytes)");
+  std::unique_ptr<VideoFile> f(new VideoFile());
+  f->path_ = name;
+  f->range_ = std::make_unique<Range>();
+  f->range_->mem = data;
+  f->range_->size = static_cast<int64_t>(size);
+  return Finish(std::move(f), max_pixels);
+}
+
+StatusOr<std::unique_ptr<VideoFile>> VideoFile::Finish(std::unique_ptr<VideoFile> f,
+                                                       int64_t max_pixels) {
+  const std::string path = f->path_;
+  int err = 0;
+  if (f->range_ != nullptr) {
+    constexpr int kBuffer = 64 << 10;
+    auto* buffer = static_cast<unsigned char*>(av_malloc(kBuffer));
+    if (buffer == nullptr) return ResourceExhaustedError(path + ": av_malloc failed");
+    f->io_ = avio_alloc_context(buffer, kBuffer, 0, f->range_.get(), &Range::Read, nullptr,
+                                &Range::Seek);
+    if (f->io_ == nullptr) {
+      av_free(buffer);
+      return ResourceExhaustedError(path + ": avio_alloc_context failed");
+    }
+    f->format_ = avformat_alloc_context();
+    if (f->format_ == nullptr) return ResourceExhaustedError(path + ": out of memory");
+    f->format_->pb = f->io_;
+    f->format_->flags |= AVFMT_FLAG_CUSTOM_IO;
+    err = avformat_open_input(&f->format_, nullptr, nullptr, nullptr);
+  } else {
+    err = avformat_open_input(&f->format_, path.c_str(), nullptr, nullptr);
+  }
   if (err < 0) {
     f->format_ = nullptr;  // freed by avformat_open_input on failure
     return DataLossError(path + ": not a video FFmpeg can read (" + AvErrorString(err) + ")");

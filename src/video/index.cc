@@ -92,11 +92,18 @@ std::string VideoIndexPath(const std::string& index_dir, const std::string& path
 
 StatusOr<VideoIndex> LoadOrBuildVideoIndex(const std::string& path, int64_t max_pixels,
                                            const std::string& index_dir, bool* loaded) {
+  return LoadOrBuildVideoIndex(VideoLocation{path, -1, 0, ""}, max_pixels, index_dir, loaded);
+}
+
+StatusOr<VideoIndex> LoadOrBuildVideoIndex(const VideoLocation& where, int64_t max_pixels,
+                                           const std::string& index_dir, bool* loaded) {
   *loaded = false;
   FileIdentity id;
   std::string entry;
-  if (!index_dir.empty() && IdentifyFile(path, &id).ok()) {
-    entry = VideoIndexPath(index_dir, path);
+  if (!index_dir.empty() && IdentifyFile(where.path, &id).ok()) {
+    entry = VideoIndexPath(index_dir, where.offset < 0
+                                          ? where.path
+                                          : where.path + "#" + std::to_string(where.offset));
     std::ifstream f(entry, std::ios::binary);
     if (f) {
       const std::string bytes((std::istreambuf_iterator<char>(f)), {});
@@ -109,7 +116,7 @@ StatusOr<VideoIndex> LoadOrBuildVideoIndex(const std::string& path, int64_t max_
       }
     }
   }
-  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<VideoFile> file, VideoFile::Open(path, max_pixels));
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<VideoFile> file, VideoFile::Open(where, max_pixels));
   STOKER_ASSIGN_OR_RETURN(VideoIndex index, BuildVideoIndex(file.get()));
   if (!entry.empty()) WriteFileAtomically(entry, EncodeVideoIndex(index, id));
   return index;
@@ -125,6 +132,7 @@ StatusOr<VideoIndex> BuildVideoIndex(VideoFile* file) {
   if (tb.num <= 0 || tb.den <= 0) return DataLossError(file->path() + ": no time base");
   std::unique_ptr<AVPacket, PacketDeleter> pkt(av_packet_alloc());
   if (!pkt) return ResourceExhaustedError("av_packet_alloc failed");
+  int64_t last_dts = AV_NOPTS_VALUE;
   for (;;) {
     const int err = av_read_frame(file->format(), pkt.get());
     if (err == AVERROR_EOF) break;
@@ -138,14 +146,35 @@ StatusOr<VideoIndex> BuildVideoIndex(VideoFile* file) {
         av_packet_unref(pkt.get());
         return DataLossError(file->path() + ": a video packet has no timestamp");
       }
+      // Decode order's timestamps never go back (a concatenated stream whose
+      // clock restarts, a broken muxer): frames would be found by the wrong time.
+      if (pkt->dts != AV_NOPTS_VALUE) {
+        if (last_dts != AV_NOPTS_VALUE && pkt->dts < last_dts) {
+          const std::string at = std::to_string(index.pts.size());
+          av_packet_unref(pkt.get());
+          return DataLossError(file->path() + ": timestamps go backwards at video packet " + at +
+                               " (decode timestamp " + std::to_string(last_dts) + " then " +
+                               std::to_string(pkt->dts) + ")");
+        }
+        last_dts = pkt->dts;
+      }
       index.pts.push_back(ts);
       if (pkt->flags & AV_PKT_FLAG_KEY) index.keyframes.push_back(ts);
     }
     av_packet_unref(pkt.get());
   }
+  const size_t packets = index.pts.size();
   SortUnique(&index.pts);
   SortUnique(&index.keyframes);
   if (index.pts.empty()) return DataLossError(file->path() + ": the video stream has no frames");
+  // Frames are chosen by presentation timestamp: frames sharing one (a
+  // stream of zero duration, timestamps that repeat) cannot be told apart.
+  if (index.pts.size() != packets) {
+    return DataLossError(file->path() + ": " + std::to_string(packets - index.pts.size()) +
+                         " of its " + std::to_string(packets) +
+                         " video frames repeat another's presentation timestamp (zero duration "
+                         "or repeated timestamps)");
+  }
   if (index.keyframes.empty()) index.keyframes.push_back(index.pts.front());
   return index;
 }
@@ -163,6 +192,22 @@ std::vector<int64_t> PlanClipFrames(const VideoIndex& index, const ClipSpec& spe
     return static_cast<int64_t>(static_cast<__int128>(clip) * range / (k - 1));
   };
   std::vector<int64_t> frames(static_cast<size_t>(len));
+  if (spec.all) {
+    const int64_t step = std::max(1, spec.step);
+    if (spec.frame_rate <= 0) {
+      const int64_t stride = std::max(1, spec.frame_stride);
+      for (int64_t j = 0; j < len; ++j) frames[j] = std::min(n - 1, clip * step + j * stride);
+      return frames;
+    }
+    const double units_per_frame = 1.0 / (spec.frame_rate * index.time_base());
+    for (int64_t j = 0; j < len; ++j) {
+      const int64_t t = index.pts.front() +
+                        static_cast<int64_t>(std::floor((clip * step + j) * units_per_frame + 1e-9));
+      const auto it = std::upper_bound(index.pts.begin(), index.pts.end(), t);
+      frames[j] = std::max<int64_t>(0, (it - index.pts.begin()) - 1);
+    }
+    return frames;
+  }
   if (spec.frame_rate <= 0) {
     const int64_t stride = std::max(1, spec.frame_stride);
     const int64_t span = (len - 1) * stride + 1;
@@ -182,6 +227,27 @@ std::vector<int64_t> PlanClipFrames(const VideoIndex& index, const ClipSpec& spe
     frames[j] = std::max<int64_t>(0, (it - index.pts.begin()) - 1);
   }
   return frames;
+}
+
+int64_t CountAllClips(const VideoIndex& index, const ClipSpec& spec) {
+  const int64_t len = std::max(1, spec.clip_len);
+  const int64_t step = std::max(1, spec.step);
+  int64_t frames = static_cast<int64_t>(index.pts.size());
+  int64_t span = (len - 1) * std::max(1, spec.frame_stride) + 1;
+  if (spec.frame_rate > 0 && !index.pts.empty()) {
+    // Resampled frames k = 0..K-1 with first + floor(k * upf) <= last.
+    const double units_per_frame = 1.0 / (spec.frame_rate * index.time_base());
+    const int64_t range = index.pts.back() - index.pts.front();
+    auto inside = [&](int64_t k) {
+      return static_cast<int64_t>(std::floor(k * units_per_frame + 1e-9)) <= range;
+    };
+    int64_t k = static_cast<int64_t>(
+                    std::min(1e15, (static_cast<double>(range) + 1) / units_per_frame)) + 1;
+    while (k > 0 && !inside(k)) --k;
+    frames = k + 1;  // k = 0..K-1 are inside
+    span = len;
+  }
+  return frames < span ? 0 : (frames - span) / step + 1;
 }
 
 size_t PlanSeek(const VideoIndex& index, int64_t first_pts) {

@@ -12,7 +12,9 @@
 //
 // Thread-safety: plain values and pure functions.
 // Errors: BuildVideoIndex returns DataLoss naming the file for a stream with
-// no frames or a packet without timestamps, and for read errors other than the end.
+// no frames, a packet without timestamps, decode timestamps that go backwards,
+// frames sharing a presentation timestamp (zero duration, repeated timestamps),
+// and for read errors other than the end.
 #ifndef STOKER_VIDEO_INDEX_H_
 #define STOKER_VIDEO_INDEX_H_
 
@@ -53,6 +55,11 @@ StatusOr<VideoIndex> BuildVideoIndex(VideoFile* file);
 // each pts.
 StatusOr<VideoIndex> LoadOrBuildVideoIndex(const std::string& path, int64_t max_pixels,
                                            const std::string& index_dir, bool* loaded);
+// The same for a video anywhere (a tar member: the entry is keyed by the
+// shard's path and the member's offset, and checked against the shard's identity).
+struct VideoLocation;
+StatusOr<VideoIndex> LoadOrBuildVideoIndex(const VideoLocation& where, int64_t max_pixels,
+                                           const std::string& index_dir, bool* loaded);
 std::string VideoIndexPath(const std::string& index_dir, const std::string& path);
 // Encoded entry, and its decoding (DataLoss for anything malformed: bad
 // magic, short, counts beyond the bytes, unsorted timestamps, no frames).
@@ -66,7 +73,19 @@ struct ClipSpec {
   double frame_rate = 0;  // > 0: by time
   int clips_per_video = 1;
   bool uniform = false;
+  // sampling "all" (torchvision's VideoClips): every clip, `step` frames
+  // apart (torchvision's frames_between_clips); clips_per_video is then
+  // CountAllClips, and `clip` in PlanClipFrames is the clip's number.
+  bool all = false;
+  int step = 1;
 };
+
+// sampling "all": how many clips a video has, as torchvision's VideoClips
+// counts them (unfold with size clip_len, step `step`, dilation frame_stride,
+// over the video's frames; with frame_rate over the frames resampled to that
+// rate: resampled frame k is the last frame presented at or before
+// first + k / frame_rate). A video shorter than one clip has none.
+int64_t CountAllClips(const VideoIndex& index, const ClipSpec& spec);
 
 // The frames (indices into index.pts, non-decreasing, clip_len of them) of
 // clip `clip` of a video. frame_stride: every frame_stride-th frame from a
@@ -76,6 +95,8 @@ struct ClipSpec {
 // t0 + j / frame_rate, t0 drawn likewise in the video's time range (in pts
 // units). A video shorter than the clip starts at its first frame and
 // repeats its last. `rng` is drawn from only under random sampling.
+// spec.all: clip c starts at (resampled) frame c * step; frame j is
+// (resampled) frame c * step + j * frame_stride.
 std::vector<int64_t> PlanClipFrames(const VideoIndex& index, const ClipSpec& spec, int clip,
                                     Rng* rng);
 

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 
 #include "io/cache_file.h"
@@ -109,6 +110,47 @@ TEST(BuildVideoIndex, KeyframesAndEveryFrameOfAnH264File) {
   for (size_t i = 1; i < index.value().pts.size(); ++i) {
     EXPECT_NEAR((index.value().pts[i] - index.value().pts[i - 1]) * tb, 0.04, 1e-6);
   }
+}
+
+// A video inside a bigger file (a tar member): the range, read through the
+// AVIOContext, indexes as the file itself does, and so does the same bytes in memory.
+TEST(VideoFile, AByteRangeOfAFileReadsAsTheVideoItHolds) {
+  if (!testing::HaveFfmpeg()) GTEST_SKIP() << "no ffmpeg CLI to make the test video";
+  testing::TempDir dir;
+  const std::string path = dir.path + "/a.mp4";
+  ASSERT_TRUE(testing::MakeVideo(testing::H264Args(64, 48, 25, 2, 10), path));
+  std::ifstream in(path, std::ios::binary);
+  const std::string video((std::istreambuf_iterator<char>(in)), {});
+  const std::string before(1000, 'x'), after(777, 'y');
+  const std::string wrapped = dir.path + "/wrapped.bin";
+  std::ofstream(wrapped, std::ios::binary) << before << video << after;
+  auto plain = VideoFile::Open(path, int64_t{1} << 28);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  auto want = BuildVideoIndex(plain.value().get());
+  ASSERT_TRUE(want.ok());
+  const VideoLocation where{wrapped, static_cast<int64_t>(before.size()),
+                            static_cast<int64_t>(video.size()), "wrapped.bin: member a.mp4"};
+  auto ranged = VideoFile::Open(where, int64_t{1} << 28);
+  ASSERT_TRUE(ranged.ok()) << ranged.status().ToString();
+  EXPECT_EQ(ranged.value()->path(), "wrapped.bin: member a.mp4");
+  auto got = BuildVideoIndex(ranged.value().get());
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got.value().pts, want.value().pts);
+  EXPECT_EQ(got.value().keyframes, want.value().keyframes);
+  auto mem = VideoFile::OpenMemory(reinterpret_cast<const uint8_t*>(video.data()), video.size(),
+                                   "mem", int64_t{1} << 28);
+  ASSERT_TRUE(mem.ok()) << mem.status().ToString();
+  EXPECT_EQ(BuildVideoIndex(mem.value().get()).value().pts, want.value().pts);
+  // A range that runs past the file's end, and an empty one, are named errors.
+  VideoLocation past = where;
+  past.size += static_cast<int64_t>(after.size()) + 1;
+  auto bad = VideoFile::Open(past, int64_t{1} << 28);
+  EXPECT_EQ(bad.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(bad.status().message().find("run past the end"), std::string::npos);
+  VideoLocation empty = where;
+  empty.size = 0;
+  EXPECT_NE(VideoFile::Open(empty, 1 << 28).status().message().find("wrapped.bin: member a.mp4"),
+            std::string::npos);
 }
 
 TEST(VideoFile, BadFilesAreNamedErrors) {

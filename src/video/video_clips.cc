@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -12,7 +13,10 @@
 #include "ops/geometry.h"
 #include "pipeline/loader_options.h"
 #include "source/image_folder.h"
+#include "source/shards.h"
+#include "source/tar_index.h"
 #include "stoker/transform_schema.h"
+#include "io/stream.h"
 #include "video/demux.h"
 
 namespace stoker {
@@ -40,6 +44,17 @@ Status CheckOptions(const VideoClipsOptions& o) {
                    std::to_string(o.frame_stride) + ", frame_rate " +
                    std::to_string(o.frame_rate) + ")");
   }
+  if (o.step < 1) {
+    return Invalid("step must be an int >= 1 (frames between clips), got " + std::to_string(o.step));
+  }
+  if (o.sampling == VideoClipsOptions::Sampling::kAll && o.clips_per_video != 1) {
+    return Invalid("sampling \"all\" takes every clip of each video: leave clips_per_video at 1 "
+                   "(got " + std::to_string(o.clips_per_video) + ")");
+  }
+  if (o.sampling != VideoClipsOptions::Sampling::kAll && o.step != 1) {
+    return Invalid("step (frames between clips) goes with sampling=\"all\" (got step " +
+                   std::to_string(o.step) + ")");
+  }
   if (o.clips_per_video < 1) {
     return Invalid("clips_per_video must be an int >= 1, got " +
                    std::to_string(o.clips_per_video));
@@ -54,9 +69,10 @@ Status CheckOptions(const VideoClipsOptions& o) {
   if (o.layout != "TCHW" && o.layout != "CTHW") {
     return Invalid("layout must be \"TCHW\" or \"CTHW\", got \"" + o.layout + "\"");
   }
-  if (o.root.empty() == o.files.empty()) {
-    return Invalid(o.root.empty() ? "give a root folder or a list of files"
-                                  : "give a root folder or a list of files, not both");
+  const int given = !o.root.empty() + !o.files.empty() + !o.shards.empty();
+  if (given != 1) {
+    return Invalid(given == 0 ? "give a root folder, a list of files or shards"
+                              : "give one of a root folder, a list of files or shards, not both or all");
   }
   if (!o.labels.empty() && o.labels.size() != o.files.size()) {
     return Invalid("labels must have one entry per file (" + std::to_string(o.files.size()) +
@@ -153,6 +169,12 @@ StatusOr<std::shared_ptr<VideoClipsImpl>> VideoClipsImpl::Create(const VideoClip
   for (std::string& ext : o.extensions) {
     for (char& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   }
+  // Before the listing: shards cache their tar indexes there.
+  if (!o.index_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.index_dir, ec);
+    if (ec) return Invalid("index_dir " + o.index_dir + ": cannot create it (" + ec.message() + ")");
+  }
   if (!o.root.empty()) {
     ClassFolderListing listing;
     STOKER_RETURN_IF_ERROR(ListClassFolder(o.root, &o.extensions, &listing));
@@ -162,12 +184,22 @@ StatusOr<std::shared_ptr<VideoClipsImpl>> VideoClipsImpl::Create(const VideoClip
       s->labels_.push_back(listing.labels[i]);
     }
     s->classes_ = std::move(listing.classes);
+  } else if (!o.shards.empty()) {
+    STOKER_RETURN_IF_ERROR(s->ListShards());
   } else {
     s->paths_ = o.files;
     s->labels_ = o.labels.empty() ? std::vector<int64_t>(o.files.size(), -1) : o.labels;
   }
+  if (s->where_.empty()) {
+    for (const std::string& p : s->paths_) s->where_.push_back(VideoLocation{p, -1, 0, ""});
+    s->stamp_path_ = s->paths_;
+  }
+  s->bad_.resize(s->paths_.size());
   s->clip_ = ClipSpec{o.clip_len, o.frame_stride, o.frame_rate, o.clips_per_video,
                       o.sampling == VideoClipsOptions::Sampling::kUniform};
+  s->all_ = o.sampling == VideoClipsOptions::Sampling::kAll;
+  s->clip_.all = s->all_;
+  s->clip_.step = o.step;
   s->cthw_ = o.layout == "CTHW";
   if (!o.transforms.empty()) {
     Status fixed = StaticOutputSize(o.transforms, &s->out_height_, &s->out_width_);
@@ -194,20 +226,83 @@ StatusOr<std::shared_ptr<VideoClipsImpl>> VideoClipsImpl::Create(const VideoClip
         o.dtype, Layout::kNCHW, s->out_height_, s->out_width_, HasNormalize(o.transforms),
         NormalizeOf(o.transforms).mean, NormalizeOf(o.transforms).std);
   }
-  if (!o.index_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.index_dir, ec);
-    if (ec) return Invalid("index_dir " + o.index_dir + ": cannot create it (" + ec.message() + ")");
-  }
   s->slots_ = std::make_unique<VideoSlot[]>(s->paths_.size());
-  if (s->paths_.empty()) return Invalid("no video files");
+  if (s->paths_.empty()) return Invalid(o.shards.empty() ? "no video files" : "no video members in the shards");
+  if (s->all_) STOKER_RETURN_IF_ERROR(s->CountClips());
   return s;
 }
 
+Status VideoClipsImpl::CountClips() {
+  clip_offsets_.assign(1, 0);
+  for (int64_t v = 0; v < num_videos(); ++v) {
+    StatusOr<std::shared_ptr<const VideoIndex>> index = IndexOf(v);
+    const int64_t n = index.ok() ? CountAllClips(*index.value(), clip_) : 0;
+    clip_offsets_.push_back(clip_offsets_.back() + n);
+  }
+  if (clip_offsets_.back() == 0) {
+    return Invalid("sampling \"all\": no video has a whole clip of " +
+                   std::to_string(options_.clip_len) + " frames (frame_stride " +
+                   std::to_string(options_.frame_stride) + ")");
+  }
+  return Status::OK();
+}
+
+int64_t VideoClipsImpl::VideoOf(int64_t index) const {
+  if (!all_) return index / options_.clips_per_video;
+  return static_cast<int64_t>(
+      std::upper_bound(clip_offsets_.begin(), clip_offsets_.end(), index) -
+      clip_offsets_.begin()) - 1;
+}
+
+int64_t VideoClipsImpl::ClipOf(int64_t index) const {
+  if (!all_) return index % options_.clips_per_video;
+  return index - clip_offsets_[static_cast<size_t>(VideoOf(index))];
+}
+
+Status VideoClipsImpl::ListShards() {
+  VideoClipsOptions& o = options_;
+  STOKER_ASSIGN_OR_RETURN(std::vector<std::string> urls, ExpandShardPatterns(o.shards));
+  SampleSpec spec;
+  spec.image_exts.clear();
+  for (const std::string& e : o.extensions) {
+    spec.image_exts.push_back(!e.empty() && e[0] == '.' ? e.substr(1) : e);
+  }
+  spec.label_ext = o.shard_label;
+  spec.allow_negative_labels = false;
+  // Members are read in place (pread through an AVIOContext), never whole:
+  // no limit but the shard's own size, which the index checks.
+  spec.max_member_bytes = std::numeric_limits<int64_t>::max();
+  spec.require_end_of_archive = true;
+  for (const std::string& u : urls) {
+    if (IsRemoteUrl(u) || u.size() < 4 || u.compare(u.size() - 4, 4, ".tar") != 0) {
+      return Invalid("shards: " + u + " is not a local uncompressed .tar (video members are "
+                     "read in place, by random access)");
+    }
+    STOKER_ASSIGN_OR_RETURN(TarIndex index, LoadOrBuildTarIndex(u, spec, o.index_dir));
+    for (TarIndexEntry& e : index.entries) {
+      if (e.offset < 0) {
+        paths_.push_back(u + ": sample " + std::to_string(paths_.size()));
+        where_.push_back(VideoLocation{u, 0, 0, paths_.back()});
+        bad_.push_back(e.member);
+      } else {
+        paths_.push_back(u + ": member " + e.member);
+        where_.push_back(VideoLocation{u, e.offset, e.size, paths_.back()});
+        bad_.emplace_back();
+      }
+      labels_.push_back(e.label);
+      stamp_path_.push_back(u);
+    }
+  }
+  STOKER_ASSIGN_OR_RETURN(classes_, ReadShardClasses(urls));
+  return Status::OK();
+}
+
 std::string VideoClipsImpl::Describe() const {
-  std::string where = options_.root.empty() ? std::to_string(paths_.size()) + " files"
-                                            : options_.root + ", " +
-                                                  std::to_string(classes_.size()) + " classes";
+  std::string where = !options_.root.empty()
+                          ? options_.root + ", " + std::to_string(classes_.size()) + " classes"
+                      : !options_.shards.empty()
+                          ? std::to_string(options_.shards.size()) + " shard pattern(s)"
+                          : std::to_string(paths_.size()) + " files";
   return "VideoClips(" + where + ", " + std::to_string(paths_.size()) + " videos, " +
          std::to_string(options_.clips_per_video) + " clip(s) of " +
          std::to_string(options_.clip_len) + " frames each)";
@@ -219,20 +314,23 @@ bool VideoClipsImpl::SamplesVaryByEpoch() const {
 }
 
 std::string VideoClipsImpl::NameOf(int64_t index) const {
-  const int64_t k = options_.clips_per_video;
-  const std::string& path = paths_[static_cast<size_t>(index / k)];
-  return k == 1 ? path : path + "#clip" + std::to_string(index % k);
+  const std::string& path = paths_[static_cast<size_t>(VideoOf(index))];
+  return options_.clips_per_video == 1 && !all_ ? path
+                                                : path + "#clip" + std::to_string(ClipOf(index));
 }
 
 std::vector<int64_t> VideoClipsImpl::Labels() const {
   std::vector<int64_t> out;
   out.reserve(static_cast<size_t>(size()));
-  for (int64_t l : labels_) out.insert(out.end(), static_cast<size_t>(options_.clips_per_video), l);
+  for (size_t v = 0; v < labels_.size(); ++v) {
+    const int64_t n = all_ ? clip_offsets_[v + 1] - clip_offsets_[v] : options_.clips_per_video;
+    out.insert(out.end(), static_cast<size_t>(n), labels_[v]);
+  }
   return out;
 }
 
 uint64_t VideoClipsImpl::SampleStamp(int64_t index) const {
-  return FileStamp(paths_[static_cast<size_t>(index / options_.clips_per_video)]);
+  return FileStamp(stamp_path_[static_cast<size_t>(VideoOf(index))]);
 }
 
 VideoClips::Counters VideoClipsImpl::counters() const {
@@ -251,8 +349,11 @@ StatusOr<std::shared_ptr<const VideoIndex>> VideoClipsImpl::IndexOf(int64_t vide
   if (!slot.built) {
     slot.built = true;
     bool loaded = false;
-    StatusOr<VideoIndex> index = LoadOrBuildVideoIndex(
-        paths_[static_cast<size_t>(video)], options_.max_pixels, options_.index_dir, &loaded);
+    const std::string& bad = bad_[static_cast<size_t>(video)];
+    StatusOr<VideoIndex> index =
+        !bad.empty() ? StatusOr<VideoIndex>(DataLossError(bad))
+                     : LoadOrBuildVideoIndex(where_[static_cast<size_t>(video)],
+                                             options_.max_pixels, options_.index_dir, &loaded);
     if (index.ok()) {
       slot.index = std::make_shared<const VideoIndex>(std::move(index).value());
       (loaded ? indexes_loaded_ : indexes_built_).fetch_add(1, std::memory_order_relaxed);
@@ -267,7 +368,7 @@ StatusOr<std::shared_ptr<const VideoIndex>> VideoClipsImpl::IndexOf(int64_t vide
 std::vector<int64_t> VideoClipsImpl::PlanFrames(const VideoIndex& index, int64_t sample,
                                                 uint64_t seed, int64_t epoch) const {
   Rng rng(HashSeed(seed, static_cast<uint64_t>(epoch), static_cast<uint64_t>(sample), kClipSalt));
-  return PlanClipFrames(index, clip_, static_cast<int>(sample % options_.clips_per_video), &rng);
+  return PlanClipFrames(index, clip_, static_cast<int>(ClipOf(sample)), &rng);
 }
 
 StatusOr<VideoClips::ClipFrames> VideoClipsImpl::FramesOf(int64_t index, uint64_t seed,
@@ -277,7 +378,7 @@ StatusOr<VideoClips::ClipFrames> VideoClipsImpl::FramesOf(int64_t index, uint64_
                                 std::to_string(size()) + ")");
   }
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const VideoIndex> vi,
-                          IndexOf(index / options_.clips_per_video));
+                          IndexOf(VideoOf(index)));
   ClipFrames out;
   for (int64_t f : PlanFrames(*vi, index, seed, epoch)) {
     out.pts.push_back(vi->pts[static_cast<size_t>(f)]);
@@ -314,7 +415,7 @@ Status VideoClipsImpl::ReadClip(int64_t index, uint64_t seed, int64_t epoch,
     return InvalidArgumentError("clip index " + std::to_string(index) + " out of range [0, " +
                                 std::to_string(size()) + ")");
   }
-  const int64_t video = index / options_.clips_per_video;
+  const int64_t video = VideoOf(index);
   const std::string& path = paths_[static_cast<size_t>(video)];
   STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const VideoIndex> vi, IndexOf(video));
   const std::vector<int64_t> frames = PlanFrames(*vi, index, seed, epoch);
@@ -346,7 +447,8 @@ Status VideoClipsImpl::ReadClip(int64_t index, uint64_t seed, int64_t epoch,
   DecodeStats stats;
   Status st;
   {
-    StatusOr<std::unique_ptr<VideoFile>> file = VideoFile::Open(path, options_.max_pixels);
+    StatusOr<std::unique_ptr<VideoFile>> file =
+        VideoFile::Open(where_[static_cast<size_t>(video)], options_.max_pixels);
     st = file.status();
     if (st.ok()) {
       st = worker->decoder.Decode(file.value().get(), *vi, targets, options_.codec_threads,

@@ -34,6 +34,7 @@
 #include "stoker/thread_annotations.h"
 #include "stoker/video.h"
 #include "video/decode.h"
+#include "video/demux.h"
 #include "video/index.h"
 
 namespace stoker {
@@ -42,7 +43,11 @@ class VideoClipsImpl final : public VideoClips {
  public:
   static StatusOr<std::shared_ptr<VideoClipsImpl>> Create(const VideoClipsOptions& options);
 
-  int64_t size() const override { return num_videos() * options_.clips_per_video; }
+  int64_t size() const override {
+    return all_ ? clip_offsets_.back() : num_videos() * options_.clips_per_video;
+  }
+  int64_t VideoOf(int64_t index) const override;
+  int64_t ClipOf(int64_t index) const override;
   std::string Describe() const override;
   std::vector<std::string> classes() const override { return classes_; }
   Schema schema() const override { return schema_; }
@@ -87,9 +92,20 @@ class VideoClipsImpl final : public VideoClips {
   std::unique_ptr<Worker> TakeWorker() const;
   void ReturnWorker(std::unique_ptr<Worker> w) const;
 
+  // Lists the shards' video members (options_.shards).
+  Status ListShards();
+
+  // sampling kAll: every video's index, its clips counted (clip_offsets_).
+  Status CountClips();
+
   VideoClipsOptions options_;
   ClipSpec clip_;
-  std::vector<std::string> paths_;
+  bool all_ = false;                   // sampling kAll
+  std::vector<int64_t> clip_offsets_;  // kAll: video v's clips are [v], [v + 1)
+  std::vector<std::string> paths_;       // what errors and NameOf call each video
+  std::vector<VideoLocation> where_;     // where its bytes are (a file, or a tar member)
+  std::vector<std::string> bad_;         // a shard entry that could not be indexed: its error
+  std::vector<std::string> stamp_path_;  // the file SampleStamp stamps (the shard)
   std::vector<int64_t> labels_;
   std::vector<std::string> classes_;
   Schema schema_;
