@@ -77,7 +77,9 @@ std::vector<double> SampleWarp(const Transform& t, int width, int height, uint64
 // keypoints (k x kcols). `steps`: per step 24 numbers: kind (0 crop,
 // 1 resize, 2 hflip, 3 vflip, 4 warp), in_w, in_h, out_w, out_h, crop x, y,
 // w, h, pad_mode, pad1 (4), then a warp's drawn parameters (9, as
-// ops/warp.h DrawWarpParams gives them; zeros otherwise).
+// ops/warp.h DrawWarpParams gives them; zeros otherwise). `instances`
+// (null: none): n uint8 planes [n, height, width], one per box, replayed as
+// instance masks (padding 0), the kept boxes' planes into `instances`.
 struct TargetsForTesting {
   std::vector<double> steps;
   int mask_width = 0, mask_height = 0;
@@ -85,13 +87,15 @@ struct TargetsForTesting {
   std::vector<float> boxes;
   std::vector<uint8_t> keep;
   std::vector<float> keypoints;
+  std::vector<uint8_t> instances;  // the kept boxes' planes, each of the output's size
 };
 Status FollowTargetsForTesting(const std::vector<Transform>& transforms, int width, int height,
                                uint64_t seed, const uint8_t* mask, int mask_bpp,
                                int64_t ignore_index, const double* boxes, int n,
                                const std::string& box_format, double min_size,
                                double min_area_fraction, const double* keypoints, int k,
-                               int kcols, TargetsForTesting* out);
+                               int kcols, TargetsForTesting* out,
+                               const uint8_t* instances = nullptr);
 
 }  // namespace stoker
 

@@ -367,15 +367,30 @@ def test_threads_ranks_and_resume(coco, seg, kind):
     assert first[1].tolist() + rest == one[0]
 
 
-def test_instance_masks_refuse_geometric_transforms(coco):
-    # Instance masks ([N, H, W], per-box rows) follow their boxes when boxes are removed,
-    # but no geometric transform moves their pixels yet: refused, not delivered out of
-    # register with the cropped image. Without a geometric transform they load.
+def test_coco_instance_masks_follow_geometric_transforms(coco):
+    # Instance masks ([N, H, W], per-box rows of rank 3) move like masks (nearest, padding
+    # 0): each plane equals the untransformed plane through torchvision's functional ops
+    # with NEAREST; under a random crop the planes stay one per kept box.
+    import torchvision.transforms.functional as F
+    from torchvision.transforms import InterpolationMode
     root, _ = coco
     src = stoker.Coco(root / "images", root / "instances.json", masks="instances")
-    with pytest.raises(ValueError, match="instance masks"):
-        stoker.Loader(src, batch_size=2, collate="list",
-                      transforms=[stoker.RandomResizedCrop(16)])
-    batch = next(iter(stoker.Loader(src, batch_size=2, collate="list",
-                                    transforms=[stoker.ColorJitter(0.2)])))
-    assert [np.asarray(m).ndim for m in batch["masks"]] == [3, 3]
+    plain, ids = _run(stoker.Loader(src, batch_size=2, collate="list", return_indices=True))
+    by_id = {i: m for i, m in zip(ids, plain["masks"])}
+    transforms = [stoker.Resize((17, 23)), stoker.RandomHorizontalFlip(1.0),
+                  stoker.Pad((2, 1, 3, 4))]
+    got, ids = _run(stoker.Loader(src, batch_size=2, collate="list", return_indices=True,
+                                  transforms=transforms))
+    planes = 0
+    for masks, i in zip(got["masks"], ids):
+        assert masks.shape == (len(by_id[i]), 22, 28)
+        for m, orig in zip(masks, by_id[i]):
+            pil = F.resize(Image.fromarray(orig), [17, 23], InterpolationMode.NEAREST)
+            want = np.asarray(F.pad(F.hflip(pil), [2, 1, 3, 4], fill=0))
+            np.testing.assert_array_equal(m, want)
+            planes += 1
+    assert planes > 0
+    got, _ = _run(stoker.Loader(src, batch_size=2, collate="list", seed=3, return_indices=True,
+                                transforms=[stoker.RandomResizedCrop(16, scale=(0.1, 0.3))]))
+    for masks, boxes, labels in zip(got["masks"], got["boxes"], got["labels"]):
+        assert masks.shape == (len(boxes), 16, 16) and len(labels) == len(boxes)
