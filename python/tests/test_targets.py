@@ -517,6 +517,44 @@ def test_loader_target_errors(records, tmp_path):
                       targets={"boxes": {"target": "boxes", "min_area_fraction": 2}})
 
 
+def test_loader_and_shards_parse_target_declarations_alike(records, tmp_path):
+    """Loader(targets=) and Shards(fields={...: {"target": ...}}) share one parser: the same
+    message after their own prefix for each bad declaration, and the same rules (the box
+    format case-insensitive for both)."""
+    from conftest import npy_bytes, write_shards
+    _, arrays, paths = records
+    pattern = write_shards(str(tmp_path / "p"), 1, 2, lambda i: [
+        (f"{i:04d}.png", _png(arrays["image"][i])),
+        (f"{i:04d}.boxes.npy", npy_bytes(arrays["boxes"][i])), (f"{i:04d}.cls", b"0")])
+    bad = [({"target": "box"}, ValueError,
+            r'\["target"\] must be "mask", "boxes", "keypoints" or "per_box", got \'box\''),
+           ({"target": "boxes", "format": "xyz"}, ValueError,
+            r'\["format"\] must be "xyxy", "xywh" or "cxcywh", got \'xyz\''),
+           ({"target": "boxes", "ignore_index": 3}, ValueError,
+            r': "ignore_index" is for mask targets, this one is boxes'),
+           ({"target": "mask", "ignore_index": 70000}, ValueError,
+            r'\["ignore_index"\] must be an int in \[0, 65535\], got 70000'),
+           ({"target": "per_box", "follows": 3}, TypeError, r'\["follows"\]: expected a str'),
+           ({"format": "xywh"}, ValueError, r': no "target" role')]
+    for decl, kind, message in bad:
+        with pytest.raises(kind, match=r"^targets\['boxes'\]" + message):
+            stoker.Loader(stoker.Npy(paths), batch_size=2, targets={"boxes": decl})
+        with pytest.raises(kind, match=r"^Shards: fields\['boxes'\]" + message):
+            stoker.Shards(pattern, fields={"image": "png", "label": "cls",
+                                           "boxes": dict(decl, ext="boxes.npy")})
+    # The box format's case: accepted by both, read as xywh by both.
+    upper = stoker.Loader(stoker.Npy(paths), batch_size=2, collate="list",
+                          targets={"boxes": {"target": "boxes", "format": "XYWH"}})
+    shards = stoker.Shards(pattern, fields={"image": "png", "label": "cls", "boxes": {
+        "ext": "boxes.npy", "target": "boxes", "format": "XYWH"}})
+    assert shards.targets["boxes"] == {"target": "boxes", "format": "xywh"}
+    want = arrays["boxes"][0].astype(np.float64)
+    want[:, 2:] += want[:, :2]
+    for batch in (next(iter(upper)), next(iter(stoker.Loader(shards, batch_size=2,
+                                                             collate="list")))):
+        np.testing.assert_allclose(np.asarray(batch["boxes"][0]), want, atol=1e-4)
+
+
 def _png(a) -> bytes:
     import io
     buf = io.BytesIO()
