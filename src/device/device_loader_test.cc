@@ -603,6 +603,56 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(info.param.threads) + "Threads";
     });
 
+// Targets through the host fallback: the mask, stacked [B, 8, 8] uint8 under
+// a fixed output size, arrives in DeviceBatch::fields with the CPU Loader's
+// bytes (moved by the same random crop and flip); the boxes, a variable
+// field, stay in the host batch, equal too. 1 and 3 threads, two epochs.
+TEST(DeviceLoaderTest, TargetMaskEqualsTheCpuBatchBitForBit) {
+  auto source = testing::DeviceTargetSamples(13);
+  LoaderOptions o = Options();
+  o.transforms = {Transform::RandomResizedCrop(8, 8, 0.3, 1.0), Transform::RandomHorizontalFlip(),
+                  Transform::Normalize({0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f})};
+  o.shuffle = true;
+  o.seed = 9;
+  o.prefetch = 1;
+  o.threads = 1;
+  const testing::FetchBytes fetch = [](const void* p, size_t bytes) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    return b == nullptr ? std::vector<uint8_t>() : std::vector<uint8_t>(b, b + bytes);
+  };
+  for (int threads : {1, 3}) {
+    LoaderOptions device_options = o;
+    device_options.threads = threads;
+    auto loader = MakeLoader(source, device_options, std::make_shared<Recorder>(),
+                             /*deferred=*/true);
+    for (int64_t epoch : {0, 1}) {
+      const std::vector<BatchPtr> cpu = CpuEpoch(source, o, epoch);
+      loader->SetEpoch(epoch);
+      ASSERT_TRUE(loader->Start().ok());
+      std::vector<DeviceBatch> kept;
+      for (;;) {
+        DeviceBatch b;
+        bool end = false;
+        const Status s = loader->Next(&b, &end, 0);
+        ASSERT_TRUE(s.ok()) << s.message();
+        if (end) break;
+        kept.push_back(std::move(b));
+      }
+      ASSERT_EQ(kept.size(), cpu.size());
+      for (size_t k = 0; k < cpu.size(); ++k) {
+        const DeviceBatch& b = kept[k];
+        ASSERT_EQ(b.fields.size(), 1u);
+        EXPECT_EQ(b.fields[0].name, "mask");
+        EXPECT_EQ(b.fields[0].elem, ElemType::kUint8);
+        EXPECT_EQ(b.fields[0].dims, (std::vector<int64_t>{b.size, 8, 8}));
+        EXPECT_NE(b.host, nullptr);  // the boxes
+        EXPECT_EQ(testing::DiffDeviceRecordBatch(b, *cpu[k], cpu[k]->image_bytes(), fetch), "")
+            << "epoch " << epoch << ", " << threads << " threads";
+      }
+    }
+  }
+}
+
 // A record batch whose fields are all fixed keeps no host batch: its buffer
 // goes back to the pool after the launch, as an image + label batch's does.
 TEST(DeviceLoaderTest, RecordWithOnlyFixedFieldsKeepsNoHostBatch) {
