@@ -79,7 +79,9 @@ std::vector<double> SampleWarp(const Transform& t, int width, int height, uint64
 // w, h, pad_mode, pad1 (4), then a warp's drawn parameters (9, as
 // ops/warp.h DrawWarpParams gives them; zeros otherwise), then 1 for a crop
 // that removes the boxes whose centre is outside it (RandomIoUCrop), else 0.
-// The boxes are also what RandomIoUCrop's draw reads.
+// The boxes are also what RandomIoUCrop's draw reads. `instances`
+// (null: none): n uint8 planes [n, height, width], one per box, replayed as
+// instance masks (padding 0), the kept boxes' planes into `instances`.
 struct TargetsForTesting {
   std::vector<double> steps;
   int mask_width = 0, mask_height = 0;
@@ -87,13 +89,15 @@ struct TargetsForTesting {
   std::vector<float> boxes;
   std::vector<uint8_t> keep;
   std::vector<float> keypoints;
+  std::vector<uint8_t> instances;  // the kept boxes' planes, each of the output's size
 };
 Status FollowTargetsForTesting(const std::vector<Transform>& transforms, int width, int height,
                                uint64_t seed, const uint8_t* mask, int mask_bpp,
                                int64_t ignore_index, const double* boxes, int n,
                                const std::string& box_format, double min_size,
                                double min_area_fraction, const double* keypoints, int k,
-                               int kcols, TargetsForTesting* out);
+                               int kcols, TargetsForTesting* out,
+                               const uint8_t* instances = nullptr);
 
 }  // namespace stoker
 

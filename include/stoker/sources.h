@@ -180,7 +180,8 @@ class SegmentationFolder : public RandomAccessSource {
 //    more than one annotation covers it (torchvision's segmentation
 //    reference, crowds ignored too);
 //  - with masks kInstances, "masks": uint8 [N, H, W] of 0/1, one per
-//    annotation (crowds included), kPerBox following "boxes".
+//    annotation (crowds included), kPerBox following "boxes" (moved like a
+//    mask, padding 0, by geometric transforms: ops/targets.h).
 // Segmentations are polygons (rasterised as pycocotools does:
 // source/coco_masks.h) or RLE, uncompressed or compressed; read only when
 // masks are asked for. Images without annotations are samples with N = 0

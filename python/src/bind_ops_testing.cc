@@ -109,7 +109,8 @@ void RegisterOpsTesting(py::module_& m) {
            py::object mask, int64_t ignore_index,
            py::array_t<double, py::array::c_style | py::array::forcecast> boxes,
            const std::string& box_format, double min_size, double min_area_fraction,
-           py::array_t<double, py::array::c_style | py::array::forcecast> keypoints) {
+           py::array_t<double, py::array::c_style | py::array::forcecast> keypoints,
+           py::object instances) {
           // The targets' geometry drawn from Rng(seed) (FollowTargetsForTesting).
           TargetsForTesting r;
           py::array m;
@@ -124,11 +125,20 @@ void RegisterOpsTesting(py::module_& m) {
           const int n = boxes.ndim() == 2 ? static_cast<int>(boxes.shape(0)) : 0;
           const int k = keypoints.ndim() == 2 ? static_cast<int>(keypoints.shape(0)) : 0;
           const int kcols = keypoints.ndim() == 2 ? static_cast<int>(keypoints.shape(1)) : 2;
+          py::array_t<uint8_t, py::array::c_style | py::array::forcecast> planes;
+          if (!instances.is_none()) {
+            planes = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>::ensure(
+                instances);
+            if (!planes || planes.ndim() != 3 || planes.shape(0) != n ||
+                planes.shape(1) != height || planes.shape(2) != width) {
+              throw py::value_error("instances: need uint8 [boxes, height, width]");
+            }
+          }
           const Status s = FollowTargetsForTesting(
               ts, width, height, seed,
               bpp > 0 ? static_cast<const uint8_t*>(m.data()) : nullptr, bpp, ignore_index,
               boxes.data(), n, box_format, min_size, min_area_fraction, keypoints.data(), k,
-              kcols, &r);
+              kcols, &r, instances.is_none() ? nullptr : planes.data());
           if (!s.ok()) throw py::value_error(s.message());
           py::array_t<double> steps({static_cast<py::ssize_t>(r.steps.size() / 24),
                                      py::ssize_t{24}});
@@ -145,6 +155,16 @@ void RegisterOpsTesting(py::module_& m) {
           std::memcpy(keep.mutable_data(), r.keep.data(), r.keep.size());
           py::array_t<float> kp({static_cast<py::ssize_t>(k), py::ssize_t{3}});
           std::memcpy(kp.mutable_data(), r.keypoints.data(), r.keypoints.size() * sizeof(float));
+          if (!instances.is_none()) {
+            // The output's size: the last step's out_w, out_h (numbers 3 and 4).
+            const size_t last = r.steps.size() - 24;
+            const py::ssize_t oh = r.steps.empty() ? height : py::ssize_t(r.steps[last + 4]);
+            const py::ssize_t ow = r.steps.empty() ? width : py::ssize_t(r.steps[last + 3]);
+            const py::ssize_t kept = oh * ow == 0 ? 0 : py::ssize_t(r.instances.size()) / (oh * ow);
+            py::array_t<uint8_t> ins({kept, oh, ow});
+            std::memcpy(ins.mutable_data(), r.instances.data(), r.instances.size());
+            return py::make_tuple(steps, mask_out, b, keep, kp, ins);
+          }
           return py::make_tuple(steps, mask_out, b, keep, kp);
         },
         py::arg("transforms"), py::arg("width"), py::arg("height"), py::arg("seed"),
@@ -153,9 +173,11 @@ void RegisterOpsTesting(py::module_& m) {
         py::arg("box_format") = "xyxy", py::arg("min_size") = 1.0,
         py::arg("min_area_fraction") = 0.0,
         py::arg("keypoints") = py::array_t<double>(std::vector<py::ssize_t>{0, 2}),
+        py::arg("instances") = py::none(),
         "The targets' geometry of `transforms` for a width x height image drawn from\n"
         "Rng(seed), replayed on a mask, boxes and keypoints: (steps [S, 24], mask, boxes\n"
-        "[N', 4] xyxy, keep [N], keypoints [K, 3]).");
+        "[N', 4] xyxy, keep [N], keypoints [K, 3]), then with `instances` (uint8 [N, H, W],\n"
+        "a plane per box) the kept planes moved as instance masks [N', H', W'].");
   m.def("_sample_color_jitter",
         [](const Transform& t, uint64_t seed, int n) {
           // Per draw: the permutation (4 values) then the four factors (NaN when off).

@@ -11,6 +11,7 @@
 
 #include "stoker/sources.h"
 #include "errors.h"
+#include "target_args.h"
 
 namespace py = pybind11;
 
@@ -29,7 +30,7 @@ void RegisterShards(py::module_& m) {
          const std::string& endpoint_url, int64_t length,
          const std::vector<std::tuple<std::string, std::string, std::string,
                                       std::vector<int64_t>, std::string,
-                                      std::map<std::string, std::string>>>& fields) {
+                                      py::dict>>& fields) {
         ShardOptions o;
         o.patterns = patterns;
         for (const auto& f : fields) {
@@ -61,26 +62,15 @@ void RegisterShards(py::module_& m) {
             field.mode_set = true;
             field.mode = image_mode == "native" ? ImageMode::kNative : ImageMode::kRGB;
           }
-          // Targets: {"target": "mask"|"boxes"|"per_box"|"keypoints", "format": "xyxy",
-          // "follows": "boxes", "ignore_index": "255"}, checked by _shards.py.
-          for (const auto& [key, value] : std::get<5>(f)) {
-            auto bad = [&, k = key](const Status& s) {
-              throw py::value_error("Shards: fields['" + field.name + "']: " + k + ": " +
-                                    s.message());
-            };
-            if (key == "target") {
-              auto t = ParseTargetRole(value);
-              if (!t.ok()) bad(t.status());
-              field.target = t.value();
-            } else if (key == "format") {
-              auto b = ParseBoxFormat(value);
-              if (!b.ok()) bad(b.status());
-              field.box_format = b.value();
-            } else if (key == "follows") {
-              field.follows = value;
-            } else if (key == "ignore_index") {
-              field.ignore_index = std::stoll(value);
-            }
+          // Targets: fields[name]'s target keys, parsed as Loader(targets=) parses a
+          // declaration (target_args.h).
+          if (!std::get<5>(f).empty()) {
+            const TargetDecl d = ParseTargetDecl("Shards: fields['" + field.name + "']",
+                                                 std::get<5>(f), /*box_rules=*/false);
+            field.target = d.role;
+            field.box_format = d.box_format;
+            field.follows = d.follows;
+            field.ignore_index = d.ignore_index;
           }
           o.spec.fields.push_back(std::move(field));
         }

@@ -109,8 +109,9 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, la
         ``"format"`` xyxy (default), xywh or cxcywh; a ``.json`` member holding a list of
         4-number lists is read as float32 too), ``{"ext": "labels.npy", "target":
         "per_box"}`` (rows that follow the boxes field, ``"follows"``: its name, default
-        ``"boxes"``), ``"keypoints"``. ``stoker convert --masks`` / ``--coco`` writes such
-        shards. A Loader then yields
+        ``"boxes"``), ``"keypoints"``; checked as ``Loader(targets=)`` checks a
+        declaration (the same parser and messages; the format case-insensitive).
+        ``stoker convert --masks`` / ``--coco`` writes such shards. A Loader then yields
         dict batches: ``batch["image"]`` the usual image tensor,
         ``batch["label"]`` (a label field named so, else the first) an int64 tensor, other
         label fields int64 tensors, and text, json, bytes and undeclared ``.npy`` fields
@@ -140,7 +141,8 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, la
 
 
 def _field_list(fields, image, label):
-    """Shards(fields=) as [(name, "ext;ext", dtype, shape, mode, {target keys})], checked;
+    """Shards(fields=) as [(name, "ext;ext", dtype, shape, mode, {target keys})], checked
+    (the target keys by the C++ side);
     [] without fields."""
     if fields is None:
         return []
@@ -162,7 +164,7 @@ def _field_list(fields, image, label):
                                  f".npy, image and raw members, both \"dtype\" and \"shape\", "
                                  f"for image members \"mode\", for targets \"target\", "
                                  f"\"format\", \"follows\", \"ignore_index\"; got {exts!r}")
-            target = _target_options(name, exts)
+            target = _target_options(exts)
             if "mode" in exts:
                 mode = exts["mode"]
                 if mode not in ("native", "rgb"):
@@ -203,39 +205,10 @@ def _field_list(fields, image, label):
 _TARGET_KEYS = ("target", "format", "follows", "ignore_index")
 
 
-def _target_options(name, spec):
-    """fields[name]'s target keys as {key: str}, checked: "target" is one of mask, boxes,
-    per_box, keypoints; "format" (boxes) xyxy, xywh or cxcywh; "follows" (per_box) the
-    boxes field's name; "ignore_index" (mask) an int in 0..65535."""
-    out = {}
-    if not any(k in spec for k in _TARGET_KEYS):
-        return out
-    target = spec.get("target")
-    if target not in ("mask", "boxes", "per_box", "keypoints"):
-        raise ValueError(f"Shards: fields[{name!r}]: target must be \"mask\", \"boxes\", "
-                         f"\"per_box\" or \"keypoints\", got {target!r}")
-    out["target"] = target
-    allowed = {"mask": ("ignore_index",), "boxes": ("format",), "per_box": ("follows",),
-               "keypoints": ()}[target]
-    for key in _TARGET_KEYS[1:]:
-        if key not in spec:
-            continue
-        if key not in allowed:
-            raise ValueError(f"Shards: fields[{name!r}]: {key!r} does not apply to target "
-                             f"{target!r}")
-        value = spec[key]
-        if key == "format" and value not in ("xyxy", "xywh", "cxcywh"):
-            raise ValueError(f"Shards: fields[{name!r}]: format must be \"xyxy\", \"xywh\" "
-                             f"or \"cxcywh\", got {value!r}")
-        if key == "follows" and (not isinstance(value, str) or not value):
-            raise TypeError(f"Shards: fields[{name!r}]: follows must be a field name, got "
-                            f"{value!r}")
-        if key == "ignore_index" and (isinstance(value, bool) or not isinstance(value, int)
-                                      or not 0 <= value <= 65535):
-            raise ValueError(f"Shards: fields[{name!r}]: ignore_index must be an int in "
-                             f"0..65535, got {value!r}")
-        out[key] = str(value)
-    return out
+def _target_options(spec):
+    """fields[name]'s target keys, as given: the C++ side parses them as Loader(targets=)
+    parses a declaration (python/src/target_args.h), its errors naming the field."""
+    return {k: spec[k] for k in _TARGET_KEYS if k in spec}
 
 
 Shards = refuse_misplaced("Shards", tuple(inspect.signature(Shards).parameters), Shards,

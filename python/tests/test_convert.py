@@ -413,7 +413,7 @@ def test_convert_segmentation_and_coco_read_back_bit_for_bit(tmp_path):
     r = convert(root / "img", tmp_path / "no", "--coco", root / "coco.json", "--resize", 8,
                 check=False)
     assert r.returncode != 0 and "would not follow a resized image" in r.stderr
-    with pytest.raises(ValueError, match="target must be"):
+    with pytest.raises(ValueError, match=r"Shards: fields\['b'\]\[\"target\"\] must be"):
         stoker.Shards(coco_shards, fields={"image": "png", "b": {"ext": "boxes.npy",
                                                                  "target": "box"}})
     with pytest.raises(ValueError, match="follow the boxes field 'boxes'"):

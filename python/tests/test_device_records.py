@@ -3,7 +3,8 @@ yields a dict whose image is the device stage's output, whose fixed-shape fields
 and padded under collate="pad") are tensors on the device with the host batch's bytes, and
 whose lists (variable arrays, text) and padded lengths stay host values, as on the CPU path.
 Here the C++ DeviceLoader runs its host fallback (``_device._HOST_FALLBACK``); the same
-comparison on a GPU skips, with the reason, without one."""
+comparison on a GPU skips, with the reason, without one. Targets (issue 26): a stacked mask
+is such a fixed field (on the device), boxes and per-box rows lists (on the host)."""
 
 from __future__ import annotations
 
@@ -59,11 +60,10 @@ def _bytes(v):
     return np.ascontiguousarray(v).tobytes()
 
 
-def _expect_same(dev, cpu, device_type):
+def _expect_same(dev, cpu, device_type, on_host=("tokens", "note", "tokens_lengths")):
     (d, di), (c, ci) = dev, cpu
     assert torch.equal(di.cpu(), ci)
     assert list(d) == list(c)  # the same fields, in the same order
-    on_host = {"tokens", "note", "tokens_lengths"}
     for name, want in c.items():
         got = d[name]
         if isinstance(want, list):
@@ -154,3 +154,68 @@ def test_record_on_cuda_without_gpu_is_a_clear_error(paths):
     with pytest.raises(stoker.StokerError, match=r"device='cuda:0' requested but"):
         stoker.Loader(stoker.Npy(paths), batch_size=B, transforms=[stoker.CenterCrop(16)],
                       device="cuda:0")
+
+
+# ---- targets (issue 26): a stacked mask goes to the device like any fixed field --------
+
+@pytest.fixture(scope="module")
+def target_paths(tmp_path_factory):
+    d = tmp_path_factory.mktemp("device_targets")
+    rng = np.random.default_rng(26)
+    h, w = 24, 32
+    masks = rng.integers(0, 21, (N, h, w)).astype(np.uint8)
+    x1, y1 = rng.uniform(0, w - 8, (N, 3)), rng.uniform(0, h - 8, (N, 3))
+    boxes = np.stack([x1, y1, x1 + rng.uniform(2, 12, (N, 3)), y1 + rng.uniform(2, 10, (N, 3))],
+                     axis=2).astype(np.float32)
+    arrays = {"image": np.stack([photo(w, h, 900 + i) for i in range(N)]), "mask": masks,
+              "boxes": boxes, "labels": np.arange(N * 3, dtype=np.int64).reshape(N, 3),
+              "masks": (masks[:, None] == np.arange(3, dtype=np.uint8)[None, :, None, None])
+              .astype(np.uint8)}
+    out = {}
+    for name, a in arrays.items():
+        np.save(d / f"{name}.npy", a)
+        out[name] = str(d / f"{name}.npy")
+    return out
+
+
+TARGETS = {"mask": "mask", "boxes": "boxes", "labels": "per_box", "masks": "per_box"}
+
+
+def _targets_compare(paths, threads, device_type):
+    """The mask stacked [B, 16, 16] uint8 arrives on the device with the CPU batch's bytes;
+    boxes, their labels and the instance masks (per-sample lists) stay on the host, equal
+    too; two shuffled epochs, the device loader at `threads` against a 1-thread CPU one."""
+    def kw(t):
+        return dict(batch_size=B, threads=t, shuffle=True, seed=6, targets=TARGETS,
+                    transforms=[stoker.RandomResizedCrop(16, scale=(0.3, 1.0)),
+                                stoker.RandomHorizontalFlip(), stoker.RandomRotation(10),
+                                stoker.Normalize(MEAN, STD)],
+                    return_indices=True)
+    src = stoker.Npy(paths)
+    dev = stoker.Loader(src, device="cuda:0", **kw(threads))
+    cpu = stoker.Loader(src, **kw(1))
+    masks = 0
+    for epoch in (0, 1):
+        dev.set_epoch(epoch)
+        cpu.set_epoch(epoch)
+        n = 0
+        for a, b in zip(dev, cpu, strict=True):
+            _expect_same(a, b, device_type, on_host=("boxes", "labels", "masks"))
+            m = a[0]["mask"]
+            assert m.device.type == device_type and m.dtype == torch.uint8
+            assert tuple(m.shape) == (len(a[1]), 16, 16)
+            masks += int(m.numel())
+            n += 1
+        assert n == len(cpu) == 5
+    assert masks > 0
+
+
+def test_fallback_target_mask_equals_the_cpu_batch(target_paths, host_fallback):
+    for threads in (1, 3):
+        _targets_compare(target_paths, threads, "cpu")
+
+
+@needs_gpu
+@pytest.mark.parametrize("threads", [1, 3])
+def test_gpu_target_mask_equals_the_cpu_batch(target_paths, threads):
+    _targets_compare(target_paths, threads, "cuda")

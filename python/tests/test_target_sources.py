@@ -308,6 +308,60 @@ def test_coco_semantic_mask(coco):
     assert checked > 50
 
 
+def _semantic_of(instances, labels, iscrowd, ignore=255):
+    """The semantic rule written out on the instance planes: label + 1 where exactly one
+    non-crowd instance covers a pixel, ignore where two or more do or a crowd does."""
+    h, w = instances.shape[1:]
+    out = np.zeros((h, w), np.uint8)
+    plain = instances[iscrowd == 0].astype(bool)
+    cover = plain.sum(axis=0)
+    for m, lab in zip(plain, labels[iscrowd == 0]):
+        out[m & (cover == 1)] = lab + 1
+    out[cover >= 2] = ignore
+    for m in instances[iscrowd == 1].astype(bool):
+        out[m] = ignore
+    return out
+
+
+def test_coco_semantic_mask_is_the_rule_on_the_instance_planes(coco, tmp_path):
+    # The semantic mask is painted from each annotation's extent only: it equals the rule
+    # applied to the full instance planes, on the fixture and on many overlapping polygons
+    # (several parts, some past the image's edge), RLE blobs and crowds.
+    root, doc = coco
+    rng = np.random.default_rng(7)
+    big = dict(doc, images=list(doc["images"]), annotations=list(doc["annotations"]))
+    w, h = 40, 30
+    _png(root / "images" / "big.png", photo(w, h, 5))
+    big["images"].append({"id": 999, "file_name": "big.png", "height": h, "width": w})
+    for j in range(14):
+        parts = []
+        for _ in range(1 + j % 2):
+            cx, cy = rng.uniform(-5, w + 5), rng.uniform(-5, h + 5)
+            ang = np.sort(rng.uniform(0, 2 * np.pi, 5))
+            r = rng.uniform(2, 12, 5)
+            parts.append([float(v) for a, d in zip(ang, r)
+                          for v in (cx + d * np.cos(a), cy + d * np.sin(a))])
+        seg = parts if j % 4 else {"size": [h, w], "counts": _rle_counts(_blob(h, w, 40 + j))}
+        big["annotations"].append({"id": 5000 + j, "image_id": 999,
+                                   "category_id": [3, 17, 90][j % 3], "bbox": [0, 0, 1, 1],
+                                   "iscrowd": int(j % 5 == 4), "segmentation": seg})
+    (tmp_path / "big.json").write_text(json.dumps(big))
+    runs = {}
+    for masks in ("semantic", "instances"):
+        src = stoker.Coco(root / "images", tmp_path / "big.json", masks=masks)
+        runs[masks] = _run(stoker.Loader(src, batch_size=3, collate="list",
+                                         return_indices=True))
+    (sem, ids), (inst, ids2) = runs["semantic"], runs["instances"]
+    assert ids == ids2
+    checked = 0
+    for i in range(len(ids)):
+        planes = inst["masks"][i]
+        want = _semantic_of(planes, inst["labels"][i], inst["iscrowd"][i])
+        np.testing.assert_array_equal(sem["mask"][i], want, err_msg=str(ids[i]))
+        checked += len(planes)
+    assert checked >= 14 + len(doc["annotations"])
+
+
 def test_coco_compressed_rle_equals_uncompressed(coco, tmp_path):
     root, doc = coco
     # The same blobs as crowd annotations once compressed, once as lists.
@@ -367,15 +421,30 @@ def test_threads_ranks_and_resume(coco, seg, kind):
     assert first[1].tolist() + rest == one[0]
 
 
-def test_instance_masks_refuse_geometric_transforms(coco):
-    # Instance masks ([N, H, W], per-box rows) follow their boxes when boxes are removed,
-    # but no geometric transform moves their pixels yet: refused, not delivered out of
-    # register with the cropped image. Without a geometric transform they load.
+def test_coco_instance_masks_follow_geometric_transforms(coco):
+    # Instance masks ([N, H, W], per-box rows of rank 3) move like masks (nearest, padding
+    # 0): each plane equals the untransformed plane through torchvision's functional ops
+    # with NEAREST; under a random crop the planes stay one per kept box.
+    import torchvision.transforms.functional as F
+    from torchvision.transforms import InterpolationMode
     root, _ = coco
     src = stoker.Coco(root / "images", root / "instances.json", masks="instances")
-    with pytest.raises(ValueError, match="instance masks"):
-        stoker.Loader(src, batch_size=2, collate="list",
-                      transforms=[stoker.RandomResizedCrop(16)])
-    batch = next(iter(stoker.Loader(src, batch_size=2, collate="list",
-                                    transforms=[stoker.ColorJitter(0.2)])))
-    assert [np.asarray(m).ndim for m in batch["masks"]] == [3, 3]
+    plain, ids = _run(stoker.Loader(src, batch_size=2, collate="list", return_indices=True))
+    by_id = {i: m for i, m in zip(ids, plain["masks"])}
+    transforms = [stoker.Resize((17, 23)), stoker.RandomHorizontalFlip(1.0),
+                  stoker.Pad((2, 1, 3, 4))]
+    got, ids = _run(stoker.Loader(src, batch_size=2, collate="list", return_indices=True,
+                                  transforms=transforms))
+    planes = 0
+    for masks, i in zip(got["masks"], ids):
+        assert masks.shape == (len(by_id[i]), 22, 28)
+        for m, orig in zip(masks, by_id[i]):
+            pil = F.resize(Image.fromarray(orig), [17, 23], InterpolationMode.NEAREST)
+            want = np.asarray(F.pad(F.hflip(pil), [2, 1, 3, 4], fill=0))
+            np.testing.assert_array_equal(m, want)
+            planes += 1
+    assert planes > 0
+    got, _ = _run(stoker.Loader(src, batch_size=2, collate="list", seed=3, return_indices=True,
+                                transforms=[stoker.RandomResizedCrop(16, scale=(0.1, 0.3))]))
+    for masks, boxes, labels in zip(got["masks"], got["boxes"], got["labels"]):
+        assert masks.shape == (len(boxes), 16, 16) and len(labels) == len(boxes)

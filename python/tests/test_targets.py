@@ -70,7 +70,8 @@ def perspective_forward(c):
     return f
 
 
-def reference(transforms, steps, mask, boxes, keypoints, min_size=1.0, min_area_fraction=0.0):
+def reference(transforms, steps, mask, boxes, keypoints, min_size=1.0, min_area_fraction=0.0,
+              fill=255):
     """Replays the drawn steps with torchvision's functional ops and v2's box maths."""
     pil = Image.fromarray(mask) if mask is not None else None
     b = boxes.astype(np.float64).copy()
@@ -105,7 +106,7 @@ def reference(transforms, steps, mask, boxes, keypoints, min_size=1.0, min_area_
                 if mode == 0:
                     pl, pt = max(0, -x), max(0, -y)
                     pr, pb = max(0, x + cw - in_w), max(0, y + ch - in_h)
-                    padded = F.pad(pil, [pl, pt, pr, pb], fill=255) if pl + pt + pr + pb else pil
+                    padded = F.pad(pil, [pl, pt, pr, pb], fill=fill) if pl + pt + pr + pb else pil
                     pil = F.crop(padded, y + pt, x + pl, ch, cw)
                 else:
                     modes = {1: "edge", 2: "reflect", 3: "symmetric"}
@@ -143,13 +144,13 @@ def reference(transforms, steps, mask, boxes, keypoints, min_size=1.0, min_area_
             if t.name == "RandomRotation":
                 angle = params[0]
                 if pil is not None:
-                    pil = F.rotate(pil, angle, NEAREST, fill=255)
+                    pil = F.rotate(pil, angle, NEAREST, fill=fill)
                 f = affine_forward(centre, -angle, [0.0, 0.0], 1.0, [0.0, 0.0])
             elif t.name == "RandomAffine":
                 angle, tx, ty, scale, shx, shy = params[:6]
                 if pil is not None:
                     pil = F.affine(pil, angle, [int(tx), int(ty)], scale, [shx, shy], NEAREST,
-                                   fill=255)
+                                   fill=fill)
                 f = affine_forward(centre, angle, [tx, ty], scale, [shx, shy])
             else:
                 if params[0] == 0:
@@ -159,7 +160,7 @@ def reference(transforms, steps, mask, boxes, keypoints, min_size=1.0, min_area_
                 c = coeffs_f64(sp, ep)
                 if pil is not None:
                     pil = pil.transform((w, h), Image.PERSPECTIVE, c, Image.NEAREST,
-                                        fillcolor=255)
+                                        fillcolor=fill)
                 f = perspective_forward(c)
             b = corners_map(b, f)
             clamp(b, w, h)
@@ -230,6 +231,40 @@ def test_targets_match_the_references(name):
                                    err_msg=f"{name} seed {seed}")
         np.testing.assert_allclose(got_kps[:, :2], ref_kps[:, :2], atol=1e-4, rtol=0)
         np.testing.assert_array_equal(got_kps[:, 2], ref_kps[:, 2])
+
+
+def instance_planes(boxes, seed):
+    """A 0/1 plane per box: random pixels inside the box (rounded outwards), 0 outside."""
+    rng = np.random.default_rng(100 + seed)
+    planes = np.zeros((len(boxes), H, W), np.uint8)
+    for j, (x1, y1, x2, y2) in enumerate(boxes):
+        xa, ya = max(0, int(math.floor(x1))), max(0, int(math.floor(y1)))
+        xb, yb = min(W, max(xa, int(math.ceil(x2)))), min(H, max(ya, int(math.ceil(y2))))
+        planes[j, ya:yb, xa:xb] = rng.integers(0, 2, (yb - ya, xb - xa))
+    return planes
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_instance_masks_match_the_references(name):
+    """Each kept box's plane is the plane through torchvision's functional ops with NEAREST,
+    padded with 0 (outside the instance); removed boxes take their planes with them."""
+    transforms = CASES[name]
+    removed = 0
+    for seed in range(6):
+        _, boxes, _ = sample_targets(seed)
+        planes = instance_planes(boxes, seed)
+        steps, _, _, keep, _, got = _C._follow_targets(transforms, W, H, seed, boxes=boxes,
+                                                       min_size=2.0, instances=planes)
+        _, _, ref_keep, _ = reference(transforms, steps, None, boxes, boxes[:, :2], 2.0)
+        np.testing.assert_array_equal(keep.astype(bool), ref_keep)
+        removed += int((~ref_keep).sum())
+        want = [reference(transforms, steps, p, boxes, boxes[:, :2], fill=0)[0]
+                for p in planes[ref_keep]]
+        assert got.shape[0] == len(want), (name, seed)
+        for j, w in enumerate(want):
+            np.testing.assert_array_equal(got[j], w, err_msg=f"{name} seed {seed} plane {j}")
+    if name in ("RandomResizedCrop", "CenterCrop", "Chain"):
+        assert removed > 0, name  # the removal path ran
 
 
 def test_box_formats_and_sanitising():
@@ -332,6 +367,70 @@ def test_loader_targets_follow_the_image_and_threads_agree(records):
     assert loader.stats()["boxes_removed"] == removed > 0
 
 
+INSTANCE_CASES = ["RandomResizedCrop", "CenterCropPads", "RandomCropPadding",
+                  "RandomCropReflect", "CropFlip", "RandomRotation", "RandomAffine",
+                  "RandomPerspective", "Chain"]
+
+
+@pytest.mark.parametrize("name", INSTANCE_CASES)
+def test_loader_instance_masks_follow_their_boxes(records, tmp_path, name):
+    """Instance masks [N, H, W] (target per_box of rank 3) through the loader: plane j of a
+    sample is (semantic mask == class j), so after any geometry the delivered plane of each
+    kept box equals (delivered semantic mask == that box's class): nearest sampling commutes
+    with the comparison, and both pads fall outside every class (255 and 0). Removed boxes
+    take their planes and classes with them; 1 and 3 threads agree byte for byte."""
+    _, arrays, paths = records
+    cls = np.stack([arrays["mask"][i][(arrays["boxes"][i][:, 1] + 1).astype(int),
+                                      (arrays["boxes"][i][:, 0] + 1).astype(int)]
+                    for i in range(N)]).astype(np.int64)
+    planes = (arrays["mask"][:, None] == cls[:, :, None, None]).astype(np.uint8)
+    np.save(tmp_path / "masks.npy", planes)
+    np.save(tmp_path / "cls.npy", cls)
+    p = dict(paths, masks=str(tmp_path / "masks.npy"), cls=str(tmp_path / "cls.npy"))
+    targets = dict(TARGETS, masks="per_box", cls="per_box")
+    transforms = CASES[name]
+
+    def run(threads):
+        loader = stoker.Loader(stoker.Npy(p), batch_size=4, transforms=transforms,
+                               targets=targets, dtype="uint8", layout="NHWC", shuffle=True,
+                               seed=5, threads=threads, collate="list", return_indices=True)
+        return [(ids.numpy().copy(), {k: [np.asarray(x).copy() for x in v]
+                                      for k, v in b.items()}) for b, ids in loader], loader
+    one, loader = run(1)
+    three, _ = run(3)
+    kept = 0
+    for (ids, b), (ids3, b3) in zip(one, three):
+        np.testing.assert_array_equal(ids, ids3)
+        for k in ("masks", "boxes", "cls", "mask"):
+            assert [x.tobytes() for x in b[k]] == [x.tobytes() for x in b3[k]], k
+        for i, sid in enumerate(ids):
+            sem, masks, c = b["mask"][i], b["masks"][i], b["cls"][i]
+            assert masks.dtype == np.uint8 and masks.shape == (len(b["boxes"][i]),) + sem.shape
+            assert len(c) == len(masks) and set(c) <= set(cls[sid])
+            for j in range(len(masks)):
+                np.testing.assert_array_equal(masks[j], (sem == c[j]).astype(np.uint8),
+                                              err_msg=f"{name} sample {sid} plane {j}")
+            kept += len(masks)
+    assert kept > 0
+    if name in ("RandomResizedCrop", "CropFlip", "Chain"):
+        assert loader.stats()["boxes_removed"] > 0
+
+
+def test_loader_refuses_other_per_box_rows_of_rank_3_under_geometry(records, tmp_path):
+    _, arrays, paths = records
+    np.save(tmp_path / "f.npy", np.zeros((N, 4, H, W), np.float32))
+    np.save(tmp_path / "r4.npy", np.zeros((N, 4, H, W, 1), np.uint8))
+    for f in ("f", "r4"):
+        p = dict(paths, extra=str(tmp_path / f"{f}.npy"))
+        with pytest.raises(ValueError, match=r"field 'extra' \(target per_box\).*instance "
+                                             r"masks, uint8 or uint16 \[N, H, W\]"):
+            stoker.Loader(stoker.Npy(p), batch_size=2, targets=dict(TARGETS, extra="per_box"),
+                          transforms=[stoker.RandomResizedCrop(16)])
+        # Without a geometric transform they pass through.
+        stoker.Loader(stoker.Npy(p), batch_size=2, targets=dict(TARGETS, extra="per_box"),
+                      transforms=[stoker.ColorJitter(0.1)], collate="list")
+
+
 def test_loader_masks_equal_the_reference_for_fixed_transforms(records):
     _, arrays, paths = records
     transforms = [stoker.Resize((30, 40)), stoker.RandomHorizontalFlip(1.0),
@@ -414,6 +513,44 @@ def test_loader_target_errors(records, tmp_path):
     with pytest.raises(ValueError, match="min_area_fraction"):
         stoker.Loader(stoker.Npy(paths), batch_size=2,
                       targets={"boxes": {"target": "boxes", "min_area_fraction": 2}})
+
+
+def test_loader_and_shards_parse_target_declarations_alike(records, tmp_path):
+    """Loader(targets=) and Shards(fields={...: {"target": ...}}) share one parser: the same
+    message after their own prefix for each bad declaration, and the same rules (the box
+    format case-insensitive for both)."""
+    from conftest import npy_bytes, write_shards
+    _, arrays, paths = records
+    pattern = write_shards(str(tmp_path / "p"), 1, 2, lambda i: [
+        (f"{i:04d}.png", _png(arrays["image"][i])),
+        (f"{i:04d}.boxes.npy", npy_bytes(arrays["boxes"][i])), (f"{i:04d}.cls", b"0")])
+    bad = [({"target": "box"}, ValueError,
+            r'\["target"\] must be "mask", "boxes", "keypoints" or "per_box", got \'box\''),
+           ({"target": "boxes", "format": "xyz"}, ValueError,
+            r'\["format"\] must be "xyxy", "xywh" or "cxcywh", got \'xyz\''),
+           ({"target": "boxes", "ignore_index": 3}, ValueError,
+            r': "ignore_index" is for mask targets, this one is boxes'),
+           ({"target": "mask", "ignore_index": 70000}, ValueError,
+            r'\["ignore_index"\] must be an int in \[0, 65535\], got 70000'),
+           ({"target": "per_box", "follows": 3}, TypeError, r'\["follows"\]: expected a str'),
+           ({"format": "xywh"}, ValueError, r': no "target" role')]
+    for decl, kind, message in bad:
+        with pytest.raises(kind, match=r"^targets\['boxes'\]" + message):
+            stoker.Loader(stoker.Npy(paths), batch_size=2, targets={"boxes": decl})
+        with pytest.raises(kind, match=r"^Shards: fields\['boxes'\]" + message):
+            stoker.Shards(pattern, fields={"image": "png", "label": "cls",
+                                           "boxes": dict(decl, ext="boxes.npy")})
+    # The box format's case: accepted by both, read as xywh by both.
+    upper = stoker.Loader(stoker.Npy(paths), batch_size=2, collate="list",
+                          targets={"boxes": {"target": "boxes", "format": "XYWH"}})
+    shards = stoker.Shards(pattern, fields={"image": "png", "label": "cls", "boxes": {
+        "ext": "boxes.npy", "target": "boxes", "format": "XYWH"}})
+    assert shards.targets["boxes"] == {"target": "boxes", "format": "xywh"}
+    want = arrays["boxes"][0].astype(np.float64)
+    want[:, 2:] += want[:, :2]
+    for batch in (next(iter(upper)), next(iter(stoker.Loader(shards, batch_size=2,
+                                                             collate="list")))):
+        np.testing.assert_allclose(np.asarray(batch["boxes"][0]), want, atol=1e-4)
 
 
 def _png(a) -> bytes:

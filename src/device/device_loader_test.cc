@@ -103,21 +103,29 @@ std::unique_ptr<DeviceLoader> MakeLoader(std::shared_ptr<Source> source,
   return std::move(loader).value();
 }
 
+// The batches `next(&batch, &end)` gives until the end, held together (each
+// its own memory); a failed call is a test failure and ends the epoch.
+template <typename B, typename Next>
+std::vector<B> DrainEpoch(Next next) {
+  std::vector<B> out;
+  for (;;) {
+    B b;
+    bool end = false;
+    const Status s = next(&b, &end);
+    EXPECT_TRUE(s.ok()) << s.message();
+    if (!s.ok() || end) break;
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
 // The CPU Loader's batches (Normalize on the host) for one epoch.
 std::vector<BatchPtr> CpuEpoch(std::shared_ptr<Source> source, const LoaderOptions& o,
                                int64_t epoch) {
   auto cpu = Loader::Create(std::move(source), o).value();
   cpu->SetEpoch(epoch);
   EXPECT_TRUE(cpu->Start().ok());
-  std::vector<BatchPtr> out;
-  for (;;) {
-    BatchPtr b;
-    bool end = false;
-    EXPECT_TRUE(cpu->Next(&b, &end).ok());
-    if (end) break;
-    out.push_back(std::move(b));
-  }
-  return out;
+  return DrainEpoch<BatchPtr>([&](BatchPtr* b, bool* end) { return cpu->Next(b, end); });
 }
 
 void ExpectSameBatch(const DeviceBatch& d, const Batch& cpu) {
@@ -533,6 +541,20 @@ TEST(DeviceLoaderTest, PublicHostFallbackWithDefaultAllocator) {
   ExpectEpochMatchesCpu(loader.get(), source, o, 0);
 }
 
+// The host fallback's device memory is host memory: a copy of its bytes.
+std::vector<uint8_t> HostBytes(const void* p, size_t bytes) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  return b == nullptr ? std::vector<uint8_t>() : std::vector<uint8_t>(b, b + bytes);
+}
+
+// One epoch of `loader`, its batches held across the epoch.
+std::vector<DeviceBatch> DeviceEpoch(DeviceLoader* loader, int64_t epoch) {
+  loader->SetEpoch(epoch);
+  EXPECT_TRUE(loader->Start().ok());
+  return DrainEpoch<DeviceBatch>(
+      [&](DeviceBatch* b, bool* end) { return loader->Next(b, end, 0); });
+}
+
 // Records through the host fallback: the fixed fields (aux, feat) arrive in
 // DeviceBatch::fields with the CPU Loader's bytes, the variable ones
 // (tokens, caption) stay in the host batch, and under collate="pad" the padded
@@ -561,23 +583,10 @@ TEST_P(DeviceLoaderRecordTest, FieldsEqualTheCpuBatchBitForBit) {
   device_options.threads = c.threads;
   auto recorder = std::make_shared<Recorder>();
   auto loader = MakeLoader(source, device_options, recorder, /*deferred=*/true);
-  const testing::FetchBytes fetch = [](const void* p, size_t bytes) {
-    const auto* b = static_cast<const uint8_t*>(p);
-    return b == nullptr ? std::vector<uint8_t>() : std::vector<uint8_t>(b, b + bytes);
-  };
+  const testing::FetchBytes fetch = HostBytes;
   for (int64_t epoch : {0, 1}) {
     const std::vector<BatchPtr> cpu = CpuEpoch(source, o, epoch);
-    loader->SetEpoch(epoch);
-    ASSERT_TRUE(loader->Start().ok());
-    std::vector<DeviceBatch> kept;  // held across the epoch: each its own memory
-    for (;;) {
-      DeviceBatch b;
-      bool end = false;
-      const Status s = loader->Next(&b, &end, 0);
-      ASSERT_TRUE(s.ok()) << s.message();
-      if (end) break;
-      kept.push_back(std::move(b));
-    }
+    const std::vector<DeviceBatch> kept = DeviceEpoch(loader.get(), epoch);
     ASSERT_EQ(kept.size(), cpu.size());
     for (size_t k = 0; k < cpu.size(); ++k) {
       const DeviceBatch& b = kept[k];
@@ -602,6 +611,43 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(info.param.collate == LoaderOptions::Collate::kPad ? "Pad" : "Batch") +
              std::to_string(info.param.threads) + "Threads";
     });
+
+// Targets through the host fallback: the mask, stacked [B, 8, 8] uint8 under
+// a fixed output size, arrives in DeviceBatch::fields with the CPU Loader's
+// bytes (moved by the same random crop and flip); the boxes, a variable
+// field, stay in the host batch, equal too. 1 and 3 threads, two epochs.
+TEST(DeviceLoaderTest, TargetMaskEqualsTheCpuBatchBitForBit) {
+  auto source = testing::DeviceTargetSamples(13);
+  LoaderOptions o = Options();
+  o.transforms = {Transform::RandomResizedCrop(8, 8, 0.3, 1.0), Transform::RandomHorizontalFlip(),
+                  Transform::Normalize({0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f})};
+  o.shuffle = true;
+  o.seed = 9;
+  o.prefetch = 1;
+  o.threads = 1;
+  const testing::FetchBytes fetch = HostBytes;
+  for (int threads : {1, 3}) {
+    LoaderOptions device_options = o;
+    device_options.threads = threads;
+    auto loader = MakeLoader(source, device_options, std::make_shared<Recorder>(),
+                             /*deferred=*/true);
+    for (int64_t epoch : {0, 1}) {
+      const std::vector<BatchPtr> cpu = CpuEpoch(source, o, epoch);
+      const std::vector<DeviceBatch> kept = DeviceEpoch(loader.get(), epoch);
+      ASSERT_EQ(kept.size(), cpu.size());
+      for (size_t k = 0; k < cpu.size(); ++k) {
+        const DeviceBatch& b = kept[k];
+        ASSERT_EQ(b.fields.size(), 1u);
+        EXPECT_EQ(b.fields[0].name, "mask");
+        EXPECT_EQ(b.fields[0].elem, ElemType::kUint8);
+        EXPECT_EQ(b.fields[0].dims, (std::vector<int64_t>{b.size, 8, 8}));
+        EXPECT_NE(b.host, nullptr);  // the boxes
+        EXPECT_EQ(testing::DiffDeviceRecordBatch(b, *cpu[k], cpu[k]->image_bytes(), fetch), "")
+            << "epoch " << epoch << ", " << threads << " threads";
+      }
+    }
+  }
+}
 
 // A record batch whose fields are all fixed keeps no host batch: its buffer
 // goes back to the pool after the launch, as an image + label batch's does.
@@ -658,10 +704,7 @@ TEST(DeviceLoaderTest, RecordWithoutImageFeedsItsFields) {
   EXPECT_FALSE(loader->device_options().image);
   o.threads = 1;
   const std::vector<BatchPtr> cpu = CpuEpoch(source, o, 0);
-  const testing::FetchBytes fetch = [](const void* p, size_t bytes) {
-    const auto* b = static_cast<const uint8_t*>(p);
-    return b == nullptr ? std::vector<uint8_t>() : std::vector<uint8_t>(b, b + bytes);
-  };
+  const testing::FetchBytes fetch = HostBytes;
   ASSERT_TRUE(loader->Start().ok());
   std::vector<DeviceBatch> kept;
   for (;;) {

@@ -169,7 +169,8 @@ Status FollowTargetsForTesting(const std::vector<Transform>& transforms, int wid
                                int64_t ignore_index, const double* boxes, int n,
                                const std::string& box_format, double min_size,
                                double min_area_fraction, const double* keypoints, int k,
-                               int kcols, TargetsForTesting* out) {
+                               int kcols, TargetsForTesting* out,
+                               const uint8_t* instances) {
   Rng rng(seed);
   GeometryPlan plan;
   TargetGeometry g;
@@ -214,6 +215,16 @@ Status FollowTargetsForTesting(const std::vector<Transform>& transforms, int wid
   TransformBoxes(g, format, boxes, n, BoxRules{min_size, min_area_fraction}, &out->boxes,
                  &out->keep);
   TransformKeypoints(g, keypoints, k, kcols, &out->keypoints);
+  out->instances.clear();
+  if (instances != nullptr) {
+    int kept = 0;
+    for (uint8_t x : out->keep) kept += x;
+    out->instances.resize(static_cast<size_t>(kept) * g.out_width() * g.out_height());
+    MaskImage a, b;
+    STOKER_RETURN_IF_ERROR(TransformMaskPlanes(g, 0, instances, n, width, height, 1,
+                                               out->keep.data(), &a, &b,
+                                               out->instances.data()));
+  }
   return Status::OK();
 }
 

@@ -250,6 +250,26 @@ Status TransformMask(const TargetGeometry& g, int64_t fill, MaskImage* mask, Mas
   return Status::OK();
 }
 
+Status TransformMaskPlanes(const TargetGeometry& g, int64_t fill, const uint8_t* planes, int n,
+                           int width, int height, int bpp, const uint8_t* keep, MaskImage* a,
+                           MaskImage* b, uint8_t* out) {
+  const std::ptrdiff_t stride = static_cast<std::ptrdiff_t>(width) * bpp;
+  const size_t plane_bytes = static_cast<size_t>(stride) * height;
+  for (int i = 0; i < n; ++i) {
+    if (!keep[i]) continue;
+    const PixelPlane src{const_cast<uint8_t*>(planes) + plane_bytes * i, width, height, stride,
+                         bpp};
+    PixelPlane res;
+    STOKER_RETURN_IF_ERROR(TransformMaskView(g, fill, src, a, b, &res));
+    const size_t row = static_cast<size_t>(res.width) * bpp;
+    for (int y = 0; y < res.height; ++y) {
+      std::memcpy(out, res.data + y * res.stride, row);
+      out += row;
+    }
+  }
+  return Status::OK();
+}
+
 void TransformBoxes(const TargetGeometry& g, BoxFormat format, const double* in, int n,
                     const BoxRules& rules, std::vector<float>* out, std::vector<uint8_t>* keep) {
   out->clear();

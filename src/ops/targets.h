@@ -11,6 +11,8 @@
 //     never blending labels; padding is `fill` (the field's ignore_index)
 //     where the image's padding is a constant, the mask folded as the image
 //     is for edge / reflect / symmetric;
+//   - instance masks (a plane per box, [N, H, W]): each plane as a mask,
+//     the planes of removed boxes dropped (TransformMaskPlanes);
 //   - boxes: torchvision v2's box maths (crop: shift, then clamp to the
 //     crop; resize: scale; flips: mirror; rotation / affine / perspective:
 //     the box around the 4 transformed corners, clamped to the image), then
@@ -61,6 +63,17 @@ Status TransformMaskView(const TargetGeometry& g, int64_t fill, const PixelPlane
                          MaskImage* a, MaskImage* b, PixelPlane* result);
 // The same in place (for tests).
 Status TransformMask(const TargetGeometry& g, int64_t fill, MaskImage* mask, MaskImage* scratch);
+
+// Instance masks: `n` planes [n, src_height, src_width] of `bpp` (1 or 2)
+// bytes per pixel at `planes`, one per box. Each plane whose keep[i] is set
+// is replayed as a mask (TransformMaskView, padding `fill`: 0, the instance's
+// outside, for Coco's instance masks) and written packed into `out`, kept
+// planes in order, each out_height x out_width (the removed boxes' planes
+// are skipped, so the rows stay aligned with the kept boxes). `keep` has n
+// entries. Errors: a plane of another size than the image (InvalidArgument).
+Status TransformMaskPlanes(const TargetGeometry& g, int64_t fill, const uint8_t* planes, int n,
+                           int width, int height, int bpp, const uint8_t* keep, MaskImage* a,
+                           MaskImage* b, uint8_t* out);
 
 // Boxes `in` (n rows of 4 in `format`, source pixels) -> xyxy in output
 // pixels, clamped to the output. A box is removed (keep[i] = 0) when its

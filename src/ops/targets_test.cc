@@ -204,6 +204,29 @@ TEST(TargetsTest, MaskWarpIsNearestWithTheFill) {
   EXPECT_EQ(Pixels(m), (std::vector<uint8_t>{255, 5, 6, 7}));
 }
 
+TEST(TargetsTest, InstancePlanesMoveLikeMasksAndFollowTheKeptBoxes) {
+  // Three 3x2 planes; a crop padding one column on the left, then a flip:
+  // each plane [a b c / d e f] -> padded [0 a b c / 0 d e f] -> x in [-1, 3)
+  // -> flipped [c b a 0 / f e d 0]. The middle box is removed: its plane too.
+  TargetGeometry g;
+  g.Reset(3, 2);
+  g.steps.push_back(CropStep(3, 2, Rect{-1, 0, 4, 2}));
+  g.steps.push_back(FlipStep(4, 2));
+  const std::vector<uint8_t> planes = {1, 2, 3, 4, 5, 6,         // box 0
+                                       7, 8, 9, 10, 11, 12,      // box 1 (removed)
+                                       13, 14, 15, 16, 17, 18};  // box 2
+  const uint8_t keep[3] = {1, 0, 1};
+  MaskImage a, b;
+  std::vector<uint8_t> out(16, 99);
+  ASSERT_TRUE(TransformMaskPlanes(g, 0, planes.data(), 3, 3, 2, 1, keep, &a, &b, out.data()).ok());
+  EXPECT_EQ(out, (std::vector<uint8_t>{3, 2, 1, 0, 6, 5, 4, 0,  //
+                                       15, 14, 13, 0, 18, 17, 16, 0}));
+  // A plane of another size than the image.
+  const Status st =
+      TransformMaskPlanes(g, 0, planes.data(), 2, 3, 3, 1, keep, &a, &b, out.data());
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+}
+
 TEST(TargetsTest, MaskOfAnotherSizeIsAnError) {
   TargetGeometry g;
   g.Reset(4, 2);

@@ -216,6 +216,14 @@ Status PlanTarget(const LoaderOptions& options, int out_h, int out_w, bool fixed
                                     src.ToString());
       }
       if (src.shape_known) spec.shape[0] = -1;
+      // [N, H, W] of uint8/uint16: instance masks (Coco(masks="instances")),
+      // a plane per box moved like a mask, the output's size once moved.
+      if (src.shape_known && src.shape.size() == 3 && src.dtype_known &&
+          (src.dtype == ElemType::kUint8 || src.dtype == ElemType::kUint16)) {
+        fp->planes = true;
+        spec.shape = fixed_out ? std::vector<int64_t>{-1, out_h, out_w}
+                               : std::vector<int64_t>{-1, -1, -1};
+      }
       return Status::OK();
     case TargetRole::kNone:
       break;
@@ -281,9 +289,9 @@ StatusOr<std::shared_ptr<const RecordPlan>> MakeRecordPlan(const Schema& source_
     plan->fields.push_back(std::move(f));
   }
   STOKER_RETURN_IF_ERROR(PlanTargets(plan.get()));
-  // Per-box rows of rank 3 are instance masks (Coco(masks="instances")): the
-  // rows follow their boxes, but no geometric transform moves their pixels
-  // yet, so they are refused rather than delivered out of register.
+  // Per-box rows of rank 3 and more that are not instance masks (planes)
+  // follow their boxes when boxes are removed, but no geometric transform
+  // moves their values: refused rather than delivered out of register.
   bool geometric = false;
   for (const Transform& t : options.transforms) {
     geometric |= t.schema != nullptr && (t.schema->stage == TransformStage::kGeometry ||
@@ -315,12 +323,12 @@ StatusOr<std::shared_ptr<const RecordPlan>> MakeRecordPlan(const Schema& source_
     }
   }
   for (const RecordFieldPlan& f : plan->fields) {
-    if (geometric && f.spec.target == TargetRole::kPerBox && f.spec.shape_known &&
+    if (geometric && f.spec.target == TargetRole::kPerBox && !f.planes && f.spec.shape_known &&
         f.spec.shape.size() >= 3) {
       return InvalidArgumentError(
-          "field '" + f.spec.name + "' holds a [H, W] plane per box (instance masks): geometric "
-          "transforms do not move those yet; use a semantic mask (Coco(masks=\"semantic\")), "
-          "or no geometric transform");
+          "field '" + f.spec.name + "' (target per_box) is " + f.source_spec.ToString() +
+          ": geometric transforms move per-box rows of rank 3 only as instance masks, uint8 "
+          "or uint16 [N, H, W]; use that layout, or no geometric transform");
     }
   }
   return std::shared_ptr<const RecordPlan>(std::move(plan));

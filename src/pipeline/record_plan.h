@@ -54,6 +54,9 @@ struct RecordFieldPlan {
   double min_size = 1.0;
   double min_area_fraction = 0.0;
   int follows = -1;
+  // A kPerBox field of uint8/uint16 [N, H, W]: instance masks, a plane per
+  // box, each moved like a mask (padding 0) and delivered [N', H', W'].
+  bool planes = false;
 };
 
 // A field step (LoaderOptions::field_steps) as planned: the schema indices of

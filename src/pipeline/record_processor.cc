@@ -355,6 +355,28 @@ Status RecordProcessor::WritePerBox(const RecordFieldPlan& f, const FieldValue& 
   std::array<int64_t, kMaxFieldDims> dims = v.dims;
   dims[0] = 0;
   for (uint8_t k : keep) dims[0] += k;
+  if (f.planes) {  // instance masks: each kept plane moved like a mask, padding 0
+    const int bpp = static_cast<int>(ElemSize(v.dtype));
+    if (v.ndim != 3 || (v.dtype != ElemType::kUint8 && v.dtype != ElemType::kUint16)) {
+      return InvalidArgumentError(std::string("instance masks are uint8 or uint16 [N, H, W], "
+                                  "got ") + ElemTypeName(v.dtype) + " " +
+                                  Shape(v.dims.data(), v.ndim));
+    }
+    const size_t plane = static_cast<size_t>(v.dims[1]) * static_cast<size_t>(v.dims[2]) * bpp;
+    if (plane * keep.size() != v.size) {
+      return DataLossError(std::to_string(v.size) + " bytes for shape " +
+                           Shape(v.dims.data(), v.ndim) + " of " + ElemTypeName(v.dtype));
+    }
+    dims[1] = geometry_->out_height();
+    dims[2] = geometry_->out_width();
+    const size_t out_plane = static_cast<size_t>(dims[1]) * static_cast<size_t>(dims[2]) * bpp;
+    STOKER_ASSIGN_OR_RETURN(
+        uint8_t* slot, buf->ReserveField(f.batch_field, s, out_plane * static_cast<size_t>(dims[0]),
+                                         v.dtype, dims.data(), 3));
+    return TransformMaskPlanes(*geometry_, 0, v.data, static_cast<int>(keep.size()),
+                               static_cast<int>(v.dims[2]), static_cast<int>(v.dims[1]), bpp,
+                               keep.data(), &mask_, &mask_scratch_, slot);
+  }
   const size_t bytes = row * static_cast<size_t>(dims[0]);
   STOKER_ASSIGN_OR_RETURN(uint8_t* slot,
                           buf->ReserveField(f.batch_field, s, bytes, v.dtype, dims.data(), v.ndim));

@@ -17,7 +17,8 @@
 // geometry its SampleProcessor recorded for the sample (ops/targets.h): a
 // mask is resampled and written [H, W] of the output; boxes become float32
 // xyxy output pixels, the removed ones (counted) taking their kPerBox rows
-// with them; keypoints become float32 [K, 3]. A mask of another size than
+// with them (instance masks, RecordFieldPlan::planes: each kept plane moved
+// like a mask, padding 0); keypoints become float32 [K, 3]. A mask of another size than
 // the image, a boxes field that is not [N, 4], per-box rows that are not one
 // per box: an error of the sample naming the field.
 // Field steps (LoaderOptions::field_steps, planned in RecordPlan::steps) run

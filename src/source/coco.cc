@@ -253,31 +253,66 @@ Status Rasterise(const std::vector<std::vector<double>>& polygons, const std::ve
   return Status::OK();
 }
 
+// One annotation painted 1 into `plane` (h x w, all zero before and, for
+// the caller, after: it clears what it reads), and the extent painted.
+Status PaintAnnotation(const CocoSourceImpl::Segmentation& s, int h, int w, uint8_t* plane,
+                       RleExtent* extent) {
+  *extent = RleExtent();
+  if (s.is_rle) {
+    STOKER_RETURN_IF_ERROR(RleToMask(s.rle, h, w, plane));
+    *extent = ExtentOfRle(s.rle, h);
+    return Status::OK();
+  }
+  for (const std::vector<double>& p : s.polygons) {
+    const std::vector<uint32_t> counts = PolygonToRle(p, h, w);
+    STOKER_RETURN_IF_ERROR(RleToMask(counts, h, w, plane));
+    extent->Merge(ExtentOfRle(counts, h));
+  }
+  return Status::OK();
+}
+
+// The semantic mask (torchvision's segmentation reference): label + 1 where
+// exactly one non-crowd annotation covers a pixel, `ignore` where two or more
+// do or a crowd does, 0 elsewhere. Each annotation is painted into `plane`
+// and read back only over its own extent (the rectangle its runs cover), so
+// the cost is the annotations' areas, not their count times the image's.
 template <typename T>
-Status Semantic(const std::vector<const uint8_t*>& inst, const int64_t* labels,
-                const int64_t* crowd, size_t n, size_t pixels, T ignore, T* out,
-                std::vector<uint8_t>* cover) {
+Status Semantic(const CocoSourceImpl::Segmentation* segs, const int64_t* labels,
+                const int64_t* crowd, size_t n, int h, int w, T ignore, T* out,
+                std::vector<uint8_t>* cover, std::vector<uint8_t>* plane) {
+  const size_t pixels = static_cast<size_t>(h) * static_cast<size_t>(w);
   cover->assign(pixels, 0);
   std::fill(out, out + pixels, T{0});
-  for (size_t a = 0; a < n; ++a) {
-    if (crowd[a]) continue;
-    const T value = static_cast<T>(labels[a] + 1);
-    for (size_t p = 0; p < pixels; ++p) {
-      if (!inst[a][p]) continue;
-      if ((*cover)[p]++ == 0) {
-        out[p] = value;
-      } else {
-        (*cover)[p] = 2;
+  if (plane->size() != pixels) plane->assign(pixels, 0);  // zero between annotations
+  for (const bool crowds : {false, true}) {
+    for (size_t a = 0; a < n; ++a) {
+      if ((crowd[a] != 0) != crowds) continue;
+      RleExtent e;
+      const Status st = PaintAnnotation(segs[a], h, w, plane->data(), &e);
+      if (!st.ok()) {
+        plane->assign(pixels, 0);
+        return st.WithContext("annotation " + std::to_string(a) + " of the image");
+      }
+      const T value = static_cast<T>(labels[a] + 1);
+      for (int y = e.y0; y < e.y1; ++y) {
+        uint8_t* row = plane->data() + static_cast<size_t>(y) * static_cast<size_t>(w);
+        for (int x = e.x0; x < e.x1; ++x) {
+          if (!row[x]) continue;
+          row[x] = 0;
+          const size_t p = static_cast<size_t>(y) * static_cast<size_t>(w) + x;
+          if (crowds) {
+            out[p] = ignore;
+          } else if ((*cover)[p]++ == 0) {
+            out[p] = value;
+          } else {
+            (*cover)[p] = 2;
+          }
+        }
       }
     }
-  }
-  for (size_t p = 0; p < pixels; ++p) {
-    if ((*cover)[p] >= 2) out[p] = ignore;
-  }
-  for (size_t a = 0; a < n; ++a) {
-    if (!crowd[a]) continue;
+    if (crowds) break;
     for (size_t p = 0; p < pixels; ++p) {
-      if (inst[a][p]) out[p] = ignore;
+      if ((*cover)[p] >= 2) out[p] = ignore;
     }
   }
   return Status::OK();
@@ -288,28 +323,28 @@ Status Semantic(const std::vector<const uint8_t*>& inst, const int64_t* labels,
 Status CocoSourceImpl::Masks(const Image& im, std::vector<uint8_t>* bytes) const {
   const size_t n = im.end - im.begin;
   const size_t pixels = static_cast<size_t>(im.height) * static_cast<size_t>(im.width);
-  const bool instances = options_.masks == CocoOptions::Masks::kInstances;
-  thread_local std::vector<uint8_t> planes, cover;
-  std::vector<uint8_t>& inst = instances ? *bytes : planes;
-  inst.resize(n * pixels);
-  std::vector<const uint8_t*> ptrs;
-  for (size_t a = 0; a < n; ++a) {
-    const Segmentation& s = segs_[im.begin + a];
-    Status st = Rasterise(s.polygons, s.rle, s.is_rle, im.height, im.width,
-                          inst.data() + a * pixels);
-    if (!st.ok()) return st.WithContext("annotation " + std::to_string(a) + " of the image");
-    ptrs.push_back(inst.data() + a * pixels);
+  if (options_.masks == CocoOptions::Masks::kInstances) {
+    bytes->resize(n * pixels);
+    for (size_t a = 0; a < n; ++a) {
+      const Segmentation& s = segs_[im.begin + a];
+      Status st = Rasterise(s.polygons, s.rle, s.is_rle, im.height, im.width,
+                            bytes->data() + a * pixels);
+      if (!st.ok()) return st.WithContext("annotation " + std::to_string(a) + " of the image");
+    }
+    return Status::OK();
   }
-  if (instances) return Status::OK();
+  thread_local std::vector<uint8_t> cover, plane;
+  const Segmentation* segs = segs_.data() + im.begin;
   if (wide_) {
     bytes->resize(pixels * 2);
-    return Semantic<uint16_t>(ptrs, &labels_[im.begin], &iscrowd_[im.begin], n, pixels,
-                              static_cast<uint16_t>(options_.ignore_index),
-                              reinterpret_cast<uint16_t*>(bytes->data()), &cover);
+    return Semantic<uint16_t>(segs, &labels_[im.begin], &iscrowd_[im.begin], n, im.height,
+                              im.width, static_cast<uint16_t>(options_.ignore_index),
+                              reinterpret_cast<uint16_t*>(bytes->data()), &cover, &plane);
   }
   bytes->resize(pixels);
-  return Semantic<uint8_t>(ptrs, &labels_[im.begin], &iscrowd_[im.begin], n, pixels,
-                           static_cast<uint8_t>(options_.ignore_index), bytes->data(), &cover);
+  return Semantic<uint8_t>(segs, &labels_[im.begin], &iscrowd_[im.begin], n, im.height,
+                           im.width, static_cast<uint8_t>(options_.ignore_index), bytes->data(),
+                           &cover, &plane);
 }
 
 Status CocoSourceImpl::ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const {

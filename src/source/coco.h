@@ -44,12 +44,17 @@ class CocoSourceImpl final : public CocoSource {
     int height = 0, width = 0;
     size_t begin = 0, end = 0;  // its annotations in the flat arrays
   };
-  // A segmentation: polygons, or RLE counts (decoded at Open).
+
+ public:
+  // A segmentation: polygons, or RLE counts (decoded at Open); public for
+  // coco.cc's rasterising helpers.
   struct Segmentation {
     std::vector<std::vector<double>> polygons;
     std::vector<uint32_t> rle;
     bool is_rle = false;
   };
+
+ private:
   // Rasterises the sample's masks into `bytes` (semantic [H, W] or
   // instances [N, H, W]).
   Status Masks(const Image& im, std::vector<uint8_t>* bytes) const;

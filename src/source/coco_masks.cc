@@ -162,6 +162,39 @@ template StatusOr<int64_t> PaintRle<uint8_t>(const std::vector<uint32_t>&, int, 
 template StatusOr<int64_t> PaintRle<uint16_t>(const std::vector<uint32_t>&, int, int, uint16_t,
                                               uint16_t*);
 
+void RleExtent::Merge(const RleExtent& e) {
+  if (e.empty()) return;
+  if (empty()) {
+    *this = e;
+    return;
+  }
+  x0 = std::min(x0, e.x0);
+  y0 = std::min(y0, e.y0);
+  x1 = std::max(x1, e.x1);
+  y1 = std::max(y1, e.y1);
+}
+
+RleExtent ExtentOfRle(const std::vector<uint32_t>& counts, int h) {
+  RleExtent out;
+  if (h <= 0) return out;
+  const uint64_t hh = static_cast<uint64_t>(h);
+  uint64_t pos = 0;
+  for (size_t r = 0; r < counts.size(); ++r) {
+    const uint64_t end = pos + counts[r];
+    if (r % 2 == 1 && end > pos) {
+      const uint64_t first = pos, last = end - 1;  // column-major: col = p / h
+      RleExtent e;
+      e.x0 = static_cast<int>(first / hh);
+      e.x1 = static_cast<int>(last / hh) + 1;
+      e.y0 = e.x1 - e.x0 == 1 ? static_cast<int>(first % hh) : 0;
+      e.y1 = e.x1 - e.x0 == 1 ? static_cast<int>(last % hh) + 1 : h;
+      out.Merge(e);
+    }
+    pos = end;
+  }
+  return out;
+}
+
 Status RleToMask(const std::vector<uint32_t>& counts, int h, int w, uint8_t* mask) {
   STOKER_RETURN_IF_ERROR(CheckSum(counts, h, w));
   ForEachRun(counts, h, w, mask, [](uint8_t* px) { *px = 1; });

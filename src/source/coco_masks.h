@@ -56,6 +56,16 @@ StatusOr<int64_t> PaintRle(const std::vector<uint32_t>& counts, int h, int w, T 
 // The same over a 0/1 byte mask, OR-ing (union of several polygons).
 Status RleToMask(const std::vector<uint32_t>& counts, int h, int w, uint8_t* mask);
 
+// The smallest rectangle [x0, x1) x [y0, y1) holding every pixel the RLE
+// `counts` (column-major, h rows) sets; empty (x0 >= x1) when it sets none.
+// Counts are not checked (RleToMask does).
+struct RleExtent {
+  int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  bool empty() const { return x0 >= x1 || y0 >= y1; }
+  void Merge(const RleExtent& e);
+};
+RleExtent ExtentOfRle(const std::vector<uint32_t>& counts, int h);
+
 }  // namespace stoker
 
 #endif  // STOKER_SOURCE_COCO_MASKS_H_

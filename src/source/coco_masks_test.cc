@@ -84,6 +84,23 @@ TEST(CocoRleTest, CountsAreColumnMajor) {
   EXPECT_FALSE(RleToMask({1, 3}, 2, 3, m.data()).ok());  // sums to 4, not 6
 }
 
+TEST(CocoRleTest, ExtentIsTheRectangleOfTheSetPixels) {
+  // 4 rows x 5 columns, column-major. A run inside one column: rows 1..2 of
+  // column 0; a run over columns 1..3 (pixels 6..13): every row of them.
+  RleExtent e = ExtentOfRle({1, 2, 17}, 4);
+  EXPECT_EQ((std::vector<int>{e.x0, e.y0, e.x1, e.y1}), (std::vector<int>{0, 1, 1, 3}));
+  e = ExtentOfRle({6, 8, 6}, 4);
+  EXPECT_EQ((std::vector<int>{e.x0, e.y0, e.x1, e.y1}), (std::vector<int>{1, 0, 4, 4}));
+  // Two runs in columns 2 and 4 (rows 3 and 0..1): their union.
+  e = ExtentOfRle({11, 1, 4, 2, 2}, 4);
+  EXPECT_EQ((std::vector<int>{e.x0, e.y0, e.x1, e.y1}), (std::vector<int>{2, 0, 5, 4}));
+  EXPECT_TRUE(ExtentOfRle({20}, 4).empty());
+  EXPECT_TRUE(ExtentOfRle({3, 0, 17}, 4).empty());  // an empty set run
+  // A polygon's runs: the square of SquareCoversThePixelsWhoseCentresAreInside.
+  e = ExtentOfRle(PolygonToRle({1, 1, 4, 1, 4, 4, 1, 4}, 6, 6), 6);
+  EXPECT_EQ((std::vector<int>{e.x0, e.y0, e.x1, e.y1}), (std::vector<int>{1, 1, 4, 4}));
+}
+
 TEST(CocoPolygonTest, SquareCoversThePixelsWhoseCentresAreInside) {
   // Corners on pixel edges: centres x + 0.5 in [1, 4] -> columns 1..3.
   const auto m = Mask(PolygonToRle({1, 1, 4, 1, 4, 4, 1, 4}, 6, 6), 6, 6);

@@ -83,6 +83,45 @@ inline std::shared_ptr<Source> DeviceArrayRecordSamples(int n) {
   return std::make_shared<stoker::MemorySource>(std::move(samples), std::move(schema));
 }
 
+// Targets (issue 26): sample i is raw pixels 16 x (12 + i % 2), label i % 3,
+// "mask" uint8 [H, W] (target kMask: (x / 4 + 3 * (y / 4) + i) % 7, blocks
+// that show where the geometry moved them) and "boxes" float32 [2, 4] xyxy
+// (target kBoxes: {i % 5, 1, 9, 7} and a 1-px box in the corner that crops
+// remove). Under a fixed output size the mask is a fixed field; the boxes a
+// variable one.
+inline std::shared_ptr<Source> DeviceTargetSamples(int n) {
+  Schema schema;
+  FieldSpec mask = ArrayField("mask", ElemType::kUint8, {-1, -1});
+  mask.target = TargetRole::kMask;
+  FieldSpec boxes = ArrayField("boxes", ElemType::kFloat32, {-1, 4});
+  boxes.target = TargetRole::kBoxes;
+  schema.fields = {ImageField("image"), LabelField("label"), mask, boxes};
+  std::vector<MemorySample> samples(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    MemorySample& s = samples[static_cast<size_t>(i)];
+    s.name = "t" + std::to_string(i);
+    s.label = i % 3;
+    s.raw_width = 16;
+    s.raw_height = 12 + i % 2;
+    s.bytes = MakePixels(s.raw_width, s.raw_height, 500 + i);
+    s.field_bytes.reserve(4);
+    AppendField(&s);
+    AppendField(&s);
+    std::vector<uint8_t> m(static_cast<size_t>(s.raw_width * s.raw_height));
+    for (int y = 0; y < s.raw_height; ++y) {
+      for (int x = 0; x < s.raw_width; ++x) {
+        m[static_cast<size_t>(y * s.raw_width + x)] =
+            static_cast<uint8_t>((x / 4 + 3 * (y / 4) + i) % 7);
+      }
+    }
+    AppendField(&s, std::move(m), ElemType::kUint8, {s.raw_height, s.raw_width});
+    AppendField(&s, BytesOf<float>({static_cast<float>(i % 5), 1.f, 9.f, 7.f, 15.f, 0.f, 16.f,
+                                    1.f}),
+                ElemType::kFloat32, {2, 4});
+  }
+  return std::make_shared<stoker::MemorySource>(std::move(samples), std::move(schema));
+}
+
 // Copies `bytes` of a DeviceBatch's memory to the host (memcpy in the host
 // fallback, cudaMemcpy on a GPU).
 using FetchBytes = std::function<std::vector<uint8_t>(const void* data, size_t bytes)>;
