@@ -6,7 +6,7 @@ from stoker._C import Transform
 
 Size = Union[int, Sequence[int]]
 
-__all__ = ['AutoAugment', 'CenterCrop', 'ColorJitter', 'GaussianBlur', 'Grayscale', 'Normalize', 'Pad', 'RandAugment', 'RandomAdjustSharpness', 'RandomAffine', 'RandomAutocontrast', 'RandomCrop', 'RandomEqualize', 'RandomErasing', 'RandomGrayscale', 'RandomHorizontalFlip', 'RandomInvert', 'RandomPerspective', 'RandomPosterize', 'RandomResizedCrop', 'RandomRotation', 'RandomSolarize', 'RandomVerticalFlip', 'Resize', 'TrivialAugmentWide', 'Compose', 'Lambda']
+__all__ = ['AutoAugment', 'CenterCrop', 'ColorJitter', 'GaussianBlur', 'Grayscale', 'Letterbox', 'Normalize', 'Pad', 'RandAugment', 'RandomAdjustSharpness', 'RandomAffine', 'RandomAutocontrast', 'RandomCrop', 'RandomEqualize', 'RandomErasing', 'RandomGrayscale', 'RandomHorizontalFlip', 'RandomInvert', 'RandomPerspective', 'RandomPosterize', 'RandomResizedCrop', 'RandomRotation', 'RandomShortestSize', 'RandomSolarize', 'RandomVerticalFlip', 'Resize', 'ScaleJitter', 'TrivialAugmentWide', 'Compose', 'Lambda']
 
 TRANSFORMS: Dict[str, type]
 _INSTEAD: Dict[str, str]
@@ -79,6 +79,39 @@ class Pad(Transform):
       padding_mode: one of 'constant', 'edge', 'reflect', 'symmetric' (default 'constant').
     """
     def __init__(self, padding: Union[int, Sequence[int]], fill: Union[None, float, Sequence[float]] = ..., padding_mode: str = ...) -> None: ...
+
+class ScaleJitter(Transform):
+    """torchvision v2's ScaleJitter: resize to (int(h * s), int(w * s)) with s = min(target_h / h, target_w / w) * r, r drawn uniformly from `scale_range` (in float64; v2 computes r in float32). Each sample its own size (collate='list', or end with a crop, Pad or Letterbox for a batch).
+
+    Args:
+      target_size: an int or a (height, width) pair of ints, each > 0.
+      scale_range: a pair (min, max) of finite numbers with 0 < min <= max <= 100 (default (0.1, 2.0)).
+      interpolation: InterpolationMode.BILINEAR (also 'bilinear', PIL.Image.BILINEAR or None) (default None).
+      antialias: True or None (default None).
+    """
+    def __init__(self, target_size: Size, scale_range: Tuple[float, float] = ..., interpolation: Any = ..., antialias: Optional[bool] = ...) -> None: ...
+
+class RandomShortestSize(Transform):
+    """torchvision v2's RandomShortestSize: the shorter side drawn from `min_size` (an int or a list), aspect kept, the longer side capped at `max_size` if given: r = min(size / min(h, w), max_size / max(h, w)), then (int(h * r), int(w * r)). Each sample its own size.
+
+    Args:
+      min_size: an int or a non-empty sequence of ints, each in [1, 2^30].
+      max_size: None or an int > 0 (default None).
+      interpolation: InterpolationMode.BILINEAR (also 'bilinear', PIL.Image.BILINEAR or None) (default None).
+      antialias: True or None (default None).
+    """
+    def __init__(self, min_size: Union[int, Sequence[int]], max_size: Optional[int] = ..., interpolation: Any = ..., antialias: Optional[bool] = ...) -> None: ...
+
+class Letterbox(Transform):
+    """Resize keeping the aspect so the image fits `size` (an int: size x size, or (h, w)): the limiting side becomes its size, the other int(size * other / limiting); then pad to `size` with `fill`, centred (left = (W - w) // 2, top = (H - h) // 2, the odd pixel right and bottom). Equals F.pad(F.resize(img, [h, w]), [left, top, right, bottom], fill). Masks are padded with their ignore_index; boxes and keypoints are scaled, then shifted by (left, top).
+
+    Args:
+      size: an int or a (height, width) pair of ints, each > 0.
+      fill: None (0), a number, or 1 or 3 numbers, each in [0, 255] (default 114).
+      interpolation: InterpolationMode.BILINEAR (also 'bilinear', PIL.Image.BILINEAR or None) (default None).
+      antialias: True or None (default None).
+    """
+    def __init__(self, size: Size, fill: Union[None, float, Sequence[float]] = ..., interpolation: Any = ..., antialias: Optional[bool] = ...) -> None: ...
 
 class RandomRotation(Transform):
     """torchvision's RandomRotation on the PIL image (Image.rotate): an angle uniform in `degrees` ((-d, d) for a number d), counter-clockwise about `center` (default the image centre), pixels outside the source set to `fill`. NEAREST (the default), BILINEAR and BICUBIC, bit-identical to torchvision on PIL. Runs on the output-size image, so it must follow the crops, resizes and flips in the list. expand=True is not supported (one output size).

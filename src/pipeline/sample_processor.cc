@@ -251,7 +251,7 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const Sample
   const GeometryStage& st = plan.stages[0];
   if (plan.num_stages != 1 || !Inside(st.crop, header.width, header.height)) {
     decode_range.End();  // ProcessSlow opens its own
-    return ProcessSlow(sample, plan, rng, slot, t0, times);
+    return ProcessSlow(sample, header, plan, rng, slot, t0, times);
   }
   // The decode span's path: region (JPEG), DCT scale, rows, raw pixels.
   const SampleTrace* trace = times->trace;
@@ -281,6 +281,7 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const Sample
                     st.window.x, st.window.width, plan.flip, &h_, /*fixed_taps=*/true);
   ComputeAxisCoeffs(st.crop.y * inv, st.crop.bottom() * inv, ylo, yhi, st.out_height,
                     st.window.y, st.window.height, plan.vflip, &v_);
+  resampler_.SetPadFill(st.window_filled ? &st.window_fill : nullptr);
   // The rectangle the taps read (full-resolution coordinates).
   DecodeRequest req;
   req.scale_denom = d;
@@ -366,13 +367,53 @@ Status SampleProcessor::DecodeWhole(const SampleData& sample, CachedImage* out) 
   return Status::OK();
 }
 
-Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan& plan,
-                                    Rng* rng, uint8_t* slot, int64_t t0, StageTimes* times) {
+Status SampleProcessor::ProcessSlow(const SampleData& sample, const ImageHeader& header,
+                                    const GeometryPlan& plan, Rng* rng, uint8_t* slot,
+                                    int64_t t0, StageTimes* times) {
   last_scale_denom_ = 1;
   nvtx::Range decode_range("decode");
+  const bool raw = sample.pixels != nullptr;
+  const GeometryStage& first = plan.stages[0];
+  // The first stage's DCT scale, as the fast path picks it (a crop inside the
+  // image, shrunk 2x or more in both directions).
+  int d = 1;
+  if (config_.dct_scaling && !raw && header.format == ImageFormat::kJpeg &&
+      Inside(first.crop, header.width, header.height)) {
+    while (d < 8 && first.crop.width >= 2 * d * first.out_width &&
+           first.crop.height >= 2 * d * first.out_height) {
+      d *= 2;
+    }
+  }
   RgbView current;
-  if (sample.pixels != nullptr) {
+  int origin_x = 0, origin_y = 0;  // of `current`'s pixel (0, 0), for the first stage
+  if (raw) {
     current = RawView(sample);
+  } else if (d > 1) {
+    // The first stage's taps on the 1/d image, then only the region they read.
+    const double inv = 1.0 / d;
+    const int sw = (header.width + d - 1) / d, sh = (header.height + d - 1) / d;
+    const bool last = plan.num_stages == 1;
+    ComputeAxisCoeffs(first.crop.x * inv, first.crop.right() * inv,
+                      static_cast<int>(std::floor(first.crop.x * inv)),
+                      std::min(sw, static_cast<int>(std::ceil(first.crop.right() * inv))),
+                      first.out_width, first.window.x, first.window.width, last && plan.flip,
+                      &h_, /*fixed_taps=*/true);
+    ComputeAxisCoeffs(first.crop.y * inv, first.crop.bottom() * inv,
+                      static_cast<int>(std::floor(first.crop.y * inv)),
+                      std::min(sh, static_cast<int>(std::ceil(first.crop.bottom() * inv))),
+                      first.out_height, first.window.y, first.window.height, last && plan.vflip,
+                      &v_);
+    DecodeRequest req;
+    req.scale_denom = d;
+    req.region = Rect{h_.min_input * d, v_.min_input * d, (h_.max_input - h_.min_input) * d,
+                      (v_.max_input - v_.min_input) * d};
+    DecodedRegion region;
+    STOKER_RETURN_IF_ERROR(decoder_.Decode(req, &region));
+    if (region.scale_denom != d) return InternalError("decoder ignored the DCT scale");
+    current = region.pixels;
+    origin_x = region.region.x;
+    origin_y = region.region.y;
+    last_scale_denom_ = d;
   } else {
     DecodedRegion all;
     STOKER_RETURN_IF_ERROR(decoder_.Decode(DecodeRequest{}, &all));
@@ -384,7 +425,9 @@ Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan
   decode_range.End();
   if (trace != nullptr) {
     trace->Add(SpanKind::kDecode, t0, t1, 0,
-               sample.pixels != nullptr ? kDecodeRaw : kDecodeWhole, 1);
+               raw ? kDecodeRaw
+                   : static_cast<uint8_t>(d > 1 ? (kDecodeRegion | kDecodeScaled) : kDecodeWhole),
+               d);
   }
   RgbImage* bufs[2] = {&stage_a_, &stage_b_};
   int which = 0;
@@ -393,7 +436,12 @@ Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan
     const bool last = s + 1 == plan.num_stages;
     RgbView cropped = current;
     int lo_x = st.crop.x, lo_y = st.crop.y;
-    if (!Inside(st.crop, current.width, current.height)) {
+    int ox = 0, oy = 0;
+    const bool scaled = s == 0 && d > 1;  // taps already in h_, v_
+    if (scaled) {
+      ox = origin_x;
+      oy = origin_y;
+    } else if (!Inside(st.crop, current.width, current.height)) {
       if (st.pad_mode != kPadConstant || st.pad_fill != std::array<uint8_t, 3>{0, 0, 0}) {
         CropWithPaddingMode(current, st, bufs[which]);
       } else {
@@ -403,22 +451,25 @@ Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan
       which ^= 1;
       lo_x = lo_y = 0;
     }
-    ComputeAxisCoeffs(lo_x, lo_x + st.crop.width, lo_x, lo_x + st.crop.width, st.out_width,
-                      st.window.x, st.window.width, last && plan.flip, &h_,
-                      /*fixed_taps=*/true);
-    ComputeAxisCoeffs(lo_y, lo_y + st.crop.height, lo_y, lo_y + st.crop.height, st.out_height,
-                      st.window.y, st.window.height, last && plan.vflip, &v_);
+    if (!scaled) {
+      ComputeAxisCoeffs(lo_x, lo_x + st.crop.width, lo_x, lo_x + st.crop.width, st.out_width,
+                        st.window.x, st.window.width, last && plan.flip, &h_,
+                        /*fixed_taps=*/true);
+      ComputeAxisCoeffs(lo_y, lo_y + st.crop.height, lo_y, lo_y + st.crop.height,
+                        st.out_height, st.window.y, st.window.height, last && plan.vflip, &v_);
+    }
+    resampler_.SetPadFill(st.window_filled ? &st.window_fill : nullptr);
     if (last) {
       // The span of the last resample covers the earlier stages too.
       resampler_.Begin(h_, v_);
-      resampler_.PushRows(cropped, 0, 0, /*tail_padding=*/false);
+      resampler_.PushRows(cropped, ox, oy, /*tail_padding=*/false);
       const Status st = FinishResample(rng, slot, times, t1);
       if (!st.ok()) {
         times->augment_ns += Clock(times) - t1;
         return st;
       }
     } else {
-      resampler_.RunToImage(cropped, 0, 0, h_, v_, bufs[which]);
+      resampler_.RunToImage(cropped, ox, oy, h_, v_, bufs[which]);
       current = bufs[which]->view();
       which ^= 1;
     }

@@ -133,9 +133,12 @@ class SampleProcessor {
   int64_t Clock(const StageTimes* times) const;
   // NowNs() when tracing (times->trace), else 0: the clock reads only spans need.
   static int64_t TraceClock(const StageTimes* times);
-  // `t0`: when Process() began (decode time is counted from it).
-  Status ProcessSlow(const SampleData& sample, const GeometryPlan& plan, Rng* rng,
-                     uint8_t* slot, int64_t t0, StageTimes* times);
+  // `t0`: when Process() began (decode time is counted from it). A JPEG
+  // whose first stage shrinks its crop (inside the image) 2x or more is
+  // decoded at a DCT scale, that crop's region only, as on the fast path.
+  Status ProcessSlow(const SampleData& sample, const ImageHeader& header,
+                     const GeometryPlan& plan, Rng* rng, uint8_t* slot, int64_t t0,
+                     StageTimes* times);
   // The last resample (taps in h_, v_) into the slot; with photometric
   // transforms, into out_ first, where they run, then into the slot. Fails
   // only when a Callback does.
