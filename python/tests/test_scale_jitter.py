@@ -26,7 +26,7 @@ from torchvision.transforms import InterpolationMode
 import stoker
 from conftest import photo, save_jpeg
 from stoker import _C
-from test_targets import H, TARGETS, W, reference, sample_targets
+from test_targets import H, TARGETS, W, check_against_the_references
 
 SIZES = [(64, 48), (48, 64), (37, 91), (120, 33), (50, 50)]  # (w, h)
 
@@ -125,19 +125,7 @@ CASES = {
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_targets_match_the_references(name):
-    transforms = CASES[name]
-    for seed in range(6):
-        mask, boxes, kps = sample_targets(seed)
-        steps, got_mask, got_boxes, got_keep, got_kps = _C._follow_targets(
-            transforms, W, H, seed, mask=mask, boxes=boxes, keypoints=kps)
-        ref_mask, ref_boxes, ref_keep, ref_kps = reference(transforms, steps, mask, boxes, kps)
-        assert got_mask.shape == ref_mask.shape, (name, seed)
-        np.testing.assert_array_equal(got_mask, ref_mask, err_msg=f"{name} seed {seed}")
-        np.testing.assert_array_equal(got_keep.astype(bool), ref_keep)
-        np.testing.assert_allclose(got_boxes, ref_boxes, atol=1e-4, rtol=0,
-                                   err_msg=f"{name} seed {seed}")
-        np.testing.assert_allclose(got_kps[:, :2], ref_kps[:, :2], atol=1e-4, rtol=0)
-        np.testing.assert_array_equal(got_kps[:, 2], ref_kps[:, 2])
+    check_against_the_references(name, CASES[name])
 
 
 def test_letterbox_boxes_by_hand():

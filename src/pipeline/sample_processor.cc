@@ -115,6 +115,53 @@ bool SampleProcessor::TrimScratch() {
   return true;
 }
 
+int SampleProcessor::DctScale(const GeometryStage& st) {
+  // The largest 1/d keeping the crop at least as large as the output in both
+  // directions, when the crop is >= 2x.
+  int d = 1;
+  while (d < 8 && st.crop.width >= 2 * d * st.out_width &&
+         st.crop.height >= 2 * d * st.out_height) {
+    d *= 2;
+  }
+  return d;
+}
+
+Status SampleProcessor::DecodeScaled(const DecodeRequest& req, RgbView* view, int* origin_x,
+                                     int* origin_y) {
+  DecodedRegion region;
+  STOKER_RETURN_IF_ERROR(decoder_.Decode(req, &region));
+  if (region.scale_denom != req.scale_denom) {
+    return InternalError("decoder ignored the DCT scale");
+  }
+  *view = region.pixels;
+  *origin_x = region.region.x;
+  *origin_y = region.region.y;
+  return Status::OK();
+}
+
+DecodeRequest SampleProcessor::ScaledTaps(const GeometryStage& st, int d,
+                                          const ImageHeader& header, bool flip, bool vflip) {
+  const double inv = 1.0 / d;
+  const int sw = (header.width + d - 1) / d, sh = (header.height + d - 1) / d;
+  auto span = [&](int a, int b, int limit, int* lo, int* hi) {
+    *lo = static_cast<int>(std::floor(a * inv));
+    *hi = std::min(limit, static_cast<int>(std::ceil(b * inv)));
+  };
+  int xlo, xhi, ylo, yhi;
+  span(st.crop.x, st.crop.right(), sw, &xlo, &xhi);
+  span(st.crop.y, st.crop.bottom(), sh, &ylo, &yhi);
+  ComputeAxisCoeffs(st.crop.x * inv, st.crop.right() * inv, xlo, xhi, st.out_width,
+                    st.window.x, st.window.width, flip, &h_, /*fixed_taps=*/true);
+  ComputeAxisCoeffs(st.crop.y * inv, st.crop.bottom() * inv, ylo, yhi, st.out_height,
+                    st.window.y, st.window.height, vflip, &v_);
+  // The rectangle the taps read (full-resolution coordinates).
+  DecodeRequest req;
+  req.scale_denom = d;
+  req.region = Rect{h_.min_input * d, v_.min_input * d, (h_.max_input - h_.min_input) * d,
+                    (v_.max_input - v_.min_input) * d};
+  return req;
+}
+
 Status SampleProcessor::Resample(const RgbView& src, int origin_x, int origin_y, Rng* rng,
                                  uint8_t* slot, bool tail_padding, StageTimes* times) {
   const int64_t start = TraceClock(times);
@@ -258,35 +305,13 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const Sample
   uint8_t path = raw ? kDecodeRaw
                      : header.format == ImageFormat::kJpeg ? kDecodeRegion : kDecodeWhole;
 
-  // Fast path. Pick the DCT scale: the largest 1/d keeping the crop at least
-  // as large as the output in both directions, when the crop is >= 2x.
-  int d = 1;
-  if (config_.dct_scaling && !raw && header.format == ImageFormat::kJpeg) {
-    while (d < 8 && st.crop.width >= 2 * d * st.out_width &&
-           st.crop.height >= 2 * d * st.out_height) {
-      d *= 2;
-    }
-  }
+  // Fast path: the DCT scale (DctScale), the taps, the region they read.
+  const int d = config_.dct_scaling && !raw && header.format == ImageFormat::kJpeg
+                    ? DctScale(st)
+                    : 1;
   last_scale_denom_ = d;
-  const double inv = 1.0 / d;
-  const int sw = (header.width + d - 1) / d, sh = (header.height + d - 1) / d;
-  auto span = [&](int a, int b, int limit, int* lo, int* hi) {
-    *lo = static_cast<int>(std::floor(a * inv));
-    *hi = std::min(limit, static_cast<int>(std::ceil(b * inv)));
-  };
-  int xlo, xhi, ylo, yhi;
-  span(st.crop.x, st.crop.right(), sw, &xlo, &xhi);
-  span(st.crop.y, st.crop.bottom(), sh, &ylo, &yhi);
-  ComputeAxisCoeffs(st.crop.x * inv, st.crop.right() * inv, xlo, xhi, st.out_width,
-                    st.window.x, st.window.width, plan.flip, &h_, /*fixed_taps=*/true);
-  ComputeAxisCoeffs(st.crop.y * inv, st.crop.bottom() * inv, ylo, yhi, st.out_height,
-                    st.window.y, st.window.height, plan.vflip, &v_);
+  const DecodeRequest req = ScaledTaps(st, d, header, plan.flip, plan.vflip);
   resampler_.SetPadFill(st.window_filled ? &st.window_fill : nullptr);
-  // The rectangle the taps read (full-resolution coordinates).
-  DecodeRequest req;
-  req.scale_denom = d;
-  req.region = Rect{h_.min_input * d, v_.min_input * d, (h_.max_input - h_.min_input) * d,
-                    (v_.max_input - v_.min_input) * d};
   // What the buffered path would hold: PNG decodes the whole image, JPEG the
   // region (at the DCT scale).
   const size_t buffered_bytes =
@@ -333,12 +358,7 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const Sample
   if (raw) {
     view = RawView(sample);
   } else {
-    DecodedRegion region;
-    STOKER_RETURN_IF_ERROR(decoder_.Decode(req, &region));
-    if (region.scale_denom != d) return InternalError("decoder ignored the DCT scale");
-    view = region.pixels;
-    origin_x = region.region.x;
-    origin_y = region.region.y;
+    STOKER_RETURN_IF_ERROR(DecodeScaled(req, &view, &origin_x, &origin_y));
     tail_padding = true;  // decoder buffers keep slack after the last row
   }
   const int64_t t1 = Clock(times);
@@ -376,43 +396,20 @@ Status SampleProcessor::ProcessSlow(const SampleData& sample, const ImageHeader&
   const GeometryStage& first = plan.stages[0];
   // The first stage's DCT scale, as the fast path picks it (a crop inside the
   // image, shrunk 2x or more in both directions).
-  int d = 1;
-  if (config_.dct_scaling && !raw && header.format == ImageFormat::kJpeg &&
-      Inside(first.crop, header.width, header.height)) {
-    while (d < 8 && first.crop.width >= 2 * d * first.out_width &&
-           first.crop.height >= 2 * d * first.out_height) {
-      d *= 2;
-    }
-  }
+  const int d = config_.dct_scaling && !raw && header.format == ImageFormat::kJpeg &&
+                        Inside(first.crop, header.width, header.height)
+                    ? DctScale(first)
+                    : 1;
   RgbView current;
   int origin_x = 0, origin_y = 0;  // of `current`'s pixel (0, 0), for the first stage
   if (raw) {
     current = RawView(sample);
   } else if (d > 1) {
     // The first stage's taps on the 1/d image, then only the region they read.
-    const double inv = 1.0 / d;
-    const int sw = (header.width + d - 1) / d, sh = (header.height + d - 1) / d;
     const bool last = plan.num_stages == 1;
-    ComputeAxisCoeffs(first.crop.x * inv, first.crop.right() * inv,
-                      static_cast<int>(std::floor(first.crop.x * inv)),
-                      std::min(sw, static_cast<int>(std::ceil(first.crop.right() * inv))),
-                      first.out_width, first.window.x, first.window.width, last && plan.flip,
-                      &h_, /*fixed_taps=*/true);
-    ComputeAxisCoeffs(first.crop.y * inv, first.crop.bottom() * inv,
-                      static_cast<int>(std::floor(first.crop.y * inv)),
-                      std::min(sh, static_cast<int>(std::ceil(first.crop.bottom() * inv))),
-                      first.out_height, first.window.y, first.window.height, last && plan.vflip,
-                      &v_);
-    DecodeRequest req;
-    req.scale_denom = d;
-    req.region = Rect{h_.min_input * d, v_.min_input * d, (h_.max_input - h_.min_input) * d,
-                      (v_.max_input - v_.min_input) * d};
-    DecodedRegion region;
-    STOKER_RETURN_IF_ERROR(decoder_.Decode(req, &region));
-    if (region.scale_denom != d) return InternalError("decoder ignored the DCT scale");
-    current = region.pixels;
-    origin_x = region.region.x;
-    origin_y = region.region.y;
+    const DecodeRequest req =
+        ScaledTaps(first, d, header, last && plan.flip, last && plan.vflip);
+    STOKER_RETURN_IF_ERROR(DecodeScaled(req, &current, &origin_x, &origin_y));
     last_scale_denom_ = d;
   } else {
     DecodedRegion all;
