@@ -24,6 +24,7 @@ DataLoader's second epoch (persistent workers already started) from iter(). Repo
 /proc), the ratio, and the load average around each round.
 
     /usr/bin/python3 bench/detection_bench.py [--images 96] [--rounds 3] [--threads 1 2 3]
+                                              [--no-dct]
 """
 
 from __future__ import annotations
@@ -78,6 +79,9 @@ def make_data(root, n):
 
 # ------------------------------------------------------------------------- stoker --
 
+DCT = "auto"
+
+
 def stoker_epoch(images, ann, threads):
     import stoker
     # Timed from the source's construction (the JSON parse, the threads' start): no warm-up.
@@ -87,7 +91,7 @@ def stoker_epoch(images, ann, threads):
                   stoker.RandomHorizontalFlip(), stoker.Letterbox(SIZE, fill=114),
                   stoker.Normalize(MEAN, STD)]
     loader = stoker.Loader(src, batch_size=BATCH, shuffle=True, threads=threads,
-                           transforms=transforms,
+                           transforms=transforms, dct_scaling=DCT,
                            targets={"boxes": {"target": "boxes", "format": "xywh",
                                               "min_size": 1}})
     n = nb = 0
@@ -197,7 +201,11 @@ def main():
     ap.add_argument("--images", type=int, default=96)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2, 3])
+    ap.add_argument("--no-dct", action="store_true",
+                    help="stoker with dct_scaling=False (F.resize's pixels exactly)")
     args = ap.parse_args()
+    global DCT
+    DCT = False if args.no_dct else "auto"
     tmp = None
     root = args.data
     if root is None:
