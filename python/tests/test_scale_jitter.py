@@ -306,3 +306,57 @@ def test_arguments(pngs):
     with pytest.raises(ValueError, match="fixed image size"):
         stoker.Loader(stoker.ImageFolder(str(pngs)), batch_size=2,
                       transforms=[stoker.ScaleJitter(64)])
+
+
+def test_coco_boxes_follow_with_and_without_dct_scaling(tmp_path):
+    # stoker.Coco + the detection recipe on JPEGs large enough for a DCT scale: the boxes
+    # are computed in the image's own coordinates, so DCT scaling and the thread count
+    # change no box; each box equals v2's maths on the drawn size (read off the steps of a
+    # degenerate range) and the letterbox's shift.
+    import json
+    root = tmp_path / "images"
+    root.mkdir()
+    images, anns = [], []
+    for i, (w, h) in enumerate([(400, 300), (300, 400), (480, 320)]):
+        save_jpeg(photo(w, h, 60 + i), root / f"{i}.jpg", quality=92)
+        images.append({"id": i + 1, "file_name": f"{i}.jpg", "width": w, "height": h})
+        for j in range(3):
+            anns.append({"id": len(anns) + 1, "image_id": i + 1, "category_id": 5 + j,
+                         "bbox": [20.0 * j + 3.5, 10.0 * j + 7.25, 50.0, 40.0],
+                         "area": 2000.0, "iscrowd": 0})
+    ann = tmp_path / "ann.json"
+    ann.write_text(json.dumps({"images": images, "annotations": anns, "categories": [
+        {"id": c, "name": str(c)} for c in (5, 6, 7)]}))
+    ts = [stoker.ScaleJitter((96, 96), scale_range=(0.5, 0.5)), stoker.RandomHorizontalFlip(),
+          stoker.Letterbox(48)]
+    runs = {}
+    for dct, threads in ((False, 1), ("auto", 1), ("auto", 3)):
+        loader = stoker.Loader(stoker.Coco(str(root), str(ann)), batch_size=3, transforms=ts,
+                               dct_scaling=dct, threads=threads, seed=9, return_indices=True)
+        (batch, ids), = list(loader)
+        runs[(dct, threads)] = (ids.numpy(), [b.numpy() for b in batch["boxes"]],
+                                batch["image"].shape)
+    ref = runs[(False, 1)]
+    for key, got in runs.items():
+        np.testing.assert_array_equal(got[0], ref[0])
+        for a, b in zip(got[1], ref[1]):
+            assert a.tobytes() == b.tobytes(), key
+    assert ref[2] == (3, 3, 48, 48)
+    for sid, boxes in zip(ref[0], ref[1]):
+        w, h = images[sid]["width"], images[sid]["height"]
+        jw, jh = jitter_size(w, h, (96, 96), 0.5)
+        nw, nh, pad = letterbox_size(jw, jh, 48)
+        src = np.array([a["bbox"] for a in anns if a["image_id"] == sid + 1])
+        xyxy = np.column_stack([src[:, 0], src[:, 1], src[:, 0] + src[:, 2],
+                                src[:, 1] + src[:, 3]])
+        xyxy *= [jw / w, jh / h, jw / w, jh / h]
+        flipped = xyxy.copy()
+        flipped[:, [0, 2]] = jw - xyxy[:, [2, 0]]
+        for cand in (xyxy, flipped):  # the flip's draw is not exposed: one of the two
+            c = cand * [nw / jw, nh / jh, nw / jw, nh / jh] + [pad[0], pad[1], pad[0], pad[1]]
+            c[:, 0::2] = c[:, 0::2].clip(0, 48)
+            c[:, 1::2] = c[:, 1::2].clip(0, 48)
+            if np.allclose(boxes, c, atol=1e-4, rtol=0):
+                break
+        else:
+            raise AssertionError(f"sample {sid}: {boxes} is neither reference")
