@@ -65,8 +65,10 @@ struct Transform {
   // RandomResizedCrop.
   double scale_min = 0.08, scale_max = 1.0;
   double ratio_min = 3.0 / 4.0, ratio_max = 4.0 / 3.0;
-  // Resize(size) only: torchvision's max_size (0: none).
+  // Resize(size) and RandomShortestSize: torchvision's max_size (0: none).
   int max_size = 0;
+  // RandomShortestSize: the shorter sides to draw from.
+  std::vector<int> sizes;
   // The Random* transforms: the probability of applying.
   double p = 0.5;
   // ColorJitter: factor ranges [lo, hi], drawn uniformly; a range equal to

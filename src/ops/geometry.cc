@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -249,6 +250,18 @@ Status GeometryBuilder::PadCrop(Rect r, int mode, const std::array<int, 3>& fill
                                 const std::array<int, 4>& pad1) {
   if (mode == kPadConstant && fill[0] == 0 && fill[1] == 0 && fill[2] == 0) return Crop(r);
   Record(GeometryStep::kCrop, r, r.width, r.height, mode, pad1);
+  if (mode == kPadConstant && resampled_ && !sealed_ &&
+      st_->window == Rect{0, 0, st_->out_width, st_->out_height}) {
+    // A constant pad of a resampled grid nothing has cropped yet: a window of
+    // the resample, its outside painted `fill` (one stage, so the fast path
+    // and DCT scaling still apply). Later crops and resizes open a new stage.
+    st_->window_filled = true;
+    st_->window_fill = {static_cast<uint8_t>(fill[0]), static_cast<uint8_t>(fill[1]),
+                        static_cast<uint8_t>(fill[2])};
+    CropCurrent(Unflip(r));
+    sealed_ = true;
+    return Status::OK();
+  }
   // A stage of its own, whose crop is the padded one; it takes no further crop.
   STOKER_RETURN_IF_ERROR(FreshStage());
   st_->pad_mode = mode;
@@ -357,6 +370,64 @@ Status PlanPad(const Transform& t, Rng*, GeometryBuilder* b) {
                b->height() + t.padding[1] + t.padding[3]};
   return b->PadCrop(r, t.padding_mode, t.fill, t.padding);
 }
+
+void ScaleJitterSize(int width, int height, int target_w, int target_h, double r,
+                     int* out_width, int* out_height) {
+  const double scale = std::min(static_cast<double>(target_h) / height,
+                                static_cast<double>(target_w) / width) * r;
+  auto side = [](double v) {
+    return static_cast<int>(std::clamp(v, 1.0, static_cast<double>(1 << 30)));
+  };
+  *out_width = side(width * scale);
+  *out_height = side(height * scale);
+}
+
+void ShortestSizeSize(int width, int height, int min_size, int max_size, int* out_width,
+                      int* out_height) {
+  double r = static_cast<double>(min_size) / std::min(width, height);
+  if (max_size > 0) r = std::min(r, static_cast<double>(max_size) / std::max(width, height));
+  *out_width = std::max(1, static_cast<int>(width * r));
+  *out_height = std::max(1, static_cast<int>(height * r));
+}
+
+void LetterboxSize(int width, int height, int size_w, int size_h, int* out_width,
+                   int* out_height) {
+  if (static_cast<int64_t>(size_h) * width <= static_cast<int64_t>(size_w) * height) {
+    *out_height = size_h;  // the height limits
+    *out_width = static_cast<int>(static_cast<double>(size_h) * width / height);
+  } else {
+    *out_width = size_w;
+    *out_height = static_cast<int>(static_cast<double>(size_w) * height / width);
+  }
+  *out_width = std::clamp(*out_width, 1, size_w);
+  *out_height = std::clamp(*out_height, 1, size_h);
+}
+
+Status PlanScaleJitter(const Transform& t, Rng* rng, GeometryBuilder* b) {
+  const double r = UniformBetween(rng, t.scale_min, t.scale_max);
+  int w = 0, h = 0;
+  ScaleJitterSize(b->width(), b->height(), t.width, t.height, r, &w, &h);
+  return b->Resize(w, h);
+}
+
+Status PlanRandomShortestSize(const Transform& t, Rng* rng, GeometryBuilder* b) {
+  if (t.sizes.empty()) return InvalidArgumentError("RandomShortestSize: min_size is empty");
+  const int s = t.sizes[static_cast<size_t>(rng->Below(t.sizes.size()))];
+  int w = 0, h = 0;
+  ShortestSizeSize(b->width(), b->height(), s, t.max_size, &w, &h);
+  return b->Resize(w, h);
+}
+
+Status PlanLetterbox(const Transform& t, Rng*, GeometryBuilder* b) {
+  int w = 0, h = 0;
+  LetterboxSize(b->width(), b->height(), t.width, t.height, &w, &h);
+  STOKER_RETURN_IF_ERROR(b->Resize(w, h));
+  const int left = (t.width - w) / 2, top = (t.height - h) / 2;
+  return b->PadCrop(Rect{-left, -top, t.width, t.height}, kPadConstant, t.fill,
+                    {left, top, t.width - w - left, t.height - h - top});
+}
+
+void VariableOutputSize(const Transform&, OutputSize* size) { size->fixed = false; }
 
 void CropOutputSize(const Transform& t, OutputSize* size) {
   size->height = t.height;

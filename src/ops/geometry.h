@@ -42,6 +42,11 @@ struct GeometryStage {
   int pad_mode = kPadConstant;
   std::array<uint8_t, 3> pad_fill{0, 0, 0};
   std::array<int, 4> pad1{0, 0, 0, 0};
+  // A window reaching outside the resampled output (a constant pad after a
+  // resize: Letterbox, Pad or RandomCrop with a non-zero fill) has its
+  // outside painted `window_fill` instead of zero.
+  bool window_filled = false;
+  std::array<uint8_t, 3> window_fill{0, 0, 0};
 };
 
 // np.pad's fold of coordinate `v` into [0, n) for `mode` (edge, reflect,
@@ -177,11 +182,19 @@ Status PlanRandomCrop(const Transform& t, Rng* rng, GeometryBuilder* b);
 Status PlanRandomHorizontalFlip(const Transform& t, Rng* rng, GeometryBuilder* b);
 Status PlanRandomVerticalFlip(const Transform& t, Rng* rng, GeometryBuilder* b);
 Status PlanPad(const Transform& t, Rng* rng, GeometryBuilder* b);
+// torchvision v2's ScaleJitter and RandomShortestSize (a drawn resize), and
+// Letterbox (a resize keeping the aspect into size, then a centred constant
+// pad to size).
+Status PlanScaleJitter(const Transform& t, Rng* rng, GeometryBuilder* b);
+Status PlanRandomShortestSize(const Transform& t, Rng* rng, GeometryBuilder* b);
+Status PlanLetterbox(const Transform& t, Rng* rng, GeometryBuilder* b);
 // Crops set a fixed size; Resize(size) with a shorter side does not; flips
 // keep it.
 void CropOutputSize(const Transform& t, OutputSize* size);
 void ResizeOutputSize(const Transform& t, OutputSize* size);
 void SameOutputSize(const Transform& t, OutputSize* size);
+// ScaleJitter, RandomShortestSize: each sample its own size.
+void VariableOutputSize(const Transform& t, OutputSize* size);
 // Pad: a fixed size grows by the padding.
 void PadOutputSize(const Transform& t, OutputSize* size);
 
@@ -193,6 +206,21 @@ Rect SampleRandomResizedCrop(int width, int height, const Transform& t, Rng* rng
 // image (max_size 0: none).
 void ShorterSideSize(int width, int height, int size, int* out_width, int* out_height,
                      int max_size = 0);
+
+// v2's ScaleJitter size for a width x height image and the drawn factor r
+// from scale_range: scale = min(target_h / h, target_w / w) * r, then
+// (int(w * scale), int(h * scale)), each at least 1.
+void ScaleJitterSize(int width, int height, int target_w, int target_h, double r,
+                     int* out_width, int* out_height);
+// v2's RandomShortestSize size: r = min_size / min(h, w), capped at
+// max_size / max(h, w) when max_size > 0; (int(w * r), int(h * r)), >= 1.
+void ShortestSizeSize(int width, int height, int min_size, int max_size, int* out_width,
+                      int* out_height);
+// Letterbox: the resize of width x height that fits size_w x size_h keeping
+// the aspect (the limiting side exactly its size, the other
+// int(size * other / limiting), >= 1).
+void LetterboxSize(int width, int height, int size_w, int size_h, int* out_width,
+                   int* out_height);
 
 // Python 3's round() (half to even) of x, as torchvision's CenterCrop uses.
 int RoundHalfEven(double x);

@@ -662,5 +662,101 @@ TEST(SampleRandomErasingTest, ValidParametersGiveARectangleInsideTheImage) {
   EXPECT_FALSE(SampleRandomErasing(40, 32, Transform::RandomErasing(0.0), &never, &r));
 }
 
+
+// ------------------------------------------------- detection resizes ----
+
+Transform Make(std::string_view name, std::vector<ArgValue> pos,
+               std::vector<std::pair<std::string, ArgValue>> kw = {}) {
+  StatusOr<Transform> t = MakeTransform(name, pos, kw);
+  EXPECT_TRUE(t.ok()) << t.status().ToString();
+  return t.value();
+}
+
+TEST(DetectionResizeTest, SizesByHand) {
+  int w = 0, h = 0;
+  // v2's ScaleJitter: min(40 / 48, 56 / 64) = 0.8333.., r = 0.5: (int(64 * .41666), int(20)).
+  ScaleJitterSize(64, 48, /*target_w=*/56, /*target_h=*/40, 0.5, &w, &h);
+  EXPECT_EQ(w, 26);
+  EXPECT_EQ(h, 20);
+  ScaleJitterSize(64, 48, 56, 40, 1e-9, &w, &h);  // at least one pixel
+  EXPECT_EQ(w, 1);
+  EXPECT_EQ(h, 1);
+  // v2's RandomShortestSize: 480 / 960 = 0.5 -> 640 x 480; capped: 1000 / 1280.
+  ShortestSizeSize(1280, 960, 480, 0, &w, &h);
+  EXPECT_EQ(w, 640);
+  EXPECT_EQ(h, 480);
+  ShortestSizeSize(1280, 960, 800, 1000, &w, &h);
+  EXPECT_EQ(w, 1000);
+  EXPECT_EQ(h, 750);
+  // Letterbox: the limiting side exactly its size.
+  LetterboxSize(1280, 960, 640, 640, &w, &h);
+  EXPECT_EQ(w, 640);
+  EXPECT_EQ(h, 480);
+  LetterboxSize(37, 91, 40, 40, &w, &h);
+  EXPECT_EQ(w, 16);  // int(40 * 37 / 91)
+  EXPECT_EQ(h, 40);
+  LetterboxSize(100, 10, 50, 30, &w, &h);  // (h, w) = (30, 50): the width limits
+  EXPECT_EQ(w, 50);
+  EXPECT_EQ(h, 5);
+}
+
+TEST(DetectionResizeTest, LetterboxIsOneStageWithAFilledWindow) {
+  const Transform lb = Make("Letterbox", {ArgValue(32)});
+  const GeometryPlan p = Plan({lb}, 64, 48);
+  ASSERT_EQ(p.num_stages, 1);
+  const GeometryStage& st = p.stages[0];
+  EXPECT_EQ(st.crop, (Rect{0, 0, 64, 48}));
+  EXPECT_EQ(st.out_width, 32);
+  EXPECT_EQ(st.out_height, 24);
+  EXPECT_EQ(st.window, (Rect{0, -4, 32, 32}));
+  EXPECT_TRUE(st.window_filled);
+  EXPECT_EQ(st.window_fill, (std::array<uint8_t, 3>{114, 114, 114}));
+  // A later crop is not a window of the filled one: a stage of its own.
+  const GeometryPlan q = Plan({lb, T::CenterCrop(40, 40)}, 64, 48);
+  EXPECT_EQ(q.num_stages, 2);
+  EXPECT_EQ(q.stages[1].crop, (Rect{-4, -4, 40, 40}));
+  int oh = 0, ow = 0;
+  ASSERT_TRUE(StaticOutputSize({lb}, &oh, &ow).ok());
+  EXPECT_EQ(oh, 32);
+  EXPECT_EQ(ow, 32);
+}
+
+TEST(DetectionResizeTest, JitterThenLetterboxAndRecordedSteps) {
+  const Transform sj = Make("ScaleJitter", {ArgValue(40)},
+                            {{"scale_range", ArgValue({ArgValue(0.5), ArgValue(0.5)})}});
+  std::vector<GeometryStep> steps;
+  Rng rng(3);
+  GeometryPlan p;
+  ASSERT_TRUE(PlanGeometry({sj, T::RandomHorizontalFlip(1.0), Make("Letterbox", {ArgValue(16)})},
+                           64, 48, &rng, &p, &steps)
+                  .ok());
+  // ScaleJitter: 40 / 64 * 0.5 -> 20 x 15; Letterbox 16: 16 x 12, 2 above, 2 below.
+  ASSERT_EQ(steps.size(), 4u);
+  EXPECT_EQ(steps[0].kind, GeometryStep::kResize);
+  EXPECT_EQ(steps[0].out_width, 20);
+  EXPECT_EQ(steps[0].out_height, 15);
+  EXPECT_EQ(steps[1].kind, GeometryStep::kHFlip);
+  EXPECT_EQ(steps[2].kind, GeometryStep::kResize);
+  EXPECT_EQ(steps[2].out_width, 16);
+  EXPECT_EQ(steps[2].out_height, 12);
+  EXPECT_EQ(steps[3].kind, GeometryStep::kCrop);
+  EXPECT_EQ(steps[3].crop, (Rect{0, -2, 16, 16}));
+  EXPECT_EQ(steps[3].pad1, (std::array<int, 4>{0, 2, 0, 2}));
+  EXPECT_EQ(p.num_stages, 2);
+  EXPECT_TRUE(p.stages[1].window_filled);
+  int oh = 0, ow = 0;
+  EXPECT_FALSE(StaticOutputSize({sj}, &oh, &ow).ok());  // each sample its own size
+}
+
+TEST(DetectionResizeTest, RandomShortestSizeDrawsEachSize) {
+  const Transform t = Make("RandomShortestSize",
+                           {ArgValue({ArgValue(10), ArgValue(20), ArgValue(30), ArgValue(45)})},
+                           {{"max_size", ArgValue(50)}});
+  std::set<int> heights;
+  for (uint64_t seed = 0; seed < 40; ++seed) heights.insert(Plan({t}, 64, 48, seed).height());
+  // 10 -> 13 x 10; 20 -> 26 x 20; 30 -> 40 x 30; 45 -> capped at 50 / 64: 50 x 37.
+  EXPECT_EQ(heights, (std::set<int>{10, 20, 30, 37}));
+}
+
 }  // namespace
 }  // namespace stoker

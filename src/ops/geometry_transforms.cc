@@ -171,6 +171,51 @@ void DeclareGeometryTransforms(TransformFamily& f) {
       .Param(params::Probability("p", &Transform::p, 0.5))
       .Plan(&PlanRandomZoomOut, &VariableOutputSize);
 
+  f.Declare("ScaleJitter", TransformStage::kGeometry)
+      .Doc("torchvision v2's ScaleJitter: resize to (int(h * s), int(w * s)) with s = "
+           "min(target_h / h, target_w / w) * r, r drawn uniformly from `scale_range` (in "
+           "float64; v2 computes r in float32). Each sample its own size (collate='list', or "
+           "end with a crop, Pad or Letterbox for a batch).")
+      .Torchvision("v2 only (torchvision.transforms.v2.ScaleJitter): same arguments, "
+                   "`interpolation=` BILINEAR, `antialias=True`; pixels as F.resize on PIL")
+      .Param(params::Size("target_size"))
+      .Param(params::Range("scale_range", &Transform::scale_min, &Transform::scale_max,
+                           {0.1, 2.0}, {0.0, true, 100.0}))
+      .Param(params::BilinearOnly("interpolation"))
+      .Param(params::AntialiasOnly("antialias"))
+      .Plan(&PlanScaleJitter, &VariableOutputSize)
+      .RandomGeometry();
+
+  f.Declare("RandomShortestSize", TransformStage::kGeometry)
+      .Doc("torchvision v2's RandomShortestSize: the shorter side drawn from `min_size` "
+           "(an int or a list), aspect kept, the longer side capped at `max_size` if given: "
+           "r = min(size / min(h, w), max_size / max(h, w)), then (int(h * r), int(w * r)). "
+           "Each sample its own size.")
+      .Torchvision("v2 only (torchvision.transforms.v2.RandomShortestSize): same arguments, "
+                   "`interpolation=` BILINEAR, `antialias=True`; pixels as F.resize on PIL")
+      .Param(params::SizeList("min_size"))
+      .Param(params::MaxSize("max_size"))
+      .Param(params::BilinearOnly("interpolation"))
+      .Param(params::AntialiasOnly("antialias"))
+      .Plan(&PlanRandomShortestSize, &VariableOutputSize)
+      .RandomGeometry();
+
+  f.Declare("Letterbox", TransformStage::kGeometry)
+      .Doc("Resize keeping the aspect so the image fits `size` (an int: size x size, or (h, w)): "
+           "the limiting side becomes its size, the other int(size * other / limiting); then "
+           "pad to `size` with `fill`, centred (left = (W - w) // 2, top = (H - h) // 2, the "
+           "odd pixel right and bottom). Equals F.pad(F.resize(img, [h, w]), [left, top, "
+           "right, bottom], fill). Masks are padded with their ignore_index; boxes and "
+           "keypoints are scaled, then shifted by (left, top).")
+      .Torchvision("not in torchvision (YOLO's letterbox): F.resize then F.pad with `fill`, "
+                   "bit-identical to them on PIL")
+      .Param(params::Size("size"))
+      .Param(params::Fill("fill", 114))
+      .Param(params::BilinearOnly("interpolation"))
+      .Param(params::AntialiasOnly("antialias"))
+      .Plan(&PlanLetterbox, &CropOutputSize)
+      .Deterministic();
+
   f.NotProvided("FiveCrop", "not supported (one image per sample)");
   f.NotProvided("TenCrop", "not supported (one image per sample)");
   f.NotProvided("ElasticTransform",

@@ -94,6 +94,12 @@ void ComputeAxisCoeffs(double in0, double in1, int lo, int hi, int out_size, int
     }
   }
   if (c->min_input >= c->max_input) c->min_input = c->max_input = lo;
+  {
+    const int i0 = std::clamp(-window_start, 0, window_length);
+    const int i1 = std::clamp(out_size - window_start, i0, window_length);
+    c->inside_begin = reverse ? window_length - i1 : i0;
+    c->inside_end = reverse ? window_length - i0 : i1;
+  }
   // Pairs of outputs, each tap's weight repeated over 4 lanes:
   // wide[((i / 2) * taps + k) * 8 + (i % 2) * 4 + lane] = weight(i, k).
   c->wide.clear();
@@ -364,18 +370,34 @@ bool Resampler::Finish(RowSink sink, void* ctx) {
   const int out_w = h_->length;
   const int bytes = out_w * 3;
   static const bool avx2 = __builtin_cpu_supports("avx2");
+  // Paints the padding outputs of row i with the fill colour.
+  auto fill = [&](int i) {
+    if (!has_fill_) return;
+    const bool whole = i < v.inside_begin || i >= v.inside_end;
+    uint8_t* row = row_.data();
+    for (int x = 0; x < out_w; ++x) {
+      if (whole || x < h_->inside_begin || x >= h_->inside_end) {
+        row[3 * x] = fill_[0];
+        row[3 * x + 1] = fill_[1];
+        row[3 * x + 2] = fill_[2];
+      }
+    }
+  };
   for (int i = 0; i < v.length; ++i) {
     if (avx2 && v.count[i] > 0) {
       VerticalRowAvx2(temp_.data(), bytes, v.start[i] - v.min_input,
                       &v.weights[static_cast<size_t>(i) * v.taps], v.count[i], bytes, row_.data());
+      fill(i);
       sink(ctx, i, row_.data(), out_w);
       continue;
     }
     VerticalRow(temp_.data(), bytes, v.start[i] - v.min_input,
                 &v.weights[static_cast<size_t>(i) * v.taps], v.count[i], bytes, acc_.data(),
                 row_.data());
+    fill(i);
     sink(ctx, i, row_.data(), out_w);
   }
+  has_fill_ = false;
   h_ = v_ = nullptr;
   rows_ = pushed_ = 0;
   return true;

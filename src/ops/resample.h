@@ -13,6 +13,7 @@
 #ifndef STOKER_OPS_RESAMPLE_H_
 #define STOKER_OPS_RESAMPLE_H_
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -31,6 +32,10 @@ struct AxisCoeffs {
   std::vector<int32_t> weights;   // fixed point, sum 1 << kPrecisionBits
   int min_input = 0;              // inputs used: [min_input, max_input)
   int max_input = 0;
+  // The outputs (in stored order) inside [0, out_size): [inside_begin,
+  // inside_end); the others are padding.
+  int inside_begin = 0;
+  int inside_end = 0;
   // Every output reads exactly `taps` inputs (zero weights pad the real
   // ones), which lets the horizontal pass use unrolled vector kernels.
   bool fixed_taps = false;
@@ -86,6 +91,14 @@ class Resampler {
   // (and writes nothing) unless every wanted row was pushed.
   bool Finish(RowSink sink, void* ctx);
 
+  // The colour of the padding outputs (those outside [0, out_size) on either
+  // axis) of the next Finish() (Run, RunToImage); null: zero. Reset by
+  // Finish(). The letterbox's and a constant-fill pad's border.
+  void SetPadFill(const std::array<uint8_t, 3>* fill) {
+    has_fill_ = fill != nullptr;
+    if (has_fill_) fill_ = *fill;
+  }
+
   // Convenience: resample into an owned image.
   void RunToImage(const RgbView& src, int origin_x, int origin_y, const AxisCoeffs& horizontal,
                   const AxisCoeffs& vertical, RgbImage* out);
@@ -106,6 +119,8 @@ class Resampler {
   std::vector<uint8_t> temp_;   // horizontally resampled rows
   std::vector<int32_t> acc_;
   std::vector<uint8_t> row_;
+  bool has_fill_ = false;
+  std::array<uint8_t, 3> fill_{0, 0, 0};
 };
 
 }  // namespace stoker

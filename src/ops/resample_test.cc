@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -781,6 +782,45 @@ TEST(ResamplerTest, ReusedResamplerAcrossShapes) {
     r.RunToImage(in.view(), 0, 0, h, v, &out);
     EXPECT_EQ(FirstDiff(FromRgbImage(out), RefResize(in, ow, oh)), "")
         << iw << "x" << ih << " -> " << ow << "x" << oh << " fixed_taps " << fixed;
+  }
+}
+
+
+TEST(ResamplerPadFillTest, PaintsOnlyThePaddingOutputs) {
+  // A 6 x 4 grey image resampled to 6 x 4 (identity) inside a window reaching 2 beyond on
+  // the left and 1 above: the outside gets the fill colour, the inside the image.
+  RgbImage src;
+  src.Resize(6, 4);
+  for (int y = 0; y < 4; ++y) {
+    for (int x = 0; x < 18; ++x) src.row(y)[x] = static_cast<uint8_t>(10 + y);
+  }
+  for (bool reverse : {false, true}) {
+    AxisCoeffs h, v;
+    ComputeAxisCoeffs(0, 6, 0, 6, 6, -2, 9, reverse, &h, /*fixed_taps=*/true);
+    ComputeAxisCoeffs(0, 4, 0, 4, 4, -1, 5, false, &v);
+    EXPECT_EQ(h.inside_begin, reverse ? 1 : 2);
+    EXPECT_EQ(h.inside_end, reverse ? 7 : 8);
+    Resampler r;
+    const std::array<uint8_t, 3> fill{200, 1, 2};
+    r.SetPadFill(&fill);
+    RgbImage out;
+    r.RunToImage(src.view(), 0, 0, h, v, &out);
+    for (int y = 0; y < 5; ++y) {
+      for (int x = 0; x < 9; ++x) {
+        const bool in = y >= 1 && x >= h.inside_begin && x < h.inside_end;
+        const uint8_t* p = out.row(y) + 3 * x;
+        if (in) {
+          EXPECT_EQ(p[0], 10 + y - 1) << x << "," << y;
+        } else {
+          EXPECT_EQ(p[0], 200) << x << "," << y;
+          EXPECT_EQ(p[1], 1);
+          EXPECT_EQ(p[2], 2);
+        }
+      }
+    }
+    // Reset by Finish: the next run pads with zeros.
+    r.RunToImage(src.view(), 0, 0, h, v, &out);
+    EXPECT_EQ(out.row(0)[0], 0);
   }
 }
 

@@ -261,6 +261,36 @@ ParamSchema MaxSize(std::string name) {
   return p;
 }
 
+ParamSchema SizeList(std::string name) {
+  ParamSchema p = Base(std::move(name), "Union[int, Sequence[int]]",
+                       "an int or a non-empty sequence of ints, each in [1, 2^30]");
+  p.set = [](const ArgValue& v, Transform* t) {
+    std::vector<int64_t> l;
+    if (const std::optional<int64_t> i = IntOf(v); i && v.type() != ArgValue::Type::kBool) {
+      l = {*i};
+    } else if (v.type() == ArgValue::Type::kList) {
+      const std::optional<std::vector<int64_t>> ints = IntsOf(v);
+      if (!ints) return Wrong();
+      l = *ints;
+    } else {
+      return Wrong();
+    }
+    if (l.empty()) return Bad();
+    t->sizes.clear();
+    for (int64_t x : l) {
+      if (x <= 0 || x > (1 << 30)) return Bad();
+      t->sizes.push_back(static_cast<int>(x));
+    }
+    return Status::OK();
+  };
+  p.get = [](const Transform& t) {
+    std::vector<ArgValue> out;
+    for (int x : t.sizes) out.emplace_back(x);
+    return ArgValue(std::move(out));
+  };
+  return p;
+}
+
 // ------------------------------------------------------------------- ranges --
 
 namespace {

@@ -49,6 +49,9 @@ ParamSchema Size(std::string name);
 ParamSchema ResizeSize(std::string name);
 // Resize's max_size: None (0) or an int.
 ParamSchema MaxSize(std::string name);
+// RandomShortestSize's min_size: an int or a non-empty sequence of ints, each
+// > 0, into `sizes`.
+ParamSchema SizeList(std::string name);
 
 // A pair (min, max) of finite floats into `lo` and `hi`, with min >= floor
 // (min > floor when `open`), max <= ceiling and min <= max.

@@ -23,7 +23,7 @@ const std::map<std::string, ArgValue>& Examples() {
       {"size", 8},          {"bits", 4},        {"threshold", 128.0},
       {"sharpness_factor", 2.0}, {"kernel_size", 3}, {"degrees", 10.0},
       {"mean", ArgValue({0.5, 0.5, 0.5})}, {"std", ArgValue({0.2, 0.2, 0.2})},
-      {"num_output_channels", 3}, {"padding", 2},
+      {"num_output_channels", 3}, {"padding", 2}, {"target_size", 8}, {"min_size", 8},
   };
   return *examples;
 }

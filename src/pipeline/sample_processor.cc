@@ -115,6 +115,53 @@ bool SampleProcessor::TrimScratch() {
   return true;
 }
 
+int SampleProcessor::DctScale(const GeometryStage& st) {
+  // The largest 1/d keeping the crop at least as large as the output in both
+  // directions, when the crop is >= 2x.
+  int d = 1;
+  while (d < 8 && st.crop.width >= 2 * d * st.out_width &&
+         st.crop.height >= 2 * d * st.out_height) {
+    d *= 2;
+  }
+  return d;
+}
+
+Status SampleProcessor::DecodeScaled(const DecodeRequest& req, RgbView* view, int* origin_x,
+                                     int* origin_y) {
+  DecodedRegion region;
+  STOKER_RETURN_IF_ERROR(decoder_.Decode(req, &region));
+  if (region.scale_denom != req.scale_denom) {
+    return InternalError("decoder ignored the DCT scale");
+  }
+  *view = region.pixels;
+  *origin_x = region.region.x;
+  *origin_y = region.region.y;
+  return Status::OK();
+}
+
+DecodeRequest SampleProcessor::ScaledTaps(const GeometryStage& st, int d,
+                                          const ImageHeader& header, bool flip, bool vflip) {
+  const double inv = 1.0 / d;
+  const int sw = (header.width + d - 1) / d, sh = (header.height + d - 1) / d;
+  auto span = [&](int a, int b, int limit, int* lo, int* hi) {
+    *lo = static_cast<int>(std::floor(a * inv));
+    *hi = std::min(limit, static_cast<int>(std::ceil(b * inv)));
+  };
+  int xlo, xhi, ylo, yhi;
+  span(st.crop.x, st.crop.right(), sw, &xlo, &xhi);
+  span(st.crop.y, st.crop.bottom(), sh, &ylo, &yhi);
+  ComputeAxisCoeffs(st.crop.x * inv, st.crop.right() * inv, xlo, xhi, st.out_width,
+                    st.window.x, st.window.width, flip, &h_, /*fixed_taps=*/true);
+  ComputeAxisCoeffs(st.crop.y * inv, st.crop.bottom() * inv, ylo, yhi, st.out_height,
+                    st.window.y, st.window.height, vflip, &v_);
+  // The rectangle the taps read (full-resolution coordinates).
+  DecodeRequest req;
+  req.scale_denom = d;
+  req.region = Rect{h_.min_input * d, v_.min_input * d, (h_.max_input - h_.min_input) * d,
+                    (v_.max_input - v_.min_input) * d};
+  return req;
+}
+
 Status SampleProcessor::Resample(const RgbView& src, int origin_x, int origin_y, Rng* rng,
                                  uint8_t* slot, bool tail_padding, StageTimes* times) {
   const int64_t start = TraceClock(times);
@@ -251,41 +298,20 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const Sample
   const GeometryStage& st = plan.stages[0];
   if (plan.num_stages != 1 || !Inside(st.crop, header.width, header.height)) {
     decode_range.End();  // ProcessSlow opens its own
-    return ProcessSlow(sample, plan, rng, slot, t0, times);
+    return ProcessSlow(sample, header, plan, rng, slot, t0, times);
   }
   // The decode span's path: region (JPEG), DCT scale, rows, raw pixels.
   const SampleTrace* trace = times->trace;
   uint8_t path = raw ? kDecodeRaw
                      : header.format == ImageFormat::kJpeg ? kDecodeRegion : kDecodeWhole;
 
-  // Fast path. Pick the DCT scale: the largest 1/d keeping the crop at least
-  // as large as the output in both directions, when the crop is >= 2x.
-  int d = 1;
-  if (config_.dct_scaling && !raw && header.format == ImageFormat::kJpeg) {
-    while (d < 8 && st.crop.width >= 2 * d * st.out_width &&
-           st.crop.height >= 2 * d * st.out_height) {
-      d *= 2;
-    }
-  }
+  // Fast path: the DCT scale (DctScale), the taps, the region they read.
+  const int d = config_.dct_scaling && !raw && header.format == ImageFormat::kJpeg
+                    ? DctScale(st)
+                    : 1;
   last_scale_denom_ = d;
-  const double inv = 1.0 / d;
-  const int sw = (header.width + d - 1) / d, sh = (header.height + d - 1) / d;
-  auto span = [&](int a, int b, int limit, int* lo, int* hi) {
-    *lo = static_cast<int>(std::floor(a * inv));
-    *hi = std::min(limit, static_cast<int>(std::ceil(b * inv)));
-  };
-  int xlo, xhi, ylo, yhi;
-  span(st.crop.x, st.crop.right(), sw, &xlo, &xhi);
-  span(st.crop.y, st.crop.bottom(), sh, &ylo, &yhi);
-  ComputeAxisCoeffs(st.crop.x * inv, st.crop.right() * inv, xlo, xhi, st.out_width,
-                    st.window.x, st.window.width, plan.flip, &h_, /*fixed_taps=*/true);
-  ComputeAxisCoeffs(st.crop.y * inv, st.crop.bottom() * inv, ylo, yhi, st.out_height,
-                    st.window.y, st.window.height, plan.vflip, &v_);
-  // The rectangle the taps read (full-resolution coordinates).
-  DecodeRequest req;
-  req.scale_denom = d;
-  req.region = Rect{h_.min_input * d, v_.min_input * d, (h_.max_input - h_.min_input) * d,
-                    (v_.max_input - v_.min_input) * d};
+  const DecodeRequest req = ScaledTaps(st, d, header, plan.flip, plan.vflip);
+  resampler_.SetPadFill(st.window_filled ? &st.window_fill : nullptr);
   // What the buffered path would hold: PNG decodes the whole image, JPEG the
   // region (at the DCT scale).
   const size_t buffered_bytes =
@@ -332,12 +358,7 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const Sample
   if (raw) {
     view = RawView(sample);
   } else {
-    DecodedRegion region;
-    STOKER_RETURN_IF_ERROR(decoder_.Decode(req, &region));
-    if (region.scale_denom != d) return InternalError("decoder ignored the DCT scale");
-    view = region.pixels;
-    origin_x = region.region.x;
-    origin_y = region.region.y;
+    STOKER_RETURN_IF_ERROR(DecodeScaled(req, &view, &origin_x, &origin_y));
     tail_padding = true;  // decoder buffers keep slack after the last row
   }
   const int64_t t1 = Clock(times);
@@ -366,13 +387,30 @@ Status SampleProcessor::DecodeWhole(const SampleData& sample, CachedImage* out) 
   return Status::OK();
 }
 
-Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan& plan,
-                                    Rng* rng, uint8_t* slot, int64_t t0, StageTimes* times) {
+Status SampleProcessor::ProcessSlow(const SampleData& sample, const ImageHeader& header,
+                                    const GeometryPlan& plan, Rng* rng, uint8_t* slot,
+                                    int64_t t0, StageTimes* times) {
   last_scale_denom_ = 1;
   nvtx::Range decode_range("decode");
+  const bool raw = sample.pixels != nullptr;
+  const GeometryStage& first = plan.stages[0];
+  // The first stage's DCT scale, as the fast path picks it (a crop inside the
+  // image, shrunk 2x or more in both directions).
+  const int d = config_.dct_scaling && !raw && header.format == ImageFormat::kJpeg &&
+                        Inside(first.crop, header.width, header.height)
+                    ? DctScale(first)
+                    : 1;
   RgbView current;
-  if (sample.pixels != nullptr) {
+  int origin_x = 0, origin_y = 0;  // of `current`'s pixel (0, 0), for the first stage
+  if (raw) {
     current = RawView(sample);
+  } else if (d > 1) {
+    // The first stage's taps on the 1/d image, then only the region they read.
+    const bool last = plan.num_stages == 1;
+    const DecodeRequest req =
+        ScaledTaps(first, d, header, last && plan.flip, last && plan.vflip);
+    STOKER_RETURN_IF_ERROR(DecodeScaled(req, &current, &origin_x, &origin_y));
+    last_scale_denom_ = d;
   } else {
     DecodedRegion all;
     STOKER_RETURN_IF_ERROR(decoder_.Decode(DecodeRequest{}, &all));
@@ -384,7 +422,9 @@ Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan
   decode_range.End();
   if (trace != nullptr) {
     trace->Add(SpanKind::kDecode, t0, t1, 0,
-               sample.pixels != nullptr ? kDecodeRaw : kDecodeWhole, 1);
+               raw ? kDecodeRaw
+                   : static_cast<uint8_t>(d > 1 ? (kDecodeRegion | kDecodeScaled) : kDecodeWhole),
+               d);
   }
   RgbImage* bufs[2] = {&stage_a_, &stage_b_};
   int which = 0;
@@ -393,7 +433,12 @@ Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan
     const bool last = s + 1 == plan.num_stages;
     RgbView cropped = current;
     int lo_x = st.crop.x, lo_y = st.crop.y;
-    if (!Inside(st.crop, current.width, current.height)) {
+    int ox = 0, oy = 0;
+    const bool scaled = s == 0 && d > 1;  // taps already in h_, v_
+    if (scaled) {
+      ox = origin_x;
+      oy = origin_y;
+    } else if (!Inside(st.crop, current.width, current.height)) {
       if (st.pad_mode != kPadConstant || st.pad_fill != std::array<uint8_t, 3>{0, 0, 0}) {
         CropWithPaddingMode(current, st, bufs[which]);
       } else {
@@ -403,22 +448,25 @@ Status SampleProcessor::ProcessSlow(const SampleData& sample, const GeometryPlan
       which ^= 1;
       lo_x = lo_y = 0;
     }
-    ComputeAxisCoeffs(lo_x, lo_x + st.crop.width, lo_x, lo_x + st.crop.width, st.out_width,
-                      st.window.x, st.window.width, last && plan.flip, &h_,
-                      /*fixed_taps=*/true);
-    ComputeAxisCoeffs(lo_y, lo_y + st.crop.height, lo_y, lo_y + st.crop.height, st.out_height,
-                      st.window.y, st.window.height, last && plan.vflip, &v_);
+    if (!scaled) {
+      ComputeAxisCoeffs(lo_x, lo_x + st.crop.width, lo_x, lo_x + st.crop.width, st.out_width,
+                        st.window.x, st.window.width, last && plan.flip, &h_,
+                        /*fixed_taps=*/true);
+      ComputeAxisCoeffs(lo_y, lo_y + st.crop.height, lo_y, lo_y + st.crop.height,
+                        st.out_height, st.window.y, st.window.height, last && plan.vflip, &v_);
+    }
+    resampler_.SetPadFill(st.window_filled ? &st.window_fill : nullptr);
     if (last) {
       // The span of the last resample covers the earlier stages too.
       resampler_.Begin(h_, v_);
-      resampler_.PushRows(cropped, 0, 0, /*tail_padding=*/false);
+      resampler_.PushRows(cropped, ox, oy, /*tail_padding=*/false);
       const Status st = FinishResample(rng, slot, times, t1);
       if (!st.ok()) {
         times->augment_ns += Clock(times) - t1;
         return st;
       }
     } else {
-      resampler_.RunToImage(cropped, 0, 0, h_, v_, bufs[which]);
+      resampler_.RunToImage(cropped, ox, oy, h_, v_, bufs[which]);
       current = bufs[which]->view();
       which ^= 1;
     }

@@ -136,9 +136,21 @@ class SampleProcessor {
   int64_t Clock(const StageTimes* times) const;
   // NowNs() when tracing (times->trace), else 0: the clock reads only spans need.
   static int64_t TraceClock(const StageTimes* times);
-  // `t0`: when Process() began (decode time is counted from it).
-  Status ProcessSlow(const SampleData& sample, const GeometryPlan& plan, Rng* rng,
-                     uint8_t* slot, int64_t t0, StageTimes* times);
+  // The DCT scale denominator (1, 2, 4, 8) for a stage's crop: the largest
+  // keeping the crop at least as large as the output, when it is >= 2x.
+  static int DctScale(const GeometryStage& st);
+  // The stage's taps (into h_, v_) on the image decoded at 1/d, and the
+  // request for the region they read.
+  DecodeRequest ScaledTaps(const GeometryStage& st, int d, const ImageHeader& header,
+                           bool flip, bool vflip);
+  // Decodes req's region at its scale: the pixels and where their (0, 0) lies.
+  Status DecodeScaled(const DecodeRequest& req, RgbView* view, int* origin_x, int* origin_y);
+  // `t0`: when Process() began (decode time is counted from it). A JPEG
+  // whose first stage shrinks its crop (inside the image) 2x or more is
+  // decoded at a DCT scale, that crop's region only, as on the fast path.
+  Status ProcessSlow(const SampleData& sample, const ImageHeader& header,
+                     const GeometryPlan& plan, Rng* rng, uint8_t* slot, int64_t t0,
+                     StageTimes* times);
   // The last resample (taps in h_, v_) into the slot; with photometric
   // transforms, into out_ first, where they run, then into the slot. Fails
   // only when a Callback does.

@@ -9,10 +9,12 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "stoker/transform_schema.h"
 #include "testing/test_images.h"
 
 namespace stoker {
@@ -270,6 +272,54 @@ TEST(SampleProcessorPngRowsTest, DamageBelowTheCropIsStillAnError) {
     EXPECT_EQ(rows.status.code(), StatusCode::kDataLoss) << pct << ": " << rows.status.ToString();
     EXPECT_EQ(rows.status.ToString(), whole.status.ToString()) << pct;
   }
+}
+
+
+// Two resizes (ScaleJitter, then Letterbox) plan two stages, the slow path: the first,
+// shrinking 4x or more, still decodes the JPEG at a DCT scale; the pixels stay close to the
+// full decode's.
+TEST(SampleProcessorSlowPathTest, AShrinkingFirstStageDecodesAtADctScale) {
+  const int w = 320, h = 240;
+  const Bytes jpeg = EncodeJpeg(MakePixels(w, h, 5), w, h, JpegSpec{95});
+  const std::vector<Transform> chain = {
+      MakeTransform("ScaleJitter", {ArgValue(60)},
+                    {{"scale_range", ArgValue({ArgValue(0.9), ArgValue(1.0)})}})
+          .value(),
+      Transform::RandomHorizontalFlip(), MakeTransform("Letterbox", {ArgValue(48)}).value()};
+  int oh = 0, ow = 0;
+  ASSERT_TRUE(StaticOutputSize(chain, &oh, &ow).ok());
+  PixelWriter writer(DType::kUint8, Layout::kNHWC, oh, ow, false, {0, 0, 0}, {1, 1, 1});
+  Bytes out[2];
+  int denom[2] = {0, 0};
+  for (int dct = 0; dct < 2; ++dct) {
+    ProcessorConfig config;
+    config.dct_scaling = dct == 1;
+    config.transforms = chain;
+    config.timing = false;
+    SampleProcessor processor(config, &writer);
+    SampleData sample;
+    sample.bytes = jpeg.data();
+    sample.size = jpeg.size();
+    out[dct].assign(writer.sample_bytes(), 0);
+    Rng rng(7);
+    StageTimes times;
+    ASSERT_TRUE(processor.Process(sample, &rng, out[dct].data(), &times).ok());
+    denom[dct] = processor.last_scale_denom();
+  }
+  EXPECT_EQ(denom[0], 1);
+  EXPECT_GE(denom[1], 2);
+  double sum = 0;
+  int diff = 0;
+  for (size_t i = 0; i < out[0].size(); ++i) {
+    const int d = std::abs(int(out[0][i]) - int(out[1][i]));
+    sum += d;
+    diff += d != 0;
+  }
+  EXPECT_GT(diff, 0);
+  EXPECT_LT(sum / out[0].size(), 4.0);
+  // The letterbox's border (rows above and below a 48 x 36 image) is the fill colour.
+  EXPECT_EQ(out[1][0], 114);
+  EXPECT_EQ(out[1][out[1].size() - 1], 114);
 }
 
 }  // namespace
