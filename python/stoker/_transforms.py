@@ -47,7 +47,8 @@ class _TransformClass(type):
 def _make_class(schema: dict) -> type:
     """stoker.<Name>: a class whose call takes the declared parameters."""
     name = schema["name"]
-    params = [inspect.Parameter(p["name"], inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    params = [inspect.Parameter(p["name"], inspect.Parameter.KEYWORD_ONLY if p["keyword_only"]
+                                else inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                 default=(inspect.Parameter.empty if p["required"]
                                          else p["default"]),
                                 annotation=p["annotation"])

@@ -39,21 +39,37 @@
 
 #include "codec/decoder.h"
 #include "ops/targets.h"
+#include "base/rng.h"
 #include "pipeline/record_plan.h"
+#include "pipeline/sample_processor.h"
 #include "stoker/batch.h"
 #include "stoker/source.h"
 
 namespace stoker {
 
+// The primary image's draw for a sample, for the image fields transformed
+// with it (RecordFieldPlan::transformed): the generator as it was before the
+// primary image's transforms drew, and the primary image's size.
+struct ImageDraw {
+  Rng rng{0};
+  int width = 0, height = 0;
+};
+
 class RecordProcessor {
  public:
-  RecordProcessor(const RecordPlan* plan, const DecoderOptions& decoder = {});
+  // `images`: the loader's ProcessorConfig, from which each transformed image
+  // field gets its own SampleProcessor (needed when the plan has one).
+  RecordProcessor(const RecordPlan* plan, const DecoderOptions& decoder = {},
+                  const ProcessorConfig* images = nullptr);
+  ~RecordProcessor();
 
   // Writes every batch field of `sample` into slot `s` of `buf`; targets
   // follow `geometry` (the primary image's, from its SampleProcessor), and
-  // the boxes they remove are added to *boxes_removed.
+  // the boxes they remove are added to *boxes_removed; transformed image
+  // fields replay `draw`.
   Status Process(const SampleData& sample, BatchBuffer* buf, int s,
-                 const TargetGeometry* geometry = nullptr, int64_t* boxes_removed = nullptr);
+                 const TargetGeometry* geometry = nullptr, int64_t* boxes_removed = nullptr,
+                 const ImageDraw* draw = nullptr);
 
   // Decode memory held between samples, and a way to free it.
   size_t scratch_bytes() const;
@@ -66,10 +82,18 @@ class RecordProcessor {
   Status WriteTarget(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
   Status WriteMask(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
   Status WritePerBox(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
+  // A transformed image field: the transforms with the primary's draw.
+  Status WriteTransformedImage(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf,
+                               int s);
   // Runs the field steps on the source's values into values_.
   Status RunSteps(const FieldValue* source);
 
   const RecordPlan* plan_;
+  const ImageDraw* draw_ = nullptr;
+  // Transformed image fields: per plan field (null for the others), its
+  // config, writer (uint8 HWC) and processor, and the output image.
+  struct Transformed;
+  std::vector<std::unique_ptr<Transformed>> transformed_;
   ImageDecoder decoder_;
   NativeImage image_;
   std::vector<FieldValue> values_;       // the record's values after the steps

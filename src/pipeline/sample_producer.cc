@@ -68,7 +68,8 @@ void CopyFields(const SampleData& sample, CachedImage* out) {
 SampleProducer::SampleProducer(const ProducerContext& context)
     : ctx_(context), processor_(*context.processor, context.writer) {
   if (ctx_.record != nullptr && ctx_.record->records()) {
-    record_ = std::make_unique<RecordProcessor>(ctx_.record, context.processor->decoder);
+    record_ = std::make_unique<RecordProcessor>(ctx_.record, context.processor->decoder,
+                                                context.processor);
   }
 }
 
@@ -144,12 +145,15 @@ bool SampleProducer::Produce(EpochReader* reader, int64_t epoch, int64_t p, int 
             out.slot = buf->slot(s);
           }
           Status r;
+          ImageDraw draw{rng};  // before the primary image draws: other image fields replay it
           if (ctx_.record == nullptr || ctx_.record->image >= 0) {
             r = processor_.Process(sample, &rng, out, &times);
+            draw.width = times.source_width;
+            draw.height = times.source_height;
           }
           if (r.ok() && record_ != nullptr) {
             int64_t removed = 0;
-            r = record_->Process(sample, buf, s, &processor_.geometry(), &removed);
+            r = record_->Process(sample, buf, s, &processor_.geometry(), &removed, &draw);
             if (r.ok() && removed > 0) c->Add(c->boxes_removed, removed);
           }
           threw = false;
