@@ -76,7 +76,7 @@ class DeviceStage:
 
 class FieldStep:
     """A Python function on some fields of each record (stoker.Lambda with fields=): stoker/loader.h FieldStep."""
-    def __init__(self, fn: object, name: str, fields: List[str], adds: List[Tuple[str, str, str, Optional[List[int]]]]) -> None: ...
+    def __init__(self, fn: object, name: str, fields: List[str], adds: List[Tuple[str, str, str, Optional[List[int]]]], rng: bool = ...) -> None: ...
     @property
     def name(self) -> str: ...
     @property
@@ -163,7 +163,7 @@ class LoaderOptions:
     default, for Loader(source, options) and DeviceLoader(source, options, ...). The
     C++ Loader checks them (ValueError naming the option).
     """
-    def __init__(self, *, batch_size: int = ..., shuffle: bool = ..., seed: int = ..., drop_last: bool = ..., transforms: List[Transform] = ..., threads: int = ..., prefetch: int = ..., dtype: str = ..., layout: str = ..., on_error: str = ..., dct_scaling: bool = ..., max_pixels: int = ..., auto_threads: bool = ..., auto_prefetch: bool = ..., max_threads: int = ..., max_prefetch: int = ..., allocator: BatchAllocator = ..., sampler: SamplerSpec = ..., cache: Optional[str] = ..., cache_bytes: int = ..., rank: int = ..., world_size: int = ..., local_world_size: int = ..., collate: str = ..., rank_tail: Optional[str] = ..., cache_validate: bool = ..., pad_value: float = ..., field_steps: List[FieldStep] = ..., targets: object = ...) -> None: ...
+    def __init__(self, *, batch_size: int = ..., shuffle: bool = ..., seed: int = ..., drop_last: bool = ..., transforms: List[Transform] = ..., threads: int = ..., prefetch: int = ..., dtype: str = ..., layout: str = ..., on_error: str = ..., dct_scaling: bool = ..., max_pixels: int = ..., auto_threads: bool = ..., auto_prefetch: bool = ..., max_threads: int = ..., max_prefetch: int = ..., allocator: BatchAllocator = ..., sampler: SamplerSpec = ..., cache: Optional[str] = ..., cache_bytes: int = ..., rank: int = ..., world_size: int = ..., local_world_size: int = ..., collate: str = ..., field_collate: List[Tuple[str, str]] = ..., rank_tail: Optional[str] = ..., cache_validate: bool = ..., pad_value: float = ..., field_steps: List[FieldStep] = ..., targets: object = ...) -> None: ...
 
 class Mix(Source):
     """Several sources read as one, with weights: a Source, passed to Loader like any other.

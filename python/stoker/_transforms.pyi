@@ -315,8 +315,10 @@ class Lambda:
     ``"text"``, ``"bytes"``, ``"json"``, ``"label"``, a numpy dtype (an array of any shape:
     a list per batch, padded under ``collate="pad"``) or ``(dtype, shape)`` (``None`` where
     a dimension varies; a fully given shape is stacked). Several steps run in list order (a
-    later one may name an earlier one's additions). Errors and ``on_error`` as above;
-    ``rng=True`` is not supported with ``fields=`` yet.
+    later one may name an earlier one's additions). Errors and ``on_error`` as above. With
+    ``rng=True`` it is called as ``fn(d, rng)``, ``rng`` a ``numpy.random.Generator`` seeded
+    from ``(seed, epoch, sample, the step's place among the field steps)``, the same for any
+    thread count and apart from the image transforms' draws.
     """
     def __init__(self, lambd: Any, *, rng: bool = ..., fields: Any = ..., adds: Any = ...) -> None: ...
 

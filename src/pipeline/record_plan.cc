@@ -333,6 +333,31 @@ StatusOr<std::shared_ptr<const RecordPlan>> MakeRecordPlan(const Schema& source_
                                           &out_w).ok();
   std::vector<std::string> transformed;
   STOKER_RETURN_IF_ERROR(PlanTransformFields(options.transforms, *plan, &transformed));
+  for (size_t i = 0; i < options.field_collate.size(); ++i) {
+    const std::string& name = options.field_collate[i].first;
+    const int k = full.Find(name);
+    if (k < 0) {
+      return InvalidArgumentError("collate: '" + name + "' is not a field of the record (its "
+                                  "fields: " + full.ToString() + ")");
+    }
+    if (k == plan->image || k == plan->label) {
+      return InvalidArgumentError("collate: '" + name + "' is the primary " +
+                                  (k == plan->image ? "image" : "label") + ", batched by the "
+                                  "string form (collate='list' for per-sample images); name "
+                                  "other fields in the dict");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (options.field_collate[j].first == name) {
+        return InvalidArgumentError("collate: '" + name + "' is named twice");
+      }
+    }
+  }
+  auto collate_of = [&](const std::string& name) {
+    for (const auto& [n, c] : options.field_collate) {
+      if (n == name) return c;
+    }
+    return options.collate;
+  };
   for (size_t k = 0; k < full.fields.size(); ++k) {
     if (static_cast<int>(k) == plan->image || static_cast<int>(k) == plan->label) continue;
     RecordFieldPlan f;
@@ -365,7 +390,8 @@ StatusOr<std::shared_ptr<const RecordPlan>> MakeRecordPlan(const Schema& source_
     }
     plan->layouts.push_back(DataLayout(f.spec));
     FieldLayout& l = plan->layouts.back();
-    l.pad = options.collate == LoaderOptions::Collate::kPad && f.spec.kind == FieldKind::kArray &&
+    l.pad = collate_of(f.spec.name) == LoaderOptions::Collate::kPad &&
+            f.spec.kind == FieldKind::kArray &&
             !l.fixed;
     if (l.pad && full.Find(f.spec.name + "_lengths") >= 0) {
       return InvalidArgumentError("collate=\"pad\" adds the key '" + f.spec.name +

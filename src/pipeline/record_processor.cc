@@ -118,7 +118,7 @@ Status RecordProcessor::Process(const SampleData& sample, BatchBuffer* buf, int 
   }
   const FieldValue* values = sample.fields;
   if (!plan_->steps.empty()) {
-    STOKER_RETURN_IF_ERROR(RunSteps(sample.fields));
+    STOKER_RETURN_IF_ERROR(RunSteps(sample.fields, draw != nullptr ? draw->step_seed : 0));
     values = values_.data();
   }
   // Per-box rows last: they follow their boxes' removals.
@@ -134,7 +134,8 @@ Status RecordProcessor::Process(const SampleData& sample, BatchBuffer* buf, int 
   return Status::OK();
 }
 
-Status RecordProcessor::RunSteps(const FieldValue* source) {
+Status RecordProcessor::RunSteps(const FieldValue* source, uint64_t step_seed) {
+  Rng seeds(step_seed);
   const size_t n = plan_->schema.fields.size();
   values_.assign(n, FieldValue());
   std::copy(source, source + plan_->source_fields, values_.begin());
@@ -146,8 +147,9 @@ Status RecordProcessor::RunSteps(const FieldValue* source) {
     for (int i : sp.indices) step_values.push_back(values_[static_cast<size_t>(i)]);
     std::vector<std::vector<uint8_t>>& storage = storage_[k];
     storage.resize(sp.indices.size());
+    const uint64_t seed = seeds.Next();  // drawn for every step, whether it uses it or not
     Status st = (*sp.step.callback)(sp.specs.data(), step_values.data(), storage.data(),
-                                    static_cast<int>(sp.indices.size()));
+                                    static_cast<int>(sp.indices.size()), seed);
     if (!st.ok()) return st.WithContext("Lambda(" + sp.step.name + ", fields=...)");
     for (size_t i = 0; i < sp.indices.size(); ++i) {
       values_[static_cast<size_t>(sp.indices[i])] = step_values[i];

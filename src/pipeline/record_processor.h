@@ -53,6 +53,8 @@ namespace stoker {
 struct ImageDraw {
   Rng rng{0};
   int width = 0, height = 0;
+  // The field steps' seeds: step k gets the k-th number of Rng(step_seed).
+  uint64_t step_seed = 0;
 };
 
 class RecordProcessor {
@@ -86,7 +88,7 @@ class RecordProcessor {
   Status WriteTransformedImage(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf,
                                int s);
   // Runs the field steps on the source's values into values_.
-  Status RunSteps(const FieldValue* source);
+  Status RunSteps(const FieldValue* source, uint64_t step_seed);
 
   const RecordPlan* plan_;
   const ImageDraw* draw_ = nullptr;

@@ -15,6 +15,9 @@
 namespace stoker {
 namespace {
 
+// HashSeed's last word for the field steps' seeds (the image's is `attempt`, 0).
+constexpr uint64_t kFieldStepSeedWord = 0x5354455053ULL;  // "STEPS"
+
 // Runs f() (a sample's read or decode), turning any exception into a Status:
 // no exception may leave a worker thread (std::terminate would end the
 // process). std::bad_alloc (an image too large for the memory left) is
@@ -146,6 +149,9 @@ bool SampleProducer::Produce(EpochReader* reader, int64_t epoch, int64_t p, int 
           }
           Status r;
           ImageDraw draw{rng};  // before the primary image draws: other image fields replay it
+          // The field steps' own stream (the last seed word apart from the image's).
+          draw.step_seed = HashSeed(options.seed, static_cast<uint64_t>(epoch),
+                                    static_cast<uint64_t>(sample.id), kFieldStepSeedWord);
           if (ctx_.record == nullptr || ctx_.record->image >= 0) {
             r = processor_.Process(sample, &rng, out, &times);
             draw.width = times.source_width;
