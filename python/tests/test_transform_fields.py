@@ -189,3 +189,25 @@ def test_errors(shards, tmp_path):
                            transforms=[stoker.Resize((24, 24), fields=BOTH)], dtype="uint8",
                            on_error="skip")
     assert sum(len(b["label"]) for b in loader) == N - 1
+
+
+def test_the_decoded_cache_keeps_the_draw(shards):
+    # The decoded cache serves the primary image as raw pixels and the second field as its
+    # cached encoded bytes: the second epoch equals an uncached loader's second epoch.
+    plain, _ = shards
+
+    def epochs(**kw):
+        loader = stoker.Loader(stoker.Shards(plain, fields=FIELDS, shuffle_buffer=0),
+                               batch_size=4, transforms=random_transforms("image2"),
+                               dtype="uint8", layout="NHWC", seed=3, threads=2,
+                               dct_scaling=False, **kw)
+        out = []
+        for epoch in range(2):
+            loader.set_epoch(epoch)
+            out.append([(b["image"].numpy().tobytes(), b["image2"].numpy().tobytes())
+                        for b in loader])
+        return out, loader
+    cached, loader = epochs(cache="decoded", cache_bytes=64 << 20)
+    plain_runs, _ = epochs()
+    assert cached == plain_runs
+    assert loader.stats()["cache"]["hits"] > 0
