@@ -211,3 +211,18 @@ def test_the_decoded_cache_keeps_the_draw(shards):
     plain_runs, _ = epochs()
     assert cached == plain_runs
     assert loader.stats()["cache"]["hits"] > 0
+
+
+def test_collate_list_gives_each_field_the_primary_size(shards):
+    plain, _ = shards
+    loader = stoker.Loader(stoker.Shards(plain, fields=FIELDS, shuffle_buffer=0), batch_size=4,
+                           transforms=[stoker.Resize(20, fields=BOTH)], dtype="uint8",
+                           layout="NHWC", collate="list", dct_scaling=False)
+    seen = 0
+    for b in loader:
+        for k, i in enumerate(b["label"].tolist()):
+            want = np.asarray(F.resize(Image.fromarray(pixels(i, "b")), 20))
+            assert b["image"][k].shape == want.shape == (20, 26, 3)
+            assert b["image2"][k].numpy().tobytes() == want.tobytes(), i
+            seen += 1
+    assert seen == N
