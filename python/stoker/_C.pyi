@@ -97,7 +97,9 @@ class HDF5(Source):
       string datasets (h5py.string_dtype(), fixed or variable length) are text fields (str,
       checked UTF-8). A field "image" of uint8 [N, H, W, 3] or variable-length uint8 is the
       image the transforms apply to, a field "label" of 1-D integers the label. Batches are
-      dicts name -> tensor (or list for bytes and text).
+      dicts name -> tensor (or list for bytes and text). {"dataset": path, "kind": "json"}
+      makes a string dataset a json field (one JSON document per sample, checked to parse,
+      delivered parsed): per-sample metadata. HDF5 attributes (attrs) are not read.
 
     The serial HDF5 library is not thread-safe: stoker serialises its HDF5 calls with one
     mutex (a sample's datasets are read under one acquisition). The file is read for its
