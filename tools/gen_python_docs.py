@@ -346,9 +346,12 @@ def gen_transforms_stub(C) -> str:
     for name, cls in T.TRANSFORMS.items():
         out.append(f"class {name}(Transform):")
         out += indent_doc(cls.__doc__ or "", "    ")
+        ps = list(inspect.signature(cls).parameters.values())
+        star = next((i for i, p in enumerate(ps) if p.kind == p.KEYWORD_ONLY), None)
         params = ", ".join(["self"] + [
-            f"{p.name}: {p.annotation}" + ("" if p.default is p.empty else " = ...")
-            for p in inspect.signature(cls).parameters.values()])
+            ("*, " if i == star else "") + f"{p.name}: {p.annotation}" +
+            ("" if p.default is p.empty else " = ...")
+            for i, p in enumerate(ps)])
         out += [f"    def __init__({params}) -> None: ...", ""]
     for name in ("Lambda", "Compose"):
         cls = getattr(T, name)

@@ -79,10 +79,16 @@ enum class OnError { kRaise, kSkip };
 // sample naming the field. A non-OK Status fails the sample (on_error
 // applies; Cancelled is an interrupt, never skipped).
 //
+// `seed`: the step's own seed for this sample, a function of (LoaderOptions::
+// seed, epoch, sample id, the step's place in the list) only, so the same for
+// any thread count (FieldStep::rng says whether the callback wants it; it is
+// given either way).
+//
 // Thread-safety: called from the worker threads, concurrently for different
 // samples unless it serialises itself (the Python binding's holds the GIL).
 using FieldCallback = std::function<Status(const FieldSpec* specs, FieldValue* values,
-                                           std::vector<uint8_t>* storage, int n)>;
+                                           std::vector<uint8_t>* storage, int n,
+                                           uint64_t seed)>;
 
 struct FieldStep {
   // The fields it is given and may rewrite: the source's (or an earlier
@@ -92,6 +98,7 @@ struct FieldStep {
   std::vector<FieldSpec> adds;
   std::shared_ptr<const FieldCallback> callback;
   std::string name;  // for messages
+  bool rng = false;  // it draws from its `seed` (Python: Lambda(..., rng=True))
 };
 
 // Declares a field of the source's record a target that follows the primary
@@ -170,6 +177,13 @@ struct LoaderOptions {
   // per-sample values.
   enum class Collate { kBatch, kList, kPad };
   Collate collate = Collate::kBatch;
+  // Records: per-field overrides of `collate` for batch fields (not the
+  // primary image or label, whose collate is `collate`), each with the rules
+  // above for that field alone: kPad pads it when its shape varies, kBatch and
+  // kList deliver it stacked when its shape is fixed, per-sample values
+  // otherwise (the Python layer turns a kList field's stacked block into a
+  // list). A name that is not a batch field, or named twice: InvalidArgument.
+  std::vector<std::pair<std::string, Collate>> field_collate;
   double pad_value = 0;
   OnError on_error = OnError::kRaise;
   // Let JPEG decode at 1/2, 1/4 or 1/8 scale in the DCT domain when a crop

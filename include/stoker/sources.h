@@ -116,10 +116,14 @@ class Hdf5Source : public RandomAccessSource {
   //  - a field "image" of uint8 [N, H, W, 3] (raw pixels) or 1-D
   //    variable-length uint8 (encoded images) is the primary image, a field
   //    "label" of 1-D integers the primary label (read once here).
+  // The fields named in `json` are json fields instead of text (their
+  // dataset must hold strings; each is checked to parse, per sample, by the
+  // engine): per-sample metadata. Attributes (HDF5 attrs) are not read.
   // A sample's fields are read under one acquisition of the HDF5 mutex, by
   // hyperslab into the worker's scratch.
   static StatusOr<std::shared_ptr<Hdf5Source>> OpenFields(
-      const std::string& path, const std::vector<std::pair<std::string, std::string>>& fields);
+      const std::string& path, const std::vector<std::pair<std::string, std::string>>& fields,
+      const std::vector<std::string>& json = {});
 
   // True for a raw-pixel dataset, false for encoded bytes.
   virtual bool raw() const = 0;

@@ -111,6 +111,9 @@ struct ParamSchema {
   // The Python annotation for stubs and docs ("float", "Size", ...).
   std::string annotation;
   bool required = false;
+  // Given by keyword only (Python's `*, fields=None`): not counted among the
+  // positional arguments.
+  bool keyword_only = false;
   ArgValue default_value;  // when not required
   // What it accepts, completing "<name> must be ...": "a number in [0, 1]".
   std::string accepts;

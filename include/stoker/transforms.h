@@ -129,6 +129,12 @@ struct Transform {
   // a name for messages and ToString ("Lambda(name)").
   std::shared_ptr<const SampleCallback> callback;
   std::string callback_name;
+  // The image fields of a record it applies to (the `fields` argument every
+  // kGeometry, kImage and kWarp declaration has; empty: the primary image
+  // only, as before records). A geometric transform applies its one draw to
+  // each; a photometric one runs on the named fields only. The Loader checks
+  // the names against the source's schema (pipeline/record_plan.h).
+  std::vector<std::string> fields;
 
   // Factories for the common transforms, in torchvision's argument order;
   // their defaults are the declared ones (a test checks). Every transform,

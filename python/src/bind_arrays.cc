@@ -82,7 +82,9 @@ fields: records instead of images/labels: a dict field name -> dataset path, e.g
   string datasets (h5py.string_dtype(), fixed or variable length) are text fields (str,
   checked UTF-8). A field "image" of uint8 [N, H, W, 3] or variable-length uint8 is the
   image the transforms apply to, a field "label" of 1-D integers the label. Batches are
-  dicts name -> tensor (or list for bytes and text).
+  dicts name -> tensor (or list for bytes and text). {"dataset": path, "kind": "json"}
+  makes a string dataset a json field (one JSON document per sample, checked to parse,
+  delivered parsed): per-sample metadata. HDF5 attributes (attrs) are not read.
 
 The serial HDF5 library is not thread-safe: stoker serialises its HDF5 calls with one
 mutex (a sample's datasets are read under one acquisition). The file is read for its
@@ -96,7 +98,34 @@ shapes and labels and closed again here; reads open it lazily in the reading pro
                  throw py::value_error("HDF5: give either fields= or images=/labels=, not both");
                }
                std::vector<std::pair<std::string, std::string>> f;
+               std::vector<std::string> json;
                for (const auto& [k, v] : *fields) {
+                 // {"dataset": path, "kind": "json" | "text"}: a string dataset's kind.
+                 if (py::isinstance<py::str>(k) && py::isinstance<py::dict>(v)) {
+                   py::dict d = py::reinterpret_borrow<py::dict>(v);
+                   const std::string name = k.cast<std::string>();
+                   for (auto item : d) {
+                     const std::string key = py::str(item.first);
+                     if (key != "dataset" && key != "kind") {
+                       throw py::value_error("HDF5 fields['" + name + "']: unknown key '" + key +
+                                             "' (give 'dataset' and 'kind')");
+                     }
+                   }
+                   if (!d.contains("dataset") || !py::isinstance<py::str>(d["dataset"])) {
+                     throw py::type_error("HDF5 fields['" + name + "']: 'dataset' must be the "
+                                          "dataset's path (a str)");
+                   }
+                   const std::string kind =
+                       d.contains("kind") ? py::str(d["kind"]).cast<std::string>() : "text";
+                   if (kind == "json") {
+                     json.push_back(name);
+                   } else if (kind != "text") {
+                     throw py::value_error("HDF5 fields['" + name + "']: kind must be 'text' "
+                                           "or 'json', got '" + kind + "'");
+                   }
+                   f.emplace_back(name, d["dataset"].cast<std::string>());
+                   continue;
+                 }
                  if (!py::isinstance<py::str>(k) || !py::isinstance<py::str>(v)) {
                    throw py::type_error("HDF5 fields: expected a dict of str field name -> str "
                                         "dataset path, got " +
@@ -107,7 +136,7 @@ shapes and labels and closed again here; reads open it lazily in the reading pro
                }
                StatusOr<std::shared_ptr<Hdf5Source>> s = [&] {
                  py::gil_scoped_release release;
-                 return Hdf5Source::OpenFields(path, f);
+                 return Hdf5Source::OpenFields(path, f, json);
                }();
                if (!s.ok()) Throw(s.status());
                return std::move(s).value();

@@ -145,7 +145,7 @@ Status FromPython(const FieldSpec& spec, const py::handle& o, FieldValue* v,
 
 // One call of fn with the GIL held.
 Status CallOnFields(const py::object& fn, const FieldSpec* specs, FieldValue* values,
-                    std::vector<uint8_t>* storage, int n, int given) {
+                    std::vector<uint8_t>* storage, int n, int given, const uint64_t* seed) {
   InWorkerCallable mark;  // the loader's methods refuse to run in here
   try {
     py::module_ json = py::module_::import("json");
@@ -154,7 +154,12 @@ Status CallOnFields(const py::object& fn, const FieldSpec* specs, FieldValue* va
     for (int k = 0; k < given; ++k) d[py::str(specs[k].name)] = ToPython(specs[k], values[k], loads);
     PyObject* result = nullptr;
     try {
-      result = PyObject_CallOneArg(fn.ptr(), d.ptr());
+      if (seed != nullptr) {  // rng=True: fn(d, seed); stoker.Lambda wraps the seed
+        py::int_ s(*seed);
+        result = PyObject_CallFunctionObjArgs(fn.ptr(), d.ptr(), s.ptr(), nullptr);
+      } else {
+        result = PyObject_CallOneArg(fn.ptr(), d.ptr());
+      }
     } catch (abi::__forced_unwind&) {
       ParkForever();  // see CallOnSample (bind_transforms.cc)
     }
@@ -235,25 +240,31 @@ void RegisterFieldSteps(py::module_& m) {
       .def(py::init([](py::object fn, const std::string& name,
                        const std::vector<std::string>& fields,
                        const std::vector<std::tuple<std::string, std::string, std::string,
-                                                    std::optional<std::vector<int64_t>>>>& adds) {
+                                                    std::optional<std::vector<int64_t>>>>& adds,
+                       bool rng) {
              if (!PyCallable_Check(fn.ptr())) throw py::type_error("fn must be callable");
              FieldStep step;
              step.name = name;
              step.fields = fields;
+             step.rng = rng;
              for (const auto& [n, kind, dtype, shape] : adds) {
                step.adds.push_back(AddedSpec(n, kind, dtype, shape));
              }
              const int given = static_cast<int>(fields.size());
              std::shared_ptr<py::object> callable = SharedCallable(std::move(fn));
              step.callback = std::make_shared<const FieldCallback>(
-                 [callable, given](const FieldSpec* specs, FieldValue* values,
-                                   std::vector<uint8_t>* storage, int n) -> Status {
-                   return WithGil(
-                       [&] { return CallOnFields(*callable, specs, values, storage, n, given); });
+                 [callable, given, rng](const FieldSpec* specs, FieldValue* values,
+                                        std::vector<uint8_t>* storage, int n,
+                                        uint64_t seed) -> Status {
+                   return WithGil([&] {
+                     return CallOnFields(*callable, specs, values, storage, n, given,
+                                         rng ? &seed : nullptr);
+                   });
                  });
              return step;
            }),
-           py::arg("fn"), py::arg("name"), py::arg("fields"), py::arg("adds"))
+           py::arg("fn"), py::arg("name"), py::arg("fields"), py::arg("adds"),
+           py::arg("rng") = false)
       .def_readonly("name", &FieldStep::name)
       .def_readonly("fields", &FieldStep::fields);
 }

@@ -87,6 +87,7 @@ void RegisterLoader(py::module_& m) {
                        std::shared_ptr<BatchAllocator> allocator, const SamplerSpec& sampler,
                        const std::optional<std::string>& cache, size_t cache_bytes, int rank,
                        int world_size, int local_world_size, const std::string& collate,
+                       const std::vector<std::pair<std::string, std::string>>& field_collate,
                        const std::optional<std::string>& rank_tail, bool cache_validate,
                        double pad_value, std::vector<FieldStep> field_steps,
                        const py::object& targets) {
@@ -107,6 +108,16 @@ void RegisterLoader(py::module_& m) {
              else {
                throw py::value_error("collate must be 'batch', 'list' or 'pad', got '" + collate +
                                      "'");
+             }
+             for (const auto& [name, mode] : field_collate) {
+               LoaderOptions::Collate c = LoaderOptions::Collate::kBatch;
+               if (mode == "list") c = LoaderOptions::Collate::kList;
+               else if (mode == "pad") c = LoaderOptions::Collate::kPad;
+               else if (mode != "batch") {
+                 throw py::value_error("collate['" + name + "'] must be 'batch', 'list' or "
+                                       "'pad', got '" + mode + "'");
+               }
+               o.field_collate.emplace_back(name, c);
              }
              o.pad_value = pad_value;
              o.field_steps = std::move(field_steps);
@@ -160,7 +171,9 @@ void RegisterLoader(py::module_& m) {
            py::arg("cache_bytes") = defaults.cache_bytes, py::arg("rank") = defaults.rank,
            py::arg("world_size") = defaults.world_size,
            py::arg("local_world_size") = defaults.local_world_size,
-           py::arg("collate") = "batch", py::arg("rank_tail") = py::none(),
+           py::arg("collate") = "batch",
+           py::arg("field_collate") = std::vector<std::pair<std::string, std::string>>(),
+           py::arg("rank_tail") = py::none(),
            py::arg("cache_validate") = defaults.cache_validate,
            py::arg("pad_value") = defaults.pad_value,
            py::arg("field_steps") = std::vector<FieldStep>(), py::arg("targets") = py::none());

@@ -101,6 +101,7 @@ py::dict SchemaDict(const TransformSchema& s) {
     d["name"] = p.name;
     d["annotation"] = p.annotation;
     d["required"] = p.required;
+    d["keyword_only"] = p.keyword_only;
     d["default"] = ToPython(p.default_value);
     d["accepts"] = p.accepts;
     params.append(d);

@@ -77,7 +77,7 @@ class DeviceStage:
 
 class FieldStep:
     """A Python function on some fields of each record (stoker.Lambda with fields=): stoker/loader.h FieldStep."""
-    def __init__(self, fn: object, name: str, fields: List[str], adds: List[Tuple[str, str, str, Optional[List[int]]]]) -> None: ...
+    def __init__(self, fn: object, name: str, fields: List[str], adds: List[Tuple[str, str, str, Optional[List[int]]]], rng: bool = ...) -> None: ...
     @property
     def name(self) -> str: ...
     @property
@@ -98,7 +98,9 @@ class HDF5(Source):
       string datasets (h5py.string_dtype(), fixed or variable length) are text fields (str,
       checked UTF-8). A field "image" of uint8 [N, H, W, 3] or variable-length uint8 is the
       image the transforms apply to, a field "label" of 1-D integers the label. Batches are
-      dicts name -> tensor (or list for bytes and text).
+      dicts name -> tensor (or list for bytes and text). {"dataset": path, "kind": "json"}
+      makes a string dataset a json field (one JSON document per sample, checked to parse,
+      delivered parsed): per-sample metadata. HDF5 attributes (attrs) are not read.
 
     The serial HDF5 library is not thread-safe: stoker serialises its HDF5 calls with one
     mutex (a sample's datasets are read under one acquisition). The file is read for its
@@ -164,7 +166,7 @@ class LoaderOptions:
     default, for Loader(source, options) and DeviceLoader(source, options, ...). The
     C++ Loader checks them (ValueError naming the option).
     """
-    def __init__(self, *, batch_size: int = ..., shuffle: bool = ..., seed: int = ..., drop_last: bool = ..., transforms: List[Transform] = ..., threads: int = ..., prefetch: int = ..., dtype: str = ..., layout: str = ..., on_error: str = ..., dct_scaling: bool = ..., max_pixels: int = ..., auto_threads: bool = ..., auto_prefetch: bool = ..., max_threads: int = ..., max_prefetch: int = ..., allocator: BatchAllocator = ..., sampler: SamplerSpec = ..., cache: Optional[str] = ..., cache_bytes: int = ..., rank: int = ..., world_size: int = ..., local_world_size: int = ..., collate: str = ..., rank_tail: Optional[str] = ..., cache_validate: bool = ..., pad_value: float = ..., field_steps: List[FieldStep] = ..., targets: object = ...) -> None: ...
+    def __init__(self, *, batch_size: int = ..., shuffle: bool = ..., seed: int = ..., drop_last: bool = ..., transforms: List[Transform] = ..., threads: int = ..., prefetch: int = ..., dtype: str = ..., layout: str = ..., on_error: str = ..., dct_scaling: bool = ..., max_pixels: int = ..., auto_threads: bool = ..., auto_prefetch: bool = ..., max_threads: int = ..., max_prefetch: int = ..., allocator: BatchAllocator = ..., sampler: SamplerSpec = ..., cache: Optional[str] = ..., cache_bytes: int = ..., rank: int = ..., world_size: int = ..., local_world_size: int = ..., collate: str = ..., field_collate: List[Tuple[str, str]] = ..., rank_tail: Optional[str] = ..., cache_validate: bool = ..., pad_value: float = ..., field_steps: List[FieldStep] = ..., targets: object = ...) -> None: ...
 
 class Mix(Source):
     """Several sources read as one, with weights: a Source, passed to Loader like any other.

@@ -9,7 +9,7 @@ import threading
 import time
 import warnings
 import weakref
-from typing import Optional, Sequence
+from typing import Dict, Optional, Sequence, Union
 
 import numpy as np
 
@@ -232,6 +232,12 @@ class Loader:
         read (``on_error="skip"`` skips a wrong one); an undeclared one when the batch is
         made (StokerError naming the field and the sample ids, not skipped). Text, bytes
         and json fields stay lists; fixed-shape fields are stacked as always.
+        A dict (records) chooses per field, e.g. ``{"caption": "list", "tokens": "pad",
+        "emb": "batch"}``, each field with the rules above: "pad" pads it when its shape
+        varies, "batch" stacks it when its shape is fixed (a list otherwise), "list" gives
+        a list of per-sample tensors whatever its shape; fields not named, and the image
+        (batched; give the string "list" for per-sample images), as with "batch". A key
+        that is not a field, the primary image or label: ValueError.
       pad_value: the value padded fields are filled with under ``collate="pad"``.
       targets: record fields that follow the image through every geometric transform with
         its random draw (the crops, resizes, pads, flips, rotations, affines and
@@ -348,7 +354,8 @@ class Loader:
                  max_threads: Optional[int] = None, max_prefetch: int = 8, device: str = "cpu",
                  device_augment=None, sampler=None, cache: Optional[str] = None,
                  cache_bytes: Optional[int] = None, rank: Optional[int] = None,
-                 world_size: Optional[int] = None, collate: str = "batch",
+                 world_size: Optional[int] = None,
+                 collate: Union[str, Dict[str, str]] = "batch",
                  rank_tail: Optional[str] = None, num_workers: Optional[int] = None,
                  pin_memory: Optional[bool] = None, prefetch_factor: Optional[int] = None,
                  batch_transform=None, cache_validate: bool = False, pad_value: float = 0,
@@ -382,7 +389,18 @@ class Loader:
         return_indices = _bool_arg("return_indices", return_indices)
         on_error = _choice_arg("on_error", on_error, ("raise", "skip"))
         layout = _choice_arg("layout", layout, ("NCHW", "NHWC"))
-        collate = _choice_arg("collate", collate, ("batch", "list", "pad"))
+        field_collate = []
+        if isinstance(collate, dict):
+            for key, mode in collate.items():
+                if not isinstance(key, str):
+                    raise TypeError(f"collate: keys are field names, got {key!r}")
+                field_collate.append((key, _choice_arg(f"collate[{key!r}]", mode,
+                                                       ("batch", "list", "pad"))))
+            self._field_lists = {k for k, m in field_collate if m == "list"}
+            collate = "batch"
+        else:
+            collate = _choice_arg("collate", collate, ("batch", "list", "pad"))
+            self._field_lists = set()
         if (isinstance(pad_value, (bool, np.bool_)) or not isinstance(pad_value, (int, float, np.integer, np.floating))
                 or not np.isfinite(pad_value)):
             raise ValueError(f"pad_value must be a finite number, got {pad_value!r}")
@@ -519,7 +537,8 @@ class Loader:
             auto_prefetch=auto_prefetch, max_threads=int(max_threads or 0),
             max_prefetch=int(max_prefetch), sampler=sampler_spec, cache=cache,
             cache_bytes=int(cache_bytes or 0), rank=rank, world_size=world_size,
-            local_world_size=local_world_size, collate=collate, rank_tail=rank_tail,
+            local_world_size=local_world_size, collate=collate, field_collate=field_collate,
+            rank_tail=rank_tail,
             allocator=allocator, cache_validate=cache_validate, pad_value=float(pad_value),
             field_steps=field_steps, targets=targets)
         if device != "cpu" or device_augment is not None:
@@ -891,6 +910,8 @@ class Loader:
                 bf = self._dtype == "bfloat16" and name == image
                 if isinstance(value, list):
                     out[name] = [tensor(v, bf) for v in value]
+                elif name in self._field_lists:  # collate={name: "list"}: per-sample views
+                    out[name] = list(tensor(value, bf))
                 else:
                     out[name] = tensor(value, bf)
             fields = out

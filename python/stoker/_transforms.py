@@ -47,7 +47,8 @@ class _TransformClass(type):
 def _make_class(schema: dict) -> type:
     """stoker.<Name>: a class whose call takes the declared parameters."""
     name = schema["name"]
-    params = [inspect.Parameter(p["name"], inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    params = [inspect.Parameter(p["name"], inspect.Parameter.KEYWORD_ONLY if p["keyword_only"]
+                                else inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                 default=(inspect.Parameter.empty if p["required"]
                                          else p["default"]),
                                 annotation=p["annotation"])
@@ -104,8 +105,10 @@ class Lambda:
     ``"text"``, ``"bytes"``, ``"json"``, ``"label"``, a numpy dtype (an array of any shape:
     a list per batch, padded under ``collate="pad"``) or ``(dtype, shape)`` (``None`` where
     a dimension varies; a fully given shape is stacked). Several steps run in list order (a
-    later one may name an earlier one's additions). Errors and ``on_error`` as above;
-    ``rng=True`` is not supported with ``fields=`` yet."""
+    later one may name an earlier one's additions). Errors and ``on_error`` as above. With
+    ``rng=True`` it is called as ``fn(d, rng)``, ``rng`` a ``numpy.random.Generator`` seeded
+    from ``(seed, epoch, sample, the step's place among the field steps)``, the same for any
+    thread count and apart from the image transforms' draws."""
 
     def __init__(self, lambd, *, rng: bool = False, fields=None, adds=None):
         if not callable(lambd):
@@ -116,12 +119,13 @@ class Lambda:
                      or type(lambd).__name__)
         self.fields = None
         if fields is not None or adds is not None:
-            if self.rng:
-                raise TypeError("Lambda: rng=True is not supported with fields= yet (draw from "
-                                "a generator seeded by a field, e.g. the sample's key)")
             self.fields = _field_names(fields)
             self.adds = _added_fields(adds)
-            self._native = _C.FieldStep(lambd, self.name, self.fields, self.adds)
+            fn = lambd
+            if self.rng:
+                def fn(d, seed, _fn=lambd):
+                    return _fn(d, np.random.default_rng(seed))
+            self._native = _C.FieldStep(fn, self.name, self.fields, self.adds, self.rng)
             return
         if self.rng:
             def run(image, seed, _fn=lambd):
@@ -132,7 +136,8 @@ class Lambda:
 
     def __repr__(self) -> str:
         if self.fields is not None:
-            return f"Lambda({self.name}, fields={self.fields!r})"
+            return (f"Lambda({self.name}, fields={self.fields!r}"
+                    f"{', rng=True' if self.rng else ''})")
         return f"Lambda({self.name}{', rng=True' if self.rng else ''})"
 
 

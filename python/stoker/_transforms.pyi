@@ -20,8 +20,9 @@ class RandomResizedCrop(Transform):
       ratio: a pair (min, max) of finite numbers with 0 < min <= max (default (0.75, 1.3333333333333333)).
       interpolation: InterpolationMode.BILINEAR (also 'bilinear', PIL.Image.BILINEAR or None) (default None).
       antialias: True or None (default None).
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, size: Size, scale: Tuple[float, float] = ..., ratio: Tuple[float, float] = ..., interpolation: Any = ..., antialias: Optional[bool] = ...) -> None: ...
+    def __init__(self, size: Size, scale: Tuple[float, float] = ..., ratio: Tuple[float, float] = ..., interpolation: Any = ..., antialias: Optional[bool] = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class Resize(Transform):
     """Resize: an int (or [int]) sets the shorter side, aspect kept, the longer side capped at `max_size` if given (torchvision's rule); (h, w) sets both.
@@ -31,16 +32,18 @@ class Resize(Transform):
       interpolation: InterpolationMode.BILINEAR (also 'bilinear', PIL.Image.BILINEAR or None) (default None).
       max_size: None or an int > 0 (default None).
       antialias: True or None (default None).
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, size: Size, interpolation: Any = ..., max_size: Optional[int] = ..., antialias: Optional[bool] = ...) -> None: ...
+    def __init__(self, size: Size, interpolation: Any = ..., max_size: Optional[int] = ..., antialias: Optional[bool] = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class CenterCrop(Transform):
     """Crop the centre `size` (zero-padded when the image is smaller, as torchvision does).
 
     Args:
       size: an int or a (height, width) pair of ints, each > 0.
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, size: Size) -> None: ...
+    def __init__(self, size: Size, *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class RandomCrop(Transform):
     """torchvision's RandomCrop: optional padding (an int, (left/right, top/bottom) or (left, top, right, bottom)), pad_if_needed, then a uniform crop of `size`. padding_mode 'constant' (with `fill`: a number or 3 numbers in [0, 255]), 'edge', 'reflect' or 'symmetric' (np.pad's, as torchvision pads a PIL image).
@@ -51,24 +54,27 @@ class RandomCrop(Transform):
       pad_if_needed: True or False (default False).
       fill: None (0), a number, or 1 or 3 numbers, each in [0, 255] (default 0).
       padding_mode: one of 'constant', 'edge', 'reflect', 'symmetric' (default 'constant').
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, size: Size, padding: Union[None, int, Sequence[int]] = ..., pad_if_needed: bool = ..., fill: Union[None, float, Sequence[float]] = ..., padding_mode: str = ...) -> None: ...
+    def __init__(self, size: Size, padding: Union[None, int, Sequence[int]] = ..., pad_if_needed: bool = ..., fill: Union[None, float, Sequence[float]] = ..., padding_mode: str = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class RandomHorizontalFlip(Transform):
     """Mirror the image left-right with probability `p`.
 
     Args:
       p: a number in [0, 1] (default 0.5).
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, p: float = ...) -> None: ...
+    def __init__(self, p: float = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class RandomVerticalFlip(Transform):
     """Mirror the image top-bottom with probability `p`.
 
     Args:
       p: a number in [0, 1] (default 0.5).
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, p: float = ...) -> None: ...
+    def __init__(self, p: float = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class Pad(Transform):
     """torchvision's Pad: pad the sides by `padding` (an int, (left/right, top/bottom) or (left, top, right, bottom)) with `fill` ('constant') or the image folded as np.pad folds it ('edge', 'reflect', 'symmetric'), as torchvision pads a PIL image. The output grows by the padding. Negative padding (torchvision's crop) is not supported.
@@ -77,8 +83,9 @@ class Pad(Transform):
       padding: an int, or 1, 2 or 4 ints (all sides; left/right, top/bottom; left, top, right, bottom), each >= 0.
       fill: None (0), a number, or 1 or 3 numbers, each in [0, 255] (default 0).
       padding_mode: one of 'constant', 'edge', 'reflect', 'symmetric' (default 'constant').
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, padding: Union[int, Sequence[int]], fill: Union[None, float, Sequence[float]] = ..., padding_mode: str = ...) -> None: ...
+    def __init__(self, padding: Union[int, Sequence[int]], fill: Union[None, float, Sequence[float]] = ..., padding_mode: str = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class ScaleJitter(Transform):
     """torchvision v2's ScaleJitter: resize to (int(h * s), int(w * s)) with s = min(target_h / h, target_w / w) * r, r drawn uniformly from `scale_range` (in float64; v2 computes r in float32). Each sample its own size (collate='list', or end with a crop, Pad or Letterbox for a batch).
@@ -122,8 +129,9 @@ class RandomRotation(Transform):
       expand: False (default False).
       center: None or a pair (x, y) (default None).
       fill: None (0), a number, or 1 or 3 numbers, each in [0, 255] (default 0).
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, degrees: Union[float, Tuple[float, float]], interpolation: Any = ..., expand: bool = ..., center: Optional[Tuple[float, float]] = ..., fill: Union[None, float, Sequence[float]] = ...) -> None: ...
+    def __init__(self, degrees: Union[float, Tuple[float, float]], interpolation: Any = ..., expand: bool = ..., center: Optional[Tuple[float, float]] = ..., fill: Union[None, float, Sequence[float]] = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class RandomAffine(Transform):
     """torchvision's RandomAffine on the PIL image (F.affine): angle uniform in `degrees`, translation uniform in +-translate * (width, height) rounded to whole pixels, scale uniform in `scale`, shear uniform in `shear` (a number s: x in (-s, s); 2 values: x range; 4: x and y ranges). NEAREST (the default), BILINEAR and BICUBIC, bit-identical to torchvision on PIL. Runs on the output-size image, after the crops, resizes and flips.
@@ -136,8 +144,9 @@ class RandomAffine(Transform):
       interpolation: InterpolationMode.NEAREST, BILINEAR or BICUBIC (also 'nearest', 'bilinear', 'bicubic' or the PIL.Image constants) (default None).
       fill: None (0), a number, or 1 or 3 numbers, each in [0, 255] (default 0).
       center: None or a pair (x, y) (default None).
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, degrees: Union[float, Tuple[float, float]], translate: Optional[Tuple[float, float]] = ..., scale: Optional[Tuple[float, float]] = ..., shear: Union[None, float, Sequence[float]] = ..., interpolation: Any = ..., fill: Union[None, float, Sequence[float]] = ..., center: Optional[Tuple[float, float]] = ...) -> None: ...
+    def __init__(self, degrees: Union[float, Tuple[float, float]], translate: Optional[Tuple[float, float]] = ..., scale: Optional[Tuple[float, float]] = ..., shear: Union[None, float, Sequence[float]] = ..., interpolation: Any = ..., fill: Union[None, float, Sequence[float]] = ..., center: Optional[Tuple[float, float]] = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class RandomPerspective(Transform):
     """torchvision's RandomPerspective on the PIL image: with probability `p`, the corners move inwards by up to `distortion_scale` of half the size (get_params' integer draws), then Pillow's perspective transform (BILINEAR, the default, NEAREST or BICUBIC). The resampling is Pillow's, exactly; the 8 coefficients are solved in double and rounded to float32 (as torchvision >= 0.15 does), torchvision 0.14 solves in float32: a few pixels per image may differ from it. Runs on the output-size image, after the crops, resizes and flips.
@@ -147,8 +156,9 @@ class RandomPerspective(Transform):
       p: a number in [0, 1] (default 0.5).
       interpolation: InterpolationMode.NEAREST, BILINEAR or BICUBIC (also 'nearest', 'bilinear', 'bicubic' or the PIL.Image constants) (default None).
       fill: None (0), a number, or 1 or 3 numbers, each in [0, 255] (default 0).
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, distortion_scale: float = ..., p: float = ..., interpolation: Any = ..., fill: Union[None, float, Sequence[float]] = ...) -> None: ...
+    def __init__(self, distortion_scale: float = ..., p: float = ..., interpolation: Any = ..., fill: Union[None, float, Sequence[float]] = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class ColorJitter(Transform):
     """torchvision's ColorJitter on the PIL image: the four adjustments in a random order, each factor uniform in its range (Pillow's ImageEnhance blends, and its HSV hue shift).
@@ -158,40 +168,45 @@ class ColorJitter(Transform):
       contrast: a number >= 0 or a pair (min, max) with 0 <= min <= max (default 0).
       saturation: a number >= 0 or a pair (min, max) with 0 <= min <= max (default 0).
       hue: a number in [0, 0.5] or a pair (min, max) with -0.5 <= min <= max <= 0.5 (default 0).
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, brightness: Union[float, Tuple[float, float]] = ..., contrast: Union[float, Tuple[float, float]] = ..., saturation: Union[float, Tuple[float, float]] = ..., hue: Union[float, Tuple[float, float]] = ...) -> None: ...
+    def __init__(self, brightness: Union[float, Tuple[float, float]] = ..., contrast: Union[float, Tuple[float, float]] = ..., saturation: Union[float, Tuple[float, float]] = ..., hue: Union[float, Tuple[float, float]] = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class Grayscale(Transform):
     """Pillow's convert("L"), as three equal channels (stoker's batches are RGB).
 
     Args:
       num_output_channels: 3 (default 1).
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, num_output_channels: int = ...) -> None: ...
+    def __init__(self, num_output_channels: int = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class RandomGrayscale(Transform):
     """With probability `p`, Pillow's convert("L") copied to the three channels.
 
     Args:
       p: a number in [0, 1] (default 0.1).
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, p: float = ...) -> None: ...
+    def __init__(self, p: float = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class RandomAutocontrast(Transform):
     """With probability `p`, ImageOps.autocontrast: each channel stretched to [0, 255].
 
     Args:
       p: a number in [0, 1] (default 0.5).
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, p: float = ...) -> None: ...
+    def __init__(self, p: float = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class RandomEqualize(Transform):
     """With probability `p`, ImageOps.equalize (per-channel histogram equalisation).
 
     Args:
       p: a number in [0, 1] (default 0.5).
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, p: float = ...) -> None: ...
+    def __init__(self, p: float = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class RandomPosterize(Transform):
     """With probability `p`, keep the top `bits` bits of every channel.
@@ -199,8 +214,9 @@ class RandomPosterize(Transform):
     Args:
       bits: an int in [0, 8].
       p: a number in [0, 1] (default 0.5).
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, bits: int, p: float = ...) -> None: ...
+    def __init__(self, bits: int, p: float = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class RandomSolarize(Transform):
     """With probability `p`, invert every value >= `threshold`.
@@ -208,8 +224,9 @@ class RandomSolarize(Transform):
     Args:
       threshold: a finite number.
       p: a number in [0, 1] (default 0.5).
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, threshold: float, p: float = ...) -> None: ...
+    def __init__(self, threshold: float, p: float = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class RandomAdjustSharpness(Transform):
     """With probability `p`, ImageEnhance.Sharpness(sharpness_factor).
@@ -217,8 +234,9 @@ class RandomAdjustSharpness(Transform):
     Args:
       sharpness_factor: a finite number >= 0.
       p: a number in [0, 1] (default 0.5).
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, sharpness_factor: float, p: float = ...) -> None: ...
+    def __init__(self, sharpness_factor: float, p: float = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class GaussianBlur(Transform):
     """torchvision's GaussianBlur: sigma uniform in `sigma` (or fixed), an odd kernel; on the output-size image, within 1 level of torchvision (float32 rounding order).
@@ -226,16 +244,18 @@ class GaussianBlur(Transform):
     Args:
       kernel_size: an odd int in [1, 101], or (width, height) of them.
       sigma: a number > 0 or a pair (min, max) with 0 < min <= max (default (0.1, 2.0)).
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, kernel_size: Union[int, Tuple[int, int]], sigma: Union[float, Tuple[float, float]] = ...) -> None: ...
+    def __init__(self, kernel_size: Union[int, Tuple[int, int]], sigma: Union[float, Tuple[float, float]] = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class RandomInvert(Transform):
     """With probability `p`, ImageOps.invert: every value v becomes 255 - v.
 
     Args:
       p: a number in [0, 1] (default 0.5).
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, p: float = ...) -> None: ...
+    def __init__(self, p: float = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class TrivialAugmentWide(Transform):
     """torchvision's TrivialAugmentWide: one op of 14, uniformly, at a uniform magnitude bin with a random sign; on the output-size image, with Pillow's arithmetic (warps: NEAREST by default, or BILINEAR / BICUBIC).
@@ -244,8 +264,9 @@ class TrivialAugmentWide(Transform):
       num_magnitude_bins: an int in [2, 1000] (default 31).
       interpolation: InterpolationMode.NEAREST, BILINEAR or BICUBIC (also 'nearest', 'bilinear', 'bicubic' or the PIL.Image constants) (default None).
       fill: None (0), a number, or 1 or 3 numbers, each in [0, 255] (default None).
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, num_magnitude_bins: int = ..., interpolation: Any = ..., fill: Union[None, float, Sequence[float]] = ...) -> None: ...
+    def __init__(self, num_magnitude_bins: int = ..., interpolation: Any = ..., fill: Union[None, float, Sequence[float]] = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class RandAugment(Transform):
     """torchvision's RandAugment: `num_ops` ops drawn uniformly from 14, each at bin `magnitude` with a random sign; on the output-size image (warps: NEAREST by default, or BILINEAR / BICUBIC).
@@ -256,8 +277,9 @@ class RandAugment(Transform):
       num_magnitude_bins: an int in [2, 1000] (default 31).
       interpolation: InterpolationMode.NEAREST, BILINEAR or BICUBIC (also 'nearest', 'bilinear', 'bicubic' or the PIL.Image constants) (default None).
       fill: None (0), a number, or 1 or 3 numbers, each in [0, 255] (default None).
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, num_ops: int = ..., magnitude: int = ..., num_magnitude_bins: int = ..., interpolation: Any = ..., fill: Union[None, float, Sequence[float]] = ...) -> None: ...
+    def __init__(self, num_ops: int = ..., magnitude: int = ..., num_magnitude_bins: int = ..., interpolation: Any = ..., fill: Union[None, float, Sequence[float]] = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class AutoAugment(Transform):
     """torchvision's AutoAugment with the ImageNet policy (the default): one of its 25 sub-policies uniformly, each of its two ops applied with its probability at its magnitude; on the output-size image (warps: NEAREST by default, or BILINEAR / BICUBIC). CIFAR10 and SVHN policies are not implemented.
@@ -266,8 +288,9 @@ class AutoAugment(Transform):
       policy: AutoAugmentPolicy.IMAGENET (or None) (default None).
       interpolation: InterpolationMode.NEAREST, BILINEAR or BICUBIC (also 'nearest', 'bilinear', 'bicubic' or the PIL.Image constants) (default None).
       fill: None (0), a number, or 1 or 3 numbers, each in [0, 255] (default None).
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, policy: Any = ..., interpolation: Any = ..., fill: Union[None, float, Sequence[float]] = ...) -> None: ...
+    def __init__(self, policy: Any = ..., interpolation: Any = ..., fill: Union[None, float, Sequence[float]] = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class Normalize(Transform):
     """(x / 255 - mean) / std per channel, exactly as ToTensor + Normalize compute it in float32. `inplace` is accepted and has no effect (stoker writes each value once).
@@ -325,8 +348,10 @@ class Lambda:
     ``"text"``, ``"bytes"``, ``"json"``, ``"label"``, a numpy dtype (an array of any shape:
     a list per batch, padded under ``collate="pad"``) or ``(dtype, shape)`` (``None`` where
     a dimension varies; a fully given shape is stacked). Several steps run in list order (a
-    later one may name an earlier one's additions). Errors and ``on_error`` as above;
-    ``rng=True`` is not supported with ``fields=`` yet.
+    later one may name an earlier one's additions). Errors and ``on_error`` as above. With
+    ``rng=True`` it is called as ``fn(d, rng)``, ``rng`` a ``numpy.random.Generator`` seeded
+    from ``(seed, epoch, sample, the step's place among the field steps)``, the same for any
+    thread count and apart from the image transforms' draws.
     """
     def __init__(self, lambd: Any, *, rng: bool = ..., fields: Any = ..., adds: Any = ...) -> None: ...
 

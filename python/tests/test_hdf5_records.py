@@ -10,6 +10,7 @@ image path (its pixels equal those of HDF5(path, images=, labels=)).
 from __future__ import annotations
 
 import io
+import json
 
 import numpy as np
 import pytest
@@ -268,3 +269,34 @@ def test_raw_image_field_equals_the_plain_source(tmp_path):
             assert b["image"].numpy().tobytes() == x.tobytes()
             np.testing.assert_array_equal(b["label"].numpy(), y)
             np.testing.assert_array_equal(b["w"].numpy(), np.arange(20.0).reshape(10, 2)[y])
+
+
+def test_a_json_string_dataset_is_a_json_field(tmp_path):
+    # Per-sample metadata: {"dataset": path, "kind": "json"} on a string dataset gives
+    # each sample's document parsed; one that does not parse is an error naming the field.
+    path = tmp_path / "meta.h5"
+    docs = [json.dumps({"i": i, "tags": ["a", str(i)], "w": i / 4}) for i in range(8)]
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=np.arange(8, dtype=np.int32))
+        f.create_dataset("meta", data=docs, dtype=h5py.string_dtype())
+        f.create_dataset("bad", data=docs[:5] + ["{nope"] + docs[6:], dtype=h5py.string_dtype())
+    src = stoker.HDF5(str(path), fields={"x": "x", "meta": {"dataset": "meta", "kind": "json"}})
+    assert src.fields["meta"].startswith("meta: json")
+    seen = 0
+    for threads in (1, 3):
+        for b in stoker.Loader(src, batch_size=3, threads=threads):
+            for x, m in zip(b["x"].tolist(), b["meta"]):
+                assert m == json.loads(docs[x])
+                seen += 1
+    assert seen == 16
+    # as text without "kind": the strings as written
+    b = next(iter(stoker.Loader(stoker.HDF5(str(path), fields={"x": "x", "meta": "meta"}),
+                                batch_size=8)))
+    assert b["meta"] == docs
+    bad = stoker.HDF5(str(path), fields={"x": "x", "m": {"dataset": "bad", "kind": "json"}})
+    with pytest.raises(stoker.StokerError, match="field 'm'.*JSON"):
+        list(stoker.Loader(bad, batch_size=8))
+    with pytest.raises(ValueError, match="json fields are string datasets"):
+        stoker.HDF5(str(path), fields={"x": {"dataset": "x", "kind": "json"}})
+    with pytest.raises(ValueError, match="kind must be 'text' or 'json'"):
+        stoker.HDF5(str(path), fields={"m": {"dataset": "meta", "kind": "yaml"}})

@@ -170,8 +170,6 @@ def test_bad_declarations(shards, npy_source):
     with pytest.raises(ValueError, match="already a field"):
         stoker.Loader(src, batch_size=2,
                       transforms=stoker.Lambda(lambda d: d, adds={"caption": "text"}))
-    with pytest.raises(TypeError, match="rng=True"):
-        stoker.Lambda(lambda d, r: d, fields=["caption"], rng=True)
     with pytest.raises(TypeError, match="fields must be"):
         stoker.Lambda(lambda d: d, fields=[3])
 

@@ -266,3 +266,27 @@ def test_http_shards(shards, tmp_path):
         server.server_close()
     assert [r["label"] for r in got] == list(range(N))
     check(got)
+
+
+@pytest.mark.parametrize("mode", ["indexed", "stream"])
+def test_a_bytes_field_comes_back_as_written(tmp_path, mode):
+    # Any extension that is not an image, text, json, npy or label is a bytes field,
+    # delivered as the member's bytes (including empty members and non-UTF-8 bytes).
+    def blob(i):
+        return bytes(range(256))[i % 7: i % 7 + 3 * i] + b"\xff\x00"
+
+    def members(i):
+        return [(f"k/{i:05d}.png", png(i)), (f"k/{i:05d}.bin", blob(i)),
+                (f"k/{i:05d}.cls", str(i).encode())]
+    pattern = write_shards(str(tmp_path), 2, 4, members)
+    src = stoker.Shards(pattern, fields={"image": "png", "blob": "bin", "label": "cls"},
+                        mode=mode, shuffle_buffer=0)
+    assert src.fields["blob"].startswith("blob: bytes")
+    for threads in (1, 2):
+        seen = 0
+        for b in stoker.Loader(src, batch_size=3, dtype="uint8", threads=threads,
+                               transforms=[stoker.Resize((8, 8))]):
+            for i, v in zip(b["label"].tolist(), b["blob"]):
+                assert isinstance(v, bytes) and v == blob(i), i
+                seen += 1
+        assert seen == 8

@@ -132,6 +132,54 @@ TransformDecl& TransformDecl::Describe(std::function<std::string(const Transform
   return *this;
 }
 
+namespace {
+
+// The `fields` parameter: None (the primary image), a field name, or a list
+// of field names (each a non-empty string, no repeats).
+ParamSchema FieldsParam() {
+  ParamSchema p;
+  p.name = "fields";
+  p.annotation = "Optional[Sequence[str]]";
+  p.keyword_only = true;
+  p.default_value = ArgValue();
+  p.accepts = "None or a list of the record's image field names";
+  p.set = [](const ArgValue& v, Transform* t) -> Status {
+    t->fields.clear();
+    if (v.is_none()) return Status::OK();
+    if (v.type() == ArgValue::Type::kString) {
+      if (v.as_string().empty()) return InvalidArgumentError("");
+      t->fields.push_back(v.as_string());
+      return Status::OK();
+    }
+    if (v.type() != ArgValue::Type::kList) return WrongTypeError("");
+    if (v.as_list().empty()) return InvalidArgumentError("an empty list names no field");
+    for (const ArgValue& e : v.as_list()) {
+      if (e.type() != ArgValue::Type::kString) return WrongTypeError("");
+      if (e.as_string().empty()) return InvalidArgumentError("");
+      for (const std::string& f : t->fields) {
+        if (f == e.as_string()) return InvalidArgumentError("'" + f + "' is named twice");
+      }
+      t->fields.push_back(e.as_string());
+    }
+    return Status::OK();
+  };
+  p.get = [](const Transform& t) -> ArgValue {
+    if (t.fields.empty()) return ArgValue();
+    std::vector<ArgValue> l;
+    for (const std::string& f : t.fields) l.emplace_back(f);
+    return ArgValue(std::move(l));
+  };
+  p.show = [](const Transform& t) -> std::string {
+    if (t.fields.empty()) return "";  // the default: ToString as before
+    std::string s = "[";
+    for (size_t i = 0; i < t.fields.size(); ++i) s += (i ? ", '" : "'") + t.fields[i] + "'";
+    return s + "]";
+  };
+  return p;
+}
+
+}  // namespace
+
 TransformDecl TransformFamily::Declare(std::string name, TransformStage stage) {
   TransformSchema& s = registry_->schemas_.emplace_back();
   TransformOps& ops = registry_->ops_.emplace_back();
@@ -174,6 +222,16 @@ TransformRegistry::TransformRegistry() {
       "Output", "On the output tensor: the normalisation fused into the dtype conversion, and "
                 "what runs after it.");
   DeclareOutputTransforms(output);
+  // Every image transform (geometric, photometric, warp) names the record's
+  // image fields it touches: one generic parameter, declared here, last, so
+  // positional arguments are unchanged (docs/architecture.md, "Records").
+  for (TransformSchema& s : schemas_) {
+    if (!s.python || !(s.stage == TransformStage::kGeometry ||
+                       s.stage == TransformStage::kImage || s.stage == TransformStage::kWarp)) {
+      continue;
+    }
+    s.params.push_back(FieldsParam());
+  }
   // A name is declared once, and a declared transform has no "not provided"
   // note: both are bugs in the declarations, found by any test that starts.
   std::set<std::string> names;
@@ -236,9 +294,12 @@ StatusOr<Transform> MakeTransform(std::string_view name, const std::vector<ArgVa
   }
   const std::string who = s->name + "()";
   const size_t n = s->params.size();
-  if (positional.size() > n) {
-    return WrongTypeError(who + " takes at most " + std::to_string(n) + " argument" +
-                          (n == 1 ? "" : "s") + " (" + std::to_string(positional.size()) +
+  size_t max_positional = 0;  // keyword-only parameters are last
+  while (max_positional < n && !s->params[max_positional].keyword_only) ++max_positional;
+  if (positional.size() > max_positional) {
+    return WrongTypeError(who + " takes at most " + std::to_string(max_positional) +
+                          " argument" + (max_positional == 1 ? "" : "s") + " (" +
+                          std::to_string(positional.size()) +
                           " given)");
   }
   std::vector<const ArgValue*> given(n, nullptr);

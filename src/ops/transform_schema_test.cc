@@ -236,6 +236,36 @@ TEST(TransformSchemaTest, CheckTransformMatchesMakeTransform) {
   EXPECT_FALSE(CheckTransform(Transform{}).ok());
 }
 
+// The generic `fields` parameter: every image transform has it, last and
+// keyword-only; it fills Transform::fields and shows in ToString only when given.
+TEST(TransformSchemaTest, ImageTransformsNameTheirFields) {
+  for (const TransformSchema* s : TransformSchemas()) {
+    const bool image = s->stage == TransformStage::kGeometry ||
+                       s->stage == TransformStage::kImage || s->stage == TransformStage::kWarp;
+    const ParamSchema* p = s->Param("fields");
+    EXPECT_EQ(p != nullptr, image && s->python) << s->name;
+    if (p == nullptr) continue;
+    EXPECT_TRUE(p->keyword_only);
+    EXPECT_EQ(&s->params.back(), p) << s->name;
+  }
+  StatusOr<Transform> t = MakeTransform("Resize", {24}, {{"fields", {"image", "depth"}}});
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t.value().fields, (std::vector<std::string>{"image", "depth"}));
+  EXPECT_NE(t.value().ToString().find("fields=['image', 'depth']"), std::string::npos)
+      << t.value().ToString();
+  EXPECT_TRUE(CheckTransform(t.value()).ok());
+  t = MakeTransform("ColorJitter", {0.2}, {{"fields", "image2"}});
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t.value().fields, std::vector<std::string>{"image2"});
+  EXPECT_EQ(MakeTransform("Resize", {24}).value().ToString().find("fields"), std::string::npos);
+  EXPECT_EQ(MakeTransform("Resize", {24}, {{"fields", {"a", "a"}}}).status().message(),
+            "Resize: fields must be None or a list of the record's image field names, got "
+            "('a', 'a'): 'a' is named twice");
+  EXPECT_EQ(MakeTransform("Resize", {24}, {{"fields", {3}}}).status().code(),
+            StatusCode::kWrongType);
+  EXPECT_EQ(FindTransformSchema("Normalize")->Param("fields"), nullptr);
+}
+
 TEST(TransformSchemaTest, StagesAndFlags) {
   EXPECT_TRUE(Transform::RandomResizedCrop(8, 8).random_geometry());
   EXPECT_FALSE(Transform::CenterCrop(8, 8).random_geometry());

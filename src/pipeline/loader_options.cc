@@ -231,6 +231,9 @@ std::shared_ptr<BatchPool> MakeBatchPool(const LoaderOptions& options, int heigh
 ProcessorConfig MakeProcessorConfig(const LoaderOptions& options, const RecordPlan* plan) {
   ProcessorConfig c;
   c.record_geometry = plan != nullptr && plan->targets;
+  if (plan != nullptr && plan->image >= 0) {
+    c.image_field = plan->schema.fields[static_cast<size_t>(plan->image)].name;
+  }
   c.transforms = options.transforms;
   c.dct_scaling = options.dct_scaling;
   c.decoder.max_pixels = options.max_pixels;

@@ -88,6 +88,89 @@ Status PlanFieldSteps(const std::vector<FieldStep>& steps, RecordPlan* plan) {
   return valid;
 }
 
+std::string FieldList(const std::vector<std::string>& names) {
+  std::string s = "[";
+  for (size_t i = 0; i < names.size(); ++i) s += (i ? ", '" : "'") + names[i] + "'";
+  return s + "]";
+}
+
+// Checks the transforms' `fields` against the schema; *named: the image
+// fields other than the primary one that some transform names.
+Status PlanTransformFields(const std::vector<Transform>& transforms, const RecordPlan& plan,
+                           std::vector<std::string>* named) {
+  const Schema& schema = plan.schema;
+  const std::string primary =
+      plan.image >= 0 ? schema.fields[static_cast<size_t>(plan.image)].name : "";
+  const Transform* first_geometric = nullptr;
+  std::vector<std::string> geometric_set;
+  for (const Transform& t : transforms) {
+    if (t.schema == nullptr) continue;
+    const TransformStage stage = t.schema->stage;
+    const bool geometric = stage == TransformStage::kGeometry || stage == TransformStage::kWarp;
+    const std::string who = t.ToString();
+    if (!t.fields.empty() && !geometric && stage != TransformStage::kImage) {
+      return InvalidArgumentError(who + ": fields= is for image transforms (geometric and "
+                                  "photometric); " + TransformStageName(stage) +
+                                  " transforms run on the primary image only");
+    }
+    for (const std::string& name : t.fields) {
+      const int k = schema.Find(name);
+      if (k < 0 || k >= plan.source_fields) {
+        return InvalidArgumentError(who + ": fields: '" + name + "' is not a field of the "
+                                    "record (its fields: " + schema.ToString() + ")");
+      }
+      const FieldSpec& f = schema.fields[static_cast<size_t>(k)];
+      if (f.kind != FieldKind::kImage) {
+        return InvalidArgumentError(who + ": fields: '" + name + "' is a " +
+                                    FieldKindName(f.kind) + " field, not an image");
+      }
+      if (f.image_mode != ImageMode::kRGB) {
+        return InvalidArgumentError(who + ": fields: '" + name + "' is a native-mode image; "
+                                    "transforms run on RGB image fields (declare it with mode "
+                                    "'rgb')");
+      }
+      if (f.target != TargetRole::kNone) {
+        return InvalidArgumentError(who + ": fields: '" + name + "' is a " +
+                                    TargetRoleName(f.target) + " target, which follows the "
+                                    "image's geometry by itself");
+      }
+      if (name != primary &&
+          std::find(named->begin(), named->end(), name) == named->end()) {
+        named->push_back(name);
+      }
+    }
+    if (!geometric) continue;
+    std::vector<std::string> set = t.fields.empty() ? std::vector<std::string>{primary} : t.fields;
+    std::sort(set.begin(), set.end());
+    if (std::find(set.begin(), set.end(), primary) == set.end()) {
+      return InvalidArgumentError(who + ": fields must name the primary image '" + primary +
+                                  "': geometric transforms draw on it and replay the draw on "
+                                  "the other fields");
+    }
+    if (first_geometric == nullptr) {
+      first_geometric = &t;
+      geometric_set = set;
+    } else if (set != geometric_set) {
+      return InvalidArgumentError(who + " and " + first_geometric->ToString() + " name other "
+                                  "image fields (" + FieldList(set) + ", " +
+                                  FieldList(geometric_set) + "): every geometric transform "
+                                  "names the same fields");
+    }
+  }
+  if (first_geometric != nullptr) {
+    for (const std::string& name : *named) {
+      if (std::find(geometric_set.begin(), geometric_set.end(), name) == geometric_set.end()) {
+        return InvalidArgumentError(
+            "'" + name + "' is transformed, and the geometric transform " +
+            first_geometric->ToString() + " does not name it: every geometric transform names "
+            "every transformed image field (fields=" +
+            FieldList({primary, name}) + ")");
+      }
+    }
+  }
+  return Status::OK();
+}
+
 // Resolves each kPerBox field's kBoxes field; targets on the primary image
 // or label are refused.
 Status PlanTargets(RecordPlan* plan) {
@@ -256,6 +339,33 @@ StatusOr<std::shared_ptr<const RecordPlan>> MakeRecordPlan(const Schema& source_
   const bool fixed_out = options.collate != LoaderOptions::Collate::kList &&
                          StaticOutputSize(options.transforms, in_height, in_width, &out_h,
                                           &out_w).ok();
+  std::vector<std::string> transformed;
+  STOKER_RETURN_IF_ERROR(PlanTransformFields(options.transforms, *plan, &transformed));
+  for (size_t i = 0; i < options.field_collate.size(); ++i) {
+    const std::string& name = options.field_collate[i].first;
+    const int k = full.Find(name);
+    if (k < 0) {
+      return InvalidArgumentError("collate: '" + name + "' is not a field of the record (its "
+                                  "fields: " + full.ToString() + ")");
+    }
+    if (k == plan->image || k == plan->label) {
+      return InvalidArgumentError("collate: '" + name + "' is the primary " +
+                                  (k == plan->image ? "image" : "label") + ", batched by the "
+                                  "string form (collate='list' for per-sample images); name "
+                                  "other fields in the dict");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (options.field_collate[j].first == name) {
+        return InvalidArgumentError("collate: '" + name + "' is named twice");
+      }
+    }
+  }
+  auto collate_of = [&](const std::string& name) {
+    for (const auto& [n, c] : options.field_collate) {
+      if (n == name) return c;
+    }
+    return options.collate;
+  };
   for (size_t k = 0; k < full.fields.size(); ++k) {
     if (static_cast<int>(k) == plan->image || static_cast<int>(k) == plan->label) continue;
     RecordFieldPlan f;
@@ -263,6 +373,15 @@ StatusOr<std::shared_ptr<const RecordPlan>> MakeRecordPlan(const Schema& source_
     f.batch_field = static_cast<int>(plan->fields.size());
     f.spec = full.fields[k];
     f.source_spec = f.spec;
+    if (std::find(transformed.begin(), transformed.end(), f.spec.name) != transformed.end()) {
+      // The output size when the transforms end in one, else its own.
+      f.transformed = true;
+      f.spec.dtype = ElemType::kUint8;
+      f.spec.dtype_known = true;
+      f.spec.shape = fixed_out ? std::vector<int64_t>{out_h, out_w, 3}
+                               : std::vector<int64_t>{-1, -1, 3};
+      f.spec.shape_known = true;
+    }
     if (f.spec.target != TargetRole::kNone) {
       if (static_cast<int>(k) >= plan->source_fields) {
         return InvalidArgumentError("field '" + f.spec.name + "': a Lambda's addition cannot be "
@@ -279,7 +398,8 @@ StatusOr<std::shared_ptr<const RecordPlan>> MakeRecordPlan(const Schema& source_
     }
     plan->layouts.push_back(DataLayout(f.spec));
     FieldLayout& l = plan->layouts.back();
-    l.pad = options.collate == LoaderOptions::Collate::kPad && f.spec.kind == FieldKind::kArray &&
+    l.pad = collate_of(f.spec.name) == LoaderOptions::Collate::kPad &&
+            f.spec.kind == FieldKind::kArray &&
             !l.fixed;
     if (l.pad && full.Find(f.spec.name + "_lengths") >= 0) {
       return InvalidArgumentError("collate=\"pad\" adds the key '" + f.spec.name +

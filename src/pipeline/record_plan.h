@@ -26,7 +26,10 @@
 //
 // Rules checked here (InvalidArgument naming the field): the schema is valid
 // (CheckSchema); transforms need an RGB image field (the primary one); under
-// collate="pad" no field may be called "<padded field>_lengths"; a field
+// collate="pad" no field may be called "<padded field>_lengths"; a
+// transform's `fields` name RGB image fields of the source's record (not
+// targets); the geometric transforms all name the same fields, the primary
+// image among them and every field another transform names; a field
 // step runs on a record source only, names fields the record has (not the
 // primary image or label) and adds new names, of kinds other than image.
 //
@@ -57,6 +60,10 @@ struct RecordFieldPlan {
   // A kPerBox field of uint8/uint16 [N, H, W]: instance masks, a plane per
   // box, each moved like a mask (padding 0) and delivered [N', H', W'].
   bool planes = false;
+  // An RGB image field named by a transform's `fields` (Transform::fields):
+  // it takes the transforms that name it, and every geometric one, with the
+  // primary image's draw; delivered uint8 [H, W, 3] of the output size.
+  bool transformed = false;
 };
 
 // A field step (LoaderOptions::field_steps) as planned: the schema indices of

@@ -58,21 +58,58 @@ Status ToDoubles(const FieldValue& v, std::vector<double>* out) {
 
 }  // namespace
 
-RecordProcessor::RecordProcessor(const RecordPlan* plan, const DecoderOptions& decoder)
-    : plan_(plan), decoder_(decoder) {}
+struct RecordProcessor::Transformed {
+  explicit Transformed(const ProcessorConfig& images, const std::string& field)
+      : config(images),
+        writer(DType::kUint8, Layout::kNHWC, 0, 0, false, {0.f, 0.f, 0.f}, {1.f, 1.f, 1.f}) {
+    config.image_field = field;
+    config.primary = false;
+    config.record_geometry = false;
+    config.timing = false;
+    processor = std::make_unique<SampleProcessor>(config, &writer);
+  }
+  ProcessorConfig config;  // referenced by `processor`: declared before it
+  PixelWriter writer;
+  std::unique_ptr<SampleProcessor> processor;
+  RgbImage out;
+};
+
+RecordProcessor::RecordProcessor(const RecordPlan* plan, const DecoderOptions& decoder,
+                                 const ProcessorConfig* images)
+    : plan_(plan), decoder_(decoder) {
+  transformed_.resize(plan->fields.size());
+  for (size_t k = 0; k < plan->fields.size(); ++k) {
+    if (plan->fields[k].transformed && images != nullptr) {
+      transformed_[k] = std::make_unique<Transformed>(*images, plan->fields[k].spec.name);
+    }
+  }
+}
+
+RecordProcessor::~RecordProcessor() = default;
 
 size_t RecordProcessor::scratch_bytes() const {
-  return decoder_.scratch_bytes() + image_.pixels.capacity();
+  size_t bytes = decoder_.scratch_bytes() + image_.pixels.capacity();
+  for (const auto& t : transformed_) {
+    if (t != nullptr) bytes += t->processor->scratch_bytes() + t->out.capacity_bytes();
+  }
+  return bytes;
 }
 
 void RecordProcessor::ReleaseScratch() {
   decoder_.ReleaseScratch();
   image_.Release();
+  for (const auto& t : transformed_) {
+    if (t == nullptr) continue;
+    t->processor->TrimScratch();
+    t->out.Release();
+  }
 }
 
 Status RecordProcessor::Process(const SampleData& sample, BatchBuffer* buf, int s,
-                                const TargetGeometry* geometry, int64_t* boxes_removed) {
+                                const TargetGeometry* geometry, int64_t* boxes_removed,
+                                const ImageDraw* draw) {
   geometry_ = geometry;
+  draw_ = draw;
   removed_ = 0;
   const int source_fields = plan_->source_fields;
   if (sample.num_fields != source_fields || sample.fields == nullptr) {
@@ -81,7 +118,7 @@ Status RecordProcessor::Process(const SampleData& sample, BatchBuffer* buf, int 
   }
   const FieldValue* values = sample.fields;
   if (!plan_->steps.empty()) {
-    STOKER_RETURN_IF_ERROR(RunSteps(sample.fields));
+    STOKER_RETURN_IF_ERROR(RunSteps(sample.fields, draw != nullptr ? draw->step_seed : 0));
     values = values_.data();
   }
   // Per-box rows last: they follow their boxes' removals.
@@ -123,7 +160,8 @@ Status RecordProcessor::PlanBoxes(const SampleData& sample, std::vector<double>*
   return Status::OK();
 }
 
-Status RecordProcessor::RunSteps(const FieldValue* source) {
+Status RecordProcessor::RunSteps(const FieldValue* source, uint64_t step_seed) {
+  Rng seeds(step_seed);
   const size_t n = plan_->schema.fields.size();
   values_.assign(n, FieldValue());
   std::copy(source, source + plan_->source_fields, values_.begin());
@@ -135,8 +173,9 @@ Status RecordProcessor::RunSteps(const FieldValue* source) {
     for (int i : sp.indices) step_values.push_back(values_[static_cast<size_t>(i)]);
     std::vector<std::vector<uint8_t>>& storage = storage_[k];
     storage.resize(sp.indices.size());
+    const uint64_t seed = seeds.Next();  // drawn for every step, whether it uses it or not
     Status st = (*sp.step.callback)(sp.specs.data(), step_values.data(), storage.data(),
-                                    static_cast<int>(sp.indices.size()));
+                                    static_cast<int>(sp.indices.size()), seed);
     if (!st.ok()) return st.WithContext("Lambda(" + sp.step.name + ", fields=...)");
     for (size_t i = 0; i < sp.indices.size(); ++i) {
       values_[static_cast<size_t>(sp.indices[i])] = step_values[i];
@@ -151,7 +190,7 @@ Status RecordProcessor::ProcessField(const RecordFieldPlan& f, const FieldValue&
   if (f.spec.target != TargetRole::kNone) return WriteTarget(f, v, buf, s);
   switch (f.spec.kind) {
     case FieldKind::kImage:
-      return WriteImage(f, v, buf, s);
+      return f.transformed ? WriteTransformedImage(f, v, buf, s) : WriteImage(f, v, buf, s);
     case FieldKind::kArray:
       return WriteArray(f, v, buf, s);
     case FieldKind::kLabel:
@@ -207,6 +246,36 @@ Status RecordProcessor::WriteImage(const RecordFieldPlan& f, const FieldValue& v
   STOKER_ASSIGN_OR_RETURN(uint8_t* slot,
                           buf->ReserveField(f.batch_field, s, bytes, dtype, dims, 3));
   if (bytes > 0) std::memcpy(slot, image_.pixels.data(), bytes);
+  return Status::OK();
+}
+
+Status RecordProcessor::WriteTransformedImage(const RecordFieldPlan& f, const FieldValue& v,
+                                              BatchBuffer* buf, int s) {
+  Transformed* t = transformed_[static_cast<size_t>(f.batch_field)].get();
+  if (t == nullptr || draw_ == nullptr) {
+    return InternalError("a transformed image field without the primary image's draw");
+  }
+  if (v.raw) return UnimplementedError("raw pixels in an image field other than the primary one");
+  SampleData sample;
+  sample.bytes = v.data;
+  sample.size = v.size;
+  SampleOutput out;
+  out.image = &t->out;
+  out.expect_width = draw_->width;
+  out.expect_height = draw_->height;
+  Rng rng = draw_->rng;  // the primary image's draws, replayed
+  StageTimes times;
+  STOKER_RETURN_IF_ERROR(t->processor->Process(sample, &rng, out, &times, draw_->boxes));
+  const FieldSpec& spec = f.spec;
+  const int64_t dims[3] = {t->out.height(), t->out.width(), 3};
+  if (spec.shape_known && spec.shape.size() == 3 && spec.shape[0] >= 0 &&
+      (spec.shape[0] != dims[0] || spec.shape[1] != dims[1])) {
+    return InternalError("a transformed image of another size than the plan's");
+  }
+  const size_t bytes = static_cast<size_t>(dims[0] * dims[1] * 3);
+  STOKER_ASSIGN_OR_RETURN(uint8_t* slot, buf->ReserveField(f.batch_field, s, bytes,
+                                                           ElemType::kUint8, dims, 3));
+  if (bytes > 0) std::memcpy(slot, t->out.data(), bytes);
   return Status::OK();
 }
 

@@ -40,21 +40,42 @@
 
 #include "codec/decoder.h"
 #include "ops/targets.h"
+#include "base/rng.h"
 #include "pipeline/record_plan.h"
+#include "pipeline/sample_processor.h"
 #include "stoker/batch.h"
 #include "stoker/source.h"
 
 namespace stoker {
 
+// The primary image's draw for a sample, for the image fields transformed
+// with it (RecordFieldPlan::transformed): the generator as it was before the
+// primary image's transforms drew, and the primary image's size.
+struct ImageDraw {
+  Rng rng{0};
+  int width = 0, height = 0;
+  // The field steps' seeds: step k gets the k-th number of Rng(step_seed).
+  uint64_t step_seed = 0;
+  // The boxes the primary image's draw read (RandomIoUCrop; null: none),
+  // owned by the caller for the sample's processing.
+  const std::vector<double>* boxes = nullptr;
+};
+
 class RecordProcessor {
  public:
-  RecordProcessor(const RecordPlan* plan, const DecoderOptions& decoder = {});
+  // `images`: the loader's ProcessorConfig, from which each transformed image
+  // field gets its own SampleProcessor (needed when the plan has one).
+  RecordProcessor(const RecordPlan* plan, const DecoderOptions& decoder = {},
+                  const ProcessorConfig* images = nullptr);
+  ~RecordProcessor();
 
   // Writes every batch field of `sample` into slot `s` of `buf`; targets
   // follow `geometry` (the primary image's, from its SampleProcessor), and
-  // the boxes they remove are added to *boxes_removed.
+  // the boxes they remove are added to *boxes_removed; transformed image
+  // fields replay `draw`.
   Status Process(const SampleData& sample, BatchBuffer* buf, int s,
-                 const TargetGeometry* geometry = nullptr, int64_t* boxes_removed = nullptr);
+                 const TargetGeometry* geometry = nullptr, int64_t* boxes_removed = nullptr,
+                 const ImageDraw* draw = nullptr);
 
   // The boxes of `sample`'s plan_boxes field (RecordPlan::plan_boxes) as the
   // source gives them, xyxy in the image's pixels, for the transforms whose
@@ -72,10 +93,18 @@ class RecordProcessor {
   Status WriteTarget(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
   Status WriteMask(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
   Status WritePerBox(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf, int s);
+  // A transformed image field: the transforms with the primary's draw.
+  Status WriteTransformedImage(const RecordFieldPlan& f, const FieldValue& v, BatchBuffer* buf,
+                               int s);
   // Runs the field steps on the source's values into values_.
-  Status RunSteps(const FieldValue* source);
+  Status RunSteps(const FieldValue* source, uint64_t step_seed);
 
   const RecordPlan* plan_;
+  const ImageDraw* draw_ = nullptr;
+  // Transformed image fields: per plan field (null for the others), its
+  // config, writer (uint8 HWC) and processor, and the output image.
+  struct Transformed;
+  std::vector<std::unique_ptr<Transformed>> transformed_;
   ImageDecoder decoder_;
   NativeImage image_;
   std::vector<FieldValue> values_;       // the record's values after the steps

@@ -433,7 +433,7 @@ TEST(RecordTest, FieldStepsRewriteAndAddFieldsPaddedUnderThreads) {
   step.fields = {"caption"};
   step.adds = {ArrayField("tok", ElemType::kInt64, {-1})};
   step.callback = std::make_shared<const FieldCallback>(
-      [](const FieldSpec* specs, FieldValue* v, std::vector<uint8_t>* storage, int n) {
+      [](const FieldSpec* specs, FieldValue* v, std::vector<uint8_t>* storage, int n, uint64_t) {
         EXPECT_EQ(n, 2);
         EXPECT_EQ(specs[1].name, "tok");
         const std::string caption(reinterpret_cast<const char*>(v[0].data), v[0].size);
@@ -510,7 +510,9 @@ TEST(RecordTest, PlanRefusesFieldStepsItCannotRun) {
   FieldStep step;
   step.name = "f";
   step.callback = std::make_shared<const FieldCallback>(
-      [](const FieldSpec*, FieldValue*, std::vector<uint8_t>*, int) { return Status::OK(); });
+      [](const FieldSpec*, FieldValue*, std::vector<uint8_t>*, int, uint64_t) {
+        return Status::OK();
+      });
   LoaderOptions o;
   step.adds = {TextField("note")};
   o.field_steps = {step};

@@ -94,14 +94,20 @@ SampleProcessor::SampleProcessor(const ProcessorConfig& config, const PixelWrite
     : config_(config), writer_(writer), decoder_(config.decoder) {
   for (const Transform& t : config_.transforms) {
     op_names_.push_back(TransformShortName(t));
+    const bool applies =
+        t.fields.empty() ? config_.primary
+                         : std::find(t.fields.begin(), t.fields.end(), config_.image_field) !=
+                               t.fields.end();
+    applies_.push_back(applies);
     if (t.photometric()) photometric_.push_back(&t);
-    if (StageOf(t) == TransformStage::kTensor) tensor_ops_.push_back(&t);
+    if (StageOf(t) == TransformStage::kTensor && config_.primary) tensor_ops_.push_back(&t);
   }
 }
 
 size_t SampleProcessor::scratch_bytes() const {
   return resampler_.scratch_bytes() + stage_a_.capacity_bytes() + stage_b_.capacity_bytes() +
-         out_.capacity_bytes() + aux_.capacity_bytes() + decoder_.scratch_bytes();
+         out_.capacity_bytes() + aux_.capacity_bytes() + discard_.capacity_bytes() +
+         decoder_.scratch_bytes();
 }
 
 bool SampleProcessor::TrimScratch() {
@@ -112,6 +118,7 @@ bool SampleProcessor::TrimScratch() {
   stage_b_.Release();
   out_.Release();
   aux_.Release();
+  discard_.Release();
   return true;
 }
 
@@ -198,8 +205,20 @@ Status SampleProcessor::FinishResample(Rng* rng, uint8_t* slot, StageTimes* time
   int64_t t = TraceClock(times);
   if (trace != nullptr) trace->Add(SpanKind::kTransform, start_ns, t, trace->names->resample);
   for (const Transform* op : photometric_) {
-    nvtx::Range range(op_names_[static_cast<size_t>(op - config_.transforms.data())].c_str());
-    if (op->callback != nullptr) {
+    const size_t index = static_cast<size_t>(op - config_.transforms.data());
+    nvtx::Range range(op_names_[index].c_str());
+    if (!applies_[index] && StageOf(*op) != TransformStage::kWarp) {
+      // Not this field's: the same draws on a throwaway copy (a callback
+      // draws one seed), so the next transforms draw as on the other fields.
+      if (op->callback != nullptr) {
+        (void)rng->Next();
+      } else {
+        discard_.Resize(out_.width(), out_.height());
+        std::memcpy(discard_.data(), out_.data(),
+                    static_cast<size_t>(out_.width()) * out_.height() * 3);
+        OpsOf(*op).image(*op, rng, &discard_, &aux_);
+      }
+    } else if (op->callback != nullptr) {
       STOKER_RETURN_IF_ERROR(RunCallback(*op, rng, times));
     } else if (StageOf(*op) == TransformStage::kWarp) {
       // Drawn, then applied: the draw is kept for the targets.
@@ -273,6 +292,13 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const Sample
   }
   times->source_width = header.width;
   times->source_height = header.height;
+  if (out.expect_width > 0 &&
+      (header.width != out.expect_width || header.height != out.expect_height)) {
+    return InvalidArgumentError(
+        "image is " + std::to_string(header.height) + "x" + std::to_string(header.width) +
+        " (HxW), the primary image " + std::to_string(out.expect_height) + "x" +
+        std::to_string(out.expect_width) + ": image fields transformed together need one size");
+  }
   GeometryPlan plan;
   std::vector<GeometryStep>* steps = nullptr;
   if (config_.record_geometry) {
@@ -282,12 +308,16 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const Sample
   STOKER_RETURN_IF_ERROR(
       PlanGeometry(config_.transforms, header.width, header.height, rng, &plan, steps, boxes));
   uint8_t* slot = out.slot;
-  if (out.buffer != nullptr) {  // variable size: this sample's own
-    if (plan.width() <= 0 || plan.height() <= 0) {
-      return InvalidArgumentError("the transforms give an empty image (" +
-                                  std::to_string(plan.height()) + "x" +
-                                  std::to_string(plan.width()) + ")");
-    }
+  if ((out.image != nullptr || out.buffer != nullptr) &&
+      (plan.width() <= 0 || plan.height() <= 0)) {
+    return InvalidArgumentError("the transforms give an empty image (" +
+                                std::to_string(plan.height()) + "x" +
+                                std::to_string(plan.width()) + ")");
+  }
+  if (out.image != nullptr) {  // a secondary image field: uint8 HWC rows
+    out.image->Resize(plan.width(), plan.height());
+    slot = out.image->data();
+  } else if (out.buffer != nullptr) {  // variable size: this sample's own
     STOKER_ASSIGN_OR_RETURN(slot, out.buffer->ReserveSlot(out.index, plan.height(),
                                                           plan.width()));
   } else if (plan.width() != writer_->width() || plan.height() != writer_->height()) {

@@ -77,6 +77,14 @@ struct ProcessorConfig {
   // Keep each sample's geometry (geometry()) for the targets that follow the
   // image (masks, boxes, keypoints; ops/targets.h).
   bool record_geometry = false;
+  // Records (Transform::fields): the image field this processor writes, and
+  // whether it is the primary image. A transform applies to it when its
+  // `fields` name it, or are empty and it is the primary. A photometric
+  // transform that does not apply still draws, on a throwaway copy, so every
+  // image field of a sample sees the same draws for the transforms they
+  // share; a secondary image (not `primary`) skips the kTensor transforms.
+  std::string image_field = "image";
+  bool primary = true;
 };
 
 // Nanoseconds spent in each part of Process(), and what the caller asked to
@@ -95,10 +103,16 @@ struct StageTimes {
 // Where Process() writes a sample: `slot`, of the writer's fixed size; or,
 // with `buffer` set (a variable-size batch), slot `index` of it, reserved for
 // the size the sample's plan gives.
+// With `image` set (a record's secondary image field), into *image, resized
+// to the plan's size (the writer then writes uint8 HWC rows); `expect_width`
+// x `expect_height` (when > 0), the primary image's size: an image of another
+// size is InvalidArgument (the draws depend on the size).
 struct SampleOutput {
   uint8_t* slot = nullptr;
   BatchBuffer* buffer = nullptr;
   int index = 0;
+  RgbImage* image = nullptr;
+  int expect_width = 0, expect_height = 0;
 };
 
 class SampleProcessor {
@@ -176,6 +190,8 @@ class SampleProcessor {
   std::vector<const Transform*> photometric_;  // into config_.transforms, in list order
   std::vector<std::string> op_names_;  // per transform: its name (NVTX ranges)
   std::vector<const Transform*> tensor_ops_;   // kTensor (RandomErasing), on the slot last
+  std::vector<bool> applies_;  // per transform: whether it applies to this image field
+  RgbImage discard_;  // a photometric op that does not apply draws on this copy
   RgbImage out_, aux_;  // the output-size image and a second buffer for the photometric ops
   int last_scale_denom_ = 1;
   int out_h_ = 0, out_w_ = 0;  // the size of the sample being written

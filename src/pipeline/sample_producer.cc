@@ -15,6 +15,9 @@
 namespace stoker {
 namespace {
 
+// HashSeed's last word for the field steps' seeds (the image's is `attempt`, 0).
+constexpr uint64_t kFieldStepSeedWord = 0x5354455053ULL;  // "STEPS"
+
 // Runs f() (a sample's read or decode), turning any exception into a Status:
 // no exception may leave a worker thread (std::terminate would end the
 // process). std::bad_alloc (an image too large for the memory left) is
@@ -68,7 +71,8 @@ void CopyFields(const SampleData& sample, CachedImage* out) {
 SampleProducer::SampleProducer(const ProducerContext& context)
     : ctx_(context), processor_(*context.processor, context.writer) {
   if (ctx_.record != nullptr && ctx_.record->records()) {
-    record_ = std::make_unique<RecordProcessor>(ctx_.record, context.processor->decoder);
+    record_ = std::make_unique<RecordProcessor>(ctx_.record, context.processor->decoder,
+                                                context.processor);
   }
 }
 
@@ -144,17 +148,24 @@ bool SampleProducer::Produce(EpochReader* reader, int64_t epoch, int64_t p, int 
             out.slot = buf->slot(s);
           }
           Status r;
+          ImageDraw draw{rng};  // before the primary image draws: other image fields replay it
+          // The field steps' own stream (the last seed word apart from the image's).
+          draw.step_seed = HashSeed(options.seed, static_cast<uint64_t>(epoch),
+                                    static_cast<uint64_t>(sample.id), kFieldStepSeedWord);
           if (ctx_.record == nullptr || ctx_.record->image >= 0) {
             const std::vector<double>* boxes = nullptr;
             if (record_ != nullptr && ctx_.record->plan_boxes >= 0) {
               r = record_->PlanBoxes(sample, &plan_boxes_);
               boxes = &plan_boxes_;
+              draw.boxes = boxes;
             }
             if (r.ok()) r = processor_.Process(sample, &rng, out, &times, boxes);
+            draw.width = times.source_width;
+            draw.height = times.source_height;
           }
           if (r.ok() && record_ != nullptr) {
             int64_t removed = 0;
-            r = record_->Process(sample, buf, s, &processor_.geometry(), &removed);
+            r = record_->Process(sample, buf, s, &processor_.geometry(), &removed, &draw);
             if (r.ok() && removed > 0) c->Add(c->boxes_removed, removed);
           }
           threw = false;

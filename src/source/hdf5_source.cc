@@ -1,6 +1,8 @@
 // Copyright 2026 The stoker Authors.
 #include "source/hdf5_source.h"
 
+#include <algorithm>
+
 #include <hdf5.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -319,8 +321,16 @@ StatusOr<std::shared_ptr<Hdf5Source>> Hdf5Source::Open(const std::string& path,
 }
 
 StatusOr<std::shared_ptr<Hdf5Source>> Hdf5Source::OpenFields(
-    const std::string& path, const std::vector<std::pair<std::string, std::string>>& fields) {
+    const std::string& path, const std::vector<std::pair<std::string, std::string>>& fields,
+    const std::vector<std::string>& json) {
   using Layout = Hdf5SourceImpl::Layout;
+  for (const std::string& name : json) {
+    bool found = false;
+    for (const auto& f : fields) found |= f.first == name;
+    if (!found) {
+      return InvalidArgumentError("HDF5 fields: json field '" + name + "' is not a field");
+    }
+  }
   if (fields.empty()) return InvalidArgumentError("HDF5 fields: at least one field is needed");
   STOKER_RETURN_IF_ERROR(CheckHdf5Path(path));
   std::shared_ptr<Hdf5SourceImpl> src(new Hdf5SourceImpl());
@@ -400,7 +410,8 @@ StatusOr<std::shared_ptr<Hdf5Source>> Hdf5Source::OpenFields(
       if (t.layout == Layout::kVlenBytes) {
         spec = name == "image" ? ImageField(name) : BytesField(name);
       } else {
-        spec = TextField(name);
+        spec = std::find(json.begin(), json.end(), name) != json.end() ? JsonField(name)
+                                                                       : TextField(name);
       }
     }
     if (spec.kind == FieldKind::kImage) {
@@ -408,6 +419,12 @@ StatusOr<std::shared_ptr<Hdf5Source>> Hdf5Source::OpenFields(
     }
     src->schema_.fields.push_back(std::move(spec));
     src->columns_.push_back(std::move(col));
+  }
+  for (const FieldSpec& f : src->schema_.fields) {
+    if (f.kind != FieldKind::kJson && std::find(json.begin(), json.end(), f.name) != json.end()) {
+      return InvalidArgumentError("field '" + f.name + "': json fields are string datasets (one "
+                                  "JSON document per sample), and this one is " + f.ToString());
+    }
   }
   STOKER_RETURN_IF_ERROR(CheckSchema(src->schema_));
   return std::shared_ptr<Hdf5Source>(std::move(src));

@@ -20,7 +20,8 @@ StatusOr<std::shared_ptr<Hdf5Source>> Hdf5Source::Open(const std::string& path,
 }
 
 StatusOr<std::shared_ptr<Hdf5Source>> Hdf5Source::OpenFields(
-    const std::string& path, const std::vector<std::pair<std::string, std::string>>&) {
+    const std::string& path, const std::vector<std::pair<std::string, std::string>>&,
+    const std::vector<std::string>&) {
   return Open(path, "", "");
 }
 
