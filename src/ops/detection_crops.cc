@@ -77,6 +77,4 @@ Status PlanRandomZoomOut(const Transform& t, Rng* rng, GeometryBuilder* b) {
                     {left, top, right, bottom});
 }
 
-void VariableOutputSize(const Transform&, OutputSize* size) { size->fixed = false; }
-
 }  // namespace stoker

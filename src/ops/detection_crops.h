@@ -40,8 +40,7 @@ inline constexpr int kIoUCropMaxOptionDraws = 100;
 
 Status PlanRandomIoUCrop(const Transform& t, Rng* rng, GeometryBuilder* b);
 Status PlanRandomZoomOut(const Transform& t, Rng* rng, GeometryBuilder* b);
-// Both give each sample its own size.
-void VariableOutputSize(const Transform& t, OutputSize* size);
+// Both give each sample its own size (VariableOutputSize, ops/geometry.h).
 
 }  // namespace stoker
 

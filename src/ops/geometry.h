@@ -193,7 +193,8 @@ Status PlanLetterbox(const Transform& t, Rng* rng, GeometryBuilder* b);
 void CropOutputSize(const Transform& t, OutputSize* size);
 void ResizeOutputSize(const Transform& t, OutputSize* size);
 void SameOutputSize(const Transform& t, OutputSize* size);
-// ScaleJitter, RandomShortestSize: each sample its own size.
+// ScaleJitter, RandomShortestSize, RandomIoUCrop, RandomZoomOut: each sample
+// its own size.
 void VariableOutputSize(const Transform& t, OutputSize* size);
 // Pad: a fixed size grows by the padding.
 void PadOutputSize(const Transform& t, OutputSize* size);
