@@ -13,9 +13,9 @@ Recipe, the same for both (image + mask, float32 NCHW, batch --batch):
   RandomHorizontalFlip (both), ColorJitter(0.4, 0.4, 0.4) (image), Normalize (image).
   * stoker:     SegmentationFolder(DIR/img, DIR/ann) + Loader(transforms=...): the mask is a
                 target of the source, moved with the image's draw (decode-only-the-crop and
-                DCT scaling for the image, as by default); the masks come as a list (a PNG
-                field's dtype is known per sample) and are stacked with torch.stack in the
-                timed loop, so both loaders hand over [B, 512, 512] masks.
+                DCT scaling for the image, as by default); the masks come stacked, uint8
+                [B, 512, 512] (SegmentationFolder's mask_dtype="uint8"), as the
+                DataLoader's collate stacks them.
   * dataloader: a Dataset reading both files with PIL, RandomResizedCrop.get_params, then
                 torchvision.transforms.functional: resized_crop (BILINEAR / NEAREST), hflip,
                 ColorJitter, to_tensor, normalize; the mask torch.as_tensor(np.asarray(m)).
@@ -122,8 +122,6 @@ def stoker_epoch(img_dir, ann_dir, workers, batch, seed):
     c0, t0 = cpu_seconds([os.getpid()]), time.perf_counter()
     for b in loader:
         mask = b["mask"]
-        if isinstance(mask, list):  # a PNG mask's dtype is known per sample: a list
-            mask = torch.stack(mask)
         assert b["image"].shape[1:] == (3, SIZE, SIZE) and mask.shape[1:] == (SIZE, SIZE)
         n += len(b["image"])
     dt, cpu = time.perf_counter() - t0, cpu_seconds([os.getpid()]) - c0

@@ -156,6 +156,13 @@ class Hdf5Source : public RandomAccessSource {
 struct SegmentationFolderOptions {
   std::string image_suffix;
   std::string mask_suffix;
+  // The masks' declared element type: "uint8" (the default: VOC, ADE20K and
+  // Cityscapes masks are 8-bit, and a declared type lets masks of a fixed
+  // output size stack into one [B, H, W] tensor), "uint16", or "" (each as
+  // its file holds: masks come as a list). A mask of another depth than the
+  // declared one is an error of its sample naming both. Open fails
+  // (InvalidArgument) for any other value.
+  std::string mask_dtype = "uint8";
 };
 
 class SegmentationFolder : public RandomAccessSource {

@@ -155,13 +155,22 @@ void RegisterSources(py::module_& m) {
       "the image the transforms apply to) and \"mask\" (target 'mask': decoded as stored to\n"
       "one channel, uint8 or uint16 [H, W], moved by the transforms with its image; palette\n"
       "PNGs give their indices; an RGB mask is an error of its sample naming the file).\n"
+      "mask_dtype: \"uint8\" (default) or \"uint16\", the masks' declared depth: masks of a\n"
+      "fixed output size then stack into one tensor [B, H, W]; a mask of another depth is an\n"
+      "error of its sample. None: each mask as its file holds, delivered as a list.\n"
       "Raises StokerError naming the keys\n"
       "without a partner on either side (the first five and the count).")
       .def(py::init([](const py::object& images_dir, const py::object& masks_dir,
-                       const std::string& image_suffix, const std::string& mask_suffix) {
+                       const std::string& image_suffix, const std::string& mask_suffix,
+                       const std::optional<std::string>& mask_dtype) {
              SegmentationFolderOptions o;
              o.image_suffix = image_suffix;
              o.mask_suffix = mask_suffix;
+             o.mask_dtype = mask_dtype.value_or("");
+             if (o.mask_dtype.empty() && mask_dtype.has_value()) {
+               throw py::value_error("SegmentationFolder: mask_dtype '': expected \"uint8\", "
+                                     "\"uint16\" or None");
+             }
              const std::string images = FsPath(images_dir), masks = FsPath(masks_dir);
              StatusOr<std::shared_ptr<SegmentationFolder>> f = [&] {
                py::gil_scoped_release release;
@@ -170,7 +179,7 @@ void RegisterSources(py::module_& m) {
              return Unwrap(std::move(f));
            }),
            py::arg("images_dir"), py::arg("masks_dir"), py::arg("image_suffix") = "",
-           py::arg("mask_suffix") = "")
+           py::arg("mask_suffix") = "", py::arg("mask_dtype") = std::optional<std::string>("uint8"))
       .def("image_path", [](const SegmentationFolder& f, int64_t i) {
              return FsDecode(f.ImagePath(i)); }, py::arg("index"), "The image of sample `index`.")
       .def("mask_path", [](const SegmentationFolder& f, int64_t i) {

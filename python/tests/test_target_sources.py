@@ -101,6 +101,52 @@ def test_rgb_mask_is_an_error_naming_the_file(tmp_path):
         list(stoker.Loader(src, batch_size=1, transforms=[stoker.CenterCrop((H, W))]))
 
 
+
+def test_segmentation_masks_stack_by_their_declared_dtype(tmp_path):
+    """mask_dtype="uint8" (default) / "uint16" stack masks of a fixed output size into one
+    [B, H, W] tensor; a mask of the other depth fails its sample naming both; None gives a
+    list of masks as each file holds."""
+    (tmp_path / "img").mkdir()
+    (tmp_path / "ann").mkdir()
+    (tmp_path / "ann16").mkdir()
+    rng = np.random.default_rng(7)
+    for k in range(4):
+        _png(tmp_path / "img" / f"{k}.png", photo(W, H, k))
+        m8 = rng.integers(0, 21, (H, W), dtype=np.uint8)
+        _png(tmp_path / "ann" / f"{k}.png", m8)
+        m16 = rng.integers(0, 40000, (H, W)).astype(np.uint16)
+        Image.fromarray(m16.astype(np.int32), "I").save(tmp_path / "ann16" / f"{k}.png")
+        assert np.asarray(Image.open(tmp_path / "ann16" / f"{k}.png")).max() > 255
+    crop = [stoker.CenterCrop((H - 2, W - 4))]
+
+    def masks(src):
+        (batch,) = list(stoker.Loader(src, batch_size=4, transforms=crop))
+        return batch["mask"]
+
+    stacked = masks(stoker.SegmentationFolder(tmp_path / "img", tmp_path / "ann"))
+    assert isinstance(stacked, torch.Tensor), type(stacked)
+    assert stacked.dtype == torch.uint8 and stacked.shape == (4, H - 2, W - 4)
+    want = [np.asarray(Image.open(tmp_path / "ann" / f"{k}.png"))[1:-1, 2:-2] for k in range(4)]
+    assert stacked.numpy().tobytes() == np.stack(want).tobytes()
+
+    deep = masks(stoker.SegmentationFolder(tmp_path / "img", tmp_path / "ann16",
+                                           mask_dtype="uint16"))
+    assert isinstance(deep, torch.Tensor) and deep.shape == (4, H - 2, W - 4)
+    want16 = [np.asarray(Image.open(tmp_path / "ann16" / f"{k}.png")).astype(np.uint16)[1:-1, 2:-2]
+              for k in range(4)]
+    assert deep.numpy().astype(np.uint16).tobytes() == np.stack(want16).tobytes()
+
+    listed = masks(stoker.SegmentationFolder(tmp_path / "img", tmp_path / "ann16",
+                                             mask_dtype=None))
+    assert isinstance(listed, list) and len(listed) == 4
+    assert np.asarray(listed[0]).astype(np.uint16).tobytes() == want16[0].tobytes()
+
+    with pytest.raises(stoker.StokerError, match=r"mask.*uint16.*uint8"):
+        masks(stoker.SegmentationFolder(tmp_path / "img", tmp_path / "ann16"))
+    with pytest.raises(ValueError, match="mask_dtype 'float32'"):
+        stoker.SegmentationFolder(tmp_path / "img", tmp_path / "ann", mask_dtype="float32")
+
+
 # ---- COCO ----
 
 def _rle_string(counts):

@@ -60,6 +60,11 @@ std::string FirstFew(const std::vector<std::string>& keys) {
 StatusOr<std::shared_ptr<SegmentationFolder>> SegmentationFolder::Open(
     const std::string& images_dir, const std::string& masks_dir,
     const SegmentationFolderOptions& options) {
+  if (!options.mask_dtype.empty() && options.mask_dtype != "uint8" &&
+      options.mask_dtype != "uint16") {
+    return InvalidArgumentError("SegmentationFolder: mask_dtype '" + options.mask_dtype +
+                                "': expected \"uint8\", \"uint16\" or none (as each file holds)");
+  }
   std::shared_ptr<SegmentationFolderImpl> src(new SegmentationFolderImpl());
   src->images_dir_ = TrimTrailingSlashes(images_dir);
   src->masks_dir_ = TrimTrailingSlashes(masks_dir);
@@ -100,6 +105,10 @@ StatusOr<std::shared_ptr<SegmentationFolder>> SegmentationFolder::Open(
   }
   FieldSpec mask = ImageField("mask", ImageMode::kNative);
   mask.target = TargetRole::kMask;
+  if (!options.mask_dtype.empty()) {
+    mask.dtype = options.mask_dtype == "uint16" ? ElemType::kUint16 : ElemType::kUint8;
+    mask.dtype_known = true;
+  }
   src->schema_.fields = {ImageField("image"), std::move(mask)};
   return std::shared_ptr<SegmentationFolder>(std::move(src));
 }
