@@ -40,7 +40,11 @@
 // addition cuts throughput by more than 1.5x (or, when none does, the
 // largest cut) is the bottleneck (a cut at the read stage only when reading
 // takes >= 1/4 of the busy time). It is named only when the wait says
-// data-bound.
+// data-bound. A VideoClips source: mode 4 caches its decoded clips (the
+// stage it adds is "fields": the clip's copy) and mode 5 adds the
+// decode-video stage ("decode-video": demux, seek, decode, conversion and
+// the clip's transforms), whose advice sets workers x codec_threads against
+// the cores and names frames decoded per frame delivered.
 //
 // Thread-safety: Diagnose() drives the loader from the calling thread and
 // must not run while the loader is iterated elsewhere.
@@ -131,7 +135,8 @@ struct Diagnosis {
   // waits) and/or the bottleneck stage (only when data-bound or marginal).
   std::vector<std::string> causes;
   std::string bottleneck;      // "read", "decode", "augment", "fields" (a record without an
-                               // image), "copy", "collate" or ""
+                               // image), "decode-video" (a VideoClips source: demuxing,
+                               // decoding and the clip's transforms), "copy", "collate" or ""
   double cost_factor = 1;      // mode 1's throughput over the full pipeline's
   std::string verdict;         // one line
 };
