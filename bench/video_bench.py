@@ -35,6 +35,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -146,7 +147,15 @@ class TorchvisionClips(PyAVClips):
         return crop_resize(video[idx], self.size), 0
 
 
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def run_dataloader(ds, args):
+    """Per-epoch (clips, seconds), and the workers' CPU seconds over all epochs (they
+    are forked, so no import cost; counted when they exit)."""
+    cpu0 = children_cpu()
     sampler = EpochSampler(len(ds))
     dl = torch.utils.data.DataLoader(ds, batch_size=args.batch_size, sampler=sampler,
                                      num_workers=args.workers, persistent_workers=True,
@@ -159,7 +168,8 @@ def run_dataloader(ds, args):
         for clip, _ in dl:
             n += clip.shape[0]
         times.append((n, time.perf_counter() - t))
-    return times
+    del dl  # the workers exit: their CPU time is counted
+    return times, children_cpu() - cpu0
 
 
 def make_clips(paths, args):
@@ -174,15 +184,19 @@ def run_stoker(paths, args):
     clips = make_clips(paths, args)
     loader = stoker.Loader(clips, batch_size=args.batch_size, shuffle=True, seed=0,
                            threads=args.workers)
-    times = []
+    times, cpu = [], []
     for e in range(args.epochs):
         loader.set_epoch(e)
         t = time.perf_counter()
+        c = time.process_time()
         n = 0
         for b in loader:
             n += b["video"].shape[0]
         times.append((n, time.perf_counter() - t))
+        cpu.append(time.process_time() - c)
     stage = loader.stats()["video"]
+    stage["cpu_s_per_clip_steady"] = round(sum(cpu[1:]) / max(1, sum(n for n, _ in times[1:])), 4)
+    stage["cpu_s_per_clip_all"] = round(sum(cpu) / max(1, sum(n for n, _ in times)), 4)
     # The steady epochs' clips, as the ceiling decodes them.
     plan = [(clips.video_path(i), clips.frames_of(i, 0, e)[0])
             for e in range(1, args.epochs) for i in range(len(paths))]
@@ -221,13 +235,16 @@ def run_ceiling(plan, args):
     with tempfile.NamedTemporaryFile("w", suffix=".plan", delete=False) as f:
         for path, pts in plan:
             f.write(path + "\t" + " ".join(str(p) for p in pts) + "\n")
+    cpu0 = children_cpu()
     try:
         out = subprocess.run([exe, "--plan", f.name, "--threads", str(args.workers),
                               "--codec-threads", str(args.codec_threads)],
                              capture_output=True, text=True, check=True).stdout
     finally:
         os.unlink(f.name)
-    return json.loads(out)
+    result = json.loads(out)
+    result["cpu_s_per_clip"] = round((children_cpu() - cpu0) / max(1, result["clips"]), 4)
+    return result
 
 
 def main():
@@ -277,28 +294,36 @@ def main():
     print(json.dumps({"side": "stoker", "first_epoch_clips_per_s": round(results["stoker"][0], 2),
                       "steady_clips_per_s": round(results["stoker"][1], 2),
                       "video_stage": stage, **common}), flush=True)
+    cpu = {}
     if "pyav" in sides:
-        results["pyav"] = rates(run_dataloader(
-            PyAVClips(paths, args.clip_len, args.stride, args.size, 0), args))
+        times, cpu["pyav"] = run_dataloader(
+            PyAVClips(paths, args.clip_len, args.stride, args.size, 0), args)
+        results["pyav"] = rates(times)
     if "torchvision" in sides:
         import av
         meta = []
         for p in paths:
             with av.open(p) as c:
                 meta.append((c.streams.video[0].frames, float(c.streams.video[0].average_rate)))
-        results["torchvision"] = rates(run_dataloader(
-            TorchvisionClips(paths, args.clip_len, args.stride, args.size, 0, meta), args))
+        times, cpu["torchvision"] = run_dataloader(
+            TorchvisionClips(paths, args.clip_len, args.stride, args.size, 0, meta), args)
+        results["torchvision"] = rates(times)
     for side in ("pyav", "torchvision"):
         if side in results:
             f, s = results[side]
             print(json.dumps({"side": side + "_dataloader", "first_epoch_clips_per_s": round(f, 2),
-                              "steady_clips_per_s": round(s, 2)}), flush=True)
+                              "steady_clips_per_s": round(s, 2),
+                              "cpu_s_per_clip_all": round(cpu[side] / (args.epochs * len(paths)),
+                                                          4)}), flush=True)
     ratios = {}
     if "ceiling" in sides and args.epochs > 1:
         c = run_ceiling(plan, args)
         print(json.dumps(c), flush=True)
         if "clips_per_s" in c:
             ratios["stoker_over_ceiling_steady"] = round(results["stoker"][1] / c["clips_per_s"], 2)
+            # CPU per clip: steadier than wall clock on a shared machine.
+            ratios["ceiling_cpu_over_stoker_cpu_steady"] = round(
+                c["cpu_s_per_clip"] / stage["cpu_s_per_clip_steady"], 2)
     for side in ("pyav", "torchvision"):
         if side in results:
             ratios[f"stoker_over_{side}_steady"] = round(results["stoker"][1] / results[side][1], 2)

@@ -39,7 +39,7 @@ struct Clip {
 };
 
 // Decodes one clip; returns the frames decoded, or -1 on an error.
-int64_t DecodeClip(const Clip& clip, int codec_threads, bool skip_nonref) {
+int64_t DecodeClip(const Clip& clip, int codec_threads, bool skip_nonref, bool probe) {
   AVFormatContext* fmt = nullptr;
   if (avformat_open_input(&fmt, clip.path.c_str(), nullptr, nullptr) < 0) return -1;
   int64_t decoded = -1;
@@ -47,7 +47,7 @@ int64_t DecodeClip(const Clip& clip, int codec_threads, bool skip_nonref) {
   AVPacket* pkt = av_packet_alloc();
   AVFrame* frame = av_frame_alloc();
   do {
-    if (avformat_find_stream_info(fmt, nullptr) < 0) break;
+    if (probe && avformat_find_stream_info(fmt, nullptr) < 0) break;
     const AVCodec* dec = nullptr;
     const int si = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &dec, 0);
     if (si < 0 || dec == nullptr) break;
@@ -120,7 +120,7 @@ int64_t DecodeClip(const Clip& clip, int codec_threads, bool skip_nonref) {
 int main(int argc, char** argv) {
   std::string plan_path;
   int threads = 1, codec_threads = 1;
-  bool skip_nonref = true;
+  bool skip_nonref = true, probe = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--plan" && i + 1 < argc) {
@@ -131,6 +131,8 @@ int main(int argc, char** argv) {
       codec_threads = std::atoi(argv[++i]);
     } else if (a == "--no-skip") {
       skip_nonref = false;
+    } else if (a == "--no-probe") {
+      probe = false;
     } else {
       std::fprintf(stderr,
                    "usage: video_ceiling --plan PLAN --threads N [--codec-threads C] [--no-skip]\n");
@@ -164,7 +166,7 @@ int main(int argc, char** argv) {
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&] {
       for (size_t i; (i = next.fetch_add(1)) < clips.size();) {
-        const int64_t n = DecodeClip(clips[i], codec_threads, skip_nonref);
+        const int64_t n = DecodeClip(clips[i], codec_threads, skip_nonref, probe);
         if (n < 0) {
           errors.fetch_add(1);
         } else {
