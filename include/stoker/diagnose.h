@@ -156,6 +156,10 @@ struct TuneOptions {
   std::vector<int> threads = {1, 2, 4};
   std::vector<int> prefetch = {1, 2, 4, 8};
   std::vector<int> batch_sizes = {64};
+  // A VideoClips source: FFmpeg's threads per clip to sweep as well (each
+  // value reopens the source with that codec_threads); empty: the source's
+  // own. Ignored for other sources.
+  std::vector<int> codec_threads;
   // Measured seconds per configuration, after `warmup_batches` batches.
   double seconds = 2;
   int warmup_batches = 2;
@@ -173,6 +177,7 @@ struct TuneResult {
   int threads = 0;
   int prefetch = 0;
   int batch_size = 0;
+  int codec_threads = 0;       // the clip source's FFmpeg threads; 0: not a VideoClips source
   bool auto_tuned = false;     // threads/prefetch tuned online; the fields hold where it ended
   double images_per_sec = 0;   // for auto: over the last third of its batches
   double cpu_s_per_1000 = 0;
@@ -194,8 +199,9 @@ StatusOr<std::vector<TuneResult>> Tune(std::shared_ptr<Source> source, const Loa
 
 // The smallest configuration within 5% of the best throughput (no step), or
 // the smallest keeping consumer wait < 2% (step_ms > 0; when none does, the
-// fastest, and says so). Smallest: fewest threads, then least peak RSS, then
-// least prefetch. Pure.
+// fastest, and says so). Smallest: fewest threads (threads x codec_threads
+// for clips: the cores they use), then least peak RSS, then least prefetch.
+// Pure.
 TuneRecommendation Recommend(const std::vector<TuneResult>& results, double step_ms);
 
 // The table plus the recommendation line (and the auto rows' ratio to the

@@ -352,3 +352,15 @@ def test_diagnose_names_the_decode_video_stage(videos):
     assert "decode-video stage: demux" in r["table"]
     assert r["bottleneck"] == "decode-video", r["table"]
     assert "frames decoded for" in r["verdict"]
+
+
+def test_tune_sweeps_codec_threads_on_a_clip_loader(videos):
+    import json
+
+    clips = stoker.VideoClips([videos["h264"]], clip_len=4, clips_per_video=4,
+                              transforms=[stoker.RandomResizedCrop(16)])
+    loader = stoker.Loader(clips, batch_size=2, threads=1)
+    r = stoker._C.tune(loader._impl, [1], [1], [], 0.05, 0.0, False, [1, 2])
+    configs = json.loads(r["json"])["configs"]
+    assert [c["codec_threads"] for c in configs] == [1, 2]
+    assert "codec=2" in r["table"]

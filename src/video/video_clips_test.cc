@@ -316,6 +316,33 @@ TEST_F(VideoClipsTest, DiagnoseNamesTheDecodeVideoStage) {
   EXPECT_NE(r.value().verdict.find("frames decoded for"), std::string::npos) << text;
 }
 
+TEST_F(VideoClipsTest, TuneSweepsCodecThreadsOnAClipSource) {
+  VideoClipsOptions vo;
+  vo.root = dir_.path;
+  vo.clip_len = 4;
+  vo.transforms = Augment();
+  TuneOptions t;
+  t.threads = {1};
+  t.prefetch = {1};
+  t.batch_sizes = {2};
+  t.codec_threads = {1, 2};
+  t.seconds = 0.05;
+  t.warmup_batches = 1;
+  t.include_auto = false;
+  auto results = Tune(VideoClips::Open(vo).value(), Options(1), t);
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  ASSERT_EQ(results.value().size(), 2u);
+  EXPECT_EQ(results.value()[0].codec_threads, 1);
+  EXPECT_EQ(results.value()[1].codec_threads, 2);
+  EXPECT_GT(results.value()[1].images, 0);
+  const std::string table = FormatTune(results.value(), Recommend(results.value(), 0));
+  EXPECT_NE(table.find("threads=1 prefetch=1 batch=2 codec=2"), std::string::npos) << table;
+  // Within 5% of each other, 1 x 1 uses fewer cores than 1 x 2.
+  std::vector<TuneResult> tie = results.value();
+  tie[0].images_per_sec = tie[1].images_per_sec = 10;
+  EXPECT_EQ(Recommend(tie, 0).index, 0);
+}
+
 TEST(VideoClipsOptionsTest, BadOptionsNameTheOption) {
   VideoClipsOptions o;
   o.files = {"/nonexistent.mp4"};
