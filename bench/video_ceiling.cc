@@ -10,7 +10,11 @@
 // does not want (as stoker does). No conversion to RGB, no resize, no copy:
 // what stoker adds on top of this is what the ratio stoker / ceiling shows.
 //
-//   video_ceiling --plan PLAN --threads N [--codec-threads C] [--no-skip]
+//   video_ceiling --plan PLAN --threads N [--codec-threads C] [--no-skip] [--no-probe]
+//                 [--reuse]
+//
+// --no-probe: no avformat_find_stream_info; --reuse: one decoder per thread, flushed
+// between clips of streams with the same codec, size and extradata (experiments).
 //
 // PLAN: one clip per line: "<path>\t<pts> <pts> ..." (the clip's frames'
 // presentation timestamps, ascending; VideoClips.frames_of gives them).
@@ -38,12 +42,28 @@ struct Clip {
   std::vector<int64_t> pts;
 };
 
+// --reuse: a thread's decoder, kept while the next clip's stream has the same
+// codec, size and extradata (flushed between clips).
+struct KeptDecoder {
+  AVCodecContext* codec = nullptr;
+  std::string key;
+};
+
+std::string StreamKey(const AVCodecParameters* p) {
+  std::string k = std::to_string(p->codec_id) + "/" + std::to_string(p->width) + "x" +
+                  std::to_string(p->height) + "/";
+  if (p->extradata != nullptr) k.append(reinterpret_cast<const char*>(p->extradata), p->extradata_size);
+  return k;
+}
+
 // Decodes one clip; returns the frames decoded, or -1 on an error.
-int64_t DecodeClip(const Clip& clip, int codec_threads, bool skip_nonref, bool probe) {
+int64_t DecodeClip(const Clip& clip, int codec_threads, bool skip_nonref, bool probe,
+                   KeptDecoder* kept) {
   AVFormatContext* fmt = nullptr;
   if (avformat_open_input(&fmt, clip.path.c_str(), nullptr, nullptr) < 0) return -1;
   int64_t decoded = -1;
   AVCodecContext* codec = nullptr;
+  bool reused = false;
   AVPacket* pkt = av_packet_alloc();
   AVFrame* frame = av_frame_alloc();
   do {
@@ -54,12 +74,25 @@ int64_t DecodeClip(const Clip& clip, int codec_threads, bool skip_nonref, bool p
     for (unsigned i = 0; i < fmt->nb_streams; ++i) {
       if (static_cast<int>(i) != si) fmt->streams[i]->discard = AVDISCARD_ALL;
     }
-    codec = avcodec_alloc_context3(dec);
-    if (avcodec_parameters_to_context(codec, fmt->streams[si]->codecpar) < 0) break;
-    codec->thread_count = codec_threads;
-    codec->thread_type = codec_threads > 1 ? (FF_THREAD_FRAME | FF_THREAD_SLICE) : 0;
-    codec->pkt_timebase = fmt->streams[si]->time_base;
-    if (avcodec_open2(codec, dec, nullptr) < 0) break;
+    const std::string key = kept != nullptr ? StreamKey(fmt->streams[si]->codecpar) : "";
+    if (kept != nullptr && kept->codec != nullptr && kept->key == key) {
+      codec = kept->codec;
+      avcodec_flush_buffers(codec);
+      reused = true;
+    } else {
+      if (kept != nullptr) avcodec_free_context(&kept->codec);
+      codec = avcodec_alloc_context3(dec);
+      if (avcodec_parameters_to_context(codec, fmt->streams[si]->codecpar) < 0) break;
+      codec->thread_count = codec_threads;
+      codec->thread_type = codec_threads > 1 ? (FF_THREAD_FRAME | FF_THREAD_SLICE) : 0;
+      codec->pkt_timebase = fmt->streams[si]->time_base;
+      if (avcodec_open2(codec, dec, nullptr) < 0) break;
+      if (kept != nullptr) {
+        kept->codec = codec;
+        kept->key = key;
+        reused = true;  // kept: not freed below
+      }
+    }
     if (av_seek_frame(fmt, si, clip.pts.front(), AVSEEK_FLAG_BACKWARD) < 0) break;
     const int64_t last = clip.pts.back();
     int64_t n = 0;
@@ -110,7 +143,7 @@ int64_t DecodeClip(const Clip& clip, int codec_threads, bool skip_nonref, bool p
   } while (false);
   av_frame_free(&frame);
   av_packet_free(&pkt);
-  avcodec_free_context(&codec);
+  if (!reused) avcodec_free_context(&codec);
   avformat_close_input(&fmt);
   return decoded;
 }
@@ -120,7 +153,7 @@ int64_t DecodeClip(const Clip& clip, int codec_threads, bool skip_nonref, bool p
 int main(int argc, char** argv) {
   std::string plan_path;
   int threads = 1, codec_threads = 1;
-  bool skip_nonref = true, probe = true;
+  bool skip_nonref = true, probe = true, reuse = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--plan" && i + 1 < argc) {
@@ -133,6 +166,8 @@ int main(int argc, char** argv) {
       skip_nonref = false;
     } else if (a == "--no-probe") {
       probe = false;
+    } else if (a == "--reuse") {
+      reuse = true;
     } else {
       std::fprintf(stderr,
                    "usage: video_ceiling --plan PLAN --threads N [--codec-threads C] [--no-skip]\n");
@@ -165,14 +200,17 @@ int main(int argc, char** argv) {
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&] {
+      KeptDecoder kept;
       for (size_t i; (i = next.fetch_add(1)) < clips.size();) {
-        const int64_t n = DecodeClip(clips[i], codec_threads, skip_nonref, probe);
+        const int64_t n = DecodeClip(clips[i], codec_threads, skip_nonref, probe,
+                                     reuse ? &kept : nullptr);
         if (n < 0) {
           errors.fetch_add(1);
         } else {
           frames.fetch_add(n);
         }
       }
+      avcodec_free_context(&kept.codec);
     });
   }
   for (std::thread& t : pool) t.join();
