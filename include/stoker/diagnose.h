@@ -40,7 +40,11 @@
 // addition cuts throughput by more than 1.5x (or, when none does, the
 // largest cut) is the bottleneck (a cut at the read stage only when reading
 // takes >= 1/4 of the busy time). It is named only when the wait says
-// data-bound.
+// data-bound. A VideoClips source: mode 4 caches its decoded clips (the
+// stage it adds is "fields": the clip's copy) and mode 5 adds the
+// decode-video stage ("decode-video": demux, seek, decode, conversion and
+// the clip's transforms), whose advice sets workers x codec_threads against
+// the cores and names frames decoded per frame delivered.
 //
 // Thread-safety: Diagnose() drives the loader from the calling thread and
 // must not run while the loader is iterated elsewhere.
@@ -131,7 +135,8 @@ struct Diagnosis {
   // waits) and/or the bottleneck stage (only when data-bound or marginal).
   std::vector<std::string> causes;
   std::string bottleneck;      // "read", "decode", "augment", "fields" (a record without an
-                               // image), "copy", "collate" or ""
+                               // image), "decode-video" (a VideoClips source: demuxing,
+                               // decoding and the clip's transforms), "copy", "collate" or ""
   double cost_factor = 1;      // mode 1's throughput over the full pipeline's
   std::string verdict;         // one line
 };
@@ -151,6 +156,10 @@ struct TuneOptions {
   std::vector<int> threads = {1, 2, 4};
   std::vector<int> prefetch = {1, 2, 4, 8};
   std::vector<int> batch_sizes = {64};
+  // A VideoClips source: FFmpeg's threads per clip to sweep as well (each
+  // value reopens the source with that codec_threads); empty: the source's
+  // own. Ignored for other sources.
+  std::vector<int> codec_threads;
   // Measured seconds per configuration, after `warmup_batches` batches.
   double seconds = 2;
   int warmup_batches = 2;
@@ -168,6 +177,7 @@ struct TuneResult {
   int threads = 0;
   int prefetch = 0;
   int batch_size = 0;
+  int codec_threads = 0;       // the clip source's FFmpeg threads; 0: not a VideoClips source
   bool auto_tuned = false;     // threads/prefetch tuned online; the fields hold where it ended
   double images_per_sec = 0;   // for auto: over the last third of its batches
   double cpu_s_per_1000 = 0;
@@ -189,8 +199,9 @@ StatusOr<std::vector<TuneResult>> Tune(std::shared_ptr<Source> source, const Loa
 
 // The smallest configuration within 5% of the best throughput (no step), or
 // the smallest keeping consumer wait < 2% (step_ms > 0; when none does, the
-// fastest, and says so). Smallest: fewest threads, then least peak RSS, then
-// least prefetch. Pure.
+// fastest, and says so). Smallest: fewest threads (threads x codec_threads
+// for clips: the cores they use), then least peak RSS, then least prefetch.
+// Pure.
 TuneRecommendation Recommend(const std::vector<TuneResult>& results, double step_ms);
 
 // The table plus the recommendation line (and the auto rows' ratio to the

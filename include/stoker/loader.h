@@ -277,6 +277,26 @@ struct LoaderState {
 };
 
 // Counters. Busy times are summed over threads.
+// The decode-video stage (VideoClips sources; all zero for others): the
+// per-clip work of stoker/source.h's VideoWork, summed. Relations that hold:
+// frames_decoded >= frames_converted, frames_delivered >= frames_converted,
+// frames_delivered = clips x clip_len, gops_decoded >= clips (each clip's
+// decoding starts at a keyframe), seeks <= 2 x clips.
+struct VideoStageStats {
+  int64_t clips = 0;
+  int64_t frames_decoded = 0;
+  int64_t frames_converted = 0;
+  int64_t frames_delivered = 0;
+  int64_t gops_decoded = 0;
+  int64_t seeks = 0;
+  int64_t indexes_built = 0;
+  double demux_s = 0;      // in read_s
+  double seek_s = 0;       // in decode_s
+  double decode_s = 0;     // in decode_s
+  double convert_s = 0;    // in decode_s
+  double transform_s = 0;  // in augment_s
+};
+
 struct StageStats {
   int64_t images = 0;
   int64_t batches = 0;
@@ -306,6 +326,7 @@ struct StageStats {
   // than TargetDecl::min_size, or less of their area than
   // min_area_fraction left inside the output.
   int64_t boxes_removed = 0;
+  VideoStageStats video;
   double images_per_sec() const { return seconds > 0 ? images / seconds : 0; }
 };
 

@@ -57,8 +57,30 @@ struct FieldValue {
 
 // Per-thread scratch a source may fill (file bytes). Owned by the engine's
 // worker and reused from sample to sample.
+// The decode-video stage of one sample (VideoClips, stoker/video.h): what
+// the source did inside Read(), which the Loader adds to
+// stats()["video"] and splits out of the read time (demux stays read; seek,
+// decode and conversion are decode; the clip's transforms are augment).
+// Other sources leave SampleData::video null.
+struct VideoWork {
+  int64_t demux_ns = 0;      // opening the file and reading its packets (libavformat),
+                             // the video's index when it is built for this clip
+  int64_t seek_ns = 0;       // av_seek_frame + flushing the decoder
+  int64_t decode_ns = 0;     // sending packets and receiving frames (libavcodec)
+  int64_t convert_ns = 0;    // wanted frames to RGB (libswscale)
+  int64_t transform_ns = 0;  // the clip's transforms, writing into the field
+  int64_t frames_decoded = 0;    // frames the decoder produced, wanted or not
+  int64_t frames_converted = 0;  // distinct frames converted (<= frames_decoded)
+  int64_t frames_delivered = 0;  // frames written into the clip (clip_len; repeats count)
+  int64_t gops_decoded = 0;      // keyframes among the decoded frames (GOPs entered)
+  int64_t seeks = 0;
+  int64_t indexes_built = 0;     // 1 when this clip built (or loaded) its video's index
+};
+
 struct SampleScratch {
   std::vector<uint8_t> bytes;
+  // A VideoClips read fills this and points SampleData::video at it.
+  VideoWork video;
   // Records: one value per field of the source's schema, and a byte buffer
   // per field for sources that copy (sized by the source; reused, so the
   // steady state allocates nothing).
@@ -88,6 +110,9 @@ struct SampleData {
   // Null and 0 for image + label sources.
   const FieldValue* fields = nullptr;
   int num_fields = 0;
+  // VideoClips: the decode-video stage's work for this sample (in the
+  // scratch); null for every other source.
+  const VideoWork* video = nullptr;
 };
 
 struct EpochSpec {

@@ -27,6 +27,21 @@ py::dict StageDict(const StageStats& s) {
   d["bytes_read"] = s.bytes_read;
   d["padded_samples"] = s.padded_samples;
   d["boxes_removed"] = s.boxes_removed;
+  const VideoStageStats& v = s.video;
+  py::dict video;
+  video["clips"] = v.clips;
+  video["frames_decoded"] = v.frames_decoded;
+  video["frames_converted"] = v.frames_converted;
+  video["frames_delivered"] = v.frames_delivered;
+  video["gops_decoded"] = v.gops_decoded;
+  video["seeks"] = v.seeks;
+  video["indexes_built"] = v.indexes_built;
+  video["demux_s"] = v.demux_s;
+  video["seek_s"] = v.seek_s;
+  video["decode_s"] = v.decode_s;
+  video["convert_s"] = v.convert_s;
+  video["transform_s"] = v.transform_s;
+  d["video"] = video;
   return d;
 }
 

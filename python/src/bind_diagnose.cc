@@ -87,7 +87,8 @@ void RegisterDiagnose(py::module_& m) {
   // table with the recommendation, and the JSON `stoker tune --json` prints.
   m.def("tune",
         [](Loader& loader, std::vector<int> threads, std::vector<int> prefetch,
-           std::vector<int> batch_sizes, double seconds, double step_ms, bool include_auto) {
+           std::vector<int> batch_sizes, double seconds, double step_ms, bool include_auto,
+           std::vector<int> codec_threads) {
           TuneOptions t;
           t.threads = std::move(threads);
           t.prefetch = std::move(prefetch);
@@ -96,6 +97,7 @@ void RegisterDiagnose(py::module_& m) {
           t.seconds = seconds;
           t.step_ms = step_ms;
           t.include_auto = include_auto;
+          t.codec_threads = std::move(codec_threads);
           StatusOr<std::vector<TuneResult>> results = [&] {
             py::gil_scoped_release release;
             return Tune(loader.source(), loader.options(), t);
@@ -108,7 +110,8 @@ void RegisterDiagnose(py::module_& m) {
           return out;
         },
         py::arg("loader"), py::arg("threads"), py::arg("prefetch"), py::arg("batch_sizes"),
-        py::arg("seconds"), py::arg("step_ms"), py::arg("include_auto"));
+        py::arg("seconds"), py::arg("step_ms"), py::arg("include_auto"),
+        py::arg("codec_threads") = std::vector<int>{});
 }
 
 }  // namespace stoker::python

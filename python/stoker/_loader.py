@@ -767,7 +767,14 @@ class Loader:
         the floor: shards are evicted while still wanted and downloaded again, as often as
         without a cache or more; a RuntimeWarning says so once, at the end of the first epoch
         that sees it) and advice (what to set). With a ``monitor=``, its state under
-        "monitor" (``stoker.Monitor.stats()``)."""
+        "monitor" (``stoker.Monitor.stats()``). "video" (in the totals and under "epoch"; all
+        zero unless the source is a ``stoker.VideoClips``): the decode-video stage, clips,
+        frames_decoded (all the decoder produced), frames_converted (distinct wanted frames,
+        <= frames_decoded), frames_delivered (clip_len per clip, repeats included),
+        gops_decoded (keyframes decoded: >= clips), seeks, indexes_built, and the busy
+        seconds demux_s (opening, reading packets, building an index: part of read_s),
+        seek_s, decode_s and convert_s (to RGB: these three are decode_s) and transform_s
+        (the clip's transforms: part of augment_s)."""
         s = self._live().stats()
         if self._monitor is not None:
             s["monitor"] = self._monitor.stats()
@@ -1058,7 +1065,11 @@ def diagnose(loader: Loader, step_fn=None, batches: int = 30, agree: int = 3,
     as a cause of its own. Which stage is short comes from feeding the step from
     (1) one cached batch, (2) a batch copied before each step (a host copy stands in
     for host-to-device without a GPU), (3) one sample copied into every slot, (4) the
-    encoded bytes of a few batches cached in memory, and (5) the full pipeline.
+    encoded bytes of a few batches cached in memory, and (5) the full pipeline. For a
+    ``stoker.VideoClips`` loader, (4) holds the decoded clips and (5) adds the
+    decode-video stage (demux, seek, decode, conversion, the clip's transforms): a
+    bottleneck there is "decode-video", with its split, the frames decoded per frame
+    delivered, and workers x codec_threads set against the cores.
 
     Returns a dict: ``state`` ("fed", "marginal", "data-bound" or "undecided"),
     ``decided``, ``data_bound``, ``wait_fraction`` (median of the agreeing rounds),
@@ -1066,7 +1077,7 @@ def diagnose(loader: Loader, step_fn=None, batches: int = 30, agree: int = 3,
     others_busy, saturated, contended, summary), ``causes`` ("cpu-contention" and/or
     the stage), ``modes`` (mode, images_per_sec, ratio_to_previous), ``stages`` (busy
     seconds of the full pipeline), ``bottleneck`` ("read", "decode", "augment",
-    "copy", "collate" or ""), ``cost_factor``, ``verdict`` (one line) and ``table``
+    "fields", "decode-video", "copy", "collate" or ""), ``cost_factor``, ``verdict`` (one line) and ``table``
     (all of it as text).
 
     ``report="diagnosis.html"`` also writes one self-contained HTML page (inline SVG and

@@ -147,6 +147,9 @@ def parser() -> argparse.ArgumentParser:
             v.add_argument("--prefetch", type=int_list, default=[1, 2, 4, 8])
             v.add_argument("--seconds", type=float, default=2.0)
             v.add_argument("--no-auto", action="store_true")
+            v.add_argument("--codec-threads", type=int_list, default=None,
+                           help="a stoker.VideoClips loader: FFmpeg threads per clip to sweep "
+                                "too (default: the source's own)")
     return p
 
 
@@ -171,7 +174,7 @@ def run(argv) -> int:
         loader = build_loader(args)
         r = stoker._C.tune(loader._impl, threads or default_threads(), prefetch,
                            sizes, args.seconds, args.step_ms,
-                           not args.no_auto)
+                           not args.no_auto, args.codec_threads or [])
         print(r["json"] if args.json else r["table"], end="" if not args.json else "\n")
         return 0
     loader = build_loader(args)

@@ -569,3 +569,61 @@ def test_shard_members_keep_their_indexes_in_index_dir(shards, tmp_path):
     b = [b["video"] for b in stoker.Loader(second, batch_size=1, seed=2)]
     assert second.counters()["indexes_loaded"] == 2 and second.counters()["indexes_built"] == 0
     assert len(a) == 2 and all(torch.equal(x[0], y[0]) for x, y in zip(a, b))
+
+
+def test_stats_have_a_decode_video_stage(videos):
+    clips = stoker.VideoClips([videos["h264"], videos["mpeg4"]], clip_len=5, frame_stride=3,
+                              clips_per_video=3, transforms=[stoker.RandomResizedCrop(16)])
+    loader = stoker.Loader(clips, batch_size=2, threads=2)
+    for _ in range(2):
+        all_batches(loader)
+    s = loader.stats()
+    v, e = s["video"], s["epoch"]["video"]
+    assert v["clips"] == 12 and e["clips"] == 6
+    assert v["frames_delivered"] == 12 * 5
+    assert v["frames_decoded"] >= v["frames_converted"] == v["frames_delivered"]
+    # The source also counts clips decoded ahead for the next epoch (not delivered yet).
+    assert v["frames_decoded"] <= clips.counters()["frames_decoded"]
+    assert v["clips"] <= v["gops_decoded"] <= v["frames_decoded"]
+    assert v["indexes_built"] == 2 and e["indexes_built"] == 0  # kept across epochs
+    assert v["decode_s"] > 0 and v["convert_s"] > 0 and v["transform_s"] > 0
+    assert s["decode_s"] == pytest.approx(v["seek_s"] + v["decode_s"] + v["convert_s"], abs=1e-6)
+    # Image sources have the stage too, all zero.
+    assert all(x == 0 for x in stoker.Loader(stoker.ImageFolder(_image_folder(videos)),
+                                             batch_size=1, transforms=[stoker.Resize((4, 4))]
+                                             ).stats()["video"].values())
+
+
+def _image_folder(videos):
+    import os
+
+    from PIL import Image
+
+    root = os.path.join(os.path.dirname(videos["h264"]), "images")
+    os.makedirs(os.path.join(root, "a"), exist_ok=True)
+    Image.new("RGB", (8, 8)).save(os.path.join(root, "a", "x.png"))
+    return root
+
+
+def test_diagnose_names_the_decode_video_stage(videos):
+    clips = stoker.VideoClips([videos["h264"], videos["mpeg4"]], clip_len=8, frame_stride=2,
+                              clips_per_video=4, transforms=[stoker.RandomResizedCrop(16)])
+    loader = stoker.Loader(clips, batch_size=2, threads=2)
+    r = stoker.diagnose(loader, batches=3, agree=1)
+    assert [m["stage"] for m in r["modes"]][3:] == ["fields", "decode-video"]
+    assert r["stages"]["video"]["clips"] > 0
+    assert "decode-video stage: demux" in r["table"]
+    assert r["bottleneck"] == "decode-video", r["table"]
+    assert "frames decoded for" in r["verdict"]
+
+
+def test_tune_sweeps_codec_threads_on_a_clip_loader(videos):
+    import json
+
+    clips = stoker.VideoClips([videos["h264"]], clip_len=4, clips_per_video=4,
+                              transforms=[stoker.RandomResizedCrop(16)])
+    loader = stoker.Loader(clips, batch_size=2, threads=1)
+    r = stoker._C.tune(loader._impl, [1], [1], [], 0.05, 0.0, False, [1, 2])
+    configs = json.loads(r["json"])["configs"]
+    assert [c["codec_threads"] for c in configs] == [1, 2]
+    assert "codec=2" in r["table"]

@@ -9,6 +9,7 @@
 #include "base/clock.h"
 #include "base/process.h"
 #include "source/memory_source.h"
+#include "stoker/video.h"
 
 namespace stoker {
 namespace {
@@ -132,6 +133,53 @@ std::string Fmt(const char* f, double v) {
 }
 
 }  // namespace
+
+std::string VideoStageLine(const VideoStageStats& v) {
+  const double busy = v.demux_s + v.seek_s + v.decode_s + v.convert_s + v.transform_s;
+  auto pct = [&](double x) { return Fmt("%.0f%%", busy > 0 ? 100 * x / busy : 0.0); };
+  const double clips = v.clips > 0 ? static_cast<double>(v.clips) : 1;
+  return "demux " + pct(v.demux_s) + ", seek " + pct(v.seek_s) + ", decode " +
+         pct(v.decode_s) + ", convert " + pct(v.convert_s) + ", transforms " +
+         pct(v.transform_s) + "; " + std::to_string(v.frames_decoded) + " frames decoded for " +
+         std::to_string(v.frames_delivered) + " delivered (" +
+         Fmt("%.1f", v.frames_decoded / clips) + " decoded and " +
+         Fmt("%.1f", v.gops_decoded / clips) + " GOPs per clip of " +
+         std::to_string(v.clips) + ")";
+}
+
+std::string VideoAdvice(const VideoStageStats& v, int threads, int codec_threads,
+                        const CpuUse& cpu) {
+  std::string out = VideoStageLine(v);
+  const int cores = std::max(1, cpu.cores);
+  const int used = threads * codec_threads;
+  std::vector<std::string> tips;
+  if (used > cores) {
+    tips.push_back("workers x codec_threads (" + std::to_string(threads) + " x " +
+                   std::to_string(codec_threads) + ") oversubscribe the " +
+                   std::to_string(cores) + " cores: set codec_threads=" +
+                   std::to_string(std::max(1, cores / threads)));
+  } else if (used < cores && !cpu.contended) {
+    tips.push_back("workers x codec_threads (" + std::to_string(threads) + " x " +
+                   std::to_string(codec_threads) + ") leave cores idle: threads=" +
+                   std::to_string(cores / codec_threads) +
+                   " (many videos), or codec_threads=" + std::to_string(cores / threads) +
+                   " (few large ones)");
+  }
+  if (v.frames_delivered > 0 && v.frames_decoded > 2 * v.frames_delivered) {
+    tips.push_back("most decoded frames are not delivered (" +
+                   Fmt("%.1f", static_cast<double>(v.frames_decoded) / v.frames_delivered) +
+                   " per delivered frame): shorter GOPs (re-encode with a keyframe every "
+                   "second or less) or a smaller frame_stride decode less per clip");
+  }
+  if (v.convert_s + v.transform_s > v.decode_s) {
+    tips.push_back("conversion and transforms take longer than decoding: a smaller output "
+                   "size, or uint8 output normalised on the GPU");
+  }
+  if (tips.empty()) tips.push_back("store the videos at the resolution trained on");
+  out += "; ";
+  for (size_t i = 0; i < tips.size(); ++i) out += (i ? "; " : "") + tips[i];
+  return out;
+}
 
 Status NextBatchAcrossEpochs(Loader* loader, BatchPtr* batch) {
   bool end = false;
@@ -279,8 +327,16 @@ StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const Batc
   STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Loader> cached_loader, Loader::Create(cached, cached_options));
   STOKER_ASSIGN_OR_RETURN(double r4, RunLoader(cached_loader.get(), n, step));
   const LoaderStats cached_stats = cached_loader->stats();
-  d.modes.push_back({"4 encoded bytes cached in memory (adds decode + augment)", "decode+augment",
-                     r4});
+  // A clip source's cached samples are its decoded clips (the record's
+  // field): mode 4 adds their copy into the batch, and mode 5 the clip's
+  // demuxing, decoding and transforms (the decode-video stage).
+  const auto* video = dynamic_cast<const VideoClips*>(loader->source().get());
+  if (video != nullptr) {
+    d.modes.push_back({"4 decoded clips cached in memory (adds the clip's copy)", "fields", r4});
+  } else {
+    d.modes.push_back({"4 encoded bytes cached in memory (adds decode + augment)",
+                       "decode+augment", r4});
+  }
   cached_loader.reset();
   // Mode 5: the real thing, in rounds until the last `agree` say the same.
   STOKER_RETURN_IF_ERROR(StartWarm(loader, step));
@@ -311,7 +367,12 @@ StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const Batc
   }
   d.next_fraction = wall > 0 ? in_next / wall : 0;
   const double r5 = wall > 0 ? images / wall : 0;
-  d.modes.push_back({"5 full pipeline (adds reading from storage)", "read", r5});
+  if (video != nullptr) {
+    d.modes.push_back(
+        {"5 full pipeline (adds demux + decode video + the clip's transforms)", "decode-video", r5});
+  } else {
+    d.modes.push_back({"5 full pipeline (adds reading from storage)", "read", r5});
+  }
   for (size_t i = 1; i < d.modes.size(); ++i) {
     d.modes[i].ratio_to_previous =
         d.modes[i].images_per_sec > 0 ? d.modes[i - 1].images_per_sec / d.modes[i].images_per_sec
@@ -402,7 +463,11 @@ StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const Batc
          "): use faster storage or keep the data in the page "
          "cache, pack small files into shards for sequential reads, or add threads to "
          "hide latency (now " + std::to_string(threads) + ")";
-  } else if (stage == "decode+augment" && !batch->has_image()) {
+  } else if (stage == "decode-video") {
+    d.bottleneck = "decode-video";
+    by = "by decoding video (it cuts throughput " + times + "): " +
+         VideoAdvice(full.video, threads, video->options().codec_threads, d.cpu);
+  } else if (stage == "fields" || (stage == "decode+augment" && !batch->has_image())) {
     // A record without an image: the stage is the per-sample field work.
     d.bottleneck = "fields";
     by = "by the per-sample work on the record's fields (taking them from memory, checking "
@@ -468,6 +533,7 @@ std::string FormatDiagnosis(const Diagnosis& d) {
   }
   std::string each;
   for (double w : d.round_waits) each += (each.empty() ? "" : ", ") + Pct(w);
+  if (s.video.clips > 0) out += "decode-video stage: " + VideoStageLine(s.video) + "\n";
   out += "step's wait for data, per round of the full pipeline: " + each + " -> " + d.state +
          "; inside next() in all: " + Pct(d.next_fraction) + "\n";
   out += "cpu: " + d.cpu.summary + (d.cpu.contended ? " (contention)" : "") + "\n";

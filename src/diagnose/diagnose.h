@@ -21,6 +21,14 @@ Status NextBatchAcrossEpochs(Loader* loader, BatchPtr* batch);
 // cores are saturated at >= 90% busy (the machine's count only when it is
 // ours whole); contended when saturated and other processes plus the step's
 // own threads (for the time it runs) take >= max(0.5, cores / 4). Pure.
+// The decode-video stage's split (demux, seek, decode, convert, transforms)
+// and frame counts, as one line; and that line with the advice for a
+// loader whose video decoding is the bottleneck (workers x codec_threads
+// against the cores, frames decoded per delivered frame). Pure.
+std::string VideoStageLine(const VideoStageStats& v);
+std::string VideoAdvice(const VideoStageStats& v, int threads, int codec_threads,
+                        const CpuUse& cpu);
+
 CpuUse JudgeCpuUse(int cores, int machine_cores, double wall, double process_cpu_s,
                    double machine_busy_s, double step_alone, double wait);
 

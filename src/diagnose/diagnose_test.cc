@@ -348,6 +348,33 @@ TEST(JudgeCpuUseTest, IdleCoresAreNotContention) {
   EXPECT_FALSE(c.contended);
 }
 
+TEST(VideoAdviceTest, WorkersTimesCodecThreadsAgainstTheCores) {
+  VideoStageStats v;
+  v.clips = 4;
+  v.frames_delivered = 64;
+  v.frames_decoded = 100;
+  v.gops_decoded = 6;
+  v.decode_s = 2;
+  v.convert_s = 0.5;
+  v.transform_s = 0.5;
+  CpuUse cpu;
+  cpu.cores = 2;
+  const std::string over = VideoAdvice(v, 2, 4, cpu);
+  EXPECT_NE(over.find("(2 x 4) oversubscribe the 2 cores: set codec_threads=1"),
+            std::string::npos) << over;
+  cpu.cores = 8;
+  const std::string idle = VideoAdvice(v, 2, 1, cpu);
+  EXPECT_NE(idle.find("leave cores idle: threads=8 (many videos), or codec_threads=4"),
+            std::string::npos) << idle;
+  EXPECT_NE(idle.find("100 frames decoded for 64 delivered (25.0 decoded and 1.5 GOPs per clip"),
+            std::string::npos) << idle;
+  EXPECT_EQ(idle.find("shorter GOPs"), std::string::npos) << idle;
+  cpu.contended = true;  // more threads only queue for the cores
+  EXPECT_EQ(VideoAdvice(v, 2, 1, cpu).find("leave cores idle"), std::string::npos);
+  v.frames_decoded = 400;  // 6.25 per delivered frame
+  EXPECT_NE(VideoAdvice(v, 2, 1, cpu).find("shorter GOPs"), std::string::npos);
+}
+
 TEST(JudgeCpuUseTest, AnotherMachinesCoresDoNotCount) {
   // 2 usable cores of a 64-core host: the host's busy time says nothing about ours.
   const CpuUse c = JudgeCpuUse(2, 64, 10, 5, 600, 0.0, 0.5);

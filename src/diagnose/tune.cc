@@ -11,6 +11,7 @@
 #include "base/json.h"
 #include "base/process.h"
 #include "diagnose/diagnose.h"
+#include "stoker/video.h"
 
 namespace stoker {
 namespace {
@@ -68,29 +69,42 @@ std::string Describe(const TuneResult& r) {
     std::snprintf(buf, sizeof buf, "threads=%d prefetch=%d batch=%d", r.threads, r.prefetch,
                   r.batch_size);
   }
-  return buf;
+  std::string out = buf;
+  if (r.codec_threads > 0) out += " codec=" + std::to_string(r.codec_threads);
+  return out;
 }
 
 }  // namespace
 
 StatusOr<std::vector<TuneResult>> Tune(std::shared_ptr<Source> source, const LoaderOptions& base,
                                        const TuneOptions& options) {
+  // A clip source: one source per codec_threads value swept.
+  const auto* video = dynamic_cast<const VideoClips*>(source.get());
+  std::vector<int> codecs = {0};
+  if (video != nullptr) {
+    codecs = options.codec_threads.empty() ? std::vector<int>{video->options().codec_threads}
+                                           : options.codec_threads;
+  }
   std::vector<TuneResult> plan;
-  for (int b : options.batch_sizes) {
-    for (int t : options.threads) {
-      for (int p : options.prefetch) {
+  for (int c : codecs) {
+    for (int b : options.batch_sizes) {
+      for (int t : options.threads) {
+        for (int p : options.prefetch) {
+          TuneResult r;
+          r.threads = t;
+          r.prefetch = p;
+          r.batch_size = b;
+          r.codec_threads = c;
+          plan.push_back(r);
+        }
+      }
+      if (options.include_auto) {
         TuneResult r;
-        r.threads = t;
-        r.prefetch = p;
+        r.auto_tuned = true;
         r.batch_size = b;
+        r.codec_threads = c;
         plan.push_back(r);
       }
-    }
-    if (options.include_auto) {
-      TuneResult r;
-      r.auto_tuned = true;
-      r.batch_size = b;
-      plan.push_back(r);
     }
   }
   if (plan.empty()) return InvalidArgumentError("tune: the grid is empty");
@@ -118,9 +132,16 @@ StatusOr<std::vector<TuneResult>> Tune(std::shared_ptr<Source> source, const Loa
       o.threads = r.threads;
       o.prefetch = r.prefetch;
     }
+    std::shared_ptr<Source> src = source;
+    if (video != nullptr && r.codec_threads != video->options().codec_threads) {
+      VideoClipsOptions vo = video->options();
+      vo.codec_threads = r.codec_threads;
+      STOKER_ASSIGN_OR_RETURN(std::shared_ptr<VideoClips> reopened, VideoClips::Open(vo));
+      src = std::move(reopened);
+    }
     ResetPeakRss();
     {
-      STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Loader> loader, Loader::Create(source, o));
+      STOKER_ASSIGN_OR_RETURN(std::unique_ptr<Loader> loader, Loader::Create(src, o));
       Status st = Measure(loader.get(), options.warmup_batches, seconds, max_batches,
                           measure_from, options.step_ms, &r);
       if (!st.ok()) return st.WithContext("tune: " + Describe(r));
@@ -147,6 +168,9 @@ TuneRecommendation Recommend(const std::vector<TuneResult>& results, double step
   }
   auto smaller = [&](int a, int b) {
     const TuneResult &x = results[a], &y = results[b];
+    const int xc = x.threads * std::max(1, x.codec_threads);
+    const int yc = y.threads * std::max(1, y.codec_threads);
+    if (xc != yc) return xc < yc;
     if (x.threads != y.threads) return x.threads < y.threads;
     if (x.peak_rss_mib != y.peak_rss_mib) return x.peak_rss_mib < y.peak_rss_mib;
     return x.prefetch < y.prefetch;
@@ -228,10 +252,11 @@ std::string TuneJson(const std::vector<TuneResult>& results, const TuneRecommend
   for (size_t i = 0; i < results.size(); ++i) {
     const TuneResult& r = results[i];
     std::snprintf(buf, sizeof buf,
-                  "%s{\"threads\": %d, \"prefetch\": %d, \"batch_size\": %d, \"auto\": %s, "
+                  "%s{\"threads\": %d, \"prefetch\": %d, \"batch_size\": %d, "
+                  "\"codec_threads\": %d, \"auto\": %s, "
                   "\"images_per_sec\": %.3f, \"cpu_s_per_1000\": %.4f, \"peak_rss_mib\": %.2f, "
                   "\"consumer_wait\": %.5f, \"images\": %lld, \"tuning_changes\": %lld}",
-                  i ? ", " : "", r.threads, r.prefetch, r.batch_size,
+                  i ? ", " : "", r.threads, r.prefetch, r.batch_size, r.codec_threads,
                   r.auto_tuned ? "true" : "false", r.images_per_sec, r.cpu_s_per_1000,
                   r.peak_rss_mib, r.consumer_wait, static_cast<long long>(r.images),
                   static_cast<long long>(r.tuning_changes));

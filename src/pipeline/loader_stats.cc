@@ -5,7 +5,16 @@
 
 namespace stoker {
 
+void WorkerCounters::AddVideo(const VideoWork& w) {
+  const int64_t v[kVideoCounters] = {1, w.frames_decoded, w.frames_converted,
+                                     w.frames_delivered, w.gops_decoded, w.seeks,
+                                     w.indexes_built, w.demux_ns, w.seek_ns, w.decode_ns,
+                                     w.convert_ns, w.transform_ns};
+  for (int k = 0; k < kVideoCounters; ++k) Add(video[k], v[k]);
+}
+
 void Totals::AddWorker(const WorkerCounters& c) {
+  for (int k = 0; k < kVideoCounters; ++k) video[k] += c.video[k].load(std::memory_order_relaxed);
   read_ns += c.read_ns.load(std::memory_order_relaxed);
   decode_ns += c.decode_ns.load(std::memory_order_relaxed);
   augment_ns += c.augment_ns.load(std::memory_order_relaxed);
@@ -18,6 +27,7 @@ void Totals::AddWorker(const WorkerCounters& c) {
 }
 
 Totals& Totals::operator-=(const Totals& b) {
+  for (int k = 0; k < kVideoCounters; ++k) video[k] -= b.video[k];
   read_ns -= b.read_ns;
   decode_ns -= b.decode_ns;
   augment_ns -= b.augment_ns;
@@ -47,6 +57,19 @@ StageStats Totals::ToStageStats() const {
   s.worker_wait_s = wait_ns * 1e-9;
   s.consumer_wait_s = consumer_wait_ns * 1e-9;
   s.bytes_read = bytes;
+  VideoStageStats& v = s.video;
+  v.clips = video[kVideoClips];
+  v.frames_decoded = video[kVideoFramesDecoded];
+  v.frames_converted = video[kVideoFramesConverted];
+  v.frames_delivered = video[kVideoFramesDelivered];
+  v.gops_decoded = video[kVideoGops];
+  v.seeks = video[kVideoSeeks];
+  v.indexes_built = video[kVideoIndexes];
+  v.demux_s = video[kVideoDemuxNs] * 1e-9;
+  v.seek_s = video[kVideoSeekNs] * 1e-9;
+  v.decode_s = video[kVideoDecodeNs] * 1e-9;
+  v.convert_s = video[kVideoConvertNs] * 1e-9;
+  v.transform_s = video[kVideoTransformNs] * 1e-9;
   return s;
 }
 

@@ -20,19 +20,30 @@
 
 namespace stoker {
 
+// The decode-video stage's counters (VideoWork summed), by index.
+enum VideoCounter : int {
+  kVideoClips, kVideoFramesDecoded, kVideoFramesConverted, kVideoFramesDelivered,
+  kVideoGops, kVideoSeeks, kVideoIndexes, kVideoDemuxNs, kVideoSeekNs, kVideoDecodeNs,
+  kVideoConvertNs, kVideoTransformNs, kVideoCounters
+};
+
 struct alignas(64) WorkerCounters {
   std::atomic<int64_t> read_ns{0}, decode_ns{0}, augment_ns{0}, wait_ns{0}, callback_ns{0};
   std::atomic<int64_t> images{0}, skipped{0}, bytes{0}, boxes_removed{0};
+  std::atomic<int64_t> video[kVideoCounters] = {};
   // Single writer: a load and a store, no read-modify-write.
   static void Add(std::atomic<int64_t>& c, int64_t v) {
     c.store(c.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
   }
+  // One clip's decode-video work (VideoClips' SampleData::video).
+  void AddVideo(const VideoWork& w);
 };
 
 struct Totals {
   int64_t read_ns = 0, decode_ns = 0, augment_ns = 0, wait_ns = 0, images = 0, skipped = 0,
           bytes = 0, callback_ns = 0, consumer_wait_ns = 0, batches = 0, wall_ns = 0,
           boxes_removed = 0;
+  int64_t video[kVideoCounters] = {};
 
   // Adds one worker's counters (relaxed loads).
   void AddWorker(const WorkerCounters& c);

@@ -136,6 +136,9 @@ void NextEpochPrefetch::FoldCountersLocked(Mutex* mu, std::vector<WorkerCounters
                        &WorkerCounters::skipped, &WorkerCounters::bytes}) {
       WorkerCounters::Add(to.*field, (from.*field).exchange(0, std::memory_order_relaxed));
     }
+    for (int k = 0; k < kVideoCounters; ++k) {
+      WorkerCounters::Add(to.video[k], from.video[k].exchange(0, std::memory_order_relaxed));
+    }
   }
 }
 

@@ -112,8 +112,20 @@ bool SampleProducer::Produce(EpochReader* reader, int64_t epoch, int64_t p, int 
       [&] { return reader->Name(pos); });
   read_range.End();
   const int64_t t1 = timing ? NowNs() : 0;
-  c->Add(c->read_ns, t1 - t0 - cache_decode_ns);
-  c->Add(c->decode_ns, cache_decode_ns);
+  // VideoClips: the clip's seek, decode and conversion are the decode stage,
+  // its transforms augment; demuxing stays in read.
+  int64_t video_decode_ns = 0, video_augment_ns = 0;
+  if (st.ok() && !end && sample.video != nullptr) {
+    const VideoWork& w = *sample.video;
+    c->AddVideo(w);
+    if (timing) {
+      video_decode_ns = w.seek_ns + w.decode_ns + w.convert_ns;
+      video_augment_ns = w.transform_ns;
+    }
+  }
+  c->Add(c->read_ns, t1 - t0 - cache_decode_ns - video_decode_ns - video_augment_ns);
+  c->Add(c->decode_ns, cache_decode_ns + video_decode_ns);
+  c->Add(c->augment_ns, video_augment_ns);
   if (trace != nullptr) {
     trace_labels.sample = st.ok() && !end ? sample.id : -1;
     if (cached != nullptr && cache_decode_ns == 0) {
@@ -249,7 +261,9 @@ Status SampleProducer::ReadThroughCache(EpochReader* reader, int64_t pos, Sample
   }
   *end = false;
   const CachedImage& img = **cached;
+  const VideoWork* video = sample->video;  // a miss's decode-video work, counted
   *sample = SampleData();
+  sample->video = video;
   sample->size = static_cast<size_t>(bytes_read);  // counted as read (0 on a hit)
   sample->id = img.id;
   sample->label = img.label;

@@ -12,6 +12,7 @@ extern "C" {
 #include <memory>
 #include <string>
 
+#include "base/clock.h"
 #include "video/demux.h"
 #include "video/index.h"
 
@@ -37,6 +38,13 @@ Status ClipDecoder::Decode(VideoFile* file, const VideoIndex& index,
                            FrameSink sink, void* ctx, DecodeStats* stats) {
   if (targets.empty()) return Status::OK();
   const std::string& path = file->path();
+  int64_t t = NowNs();
+  // Adds the time since the last lap to `*to`.
+  auto lap = [&t](int64_t* to) {
+    const int64_t now = NowNs();
+    *to += now - t;
+    t = now;
+  };
   std::unique_ptr<AVCodecContext, CodecDeleter> codec(avcodec_alloc_context3(file->codec()));
   std::unique_ptr<AVFrame, FrameDeleter> frame(av_frame_alloc());
   std::unique_ptr<AVPacket, PacketDeleter> pkt(av_packet_alloc());
@@ -47,6 +55,7 @@ Status ClipDecoder::Decode(VideoFile* file, const VideoIndex& index,
   codec->thread_type = codec_threads > 1 ? (FF_THREAD_FRAME | FF_THREAD_SLICE) : 0;
   codec->pkt_timebase = file->stream()->time_base;
   err = avcodec_open2(codec.get(), file->codec(), nullptr);
+  lap(&stats->decode_ns);
   if (err < 0) return UnimplementedError(path + ": cannot open the decoder (" + AvErrorString(err) + ")");
 
   // The seek plan: the last keyframe at or before the first wanted frame.
@@ -56,6 +65,7 @@ Status ClipDecoder::Decode(VideoFile* file, const VideoIndex& index,
     const int e = av_seek_frame(file->format(), file->stream_index(), ts, AVSEEK_FLAG_BACKWARD);
     if (e < 0) return DataLossError(path + ": seek to pts " + std::to_string(ts) + " failed (" + AvErrorString(e) + ")");
     avcodec_flush_buffers(codec.get());
+    lap(&stats->seek_ns);
     return Status::OK();
   };
   if (key > 0) STOKER_RETURN_IF_ERROR(seek_to(index.keyframes[key]));
@@ -69,9 +79,11 @@ Status ClipDecoder::Decode(VideoFile* file, const VideoIndex& index,
   auto take_frames = [&]() -> Status {
     for (;;) {
       const int e = avcodec_receive_frame(codec.get(), frame.get());
+      lap(&stats->decode_ns);
       if (e == AVERROR(EAGAIN) || e == AVERROR_EOF) return Status::OK();
       if (e < 0) return DataLossError(path + ": decoding failed (" + AvErrorString(e) + ")");
       ++stats->frames_decoded;
+      if (frame->key_frame) ++stats->gops_decoded;
       const int64_t p = frame->pts != AV_NOPTS_VALUE ? frame->pts : frame->best_effort_timestamp;
       if (first_frame) {
         first_frame = false;
@@ -111,16 +123,21 @@ Status ClipDecoder::Decode(VideoFile* file, const VideoIndex& index,
       int dst_stride[4] = {static_cast<int>(stride), 0, 0, 0};
       sws_scale(sws_, frame->data, frame->linesize, 0, h, dst, dst_stride);
       av_frame_unref(frame.get());
+      ++stats->frames_converted;
+      lap(&stats->convert_ns);
       while (next < targets.size() && targets[next] == p) {
         STOKER_RETURN_IF_ERROR(sink(ctx, static_cast<int>(next), rgb_.data(), w, h, stride));
         ++next;
+        ++stats->frames_delivered;
       }
+      lap(&stats->sink_ns);
       if (next == targets.size()) return Status::OK();
     }
   };
   while (next < targets.size()) {
     if (draining) break;
     err = av_read_frame(file->format(), pkt.get());
+    lap(&stats->demux_ns);
     if (err == AVERROR_EOF) {
       draining = true;
       avcodec_send_packet(codec.get(), nullptr);  // flush: the delayed frames
@@ -139,6 +156,7 @@ Status ClipDecoder::Decode(VideoFile* file, const VideoIndex& index,
                               : AVDISCARD_NONREF;
       err = avcodec_send_packet(codec.get(), pkt.get());
       av_packet_unref(pkt.get());
+      lap(&stats->decode_ns);
       if (err < 0 && err != AVERROR(EAGAIN)) {
         return DataLossError(path + ": the decoder refused a packet (" + AvErrorString(err) + ")");
       }

@@ -35,8 +35,15 @@ class VideoFile;
 struct VideoIndex;
 
 struct DecodeStats {
-  int64_t frames_decoded = 0;  // every frame the decoder produced
+  int64_t frames_decoded = 0;    // every frame the decoder produced
+  int64_t frames_converted = 0;  // wanted frames converted to RGB (each once)
+  int64_t frames_delivered = 0;  // sink calls (repeats count)
+  int64_t gops_decoded = 0;      // keyframes among the decoded frames
   int64_t seeks = 0;
+  // Time (steady clock) in: av_read_frame; av_seek_frame + flush; the
+  // decoder's setup, avcodec_send_packet and avcodec_receive_frame;
+  // sws_scale; the sink.
+  int64_t demux_ns = 0, seek_ns = 0, decode_ns = 0, convert_ns = 0, sink_ns = 0;
 };
 
 // Receives wanted frame j (in target order) as packed RGB rows (`stride`

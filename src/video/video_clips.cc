@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "base/clock.h"
 #include "base/rng.h"
 #include "ops/geometry.h"
 #include "pipeline/loader_options.h"
@@ -343,11 +344,13 @@ VideoClips::Counters VideoClipsImpl::counters() const {
   return c;
 }
 
-StatusOr<std::shared_ptr<const VideoIndex>> VideoClipsImpl::IndexOf(int64_t video) const {
+StatusOr<std::shared_ptr<const VideoIndex>> VideoClipsImpl::IndexOf(int64_t video,
+                                                                    bool* built) const {
   VideoSlot& slot = slots_[static_cast<size_t>(video)];
   MutexLock lock(&slot.mu);
   if (!slot.built) {
     slot.built = true;
+    if (built != nullptr) *built = true;
     bool loaded = false;
     const std::string& bad = bad_[static_cast<size_t>(video)];
     StatusOr<VideoIndex> index =
@@ -417,7 +420,12 @@ Status VideoClipsImpl::ReadClip(int64_t index, uint64_t seed, int64_t epoch,
   }
   const int64_t video = VideoOf(index);
   const std::string& path = paths_[static_cast<size_t>(video)];
-  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const VideoIndex> vi, IndexOf(video));
+  VideoWork& work = scratch->video;
+  work = VideoWork();
+  const int64_t t0 = NowNs();
+  bool built = false;
+  STOKER_ASSIGN_OR_RETURN(std::shared_ptr<const VideoIndex> vi, IndexOf(video, &built));
+  work.indexes_built = built ? 1 : 0;
   const std::vector<int64_t> frames = PlanFrames(*vi, index, seed, epoch);
   std::vector<int64_t> targets(frames.size());
   for (size_t j = 0; j < frames.size(); ++j) targets[j] = vi->pts[static_cast<size_t>(frames[j])];
@@ -449,6 +457,7 @@ Status VideoClipsImpl::ReadClip(int64_t index, uint64_t seed, int64_t epoch,
   {
     StatusOr<std::unique_ptr<VideoFile>> file =
         VideoFile::Open(where_[static_cast<size_t>(video)], options_.max_pixels);
+    work.demux_ns = NowNs() - t0;  // the index (when built here) and opening the file
     st = file.status();
     if (st.ok()) {
       st = worker->decoder.Decode(file.value().get(), *vi, targets, options_.codec_threads,
@@ -460,6 +469,16 @@ Status VideoClipsImpl::ReadClip(int64_t index, uint64_t seed, int64_t epoch,
   frames_decoded_.fetch_add(stats.frames_decoded, std::memory_order_relaxed);
   seeks_.fetch_add(stats.seeks, std::memory_order_relaxed);
   STOKER_RETURN_IF_ERROR(st);
+  work.demux_ns += stats.demux_ns;
+  work.seek_ns = stats.seek_ns;
+  work.decode_ns = stats.decode_ns;
+  work.convert_ns = stats.convert_ns;
+  work.transform_ns = stats.sink_ns;
+  work.frames_decoded = stats.frames_decoded;
+  work.frames_converted = stats.frames_converted;
+  work.frames_delivered = stats.frames_delivered;
+  work.gops_decoded = stats.gops_decoded;
+  work.seeks = stats.seeks;
 
   FieldValue& v = scratch->fields[0];
   v = FieldValue();
@@ -497,6 +516,7 @@ Status VideoClipsImpl::ReadClip(int64_t index, uint64_t seed, int64_t epoch,
   out->label = label;
   out->fields = scratch->fields.data();
   out->num_fields = fields;
+  out->video = &work;
   return Status::OK();
 }
 

@@ -85,7 +85,8 @@ class VideoClipsImpl final : public VideoClips {
   };
 
   explicit VideoClipsImpl(const VideoClipsOptions& options);
-  StatusOr<std::shared_ptr<const VideoIndex>> IndexOf(int64_t video) const;
+  // `*built` (when given) is set when this call built (or loaded) the index.
+  StatusOr<std::shared_ptr<const VideoIndex>> IndexOf(int64_t video, bool* built = nullptr) const;
   // The clip's frames as indices into the video's pts.
   std::vector<int64_t> PlanFrames(const VideoIndex& index, int64_t sample, uint64_t seed,
                                   int64_t epoch) const;

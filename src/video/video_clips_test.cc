@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "stoker/diagnose.h"
 #include "stoker/loader.h"
 #include "stoker/transform_schema.h"
 #include "video/test_videos.h"
@@ -223,6 +224,123 @@ TEST_F(VideoClipsTest, TheCachesRefuseClipsDrawnAnewEachEpoch) {
   vo.transforms = {MakeTransform("Resize", {ArgValue(std::vector<ArgValue>{int64_t{8}, int64_t{8}})}).value()};
   auto fixed = Loader::Create(VideoClips::Open(vo).value(), o);
   EXPECT_TRUE(fixed.ok()) << fixed.status().ToString();  // the same clip every epoch
+}
+
+TEST_F(VideoClipsTest, TheDecodeVideoStageCountsEachClipsWork) {
+  VideoClipsOptions vo;
+  vo.root = dir_.path;
+  vo.clip_len = 5;
+  vo.frame_stride = 3;  // a 13-frame span: no video is shorter, so no frame repeats
+  vo.clips_per_video = 2;
+  vo.transforms = Augment();
+  auto clips = VideoClips::Open(vo).value();
+  auto loader = Loader::Create(clips, Options(2)).value();
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    const VideoClips::Counters before = clips->counters();
+    const Clips run = RunEpoch(loader.get());
+    ASSERT_TRUE(run.status.ok()) << run.status.ToString();
+    const LoaderStats ls = loader->stats();
+    const StageStats& s = ls.epoch;
+    const VideoStageStats& v = s.video;
+    const VideoClips::Counters after = clips->counters();
+    EXPECT_EQ(v.clips, 6);
+    EXPECT_EQ(v.clips, s.images);
+    EXPECT_EQ(v.frames_delivered, 6 * 5);
+    EXPECT_EQ(v.frames_converted, v.frames_delivered);  // no repeats
+    EXPECT_GE(v.frames_decoded, v.frames_converted);
+    // The source's own counters saw the same clips decode.
+    EXPECT_EQ(v.frames_decoded, after.frames_decoded - before.frames_decoded);
+    EXPECT_EQ(v.seeks, after.seeks - before.seeks);
+    EXPECT_LE(v.seeks, 2 * v.clips);
+    // Each clip's decoding starts at a keyframe; a 13-frame span crosses at
+    // most one more (GOPs of 10, 15 and 25 frames).
+    EXPECT_GE(v.gops_decoded, v.clips);
+    EXPECT_LE(v.gops_decoded, 3 * v.clips);
+    EXPECT_EQ(v.indexes_built, epoch == 0 ? 3 : 0);  // kept in memory across epochs
+    EXPECT_EQ(ls.total.video.indexes_built, 3);
+    EXPECT_EQ(ls.total.video.clips, 6 * (epoch + 1));
+    // The clip's time is split out of the read: seek, decode and conversion
+    // are the decode stage, its transforms augment, demuxing stays read.
+    EXPECT_GT(v.decode_s, 0);
+    EXPECT_GT(v.convert_s, 0);
+    EXPECT_GT(v.transform_s, 0);
+    EXPECT_GT(v.demux_s, 0);
+    EXPECT_NEAR(s.decode_s, v.seek_s + v.decode_s + v.convert_s, 1e-6);
+    EXPECT_GE(s.augment_s + 1e-6, v.transform_s);
+    EXPECT_GE(s.read_s + 1e-6, v.demux_s);
+  }
+}
+
+TEST_F(VideoClipsTest, ARepeatedFrameIsDeliveredAgainNotDecodedAgain) {
+  const std::string one = dir_.path + "/one.mp4";
+  ASSERT_TRUE(testing::MakeVideo(testing::H264Args(32, 24, 25, 1, 25) + " -frames:v 1", one));
+  VideoClipsOptions vo;
+  vo.files = {one};
+  vo.clip_len = 4;
+  auto clips = VideoClips::Open(vo).value();
+  SampleScratch scratch;
+  SampleData sample;
+  ASSERT_TRUE(clips->ReadIndex(0, &scratch, &sample).ok());
+  ASSERT_NE(sample.video, nullptr);
+  EXPECT_EQ(sample.video->frames_delivered, 4);
+  EXPECT_EQ(sample.video->frames_converted, 1);
+  EXPECT_EQ(sample.video->frames_decoded, 1);
+  EXPECT_EQ(sample.video->gops_decoded, 1);
+  EXPECT_EQ(sample.video->indexes_built, 1);
+  ASSERT_TRUE(clips->ReadIndex(0, &scratch, &sample).ok());
+  EXPECT_EQ(sample.video->indexes_built, 0);
+}
+
+TEST_F(VideoClipsTest, DiagnoseNamesTheDecodeVideoStage) {
+  VideoClipsOptions vo;
+  vo.root = dir_.path;
+  vo.clip_len = 8;
+  vo.frame_stride = 2;
+  vo.clips_per_video = 4;
+  vo.transforms = Augment();
+  auto loader = Loader::Create(VideoClips::Open(vo).value(), Options(2)).value();
+  DiagnoseOptions d;
+  d.batches = 3;
+  d.agree = 1;
+  auto r = Diagnose(loader.get(), [](const BatchPtr&) {}, d);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r.value().modes.size(), 5u);
+  EXPECT_EQ(r.value().modes[3].stage, "fields");  // decoded clips from memory
+  EXPECT_EQ(r.value().modes[4].stage, "decode-video");
+  EXPECT_GT(r.value().pipeline_stats.total.video.clips, 0);
+  const std::string text = FormatDiagnosis(r.value());
+  EXPECT_NE(text.find("decode-video stage: demux"), std::string::npos) << text;
+  // An instant step waits for clips: decoding them is the bottleneck, not storage.
+  EXPECT_TRUE(r.value().data_bound) << text;
+  EXPECT_EQ(r.value().bottleneck, "decode-video") << text;
+  EXPECT_NE(r.value().verdict.find("frames decoded for"), std::string::npos) << text;
+}
+
+TEST_F(VideoClipsTest, TuneSweepsCodecThreadsOnAClipSource) {
+  VideoClipsOptions vo;
+  vo.root = dir_.path;
+  vo.clip_len = 4;
+  vo.transforms = Augment();
+  TuneOptions t;
+  t.threads = {1};
+  t.prefetch = {1};
+  t.batch_sizes = {2};
+  t.codec_threads = {1, 2};
+  t.seconds = 0.05;
+  t.warmup_batches = 1;
+  t.include_auto = false;
+  auto results = Tune(VideoClips::Open(vo).value(), Options(1), t);
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  ASSERT_EQ(results.value().size(), 2u);
+  EXPECT_EQ(results.value()[0].codec_threads, 1);
+  EXPECT_EQ(results.value()[1].codec_threads, 2);
+  EXPECT_GT(results.value()[1].images, 0);
+  const std::string table = FormatTune(results.value(), Recommend(results.value(), 0));
+  EXPECT_NE(table.find("threads=1 prefetch=1 batch=2 codec=2"), std::string::npos) << table;
+  // Within 5% of each other, 1 x 1 uses fewer cores than 1 x 2.
+  std::vector<TuneResult> tie = results.value();
+  tie[0].images_per_sec = tie[1].images_per_sec = 10;
+  EXPECT_EQ(Recommend(tie, 0).index, 0);
 }
 
 TEST(VideoClipsOptionsTest, BadOptionsNameTheOption) {
