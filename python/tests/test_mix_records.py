@@ -89,6 +89,15 @@ def epoch(source, rank=0, world=1, state=None, batches=None, threads=2):
     return ids, loader
 
 
+def assert_every_draw_read(seen, whole, left, world):
+    """`seen` holds every draw of the epoch `whole` (its last `left` split by `world` ranks)
+    and nothing more than the ranks' padding: -(-left // world) * world - left repeats."""
+    counts = collections.Counter(seen)
+    counts.subtract(collections.Counter(whole))
+    assert all(v >= 0 for v in counts.values()), "every draw of the epoch is read"
+    assert sum(counts.values()) == -(-left // world) * world - left
+
+
 @needs_hdf5
 def test_every_field_is_its_samples_own_for_any_thread_count(mix):
     assert mix.records and set(mix.fields) == {"image", "label", "aux"}
@@ -110,10 +119,7 @@ def test_ranks_read_the_whole_epoch(mix, world):
         ids, _ = epoch(mix, r, world)
         assert len(ids) == -(-TOTAL // world)
         every += ids
-    counts = collections.Counter(every)
-    counts.subtract(collections.Counter(whole))
-    assert all(v >= 0 for v in counts.values())
-    assert sum(counts.values()) == -(-TOTAL // world) * world - TOTAL
+    assert_every_draw_read(every, whole, TOTAL, world)
 
 
 @needs_hdf5
@@ -130,11 +136,7 @@ def test_resume_at_another_world_size(mix, before, after):
     for r in range(after):
         ids, _ = epoch(mix, r, after, state=state)
         seen += ids
-    left = TOTAL - 8 * before
-    counts = collections.Counter(seen)
-    counts.subtract(collections.Counter(whole))
-    assert all(v >= 0 for v in counts.values()), "every draw of the epoch is read"
-    assert sum(counts.values()) == -(-left // after) * after - left
+    assert_every_draw_read(seen, whole, TOTAL - 8 * before, after)
 
 
 # A Mix of three sources whose records also carry text, bytes and json: indexed shards (a
@@ -286,10 +288,7 @@ def test_text_records_by_rank_and_resumed_at_another_world_size(text_mix, before
         ids, _, _ = text_epoch(text_mix, r, before, threads=1 + 2 * (r % 2))
         assert len(ids) == -(-T_TOTAL // before)
         every += ids
-    counts = collections.Counter(every)
-    counts.subtract(collections.Counter(whole))
-    assert all(v >= 0 for v in counts.values())
-    assert sum(counts.values()) == -(-T_TOTAL // before) * before - T_TOTAL
+    assert_every_draw_read(every, whole, T_TOTAL, before)
     seen, states = [], []
     for r in range(before):  # two batches each, then resumed by `after` ranks
         ids, _, loader = text_epoch(text_mix, r, before, batches=2)
@@ -300,11 +299,7 @@ def test_text_records_by_rank_and_resumed_at_another_world_size(text_mix, before
     for r in range(after):
         ids, _, _ = text_epoch(text_mix, r, after, state=state, threads=1 + 2 * (r % 2))
         seen += ids
-    left = T_TOTAL - 10 * before
-    counts = collections.Counter(seen)
-    counts.subtract(collections.Counter(whole))
-    assert all(v >= 0 for v in counts.values()), "every draw of the epoch is read"
-    assert sum(counts.values()) == -(-left // after) * after - left
+    assert_every_draw_read(seen, whole, T_TOTAL - 10 * before, after)
 
 
 @needs_hdf5
