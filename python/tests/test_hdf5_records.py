@@ -224,8 +224,8 @@ def test_skip_leaves_out_a_sample_with_bad_text(tmp_path):
         for i in range(6):
             text[i] = b"ok \xff\xfe" if i == 3 else f"ok {i}".encode()
     src = stoker.HDF5(str(path), fields={"v": "vals", "t": "text"})
-    with pytest.raises(stoker.StokerError, match=r"field 't'.*UTF-8"):
-        list(stoker.Loader(src, batch_size=2))
+    with pytest.raises(stoker.StokerError, match=r"bad\.h5:vals\[3\]: field 't'.*UTF-8"):
+        list(stoker.Loader(src, batch_size=2))  # the sample (file, dataset, row), the field
     loader = stoker.Loader(src, batch_size=2, on_error="skip", return_indices=True)
     got, ids = _run(loader)
     assert ids == [0, 1, 2, 4, 5]

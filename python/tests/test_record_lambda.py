@@ -118,6 +118,43 @@ def test_an_added_field_as_a_list_without_pad(shards):
         assert t.tolist() == list(caption(i).encode())
 
 
+def test_added_label_bytes_and_scalar_fields_are_collated_as_documented(shards):
+    # A label is stacked into an int64 tensor [B], bytes come as a list of bytes, a 0-d
+    # float64 array (one number per sample) is stacked into a float64 tensor [B].
+    def count(d):
+        b = d["caption"].encode()
+        return {"n": len(b), "raw": b[::-1] + b"\xff", "w": np.float64(len(b)) / 3}
+    step = stoker.Lambda(count, fields=["caption"],
+                         adds={"n": "label", "raw": "bytes", "w": ("float64", ())})
+    runs = []
+    for threads in (1, 3):
+        ld = stoker.Loader(stoker.Shards(shards, fields=FIELDS), batch_size=4, threads=threads,
+                           shuffle=True, seed=3, transforms=step)
+        got = []
+        for b in ld:
+            assert set(b) == {"caption", "seq", "label", "n", "raw", "w"}
+            assert isinstance(b["n"], torch.Tensor) and b["n"].dtype == torch.int64
+            assert isinstance(b["w"], torch.Tensor) and b["w"].dtype == torch.float64
+            assert b["n"].shape == b["w"].shape == b["label"].shape
+            assert isinstance(b["raw"], list) and all(isinstance(r, bytes) for r in b["raw"])
+            for k, i in enumerate(b["label"].tolist()):
+                c = caption(i).encode()
+                assert b["caption"][k] == caption(i)
+                assert int(b["n"][k]) == len(c)
+                assert b["raw"][k] == c[::-1] + b"\xff"
+                assert b["w"][k].item() == np.float64(len(c)) / 3
+            got.append((b["label"].tolist(), b["n"].tolist(), b["raw"], b["w"].tolist()))
+        runs.append(got)
+    assert sorted(i for g in runs[0] for i in g[0]) == list(range(N))
+    assert runs[1] == runs[0]
+    # A label field given something that is not an integer fails the sample, naming it.
+    bad = stoker.Lambda(lambda d: {"n": 1.5, "raw": b"", "w": 0.0}, fields=["caption"],
+                        adds={"n": "label", "raw": "bytes", "w": ("float64", ())})
+    with pytest.raises(stoker.StokerError, match="field 'n'.*integer field.*float"):
+        next(iter(stoker.Loader(stoker.Shards(shards, fields=FIELDS), batch_size=4,
+                                transforms=bad)))
+
+
 def test_errors_in_the_step_follow_on_error(shards):
     def fails_on_4(d):
         if d["seq"][0] == 4:  # sample 4: seq starts at 4

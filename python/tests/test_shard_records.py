@@ -197,6 +197,35 @@ def test_declared_npy_field_is_stacked(shards, mode):
                                                            "shape": [1]}))
 
 
+@pytest.mark.parametrize("mode", ["indexed", "stream"])
+@pytest.mark.parametrize("odd", [np.zeros(5, np.float32), np.zeros(4, np.float64)],
+                         ids=["shape", "dtype"])
+def test_a_member_unfit_for_its_stacked_field_names_sample_and_field_or_is_skipped(
+        tmp_path, mode, odd):
+    # collate="batch" stacks a declared field: one sample's member of another shape or
+    # dtype is an error naming that sample's key and the field, or a skip.
+    def members_with_odd(i):
+        out = members(i)
+        return [(n, npy(odd)) if i == 9 and n.endswith(".npy") else (n, d) for n, d in out]
+    pattern = write_shards(str(tmp_path), SHARDS, PER, members_with_odd)
+    fields = dict(FIELDS, emb={"ext": "npy", "dtype": "float32", "shape": [4]})
+    src = stoker.Shards(pattern, fields=fields, mode=mode, shuffle_buffer=0)
+    with pytest.raises(stoker.StokerError) as e:
+        for _ in loader(src, collate="batch"):
+            pass
+    assert "part.a/00009" in str(e.value) and "'emb'" in str(e.value)
+    ld = loader(stoker.Shards(pattern, fields=fields, mode=mode, shuffle_buffer=0),
+                collate="batch", on_error="skip", threads=2)
+    labels = []
+    for b in ld:
+        assert isinstance(b["emb"], torch.Tensor) and b["emb"].shape[1:] == (4,)
+        for i, e in zip(b["label"].tolist(), b["emb"].numpy()):
+            assert e.tobytes() == emb(i).tobytes()
+            labels.append(i)
+    assert labels == [i for i in range(N) if i != 9]
+    assert ld.stats()["epoch"]["skipped"] == 1
+
+
 def test_variable_shapes_dtypes_bytes_and_int_fields(tmp_path):
     ms = []
     for i in range(5):
@@ -258,14 +287,24 @@ def test_http_shards(shards, tmp_path):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    cache = str(tmp_path / "node-cache")
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/shard-{{0..{SHARDS - 1}}}.tar"
         got = collect(loader(stoker.Shards(url, fields=FIELDS, shuffle_buffer=0)))
+        cached = collect(loader(stoker.Shards(url, fields=FIELDS, shuffle_buffer=0,
+                                              cache_dir=cache)))
     finally:
         server.shutdown()
         server.server_close()
     assert [r["label"] for r in got] == list(range(N))
     check(got)
+    assert [r["label"] for r in cached] == list(range(N))
+    check(cached)
+    # The server is gone: the node cache (cache_dir) serves every shard's records whole.
+    again = collect(loader(stoker.Shards(url, fields=FIELDS, shuffle_buffer=0, cache_dir=cache),
+                           threads=2))
+    assert [r["label"] for r in again] == list(range(N))
+    check(again)
 
 
 @pytest.mark.parametrize("mode", ["indexed", "stream"])

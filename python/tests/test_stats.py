@@ -13,6 +13,7 @@ flagged on the right item with exit 3.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pty
@@ -24,7 +25,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import photo, save_jpeg, save_png
+from conftest import npy_bytes, photo, save_jpeg, save_png, tar_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIFT_EXIT = 3
@@ -357,3 +358,30 @@ def test_streamed_shards_name_duplicates_and_match_any_thread_count(tmp_path, ba
     assert strip_timing(report(pattern, "--duplicates", "--threads", "3")) == strip_timing(one)
     folder = report(data)
     assert one["mean"] == folder["mean"] and one["std"] == folder["std"]
+
+
+def test_image_text_record_shards_are_summarised_by_their_images(tmp_path):
+    # Shards of records (img2dataset's layout: image, caption, JSON, an embedding, a class):
+    # `stoker stats` reads the image and the class of each sample and the other members are
+    # left alone (statistics of other fields are not computed).
+    rng = np.random.default_rng(8)
+    n, h, w = 12, 10, 14
+    x = rng.integers(0, 256, size=(n, h, w, 3), dtype=np.uint8)
+    members = []
+    for i in range(n):
+        png = io.BytesIO()
+        Image.fromarray(x[i]).save(png, format="PNG")
+        members += [(f"r/{i:04d}.png", png.getvalue()),
+                    (f"r/{i:04d}.txt", f"caption {i}".encode()),
+                    (f"r/{i:04d}.json", json.dumps({"i": i}).encode()),
+                    (f"r/{i:04d}.emb.npy", npy_bytes(np.full(4, i, np.float32))),
+                    (f"r/{i:04d}.cls", str(i % 3).encode())]
+    (tmp_path / "it.tar").write_bytes(tar_bytes(members))
+    rep = report(tmp_path / "it.tar", "--resolution", 0)
+    assert rep["images"] == n and rep["errors"] == []
+    assert sorted(c["count"] for c in rep["classes"]) == [4, 4, 4]
+    assert rep["widths"] == [[w, n]] and rep["heights"] == [[h, n]]
+    assert rep["formats"] == {"PNG": n}
+    px = x.reshape(-1, 3).astype(np.float64) / 255.0
+    np.testing.assert_allclose(rep["mean"], px.mean(axis=0), atol=1e-12)
+    np.testing.assert_allclose(rep["std"], px.std(axis=0), atol=1e-12)

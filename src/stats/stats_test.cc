@@ -15,7 +15,9 @@
 #include <gtest/gtest.h>
 
 #include "source/image_folder.h"
+#include "stoker/sources.h"
 #include "stats/drift.h"
+#include "testing/test_arrays.h"
 #include "testing/test_images.h"
 
 namespace stoker {
@@ -308,6 +310,58 @@ TEST(ComputeStats, ExactOnNoiseAndIdenticalForAnyThreadCount) {
       EXPECT_EQ(json, first) << "threads " << threads << " resolution " << resolution;
     }
   }
+}
+
+// A record source (issue 25) is summarised by its primary image and label,
+// exactly as the image + label source of the same arrays; its other fields
+// are not read. A record without an image is refused, naming the source.
+TEST(ComputeStats, RecordSourcesAreSummarisedByTheirImageAndLabel) {
+  TempDir dir;
+  const int n = 11, h = 6, w = 5;
+  std::vector<uint8_t> px, labels, feats;
+  for (int i = 0; i < n; ++i) {
+    const std::vector<uint8_t> one = testing::MakePixels(w, h, static_cast<uint64_t>(i) + 7);
+    px.insert(px.end(), one.begin(), one.end());
+    const int64_t label = i % 4;
+    const uint8_t* l = reinterpret_cast<const uint8_t*>(&label);
+    labels.insert(labels.end(), l, l + 8);
+    for (int k = 0; k < 3; ++k) {
+      const float f = static_cast<float>(i * 3 + k);
+      const uint8_t* b = reinterpret_cast<const uint8_t*>(&f);
+      feats.insert(feats.end(), b, b + 4);
+    }
+  }
+  const std::string x = dir.path() + "/x.npy", y = dir.path() + "/y.npy",
+                    z = dir.path() + "/z.npy";
+  WriteFile(x, testing::NpyBytes("|u1", {n, h, w, 3}, px));
+  WriteFile(y, testing::NpyBytes("<i8", {n}, labels));
+  WriteFile(z, testing::NpyBytes("<f4", {n, 3}, feats));
+  auto pair = NpySource::Open(x, y);
+  ASSERT_TRUE(pair.ok()) << pair.status().ToString();
+  auto record = NpySource::OpenFields({{"image", x}, {"z", z}, {"label", y}});
+  ASSERT_TRUE(record.ok()) << record.status().ToString();
+  StatsOptions o;
+  o.resolution = 0;
+  o.threads = 2;
+  auto want = ComputeStats(pair.value().get(), o);
+  auto got = ComputeStats(record.value().get(), o);
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got.value().images, n);
+  EXPECT_EQ(got.value().pixels, int64_t{n} * h * w);
+  ASSERT_EQ(got.value().classes.size(), 4u);
+  DatasetStats a = want.value(), b = got.value();
+  a.seconds = b.seconds = 0;
+  a.source = b.source = "";  // the sources describe themselves differently
+  EXPECT_EQ(StatsToJson(b), StatsToJson(a));
+
+  auto imageless = NpySource::OpenFields({{"z", z}, {"label", y}});
+  ASSERT_TRUE(imageless.ok()) << imageless.status().ToString();
+  auto refused = ComputeStats(imageless.value().get(), o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(refused.status().message().find("has no image field"), std::string::npos)
+      << refused.status().ToString();
 }
 
 TEST(CompareStats, SameAndShifted) {

@@ -85,19 +85,33 @@ StatusOr<MadeSource> MakeImageFolder(const std::string& dir, const Data& data) {
 // corrupt request cuts the images file inside its last sample after opening
 // it (the mapped file shrinks under the source: DataLoss for that sample,
 // not SIGBUS).
-StatusOr<MadeSource> NpyOf(const std::string& dir, const Data& data, const Samples& samples) {
-  std::vector<uint8_t> pixels, labels;
+// With `aux`, a record source (NpySource::OpenFields) of "image", "label"
+// and "aux" (aux.npy int32 [N, 2] holding {i, -i}).
+StatusOr<MadeSource> NpyOf(const std::string& dir, const Data& data, const Samples& samples,
+                           bool aux = false) {
+  std::vector<uint8_t> pixels, labels, auxes;
   for (int i : samples) {
     const std::vector<uint8_t> p = ConformancePixels(i);
     pixels.insert(pixels.end(), p.begin(), p.end());
     for (int b = 0; b < 8; ++b) labels.push_back(static_cast<uint8_t>(b == 0 ? i : 0));
+    const int32_t a[2] = {i, -i};
+    auxes.insert(auxes.end(), reinterpret_cast<const uint8_t*>(a),
+                 reinterpret_cast<const uint8_t*>(a) + sizeof a);
   }
   const int64_t n = static_cast<int64_t>(samples.size());
   const std::string images = dir + "/images.npy";
   const std::vector<uint8_t> file = NpyBytes("|u1", {n, Data::kHeight, Data::kWidth, 3}, pixels);
   WriteFile(images, file);
   WriteFile(dir + "/labels.npy", NpyBytes("<i8", {n}, labels));
-  STOKER_ASSIGN_OR_RETURN(auto npy, NpySource::Open(images, dir + "/labels.npy"));
+  std::shared_ptr<NpySource> npy;
+  if (aux) {
+    WriteFile(dir + "/aux.npy", NpyBytes("<i4", {n, 2}, auxes));
+    STOKER_ASSIGN_OR_RETURN(npy, NpySource::OpenFields({{"image", images},
+                                                        {"label", dir + "/labels.npy"},
+                                                        {"aux", dir + "/aux.npy"}}));
+  } else {
+    STOKER_ASSIGN_OR_RETURN(npy, NpySource::Open(images, dir + "/labels.npy"));
+  }
   std::set<int64_t> corrupt;
   if (!data.corrupt.empty()) {
     STOKER_RETURN_IF_ERROR(Check(::truncate(images.c_str(), file.size() - 10) == 0, "truncate"));
@@ -184,17 +198,18 @@ StatusOr<MadeSource> MakeHdf5(const std::string& dir, const Data& data) {
 // variable-length uint8 (encoded files: the primary image), "labels" int64
 // (the primary label) and "extra" int32 [N, 2] holding {i, -i} (field
 // "aux").
-StatusOr<MadeSource> MakeHdf5Records(const std::string& dir, const Data& data) {
-  STOKER_ASSIGN_OR_RETURN(MadeSource plain, Hdf5Of(dir, data, All()));
+StatusOr<MadeSource> Hdf5RecordsOf(const std::string& dir, const Data& data,
+                                   const Samples& samples) {
+  STOKER_ASSIGN_OR_RETURN(MadeSource plain, Hdf5Of(dir, data, samples));
   std::vector<int32_t> aux;
-  for (int i = 0; i < Data::kSamples; ++i) {
+  for (int i : samples) {
     aux.push_back(i);
     aux.push_back(-i);
   }
   const std::string path = dir + "/data.h5";
   const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
   STOKER_RETURN_IF_ERROR(Check(file >= 0, "H5Fopen"));
-  const hsize_t dims[2] = {Data::kSamples, 2};
+  const hsize_t dims[2] = {samples.size(), 2};
   const hid_t space = H5Screate_simple(2, dims, nullptr);
   const hid_t ds =
       H5Dcreate2(file, "extra", H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -207,6 +222,10 @@ StatusOr<MadeSource> MakeHdf5Records(const std::string& dir, const Data& data) {
                                                                  {"label", "labels"},
                                                                  {"aux", "extra"}}));
   return MadeSource{h5, plain.corrupt, nullptr};
+}
+
+StatusOr<MadeSource> MakeHdf5Records(const std::string& dir, const Data& data) {
+  return Hdf5RecordsOf(dir, data, All());
 }
 
 // `shards` WebDataset shards "train-NN<ext>" of equal size holding `samples`
@@ -258,12 +277,30 @@ ShardOptions StreamOptions(const std::string& pattern, int64_t length) {
   return o;
 }
 
+// Records from shards (SampleSpec::fields): {"image": "jpg", "label": "cls",
+// "aux": "aux.npy"} (aux an int32 [2] .npy member holding {i, -i}), indexed
+// (.tar) or streamed (.tar.zst, length declared).
+SampleSpec RecordSpec() {
+  SampleSpec spec;
+  spec.fields = {{"image", {"jpg"}}, {"label", {"cls"}}, {"aux", {"aux.npy"}}};
+  return spec;
+}
+
+// With `aux`, records: RecordSpec() with "aux" declared int32 [2] (stacked,
+// as a Mix with Npy and HDF5 records needs).
 StatusOr<MadeSource> IndexedShardsOf(const std::string& dir, const Data& data,
-                                     const Samples& samples, int shards) {
-  WriteShards(dir, data, ".tar", TarFilter::kNone, samples, shards);
+                                     const Samples& samples, int shards, bool aux = false) {
+  WriteShards(dir, data, ".tar", TarFilter::kNone, samples, shards, aux);
   ShardOptions o;
   o.patterns = {ShardPattern(dir, ".tar", shards)};
   o.mode = ShardMode::kIndexed;
+  if (aux) {
+    o.spec = RecordSpec();
+    ShardField& f = o.spec.fields.back();
+    f.declared = true;
+    f.dtype = ElemType::kInt32;
+    f.shape = {2};
+  }
   STOKER_ASSIGN_OR_RETURN(auto source, OpenShards(o));
   return MadeSource{source, Labels(data.corrupt), nullptr};
 }
@@ -278,15 +315,6 @@ StatusOr<MadeSource> MakeStreamShards(const std::string& dir, const Data& data) 
   STOKER_ASSIGN_OR_RETURN(auto shards,
                           OpenShards(StreamOptions(ShardPattern(dir, ".tar.zst"), Data::kSamples)));
   return MadeSource{shards, Labels(data.corrupt), nullptr};
-}
-
-// Records from shards (SampleSpec::fields): {"image": "jpg", "label": "cls",
-// "aux": "aux.npy"} (aux an int32 [2] .npy member holding {i, -i}), indexed
-// (.tar) or streamed (.tar.zst, length declared).
-SampleSpec RecordSpec() {
-  SampleSpec spec;
-  spec.fields = {{"image", {"jpg"}}, {"label", {"cls"}}, {"aux", {"aux.npy"}}};
-  return spec;
 }
 
 // Segmentation pairs (SegmentationFolder): img/sNN.jpg and ann/sNN.png, a grey
@@ -381,7 +409,9 @@ StatusOr<MadeSource> MakeHttpShards(const std::string& dir, const Data& data) {
 // samples i with i % 3 == c: indexed shards, HDF5, Npy. Default options:
 // every sample once per epoch, weights = sizes (equal), so the unshuffled
 // schedule alternates 0, 1, 2, 0, ... and reads the dataset in order.
-StatusOr<MadeSource> MakeMix(const std::string& dir, const Data& data) {
+// `records`: the same three of records, each sample carrying "aux" int32 [2]
+// = {i, -i} (declared in the shards, so the three schemas agree).
+StatusOr<MadeSource> MixOf(const std::string& dir, const Data& data, bool records) {
   std::vector<Samples> parts(3);
   for (int i = 0; i < Data::kSamples; ++i) parts[static_cast<size_t>(i % 3)].push_back(i);
   std::vector<MadeSource> made;
@@ -390,9 +420,10 @@ StatusOr<MadeSource> MakeMix(const std::string& dir, const Data& data) {
     MakeDirs(sub);
     const Data part = Part(data, parts[static_cast<size_t>(c)]);
     STOKER_ASSIGN_OR_RETURN(
-        MadeSource m, c == 0   ? IndexedShardsOf(sub, part, parts[0], 4)
-                      : c == 1 ? Hdf5Of(sub, part, parts[1])
-                               : NpyOf(sub, part, parts[2]));
+        MadeSource m, c == 0   ? IndexedShardsOf(sub, part, parts[0], 4, records)
+                      : c == 1 ? (records ? Hdf5RecordsOf(sub, part, parts[1])
+                                          : Hdf5Of(sub, part, parts[1]))
+                               : NpyOf(sub, part, parts[2], records));
     made.push_back(std::move(m));
   }
   std::set<int64_t> corrupt;
@@ -400,6 +431,14 @@ StatusOr<MadeSource> MakeMix(const std::string& dir, const Data& data) {
   STOKER_ASSIGN_OR_RETURN(auto mix,
                           MixSource::Open({made[0].source, made[1].source, made[2].source}));
   return MadeSource{mix, corrupt, nullptr};
+}
+
+StatusOr<MadeSource> MakeMix(const std::string& dir, const Data& data) {
+  return MixOf(dir, data, false);
+}
+
+StatusOr<MadeSource> MakeMixRecords(const std::string& dir, const Data& data) {
+  return MixOf(dir, data, true);
 }
 
 // The 48 clips' videos, made once per process by one ffmpeg run (the
@@ -485,6 +524,7 @@ const std::vector<SourceFactory>& ConformanceSources() {
       {"Coco", MakeCoco},
       {"ShardsRecordsStream", MakeStreamShardRecords},
       {"Mix", MakeMix},
+      {"MixRecords", MakeMixRecords},
     };
     // Only in builds with FFmpeg (stoker/video.h); the videos come from the ffmpeg CLI.
     if (BuiltWithVideo()) v.push_back({"VideoClips", MakeVideoClips});
