@@ -102,7 +102,8 @@ class Lambda:
     ``int`` label, an array -- anything ``numpy.asarray`` takes -- of the declared dtype,
     and of the declared shape for a fixed-shape field): else the sample fails naming the
     field. ``adds`` declares new fields, which ``fn`` must return for every sample:
-    ``"text"``, ``"bytes"``, ``"json"``, ``"label"``, a numpy dtype (an array of any shape:
+    ``"text"``, ``"bytes"``, ``"json"``, ``"label"``, ``"scalar"`` (a float per sample,
+    float64 ``[B]`` per batch; ``("scalar", "int64")`` for an int), a numpy dtype (an array of any shape:
     a list per batch, padded under ``collate="pad"``) or ``(dtype, shape)`` (``None`` where
     a dimension varies; a fully given shape is stacked). Several steps run in list order (a
     later one may name an earlier one's additions). Errors and ``on_error`` as above. With
@@ -188,6 +189,14 @@ def _added_fields(adds) -> list:
         if isinstance(what, str) and what in _ADDED_KINDS:
             out.append((name, what, "", None))
             continue
+        if what == "scalar" or (isinstance(what, tuple) and len(what) == 2 and
+                                what[0] == "scalar"):
+            dtype = "float64" if what == "scalar" else what[1]
+            if dtype not in ("int64", "float64"):
+                raise ValueError(f"Lambda: adds[{name!r}]: a scalar is 'int64' or 'float64', "
+                                 f"got {dtype!r}")
+            out.append((name, "scalar", dtype, None))
+            continue
         shape = None
         if isinstance(what, tuple) and len(what) == 2:
             what, shape = what
@@ -199,8 +208,8 @@ def _added_fields(adds) -> list:
         try:
             dtype = np.dtype(what).name
         except TypeError as e:
-            raise ValueError(f"Lambda: adds[{name!r}] must be one of {_ADDED_KINDS}, a numpy "
-                             f"dtype or (dtype, shape), got {what!r}") from e
+            raise ValueError(f"Lambda: adds[{name!r}] must be one of {_ADDED_KINDS}, 'scalar', "
+                             f"a numpy dtype or (dtype, shape), got {what!r}") from e
         out.append((name, "array", dtype, shape))
     return out
 

@@ -373,7 +373,8 @@ class Lambda:
     ``int`` label, an array -- anything ``numpy.asarray`` takes -- of the declared dtype,
     and of the declared shape for a fixed-shape field): else the sample fails naming the
     field. ``adds`` declares new fields, which ``fn`` must return for every sample:
-    ``"text"``, ``"bytes"``, ``"json"``, ``"label"``, a numpy dtype (an array of any shape:
+    ``"text"``, ``"bytes"``, ``"json"``, ``"label"``, ``"scalar"`` (a float per sample,
+    float64 ``[B]`` per batch; ``("scalar", "int64")`` for an int), a numpy dtype (an array of any shape:
     a list per batch, padded under ``collate="pad"``) or ``(dtype, shape)`` (``None`` where
     a dimension varies; a fully given shape is stacked). Several steps run in list order (a
     later one may name an earlier one's additions). Errors and ``on_error`` as above. With

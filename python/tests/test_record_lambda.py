@@ -155,6 +155,30 @@ def test_added_label_bytes_and_scalar_fields_are_collated_as_documented(shards):
                                 transforms=bad)))
 
 
+
+def test_added_scalar_fields_are_float64_or_int64_per_sample(shards):
+    # adds "scalar" (float64) and ("scalar", "int64"): one number per sample, stacked [B].
+    def score(d):
+        n = len(d["caption"])
+        return {"score": n / 7, "count": n}
+    step = stoker.Lambda(score, fields=["caption"],
+                         adds={"score": "scalar", "count": ("scalar", "int64")})
+    for b in stoker.Loader(stoker.Shards(shards, fields=FIELDS), batch_size=4, threads=3,
+                           transforms=step):
+        assert b["score"].dtype == torch.float64 and b["count"].dtype == torch.int64
+        assert b["score"].shape == b["count"].shape == b["label"].shape
+        for k, i in enumerate(b["label"].tolist()):
+            assert b["score"][k].item() == len(caption(i)) / 7
+            assert b["count"][k].item() == len(caption(i))
+    # An int scalar given a float fails the sample naming the field; bad dtypes are refused.
+    bad = stoker.Lambda(lambda d: {"count": 0.5}, fields=["caption"],
+                        adds={"count": ("scalar", "int64")})
+    with pytest.raises(stoker.StokerError, match="field 'count'.*integer field.*float"):
+        next(iter(stoker.Loader(stoker.Shards(shards, fields=FIELDS), batch_size=4,
+                                transforms=bad)))
+    with pytest.raises(ValueError, match="a scalar is 'int64' or 'float64'"):
+        stoker.Lambda(lambda d: d, fields=["caption"], adds={"x": ("scalar", "int8")})
+
 def test_errors_in_the_step_follow_on_error(shards):
     def fails_on_4(d):
         if d["seq"][0] == 4:  # sample 4: seq starts at 4
