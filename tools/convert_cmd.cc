@@ -109,8 +109,10 @@ std::unique_ptr<Command> AddConvertCommand(CLI::App* app) {
                 "labels dataset (default \"labels\"; \"\" for none)");
   s->add_option("--images", c->images, "HDF5 source: the images dataset")->capture_default_str();
   s->add_option("--field", c->fields,
-                "tar shards source: a record field NAME=EXT[;EXT...] (repeat it: --field image=jpg "
-                "--field caption=txt); each field is written as KEY.NAME.<ext of its kind> "
+                "a record field (repeat it): tar shards source NAME=EXT[;EXT...] (--field "
+                "image=jpg --field caption=txt); .h5/.hdf5 source NAME=DATASET (DATASET:json "
+                "for a json field of strings); a directory SRC NAME=FILE.npy (aligned arrays, "
+                "relative to SRC). Each field is written as KEY.NAME.<ext of its kind> "
                 "(the image as KEY.<format>, the label as KEY.cls)");
   s->add_option("--masks", c->masks,
                 "image directory source: pair its images with the masks in MASKS by file stem "

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "stoker/sources.h"
 
@@ -18,6 +20,22 @@ bool EndsWith(const std::string& s, const char* sfx) {
   const size_t n = std::strlen(sfx);
   return s.size() > n && s.compare(s.size() - n, n, sfx) == 0;
 }
+
+// --field NAME=VALUE options as (name, value) pairs; `form` and `example`
+// are for the error message.
+StatusOr<std::vector<std::pair<std::string, std::string>>> SplitFields(
+    const std::vector<std::string>& fields, const char* form, const char* example) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const std::string& f : fields) {
+    const size_t eq = f.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == f.size()) {
+      return InvalidArgumentError("--field '" + f + "': expected NAME=" + form + " (e.g. " +
+                                  example + ")");
+    }
+    out.emplace_back(f.substr(0, eq), f.substr(eq + 1));
+  }
+  return out;
+}
 }  // namespace
 
 StatusOr<std::shared_ptr<Source>> OpenSourceFromPath(const std::string& path,
@@ -29,18 +47,42 @@ StatusOr<std::shared_ptr<Source>> OpenSourceFromPath(const std::string& path,
     }
     ShardOptions so;
     so.patterns = {path};
-    for (const std::string& f : o.fields) {
-      const size_t eq = f.find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == f.size()) {
-        return InvalidArgumentError("--field '" + f + "': expected NAME=EXT[;EXT...] "
-                                    "(e.g. caption=txt)");
-      }
-      so.spec.fields.push_back({f.substr(0, eq), SplitExtensions(f.substr(eq + 1))});
-    }
+    STOKER_ASSIGN_OR_RETURN(auto fields, SplitFields(o.fields, "EXT[;EXT...]", "caption=txt"));
+    for (auto& [name, exts] : fields) so.spec.fields.push_back({name, SplitExtensions(exts)});
     return OpenShards(so);
   }
   if (!o.fields.empty()) {
-    return InvalidArgumentError("--field is for tar shards (records: NAME=EXT[;EXT...])");
+    if (!o.labels.empty() || !o.layout.empty() || !o.masks.empty() || !o.coco.empty()) {
+      return InvalidArgumentError("--field declares every field of a record source: no "
+                                  "--labels, --layout, --masks or --coco with it");
+    }
+    if (EndsWith(path, ".h5") || EndsWith(path, ".hdf5")) {
+      // HDF5 records: NAME=DATASET (a trailing ":json" makes a string dataset a json field).
+      STOKER_ASSIGN_OR_RETURN(auto fields, SplitFields(o.fields, "DATASET[:json]", "emb=features"));
+      std::vector<std::string> json;
+      for (auto& [name, dataset] : fields) {
+        if (EndsWith(dataset, ":json")) {
+          dataset.resize(dataset.size() - 5);
+          json.push_back(name);
+        }
+      }
+      STOKER_ASSIGN_OR_RETURN(std::shared_ptr<Hdf5Source> s,
+                              Hdf5Source::OpenFields(path, fields, json));
+      return std::shared_ptr<Source>(s);
+    }
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      // Aligned .npy arrays: NAME=FILE.npy, relative to the directory.
+      STOKER_ASSIGN_OR_RETURN(auto fields, SplitFields(o.fields, "FILE.npy", "x=features.npy"));
+      for (auto& [name, file] : fields) {
+        if (!file.empty() && file[0] != '/') file = path + "/" + file;
+      }
+      STOKER_ASSIGN_OR_RETURN(std::shared_ptr<NpySource> s, NpySource::OpenFields(fields));
+      return std::shared_ptr<Source>(s);
+    }
+    return InvalidArgumentError("--field is for tar shards (NAME=EXT[;EXT...]), an .h5/.hdf5 "
+                                "file (NAME=DATASET) or a folder of .npy arrays "
+                                "(NAME=FILE.npy); " + path + " is none of them");
   }
   if (!o.masks.empty() && !o.coco.empty()) {
     return InvalidArgumentError("--masks (segmentation pairs) and --coco (COCO annotations) "

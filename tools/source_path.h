@@ -7,6 +7,8 @@
 //    COCO annotations over DIR's images;
 //  - FILE.npy: an images array (labels from `labels`, layout from `layout`);
 //  - FILE.h5 / FILE.hdf5: the `images` and `labels` datasets;
+//  - with `fields`: records of tar shards, of an HDF5 file's datasets, or of
+//    a directory's aligned .npy arrays (SourcePathOptions::fields);
 //  - tar shards: a path or pattern ending in .tar, .tar.gz, .tgz or .tar.zst
 //    (brace ranges and quoted globs expand, see source/shards.h); local
 //    uncompressed shards are indexed (random access), compressed ones
@@ -32,7 +34,10 @@ struct SourcePathOptions {
   bool labels_given = false;
   std::string images = "images";  // HDF5: the images dataset
   std::string layout;             // .npy: NHWC or NCHW ("" from the shape)
-  // Tar shards: records, "NAME=EXT;EXT" each (Shards' fields=); empty: image + label.
+  // Records, "NAME=VALUE" each; empty: image + label. Tar shards:
+  // NAME=EXT;EXT (Shards' fields=); an .h5/.hdf5 file: NAME=DATASET (with
+  // ":json" at the end: a json field); a directory: NAME=FILE.npy, aligned
+  // arrays relative to it (Npy({...})).
   std::vector<std::string> fields;
   // A directory with `masks`: SegmentationFolder(path, masks) with these
   // suffixes; with `coco` (an annotations .json): Coco(path, coco) with

@@ -288,6 +288,68 @@ def test_record_fields_from_shards(tmp_path):
     assert bad.returncode != 0 and "NAME=EXT" in bad.stderr
 
 
+
+def _samples(shards):
+    """KEY -> {ext after the key: bytes} over the members of the written shards."""
+    out = {}
+    for name, data in members(shards):
+        key, ext = name.rsplit("/", 1)[-1].split(".", 1)
+        out.setdefault(key, {})[ext] = data
+    return out
+
+
+@needs_hdf5
+def test_record_fields_from_hdf5_datasets(tmp_path):
+    """--field NAME=DATASET on an .h5 source (":json" for a json field): each field written
+    as KEY.NAME.<ext>, equal to the datasets, in sample order."""
+    import h5py
+    n = 5
+    emb = np.arange(n * 6, dtype=np.float32).reshape(n, 2, 3) / 7
+    caps = [f"caption \u00e9 {i}" for i in range(n)]
+    metas = [json.dumps({"i": i, "odd": bool(i % 2)}) for i in range(n)]
+    with h5py.File(tmp_path / "d.h5", "w") as f:
+        f["emb"] = emb
+        f.create_dataset("caps", data=caps, dtype=h5py.string_dtype())
+        f.create_dataset("meta", data=metas, dtype=h5py.string_dtype())
+        f["y"] = np.arange(n, dtype=np.int64) * 2
+    convert(tmp_path / "d.h5", tmp_path / "out", "--field", "emb=emb", "--field",
+            "caption=caps", "--field", "meta=meta:json", "--field", "label=y")
+    got = list(_samples(sorted((tmp_path / "out").glob("*.tar"))).values())
+    assert len(got) == n
+    for i, s in enumerate(got):
+        assert set(s) == {"emb.npy", "caption.txt", "meta.json", "cls"}, set(s)
+        a = np.load(io.BytesIO(s["emb.npy"]))
+        assert a.dtype == np.float32 and a.shape == (2, 3) and a.tobytes() == emb[i].tobytes()
+        assert s["caption.txt"].decode("utf-8") == caps[i]
+        assert json.loads(s["meta.json"]) == json.loads(metas[i])
+        assert int(s["cls"]) == 2 * i
+    bad = convert(tmp_path / "d.h5", tmp_path / "out2", "--field", "emb=nope", check=False)
+    assert bad.returncode != 0 and "nope" in bad.stderr
+
+
+def test_record_fields_from_a_folder_of_npy_arrays(tmp_path):
+    """--field NAME=FILE.npy on a directory: aligned arrays (paths relative to it) written
+    as KEY.NAME.npy members equal to their rows; wrong uses are named errors."""
+    n = 4
+    x = np.arange(n * 3, dtype=np.float64).reshape(n, 3) - 5.5
+    y = np.array([[1, 2], [3, 4], [5, 6], [7, 8]], dtype=np.int16)
+    (tmp_path / "arr").mkdir()
+    np.save(tmp_path / "arr" / "x.npy", x)
+    np.save(tmp_path / "arr" / "y.npy", y)
+    convert(tmp_path / "arr", tmp_path / "out", "--field", "feat=x.npy", "--field", "tgt=y.npy")
+    got = list(_samples(sorted((tmp_path / "out").glob("*.tar"))).values())
+    assert len(got) == n
+    for i, s in enumerate(got):
+        assert set(s) == {"feat.npy", "tgt.npy"}, set(s)
+        assert np.load(io.BytesIO(s["feat.npy"])).tobytes() == x[i].tobytes()
+        t = np.load(io.BytesIO(s["tgt.npy"]))
+        assert t.dtype == np.int16 and t.tobytes() == y[i].tobytes()
+    bad = convert(tmp_path / "arr" / "x.npy", tmp_path / "o2", "--field", "a=x.npy", check=False)
+    assert bad.returncode != 0 and "is none of them" in bad.stderr
+    bad = convert(tmp_path / "arr", tmp_path / "o3", "--field", "a=x.npy", "--labels", "y.npy",
+                  check=False)
+    assert bad.returncode != 0 and "no --labels" in bad.stderr
+
 def import_webdataset():
     """The webdataset package, from the path or the peers checkout beside the repository
     (../shared/peers, see its README); skips with the reason when neither has it."""
