@@ -504,6 +504,16 @@ class ImageDecoder::Png {
     if (setjmp(png_jmpbuf(png_))) return Fail();
     const int color = png_get_color_type(png_, info_);
     const int depth = png_get_bit_depth(png_, info_);
+#ifdef PNG_IGNORE_ADLER32
+    // A band that stops before the last row never reaches the zlib stream's
+    // Adler-32 (after the last row's data), so it is not computed either
+    // (set before png_read_update_info, which starts the inflate). The
+    // chunks' CRCs are still checked as they are read.
+    if (rows != nullptr && png_get_interlace_type(png_, info_) == PNG_INTERLACE_NONE &&
+        rows->end < static_cast<int>(png_get_image_height(png_, info_))) {
+      png_set_option(png_, PNG_IGNORE_ADLER32, PNG_OPTION_ON);
+    }
+#endif
     if (color == PNG_COLOR_TYPE_PALETTE && palette_indices) {
       if (depth < 8) png_set_packing(png_);
     } else if (color == PNG_COLOR_TYPE_PALETTE) {
