@@ -23,8 +23,9 @@ from PIL import Image
 import stoker
 from conftest import photo
 
+# 320 x 256: over 65536 pixels, where saturation blends through a (luma, value) table.
 IMAGES = [photo(224, 224, 1), photo(97, 61, 2), photo(160, 120, 3), photo(3, 3, 4),
-          photo(1, 5, 5), np.full((16, 16, 3), 77, np.uint8)]
+          photo(1, 5, 5), np.full((16, 16, 3), 77, np.uint8), photo(320, 256, 6)]
 
 CASES = [
     ("brightness", F.adjust_brightness, [0.0, 0.4, 0.77, 1.0, 1.3, 2.5]),

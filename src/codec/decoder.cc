@@ -1,6 +1,7 @@
 // Copyright 2026 The stoker Authors.
 #include "codec/decoder.h"
 
+#include <algorithm>
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
@@ -498,11 +499,21 @@ class ImageDecoder::Png {
   // a grey or RGB image is not turned into a channel. With `palette_indices`
   // a palette image gives its indices instead (one channel, 1/2/4-bit indices
   // unpacked to a byte each; the palette and tRNS ignored): a label map.
-  Status DecodeNative(NativeImage* out, bool palette_indices) {
+  Status DecodeNative(NativeImage* out, bool palette_indices, NativeRows* rows) {
     if (png_ == nullptr) return InternalError("PNG DecodeNative() without Open()");
     if (setjmp(png_jmpbuf(png_))) return Fail();
     const int color = png_get_color_type(png_, info_);
     const int depth = png_get_bit_depth(png_, info_);
+#ifdef PNG_IGNORE_ADLER32
+    // A band that stops before the last row never reaches the zlib stream's
+    // Adler-32 (after the last row's data), so it is not computed either
+    // (set before png_read_update_info, which starts the inflate). The
+    // chunks' CRCs are still checked as they are read.
+    if (rows != nullptr && png_get_interlace_type(png_, info_) == PNG_INTERLACE_NONE &&
+        rows->end < static_cast<int>(png_get_image_height(png_, info_))) {
+      png_set_option(png_, PNG_IGNORE_ADLER32, PNG_OPTION_ON);
+    }
+#endif
     if (color == PNG_COLOR_TYPE_PALETTE && palette_indices) {
       if (depth < 8) png_set_packing(png_);
     } else if (color == PNG_COLOR_TYPE_PALETTE) {
@@ -530,10 +541,28 @@ class ImageDecoder::Png {
       return InternalError("PNG native transform produced " +
                            std::to_string(png_get_rowbytes(png_, info_)) + " bytes per row");
     }
+    if (rows != nullptr && png_get_interlace_type(png_, info_) == PNG_INTERLACE_NONE) {
+      // Rows [y0, y1) only: the rows above are inflated and unfiltered (the
+      // next row's filter needs them) into one scratch row and dropped, and
+      // the inflate stops after y1 - 1.
+      const int y0 = std::clamp(rows->begin, 0, h), y1 = std::clamp(rows->end, y0, h);
+      out->Resize(w, y1 - y0, channels, bytes);
+      const size_t row_bytes = out->row_bytes();
+      if (row_.size() < row_bytes) row_.resize(row_bytes);
+      for (int y = 0; y < y1; ++y) {
+        png_read_row(png_, y < y0 ? row_.data() : out->row(y - y0), nullptr);
+      }
+      Reset();
+      rows->first = y0;
+      rows->image_height = h;
+      rows->rows_read = y1;
+      return Status::OK();
+    }
     rows_.resize(static_cast<size_t>(h));
     for (int y = 0; y < h; ++y) rows_[static_cast<size_t>(y)] = out->row(y);
     png_read_image(png_, rows_.data());
     Reset();
+    if (rows != nullptr) *rows = NativeRows{rows->begin, rows->end, 0, h, h};
     return Status::OK();
   }
 
@@ -774,9 +803,12 @@ Status ImageDecoder::DecodeWhole(const DecodeRequest& req, DecodedRegion* out) {
 }
 
 Status ImageDecoder::DecodeNative(const uint8_t* data, size_t size, NativeImage* out,
-                                  bool palette_indices) {
+                                  bool palette_indices, NativeRows* rows) {
   ImageHeader h;
   STOKER_RETURN_IF_ERROR(Open(data, size, &h));
+  if (rows != nullptr) {  // the whole image unless a PNG says otherwise below
+    *rows = NativeRows{rows->begin, rows->end, 0, h.height, h.height};
+  }
   bool handled = false;
   switch (current_) {
     case ImageFormat::kJpeg:
@@ -785,7 +817,7 @@ Status ImageDecoder::DecodeNative(const uint8_t* data, size_t size, NativeImage*
       return jpeg_->DecodeGrey(out);
     case ImageFormat::kPng:
       current_ = ImageFormat::kUnknown;
-      return png_->DecodeNative(out, palette_indices);
+      return png_->DecodeNative(out, palette_indices, rows);
     case ImageFormat::kWebp:
       STOKER_RETURN_IF_ERROR(codec_internal::DecodeWebpNative(data, size, options_.max_pixels,
                                                               out, &handled));

@@ -151,8 +151,14 @@ class ImageDecoder {
   // before `out` grows. Errors as Open/Decode. With `palette_indices` (label
   // maps: mask fields), a palette PNG gives its indices, one channel of
   // uint8 (1/2/4-bit indices unpacked), instead of the colours.
+  // With `rows` (label maps cropped by their first step): a non-interlaced
+  // PNG gives only the rows [rows->begin, rows->end) (clipped to the image),
+  // its inflate stopped after the last of them, so damage below them is not
+  // seen (as a JPEG region's); `out` holds those rows, and `rows` says which
+  // (first, image_height, rows_read: the rows libpng decoded). Any other
+  // image is decoded whole (first 0, rows_read its height).
   Status DecodeNative(const uint8_t* data, size_t size, NativeImage* out,
-                      bool palette_indices = false);
+                      bool palette_indices = false, NativeRows* rows = nullptr);
   // The whole image as Decode gives it (8-bit RGB, Pillow's convert("RGB")),
   // into `out` (3 channels).
   Status DecodeRgb(const uint8_t* data, size_t size, NativeImage* out);

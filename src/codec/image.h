@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace stoker {
@@ -60,6 +61,15 @@ class RgbImage {
   std::vector<uint8_t> pixels_;
   int width_ = 0;
   int height_ = 0;
+};
+
+// A band of rows asked of ImageDecoder::DecodeNative, and what it gave.
+struct NativeRows {
+  int begin = 0;                             // in: the first row wanted
+  int end = std::numeric_limits<int>::max(); // in: one past the last row wanted
+  int first = 0;         // out: the image's row that the output's row 0 is
+  int image_height = 0;  // out: the image's height
+  int rows_read = 0;     // out: rows decoded (a PNG band: `end`, clipped)
 };
 
 // An owned image as the file stores it (ImageDecoder::DecodeNative): HWC,

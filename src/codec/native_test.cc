@@ -175,6 +175,60 @@ TEST(NativePngTest, PaletteIndicesForLabelMaps) {
   }
 }
 
+// A band of rows (mask fields cropped by their first step): the same bytes
+// as those rows of the whole decode, and libpng stops after the band's last
+// row; an interlaced PNG (Adam7) is decoded whole and says so.
+TEST(NativePngTest, RowBandIsTheWholeDecodesRowsAndStopsAfterIt) {
+  const int w = 257, h = 160;  // libpng reads the IDAT data 8 KiB at a time
+  for (int ct : {0, 3}) {
+    for (int depth : {4, 8, 16}) {
+      if (ct == 3 && depth == 16) continue;
+      for (bool interlaced : {false, true}) {
+        testing::PngSpec spec;
+        spec.color_type = ct;
+        spec.bit_depth = depth;
+        spec.interlaced = interlaced;
+        Bytes expected;
+        const Bytes png = testing::EncodePng(testing::MakePixels(w, h, 3), w, h, spec, &expected);
+        ImageDecoder dec;
+        NativeImage whole, band;
+        ASSERT_TRUE(dec.DecodeNative(png.data(), png.size(), &whole, true).ok());
+        NativeRows rows;
+        rows.begin = 6;
+        rows.end = 17;
+        ASSERT_TRUE(dec.DecodeNative(png.data(), png.size(), &band, true, &rows).ok());
+        const std::string what = std::to_string(ct) + "/" + std::to_string(depth) +
+                                 (interlaced ? " interlaced" : "");
+        EXPECT_EQ(rows.image_height, h) << what;
+        EXPECT_EQ(band.width, w);
+        EXPECT_EQ(band.bytes_per_sample, whole.bytes_per_sample);
+        const int first = interlaced ? 0 : 6;
+        EXPECT_EQ(rows.first, first) << what;
+        EXPECT_EQ(rows.rows_read, interlaced ? h : 17) << what;
+        ASSERT_EQ(band.height, interlaced ? h : 11) << what;
+        ASSERT_EQ(band.row_bytes(), whole.row_bytes());
+        for (int y = 0; y < band.height; ++y) {
+          ASSERT_EQ(std::memcmp(band.row(y), whole.row(first + y), band.row_bytes()), 0)
+              << what << " row " << y;
+        }
+        if (interlaced) continue;
+        // libpng really stops: damage in the last image data (the 200 bytes
+        // before the last IDAT's CRC and IEND) fails the whole decode, and the
+        // band, which ends in the first half of the rows, is still given.
+        Bytes cut = png;
+        for (size_t i = cut.size() - 16 - 200; i < cut.size() - 16; ++i) cut[i] ^= 0xA5;
+        EXPECT_FALSE(dec.DecodeNative(cut.data(), cut.size(), &whole, true).ok()) << what;
+        NativeImage cut_band;
+        const Status cs = dec.DecodeNative(cut.data(), cut.size(), &cut_band, true, &rows);
+        ASSERT_TRUE(cs.ok()) << what << " " << cs.ToString();
+        for (int y = 0; y < band.height; ++y) {
+          ASSERT_EQ(std::memcmp(cut_band.row(y), band.row(y), band.row_bytes()), 0) << what;
+        }
+      }
+    }
+  }
+}
+
 TEST(NativePngTest, MaxPixelsRefusedBeforeAllocating) {
   const Bytes png = WritePng(40, 40, 0, 16);
   ImageDecoder dec(DecoderOptions{1000});

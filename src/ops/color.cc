@@ -138,13 +138,33 @@ void AdjustContrast(RgbImage* img, float factor) {
 
 void AdjustSaturation(RgbImage* img, float factor) {
   const bool ex = Extrapolates(factor);
+  const int64_t pixels = static_cast<int64_t>(img->width()) * img->height();
+  if (pixels < 65536) {  // a small image: fewer blends than a table has entries
+    for (int y = 0; y < img->height(); ++y) {
+      uint8_t* p = img->row(y);
+      for (int x = 0; x < img->width(); ++x, p += 3) {
+        const int l = Luma(p);
+        p[0] = Blend(l, p[0], factor, ex);
+        p[1] = Blend(l, p[1], factor, ex);
+        p[2] = Blend(l, p[2], factor, ex);
+      }
+    }
+    return;
+  }
+  // The blend of every (luma, value) pair once, then a lookup per sample:
+  // the same Blend, so the same bytes (256 x 256, 64 KiB per thread).
+  thread_local std::vector<uint8_t> table(256 * 256);
+  for (int l = 0; l < 256; ++l) {
+    uint8_t* t = table.data() + l * 256;
+    for (int v = 0; v < 256; ++v) t[v] = Blend(l, v, factor, ex);
+  }
   for (int y = 0; y < img->height(); ++y) {
     uint8_t* p = img->row(y);
     for (int x = 0; x < img->width(); ++x, p += 3) {
-      const int l = Luma(p);
-      p[0] = Blend(l, p[0], factor, ex);
-      p[1] = Blend(l, p[1], factor, ex);
-      p[2] = Blend(l, p[2], factor, ex);
+      const uint8_t* t = table.data() + Luma(p) * 256;
+      p[0] = t[p[0]];
+      p[1] = t[p[1]];
+      p[2] = t[p[2]];
     }
   }
 }

@@ -72,7 +72,11 @@ void FlipMask(bool horizontal, const PixelPlane& src, MaskImage* dst) {
       std::memcpy(out, in, static_cast<size_t>(w) * bpp);
       continue;
     }
-    for (int x = 0; x < w; ++x) std::memcpy(out + x * bpp, in + (w - 1 - x) * bpp, bpp);
+    if (bpp == 1) {  // a byte per pixel (the usual label map): no call per pixel
+      std::reverse_copy(in, in + w, out);
+      continue;
+    }
+    for (int x = 0; x < w; ++x) std::memcpy(out + x * 2, in + (w - 1 - x) * 2, 2);
   }
 }
 
@@ -170,13 +174,32 @@ Box FromFormat(BoxFormat f, const double* v) {
 
 }  // namespace
 
+bool MaskRowsNeeded(const TargetGeometry& g, int* y0, int* y1) {
+  if (g.steps.empty() || g.steps.front().kind != GeometryStep::kCrop) return false;
+  const Rect& c = g.steps.front().crop;
+  if (c.x < 0 || c.y < 0 || c.right() > g.src_width || c.bottom() > g.src_height ||
+      c.height >= g.src_height) {
+    return false;
+  }
+  *y0 = c.y;
+  *y1 = c.bottom();
+  return true;
+}
+
 Status TransformMaskView(const TargetGeometry& g, int64_t fill, const PixelPlane& src,
-                         MaskImage* a, MaskImage* b, PixelPlane* result) {
-  if (src.width != g.src_width || src.height != g.src_height) {
-    return InvalidArgumentError("mask is " + std::to_string(src.height) + "x" +
+                         MaskImage* a, MaskImage* b, PixelPlane* result, int first_row,
+                         int mask_height) {
+  const int height = first_row >= 0 ? mask_height : src.height;
+  if (src.width != g.src_width || height != g.src_height) {
+    return InvalidArgumentError("mask is " + std::to_string(height) + "x" +
                                 std::to_string(src.width) + " (HxW), its image " +
                                 std::to_string(g.src_height) + "x" +
                                 std::to_string(g.src_width));
+  }
+  int y0 = 0, y1 = 0;
+  if (first_row >= 0 && (first_row > 0 || src.height < height) &&
+      (!MaskRowsNeeded(g, &y0, &y1) || y0 < first_row || y1 > first_row + src.height)) {
+    return InternalError("a band of mask rows that the first step does not fit in");
   }
   uint8_t fill_bytes[2];
   if (src.bpp == 2) {
@@ -193,10 +216,12 @@ Status TransformMaskView(const TargetGeometry& g, int64_t fill, const PixelPlane
     in = m == bufs[0] ? 0 : 1;
     cur = PlaneOf(m);
   };
+  bool first = true;
   for (const GeometryStep& st : g.steps) {
     switch (st.kind) {
       case GeometryStep::kCrop: {
-        const Rect& c = st.crop;
+        Rect c = st.crop;
+        if (first && first_row > 0) c.y -= first_row;  // the band's coordinates
         if (c.x >= 0 && c.y >= 0 && c.right() <= cur.width && c.bottom() <= cur.height) {
           cur.data += c.y * cur.stride + c.x * cur.bpp;
           cur.width = c.width;
@@ -235,6 +260,7 @@ Status TransformMaskView(const TargetGeometry& g, int64_t fill, const PixelPlane
         break;
       }
     }
+    first = false;
   }
   *result = cur;
   return Status::OK();

@@ -59,8 +59,18 @@ struct MaskImage {
 // and `b` (reused) as needed: *result views the transformed mask, in `src`
 // itself when only crops inside it were applied (no copy), else in a or b.
 // `fill` is written in the mask's element type (bpp 1 or 2).
+//
+// With `first_row` >= 0, `src` is a band of the mask: its rows first_row ..
+// first_row + src.height - 1 of a mask `mask_height` rows tall (the rows
+// MaskRowsNeeded(g) gave, all the first step reads; else InternalError).
 Status TransformMaskView(const TargetGeometry& g, int64_t fill, const PixelPlane& src,
-                         MaskImage* a, MaskImage* b, PixelPlane* result);
+                         MaskImage* a, MaskImage* b, PixelPlane* result, int first_row = -1,
+                         int mask_height = 0);
+// The rows [*y0, *y1) of the source mask that replaying `g` reads, when that
+// is fewer than all of them: true when the first step is a crop inside the
+// source (a RandomResizedCrop, a RandomCrop without padding), so a decoder
+// may stop after the crop's last row (ImageDecoder::DecodeNative's rows).
+bool MaskRowsNeeded(const TargetGeometry& g, int* y0, int* y1);
 // The same in place (for tests).
 Status TransformMask(const TargetGeometry& g, int64_t fill, MaskImage* mask, MaskImage* scratch);
 

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "stoker/transforms.h"
@@ -255,6 +256,64 @@ TEST(TargetsTest, PlanGeometryRecordsTheStepsInListOrder) {
   EXPECT_EQ(steps[3].kind, GeometryStep::kCrop);
   EXPECT_EQ(steps[3].crop, (Rect{2, 2, 4, 4}));
   EXPECT_EQ(steps[3].out_width, 4);
+}
+
+// A mask cropped by its first step needs only the crop's rows
+// (MaskRowsNeeded); replayed from that band of rows it is the whole mask's
+// result, byte for byte; a band the first step does not fit in is refused.
+TEST(TargetsTest, MaskBandOfTheFirstCropsRowsGivesTheWholeMasksResult) {
+  const int w = 40, h = 30;
+  std::vector<uint8_t> v(static_cast<size_t>(w) * h);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint8_t>((i * 37 + i / 7) % 251);
+  const MaskImage whole = Mask(w, h, v);
+  const PixelPlane full{const_cast<uint8_t*>(whole.pixels.data()), w, h, w, 1};
+  for (const Rect& c : {Rect{3, 5, 20, 11}, Rect{0, 0, 40, 29}, Rect{7, 12, 9, 18}}) {
+    for (int tail = 0; tail < 3; ++tail) {
+      TargetGeometry g;
+      g.Reset(w, h);
+      g.steps.push_back(CropStep(w, h, c));
+      if (tail >= 1) g.steps.push_back(ResizeStep(c.width, c.height, 13, 17));
+      if (tail >= 2) g.steps.push_back(FlipStep(13, 17));
+      int y0 = -1, y1 = -1;
+      ASSERT_TRUE(MaskRowsNeeded(g, &y0, &y1));
+      EXPECT_EQ(y0, c.y);
+      EXPECT_EQ(y1, c.bottom());
+      MaskImage a, b, a2, b2;
+      PixelPlane want, got;
+      ASSERT_TRUE(TransformMaskView(g, 255, full, &a, &b, &want).ok());
+      const PixelPlane band{const_cast<uint8_t*>(whole.pixels.data()) + y0 * w, w, y1 - y0, w, 1};
+      ASSERT_TRUE(TransformMaskView(g, 255, band, &a2, &b2, &got, y0, h).ok());
+      ASSERT_EQ(got.width, want.width);
+      ASSERT_EQ(got.height, want.height);
+      for (int y = 0; y < got.height; ++y) {
+        ASSERT_EQ(std::memcmp(got.data + y * got.stride, want.data + y * want.stride,
+                              static_cast<size_t>(got.width)), 0)
+            << c.x << "," << c.y << " tail " << tail << " row " << y;
+      }
+      if (y0 > 0) {  // a band starting below the crop's first row
+        const PixelPlane late{band.data + w, w, band.height - 1, w, 1};
+        EXPECT_EQ(TransformMaskView(g, 255, late, &a2, &b2, &got, y0 + 1, h).code(),
+                  StatusCode::kInternal);
+      }
+      // The band's mask of another height is the size error, naming the full height.
+      const Status wrong = TransformMaskView(g, 255, band, &a2, &b2, &got, y0, h + 1);
+      EXPECT_EQ(wrong.code(), StatusCode::kInvalidArgument);
+      EXPECT_NE(wrong.message().find("mask is 31x40"), std::string::npos) << wrong.message();
+    }
+  }
+  // No band: no steps, a padded crop, a flip first, a crop of every row.
+  TargetGeometry g;
+  g.Reset(w, h);
+  int y0 = 0, y1 = 0;
+  EXPECT_FALSE(MaskRowsNeeded(g, &y0, &y1));
+  g.steps = {CropStep(w, h, Rect{-2, 3, 10, 10})};
+  EXPECT_FALSE(MaskRowsNeeded(g, &y0, &y1));
+  g.steps = {CropStep(w, h, Rect{2, 25, 10, 10})};
+  EXPECT_FALSE(MaskRowsNeeded(g, &y0, &y1));
+  g.steps = {FlipStep(w, h), CropStep(w, h, Rect{2, 3, 10, 10})};
+  EXPECT_FALSE(MaskRowsNeeded(g, &y0, &y1));
+  g.steps = {CropStep(w, h, Rect{2, 0, 10, h})};
+  EXPECT_FALSE(MaskRowsNeeded(g, &y0, &y1));
 }
 
 }  // namespace

@@ -361,11 +361,21 @@ Status RecordProcessor::WriteMask(const RecordFieldPlan& f, const FieldValue& v,
                                   BatchBuffer* buf, int s) {
   const FieldSpec& src = f.source_spec;
   PixelPlane in;  // the mask as read (never written)
+  int first_row = -1, mask_height = 0;  // a band of rows: TransformMaskView's
   if (src.kind == FieldKind::kImage) {
     if (v.raw) return UnimplementedError("raw pixels in a mask field");
     // A palette PNG (VOC's masks) gives its indices, the class of each pixel.
-    STOKER_RETURN_IF_ERROR(
-        decoder_.DecodeNative(v.data, v.size, &image_, /*palette_indices=*/true));
+    // When the first step crops, only the rows it reads are decoded.
+    NativeRows band;
+    const bool cropped = MaskRowsNeeded(*geometry_, &band.begin, &band.end);
+    STOKER_RETURN_IF_ERROR(decoder_.DecodeNative(v.data, v.size, &image_,
+                                                 /*palette_indices=*/true,
+                                                 cropped ? &band : nullptr));
+    if (cropped) {
+      first_row = band.first;
+      mask_height = band.image_height;
+    }
+    mask_rows_read_ += cropped ? band.rows_read : image_.height;
     if (image_.channels != 1) {
       static const char* const kLayouts[] = {"", "grey", "grey + alpha", "RGB", "RGBA"};
       return InvalidArgumentError(
@@ -399,7 +409,8 @@ Status RecordProcessor::WriteMask(const RecordFieldPlan& f, const FieldValue& v,
   }
   PixelPlane out;
   STOKER_RETURN_IF_ERROR(
-      TransformMaskView(*geometry_, f.spec.ignore_index, in, &mask_, &mask_scratch_, &out));
+      TransformMaskView(*geometry_, f.spec.ignore_index, in, &mask_, &mask_scratch_, &out,
+                        first_row, mask_height));
   const int64_t dims[2] = {out.height, out.width};
   const size_t row = static_cast<size_t>(out.width) * out.bpp;
   STOKER_ASSIGN_OR_RETURN(uint8_t* slot, buf->ReserveField(f.batch_field, s, row * out.height,

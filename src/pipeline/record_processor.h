@@ -82,6 +82,10 @@ class RecordProcessor {
   // draw reads them (before the image is decoded). Errors name the field.
   Status PlanBoxes(const SampleData& sample, std::vector<double>* xyxy);
 
+  // Mask PNG rows decoded so far (all of them, or the band down to the
+  // first crop's last row: ImageDecoder::DecodeNative's rows), for tests.
+  int64_t mask_rows_read() const { return mask_rows_read_; }
+
   // Decode memory held between samples, and a way to free it.
   size_t scratch_bytes() const;
   void ReleaseScratch();
@@ -113,6 +117,7 @@ class RecordProcessor {
   // Targets: the sample's geometry, the boxes removed, and scratch.
   const TargetGeometry* geometry_ = nullptr;
   int64_t removed_ = 0;
+  int64_t mask_rows_read_ = 0;
   MaskImage mask_, mask_scratch_;
   std::vector<double> numbers_;
   std::vector<float> floats_;

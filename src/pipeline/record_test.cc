@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "codec/decoder.h"
+#include "ops/targets.h"
 #include "pipeline/loader_options.h"
 #include "pipeline/record_plan.h"
 #include "pipeline/record_processor.h"
@@ -682,7 +684,9 @@ TEST(RecordTest, IoUCropReadsTheBoxesFieldBeforeDecode) {
   step.name = "touch";
   step.fields = {"boxes"};
   step.callback = std::make_shared<const FieldCallback>(
-      [](const FieldSpec*, FieldValue*, std::vector<uint8_t>*, int, uint64_t) { return Status::OK(); });
+      [](const FieldSpec*, FieldValue*, std::vector<uint8_t>*, int, uint64_t) {
+        return Status::OK();
+      });
   o.field_steps = {step};
   auto stepped = MakeRecordPlan(s, o);
   ASSERT_FALSE(stepped.ok());
@@ -708,6 +712,65 @@ TEST(RecordTest, TargetRolesAndBoxFormatsParseTheirNames) {
   EXPECT_EQ(*upper, BoxFormat::kXYWH);
   EXPECT_EQ(ParseBoxFormat("yxyx").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(FieldSpec().target, TargetRole::kNone);
+}
+
+// What RecordProcessor::WriteMask does with a PNG mask under a
+// RandomResizedCrop-like geometry (crop, resize, flip): the band of rows the
+// crop needs, decoded and replayed, is the whole decode's result byte for
+// byte, and libpng decoded only down to the crop's last row.
+TEST(RecordTest, CroppedPngMaskDecodesOnlyTheCropsRowsAndMatchesTheWholeDecode) {
+  const int w = 96, h = 64;
+  for (int ct : {0, 3}) {
+    testing::PngSpec spec;
+    spec.color_type = ct;
+    std::vector<uint8_t> unused;
+    const std::vector<uint8_t> png =
+        testing::EncodePng(testing::MakePixels(w, h, 11), w, h, spec, &unused);
+    TargetGeometry g;
+    g.Reset(w, h);
+    GeometryStep crop;
+    crop.kind = GeometryStep::kCrop;
+    crop.in_width = w;
+    crop.in_height = h;
+    crop.crop = Rect{17, 9, 50, 30};
+    crop.out_width = 50;
+    crop.out_height = 30;
+    GeometryStep resize;
+    resize.kind = GeometryStep::kResize;
+    resize.in_width = 50;
+    resize.in_height = 30;
+    resize.out_width = resize.out_height = 32;
+    GeometryStep flip = resize;
+    flip.kind = GeometryStep::kHFlip;
+    flip.in_width = flip.in_height = 32;
+    g.steps = {crop, resize, flip};
+
+    ImageDecoder dec;
+    NativeImage whole_img, band_img;
+    ASSERT_TRUE(dec.DecodeNative(png.data(), png.size(), &whole_img, true).ok());
+    ASSERT_EQ(whole_img.channels, 1);
+    MaskImage a, b;
+    PixelPlane want;
+    ASSERT_TRUE(TransformMaskView(g, 255, PixelPlane{whole_img.pixels.data(), w, h, w, 1}, &a,
+                                  &b, &want).ok());
+
+    NativeRows rows;
+    ASSERT_TRUE(MaskRowsNeeded(g, &rows.begin, &rows.end));
+    ASSERT_TRUE(dec.DecodeNative(png.data(), png.size(), &band_img, true, &rows).ok());
+    EXPECT_EQ(rows.rows_read, 39) << "decoding should stop after the crop's last row";
+    EXPECT_EQ(band_img.height, 30);
+    MaskImage a2, b2;
+    PixelPlane got;
+    ASSERT_TRUE(TransformMaskView(g, 255,
+                                  PixelPlane{band_img.pixels.data(), w, band_img.height, w, 1},
+                                  &a2, &b2, &got, rows.first, rows.image_height).ok());
+    ASSERT_EQ(got.width, 32);
+    ASSERT_EQ(got.height, 32);
+    for (int y = 0; y < 32; ++y) {
+      ASSERT_EQ(std::memcmp(got.data + y * got.stride, want.data + y * want.stride, 32), 0)
+          << ct << " row " << y;
+    }
+  }
 }
 
 }  // namespace
