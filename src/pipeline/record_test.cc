@@ -682,7 +682,9 @@ TEST(RecordTest, IoUCropReadsTheBoxesFieldBeforeDecode) {
   step.name = "touch";
   step.fields = {"boxes"};
   step.callback = std::make_shared<const FieldCallback>(
-      [](const FieldSpec*, FieldValue*, std::vector<uint8_t>*, int) { return Status::OK(); });
+      [](const FieldSpec*, FieldValue*, std::vector<uint8_t>*, int, uint64_t) {
+        return Status::OK();
+      });
   o.field_steps = {step};
   auto stepped = MakeRecordPlan(s, o);
   ASSERT_FALSE(stepped.ok());
