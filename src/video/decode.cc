@@ -46,7 +46,10 @@ Rect ConvertRect(const Rect& want, int width, int height, int format) {
   return Rect{x0, y0, x1 - x0, y1 - y0};
 }
 
-ClipDecoder::~ClipDecoder() { sws_freeContext(sws_); }
+ClipDecoder::~ClipDecoder() {
+  sws_freeContext(sws_);
+  sws_freeContext(sws_rect_);
+}
 
 Status ClipDecoder::Decode(VideoFile* file, const VideoIndex& index,
                            const std::vector<int64_t>& targets, int codec_threads,
@@ -87,6 +90,9 @@ Status ClipDecoder::Decode(VideoFile* file, const VideoIndex& index,
   bool restarted = key == 0;
 
   const int w = index.width, h = index.height;
+  // Frames to convert (targets repeat a frame for a short video).
+  int64_t distinct = 0;
+  for (size_t i = 0; i < targets.size(); ++i) distinct += i == 0 || targets[i] != targets[i - 1];
   size_t next = 0;             // the next target to deliver
   bool first_frame = true;
   bool draining = false;
@@ -127,11 +133,18 @@ Status ClipDecoder::Decode(VideoFile* file, const VideoIndex& index,
       }
       // Only the rectangle the sink reads (4:2:0: the same pixels as converting
       // the whole frame and cropping; ConvertRect).
-      const Rect r = ConvertRect(want, w, h, frame->format);
-      sws_ = sws_getCachedContext(sws_, r.width, r.height,
-                                  static_cast<AVPixelFormat>(frame->format), r.width, r.height,
-                                  AV_PIX_FMT_RGB24, SWS_BILINEAR, nullptr, nullptr, nullptr);
-      if (sws_ == nullptr) {
+      // A rectangle needs a context of its size (set up again for each clip,
+      // about one frame's conversion): kept only when it saves more than that.
+      Rect r = ConvertRect(want, w, h, frame->format);
+      const int64_t whole_area = static_cast<int64_t>(w) * h;
+      if ((whole_area - static_cast<int64_t>(r.width) * r.height) * distinct < whole_area) {
+        r = Rect{0, 0, w, h};
+      }
+      SwsContext*& sws = r.width < w || r.height < h ? sws_rect_ : sws_;
+      sws = sws_getCachedContext(sws, r.width, r.height,
+                                 static_cast<AVPixelFormat>(frame->format), r.width, r.height,
+                                 AV_PIX_FMT_RGB24, SWS_BILINEAR, nullptr, nullptr, nullptr);
+      if (sws == nullptr) {
         av_frame_unref(frame.get());
         return UnimplementedError(path + ": cannot convert pixel format " +
                                   std::to_string(frame->format) + " to RGB");
@@ -146,7 +159,7 @@ Status ClipDecoder::Decode(VideoFile* file, const VideoIndex& index,
         src[1] += static_cast<ptrdiff_t>(r.y / 2) * frame->linesize[1] + r.x / 2;
         src[2] += static_cast<ptrdiff_t>(r.y / 2) * frame->linesize[2] + r.x / 2;
       }
-      sws_scale(sws_, src, frame->linesize, 0, r.height, dst, dst_stride);
+      sws_scale(sws, src, frame->linesize, 0, r.height, dst, dst_stride);
       av_frame_unref(frame.get());
       ++stats->frames_converted;
       lap(&stats->convert_ns);

@@ -76,7 +76,10 @@ class ClipDecoder {
   // are delivered again) from `file`, freshly opened, calling `sink` once per
   // target in order. `codec_threads`: AVCodecContext::thread_count. `want`:
   // the rectangle of each frame the sink reads (width 0: all of it); what is
-  // converted is ConvertRect(want, ...), which contains it.
+  // converted is ConvertRect(want, ...), which contains it, or the whole
+  // frame when the rectangle saves less than one frame's conversion over the
+  // clip (a rectangle's converter is set up again for each new size, which
+  // costs about that).
   Status Decode(VideoFile* file, const VideoIndex& index, const std::vector<int64_t>& targets,
                 int codec_threads, const Rect& want, FrameSink sink, void* ctx,
                 DecodeStats* stats);
@@ -85,7 +88,8 @@ class ClipDecoder {
   size_t scratch_bytes() const { return rgb_.capacity(); }
 
  private:
-  SwsContext* sws_ = nullptr;
+  SwsContext* sws_ = nullptr;       // whole frames
+  SwsContext* sws_rect_ = nullptr;  // rectangles (a new size for most clips)
   std::vector<uint8_t> rgb_;
 };
 
