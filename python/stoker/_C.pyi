@@ -269,10 +269,13 @@ class SegmentationFolder(Source):
     the image the transforms apply to) and "mask" (target 'mask': decoded as stored to
     one channel, uint8 or uint16 [H, W], moved by the transforms with its image; palette
     PNGs give their indices; an RGB mask is an error of its sample naming the file).
+    mask_dtype: "uint8" (default) or "uint16", the masks' declared depth: masks of a
+    fixed output size then stack into one tensor [B, H, W]; a mask of another depth is an
+    error of its sample. None: each mask as its file holds, delivered as a list.
     Raises StokerError naming the keys
     without a partner on either side (the first five and the count).
     """
-    def __init__(self, images_dir: object, masks_dir: object, image_suffix: str = ..., mask_suffix: str = ...) -> None: ...
+    def __init__(self, images_dir: object, masks_dir: object, image_suffix: str = ..., mask_suffix: str = ..., mask_dtype: Optional[str] = ...) -> None: ...
     def image_path(self, index: int) -> str: ...
     def mask_path(self, index: int) -> str: ...
 

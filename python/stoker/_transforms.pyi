@@ -6,7 +6,7 @@ from stoker._C import Transform
 
 Size = Union[int, Sequence[int]]
 
-__all__ = ['AutoAugment', 'CenterCrop', 'ColorJitter', 'GaussianBlur', 'Grayscale', 'Letterbox', 'Normalize', 'Pad', 'RandAugment', 'RandomAdjustSharpness', 'RandomAffine', 'RandomAutocontrast', 'RandomCrop', 'RandomEqualize', 'RandomErasing', 'RandomGrayscale', 'RandomHorizontalFlip', 'RandomInvert', 'RandomPerspective', 'RandomPosterize', 'RandomResizedCrop', 'RandomRotation', 'RandomShortestSize', 'RandomSolarize', 'RandomVerticalFlip', 'Resize', 'ScaleJitter', 'TrivialAugmentWide', 'Compose', 'Lambda']
+__all__ = ['AutoAugment', 'CenterCrop', 'ColorJitter', 'GaussianBlur', 'Grayscale', 'Letterbox', 'Normalize', 'Pad', 'RandAugment', 'RandomAdjustSharpness', 'RandomAffine', 'RandomAutocontrast', 'RandomCrop', 'RandomEqualize', 'RandomErasing', 'RandomGrayscale', 'RandomHorizontalFlip', 'RandomInvert', 'RandomIoUCrop', 'RandomPerspective', 'RandomPosterize', 'RandomResizedCrop', 'RandomRotation', 'RandomShortestSize', 'RandomSolarize', 'RandomVerticalFlip', 'RandomZoomOut', 'Resize', 'ScaleJitter', 'TrivialAugmentWide', 'Compose', 'Lambda']
 
 TRANSFORMS: Dict[str, type]
 _INSTEAD: Dict[str, str]
@@ -87,6 +87,31 @@ class Pad(Transform):
     """
     def __init__(self, padding: Union[int, Sequence[int]], fill: Union[None, float, Sequence[float]] = ..., padding_mode: str = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
+class RandomIoUCrop(Transform):
+    """torchvision.transforms.v2's RandomIoUCrop (SSD's crop): draw a minimum IoU from `sampler_options` (None: [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 2.0]; an option >= 1 leaves the sample uncropped), then up to `trials` crops of `min_scale`..`max_scale` of each side and aspect `min_aspect_ratio`..`max_aspect_ratio`; the first crop in which some box's centre lies and whose IoU with one of those boxes reaches the option is taken, else another option is drawn. Boxes whose centre falls outside the crop are removed with their per-box rows (stats()['boxes_removed']). The draw reads the sample's boxes, so the Loader needs a boxes target (targets=); the crop is decided before decode and decoded as a region. Unlike v2, which can draw options forever, after 100 options without a crop the sample is left uncropped; a sample without boxes is left uncropped (as v2 ends up leaving it). Each sample keeps its own size: follow it with Resize((h, w)) or use collate='list'.
+
+    Args:
+      min_scale: a number in [0, 1] (default 0.3).
+      max_scale: a number in [0, 1] (default 1.0).
+      min_aspect_ratio: a finite number >= 0 (default 0.5).
+      max_aspect_ratio: a finite number >= 0 (default 2.0).
+      sampler_options: None or a non-empty list of numbers >= 0 (default None).
+      trials: an int in [1, 1000] (default 40).
+      fields: None or a list of the record's image field names (default None).
+    """
+    def __init__(self, min_scale: float = ..., max_scale: float = ..., min_aspect_ratio: float = ..., max_aspect_ratio: float = ..., sampler_options: Optional[List[float]] = ..., trials: int = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
+
+class RandomZoomOut(Transform):
+    """torchvision.transforms.v2's RandomZoomOut: with probability `p`, place the image at a random offset on a canvas `r` times its size (r uniform in `side_range`), the rest `fill`; masks are padded with their ignore_index, boxes and keypoints shifted. Each sample keeps its own size: follow it with Resize((h, w)) or use collate='list'.
+
+    Args:
+      fill: None (0), a number, or 1 or 3 numbers, each in [0, 255] (default 0).
+      side_range: a pair (min, max) of finite numbers with 1 <= min <= max <= 100 (default (1.0, 4.0)).
+      p: a number in [0, 1] (default 0.5).
+      fields: None or a list of the record's image field names (default None).
+    """
+    def __init__(self, fill: Union[None, float, Sequence[float]] = ..., side_range: Tuple[float, float] = ..., p: float = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
+
 class ScaleJitter(Transform):
     """torchvision v2's ScaleJitter: resize to (int(h * s), int(w * s)) with s = min(target_h / h, target_w / w) * r, r drawn uniformly from `scale_range` (in float64; v2 computes r in float32). Each sample its own size (collate='list', or end with a crop, Pad or Letterbox for a batch).
 
@@ -95,8 +120,9 @@ class ScaleJitter(Transform):
       scale_range: a pair (min, max) of finite numbers with 0 < min <= max <= 100 (default (0.1, 2.0)).
       interpolation: InterpolationMode.BILINEAR (also 'bilinear', PIL.Image.BILINEAR or None) (default None).
       antialias: True or None (default None).
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, target_size: Size, scale_range: Tuple[float, float] = ..., interpolation: Any = ..., antialias: Optional[bool] = ...) -> None: ...
+    def __init__(self, target_size: Size, scale_range: Tuple[float, float] = ..., interpolation: Any = ..., antialias: Optional[bool] = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class RandomShortestSize(Transform):
     """torchvision v2's RandomShortestSize: the shorter side drawn from `min_size` (an int or a list), aspect kept, the longer side capped at `max_size` if given: r = min(size / min(h, w), max_size / max(h, w)), then (int(h * r), int(w * r)). Each sample its own size.
@@ -106,8 +132,9 @@ class RandomShortestSize(Transform):
       max_size: None or an int > 0 (default None).
       interpolation: InterpolationMode.BILINEAR (also 'bilinear', PIL.Image.BILINEAR or None) (default None).
       antialias: True or None (default None).
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, min_size: Union[int, Sequence[int]], max_size: Optional[int] = ..., interpolation: Any = ..., antialias: Optional[bool] = ...) -> None: ...
+    def __init__(self, min_size: Union[int, Sequence[int]], max_size: Optional[int] = ..., interpolation: Any = ..., antialias: Optional[bool] = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class Letterbox(Transform):
     """Resize keeping the aspect so the image fits `size` (an int: size x size, or (h, w)): the limiting side becomes its size, the other int(size * other / limiting); then pad to `size` with `fill`, centred (left = (W - w) // 2, top = (H - h) // 2, the odd pixel right and bottom). Equals F.pad(F.resize(img, [h, w]), [left, top, right, bottom], fill). Masks are padded with their ignore_index; boxes and keypoints are scaled, then shifted by (left, top).
@@ -117,8 +144,9 @@ class Letterbox(Transform):
       fill: None (0), a number, or 1 or 3 numbers, each in [0, 255] (default 114).
       interpolation: InterpolationMode.BILINEAR (also 'bilinear', PIL.Image.BILINEAR or None) (default None).
       antialias: True or None (default None).
+      fields: None or a list of the record's image field names (default None).
     """
-    def __init__(self, size: Size, fill: Union[None, float, Sequence[float]] = ..., interpolation: Any = ..., antialias: Optional[bool] = ...) -> None: ...
+    def __init__(self, size: Size, fill: Union[None, float, Sequence[float]] = ..., interpolation: Any = ..., antialias: Optional[bool] = ..., *, fields: Optional[Sequence[str]] = ...) -> None: ...
 
 class RandomRotation(Transform):
     """torchvision's RandomRotation on the PIL image (Image.rotate): an angle uniform in `degrees` ((-d, d) for a number d), counter-clockwise about `center` (default the image centre), pixels outside the source set to `fill`. NEAREST (the default), BILINEAR and BICUBIC, bit-identical to torchvision on PIL. Runs on the output-size image, so it must follow the crops, resizes and flips in the list. expand=True is not supported (one output size).
