@@ -216,5 +216,20 @@ TEST(ConvertRectTest, ARectangleHasTheWholeFramesPixels) {
   }
 }
 
+// A rectangle's converter is set up for each clip (about one frame's
+// conversion), so a clip converts it only when it saves more than that.
+TEST(ConvertRectTest, AClipConvertsWholeFramesWhenTheRectangleSavesLessThanOne) {
+  if (!testing::HaveFfmpeg()) GTEST_SKIP() << "no ffmpeg CLI to make the test video";
+  testing::TempDir dir;
+  const std::string path = dir.path + "/a.mp4";
+  ASSERT_TRUE(testing::MakeVideo(testing::H264Args(96, 64, 25, 0.4, 5), path));
+  const Rect quarter{0, 0, 24, 64};  // columns 0..31 converted: 2/3 of the frame saved
+  Collected one, four;
+  ASSERT_TRUE(DecodeFile(path, {3}, quarter, &one).ok());
+  ASSERT_TRUE(DecodeFile(path, {0, 3, 3, 7}, quarter, &four).ok());  // 3 distinct frames
+  EXPECT_EQ(one.rects.at(0), (Rect{0, 0, 96, 64}));
+  EXPECT_EQ(four.rects.at(0), (Rect{0, 0, 32, 64}));
+}
+
 }  // namespace
 }  // namespace stoker
