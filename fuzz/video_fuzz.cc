@@ -13,6 +13,7 @@
 // video; an index is sorted, unique and non-empty with a keyframe; a clip
 // that decodes calls the sink once per wanted frame, in order, with frames
 // of the index's size.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -39,13 +40,24 @@ bool Named(const stoker::Status& st) { return st.message().find(kName) != std::s
 struct Sink {
   int calls = 0;
   int width = 0, height = 0;
-  uint64_t sum = 0;  // touches every byte (ASan sees a short buffer)
-  static stoker::Status Call(void* p, int j, const uint8_t* rgb, int w, int h, ptrdiff_t stride) {
+  stoker::Rect want;  // the rectangle asked for (width 0: the whole frame)
+  uint64_t sum = 0;   // touches every byte (ASan sees a short buffer)
+  static stoker::Status Call(void* p, int j, const uint8_t* rgb, int w, int h,
+                             const stoker::Rect& r, ptrdiff_t stride) {
     auto* s = static_cast<Sink*>(p);
     Check(j == s->calls);
-    Check(w == s->width && h == s->height && stride >= 3 * w);
-    for (int y = 0; y < h; ++y) {
-      for (int x = 0; x < 3 * w; ++x) s->sum += rgb[y * stride + x];
+    Check(w == s->width && h == s->height && stride >= 3 * r.width);
+    // The rectangle converted lies in the frame and holds the one asked for.
+    Check(r.x >= 0 && r.y >= 0 && r.width > 0 && r.height > 0 && r.right() <= w &&
+          r.bottom() <= h);
+    if (s->want.width > 0) {
+      Check(r.x <= s->want.x && r.y <= s->want.y && r.right() >= s->want.right() &&
+            r.bottom() >= s->want.bottom());
+    } else {
+      Check(r.width == w && r.height == h);
+    }
+    for (int y = 0; y < r.height; ++y) {
+      for (int x = 0; x < 3 * r.width; ++x) s->sum += rgb[y * stride + x];
     }
     ++s->calls;
     return stoker::Status::OK();
@@ -90,8 +102,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Sink sink;
     sink.width = index.width;
     sink.height = index.height;
+    // Clip 0 converts whole frames, the others a rectangle (as a crop asks).
+    if (clip > 0 && index.width >= 2 && index.height >= 2) {
+      sink.want = clip == 1 ? Rect{index.width / 4, index.height / 3, index.width / 2,
+                                   std::max(1, index.height / 2)}
+                            : Rect{1, 1, index.width - 2 > 0 ? index.width - 2 : 1,
+                                   index.height - 2 > 0 ? index.height - 2 : 1};
+      sink.want.width = std::max(1, sink.want.width);
+    }
     DecodeStats stats;
-    Status st = decoder.Decode(again.value().get(), index, targets, 1, &Sink::Call, &sink, &stats);
+    Status st = decoder.Decode(again.value().get(), index, targets, 1, sink.want, &Sink::Call,
+                               &sink, &stats);
     if (st.ok()) {
       Check(sink.calls == static_cast<int>(targets.size()));
     } else {

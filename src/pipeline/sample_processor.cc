@@ -387,6 +387,17 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const Sample
   bool tail_padding = false;
   if (raw) {
     view = RawView(sample);
+    if (raw_region_.width > 0) {  // ProcessRegion: the pixels of the region only
+      const Rect& r = raw_region_;
+      if (h_.min_input < r.x || h_.max_input > r.right() || v_.min_input < r.y ||
+          v_.max_input > r.bottom()) {
+        return InternalError("raw pixels do not cover the region the taps read");
+      }
+      view.width = r.width;
+      view.height = r.height;
+      origin_x = r.x;
+      origin_y = r.y;
+    }
   } else {
     STOKER_RETURN_IF_ERROR(DecodeScaled(req, &view, &origin_x, &origin_y));
     tail_padding = true;  // decoder buffers keep slack after the last row
@@ -401,6 +412,27 @@ Status SampleProcessor::Process(const SampleData& sample, Rng* rng, const Sample
   const Status status = Resample(view, origin_x, origin_y, rng, slot, tail_padding, times);
   times->augment_ns += Clock(times) - t1;
   return status;
+}
+
+StatusOr<Rect> SampleProcessor::RawRegion(int width, int height, Rng rng) {
+  const Rect whole{0, 0, width, height};
+  GeometryPlan plan;
+  STOKER_RETURN_IF_ERROR(PlanGeometry(config_.transforms, width, height, &rng, &plan));
+  if (plan.num_stages != 1 || !Inside(plan.stages[0].crop, width, height)) return whole;
+  const GeometryStage& st = plan.stages[0];
+  ImageHeader header;
+  header.width = width;
+  header.height = height;
+  // Process() computes the same taps again (h_, v_ are its scratch).
+  return ScaledTaps(st, 1, header, plan.flip, plan.vflip).region;
+}
+
+Status SampleProcessor::ProcessRegion(const SampleData& sample, const Rect& region, Rng* rng,
+                                      uint8_t* slot, StageTimes* times) {
+  raw_region_ = region;
+  const Status st = Process(sample, rng, slot, times);
+  raw_region_ = Rect{};
+  return st;
 }
 
 Status SampleProcessor::DecodeWhole(const SampleData& sample, CachedImage* out) {
@@ -433,6 +465,10 @@ Status SampleProcessor::ProcessSlow(const SampleData& sample, const ImageHeader&
   RgbView current;
   int origin_x = 0, origin_y = 0;  // of `current`'s pixel (0, 0), for the first stage
   if (raw) {
+    if (raw_region_.width > 0 &&
+        !(raw_region_ == Rect{0, 0, header.width, header.height})) {
+      return InternalError("raw pixels of a region on the slow path (it reads the whole image)");
+    }
     current = RawView(sample);
   } else if (d > 1) {
     // The first stage's taps on the 1/d image, then only the region they read.

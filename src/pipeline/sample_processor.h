@@ -129,6 +129,20 @@ class SampleProcessor {
     return Process(sample, rng, SampleOutput{slot, nullptr, 0}, times);
   }
 
+  // The rectangle of a `width` x `height` raw image (SampleData::pixels)
+  // that Process() with `rng`'s draw reads: on the fast path (one crop and
+  // resample inside the image) the span of the taps, else the whole image.
+  // `rng` is a copy: the caller's draw is not advanced. Lets a producer of
+  // raw pixels (a video frame's conversion to RGB) make only those.
+  StatusOr<Rect> RawRegion(int width, int height, Rng rng);
+  // Process() of raw pixels that cover only `region` of the image
+  // (sample.pixel_width x pixel_height; sample.pixels points at the
+  // region's first pixel, rows pixel_stride apart). `region` must contain
+  // RawRegion()'s for the same draw (else Internal); the pixels written are
+  // those Process() gives for the whole image.
+  Status ProcessRegion(const SampleData& sample, const Rect& region, Rng* rng, uint8_t* slot,
+                       StageTimes* times);
+
   // Decodes all of `sample`'s encoded bytes at full resolution into `out`
   // (for the decoded-sample cache). Errors name no file.
   Status DecodeWhole(const SampleData& sample, CachedImage* out);
@@ -194,6 +208,9 @@ class SampleProcessor {
   RgbImage discard_;  // a photometric op that does not apply draws on this copy
   RgbImage out_, aux_;  // the output-size image and a second buffer for the photometric ops
   int last_scale_denom_ = 1;
+  // ProcessRegion(): the rectangle of the image its raw pixels cover
+  // (width 0: the whole image, as Process() takes them).
+  Rect raw_region_;
   int out_h_ = 0, out_w_ = 0;  // the size of the sample being written
   TargetGeometry geometry_;
   WarpStep warp_;  // the warp being applied

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -320,6 +321,75 @@ TEST(SampleProcessorSlowPathTest, AShrinkingFirstStageDecodesAtADctScale) {
   // The letterbox's border (rows above and below a 48 x 36 image) is the fill colour.
   EXPECT_EQ(out[1][0], 114);
   EXPECT_EQ(out[1][out[1].size() - 1], 114);
+}
+
+// Raw pixels of only the rectangle RawRegion() names (what a video frame's
+// conversion to RGB makes) give the bytes the whole image gives, for every
+// chain; chains off the fast path (padding, several resizes) need the whole
+// image. A region missing a column the taps read is an internal error.
+TEST(SampleProcessorRawRegionTest, TheRegionsPixelsGiveTheWholeImagesOutput) {
+  std::vector<std::vector<Transform>> chains = Chains();
+  chains.push_back({Transform::Resize(40), Transform::RandomResizedCrop(12, 12)});  // 2 stages
+  for (const auto& [w, h] : std::vector<std::pair<int, int>>{{64, 48}, {101, 57}}) {
+    const Bytes image = MakePixels(w, h, 7);
+    const ptrdiff_t stride = static_cast<ptrdiff_t>(w) * 3;
+    for (size_t c = 0; c < chains.size(); ++c) {
+      ProcessorConfig config;
+      config.transforms = chains[c];
+      config.timing = false;
+      int oh = 0, ow = 0;
+      ASSERT_TRUE(StaticOutputSize(config.transforms, &oh, &ow).ok());
+      PixelWriter writer(DType::kUint8, Layout::kNCHW, oh, ow, false, {0, 0, 0}, {1, 1, 1});
+      SampleProcessor processor(config, &writer);
+      int smaller = 0;
+      for (uint64_t seed = 0; seed < 24; ++seed) {
+        SCOPED_TRACE("chain " + std::to_string(c) + ", " + std::to_string(w) + "x" +
+                     std::to_string(h) + ", seed " + std::to_string(seed));
+        SampleData whole;
+        whole.pixels = image.data();
+        whole.pixel_width = w;
+        whole.pixel_height = h;
+        whole.pixel_stride = stride;
+        Bytes expect(writer.sample_bytes(), 0xAB), got(writer.sample_bytes(), 0xCD);
+        Rng a(seed), b(seed);
+        StageTimes times;
+        ASSERT_TRUE(processor.Process(whole, &a, expect.data(), &times).ok());
+        StatusOr<Rect> region = processor.RawRegion(w, h, Rng(seed));
+        ASSERT_TRUE(region.ok()) << region.status().ToString();
+        const Rect r = region.value();
+        ASSERT_TRUE(r.x >= 0 && r.y >= 0 && r.right() <= w && r.bottom() <= h && r.width > 0);
+        if (r.width * r.height < w * h) ++smaller;
+        // Only the region's pixels, in a buffer of their own (rows r.width * 3 apart).
+        Bytes part(static_cast<size_t>(r.width) * 3 * r.height + 16, 0);
+        for (int y = 0; y < r.height; ++y) {
+          std::memcpy(part.data() + static_cast<size_t>(y) * r.width * 3,
+                      image.data() + (r.y + y) * stride + r.x * 3,
+                      static_cast<size_t>(r.width) * 3);
+        }
+        SampleData sample = whole;
+        sample.pixels = part.data();
+        sample.pixel_stride = static_cast<ptrdiff_t>(r.width) * 3;
+        ASSERT_TRUE(processor.ProcessRegion(sample, r, &b, got.data(), &times).ok());
+        EXPECT_EQ(got, expect);
+        if (r.width > 1) {  // one column short of what the taps read
+          Rect short_by_one = r;
+          short_by_one.x += 1;
+          short_by_one.width -= 1;
+          sample.pixels = part.data() + 3;
+          Rng d(seed);
+          EXPECT_EQ(processor.ProcessRegion(sample, short_by_one, &d, got.data(), &times).code(),
+                    StatusCode::kInternal);
+        }
+      }
+      // RandomResizedCrop on the fast path reads less than the image for most draws.
+      if (c < 2) {
+        EXPECT_GT(smaller, 12);
+      }
+      if (c + 1 == chains.size()) {
+        EXPECT_EQ(smaller, 0);  // two stages: the whole image
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -31,11 +31,29 @@ struct PacketDeleter {
 
 }  // namespace
 
-ClipDecoder::~ClipDecoder() { sws_freeContext(sws_); }
+Rect ConvertRect(const Rect& want, int width, int height, int format) {
+  const Rect whole{0, 0, width, height};
+  if (want.width <= 0 || want.height <= 0 || (height & 1) != 0 ||
+      (format != AV_PIX_FMT_YUV420P && format != AV_PIX_FMT_YUVJ420P)) {
+    return whole;
+  }
+  constexpr int kColumns = 16;
+  const int x0 = std::max(0, want.x) / kColumns * kColumns;
+  const int y0 = std::max(0, want.y) & ~1;
+  const int x1 = std::min(width, (want.right() + kColumns - 1) / kColumns * kColumns);
+  const int y1 = std::min(height, (want.bottom() + 1) & ~1);
+  if (x1 <= x0 || y1 <= y0) return whole;
+  return Rect{x0, y0, x1 - x0, y1 - y0};
+}
+
+ClipDecoder::~ClipDecoder() {
+  sws_freeContext(sws_);
+  sws_freeContext(sws_rect_);
+}
 
 Status ClipDecoder::Decode(VideoFile* file, const VideoIndex& index,
                            const std::vector<int64_t>& targets, int codec_threads,
-                           FrameSink sink, void* ctx, DecodeStats* stats) {
+                           const Rect& want, FrameSink sink, void* ctx, DecodeStats* stats) {
   if (targets.empty()) return Status::OK();
   const std::string& path = file->path();
   int64_t t = NowNs();
@@ -72,7 +90,9 @@ Status ClipDecoder::Decode(VideoFile* file, const VideoIndex& index,
   bool restarted = key == 0;
 
   const int w = index.width, h = index.height;
-  const ptrdiff_t stride = static_cast<ptrdiff_t>(w) * 3;
+  // Frames to convert (targets repeat a frame for a short video).
+  int64_t distinct = 0;
+  for (size_t i = 0; i < targets.size(); ++i) distinct += i == 0 || targets[i] != targets[i - 1];
   size_t next = 0;             // the next target to deliver
   bool first_frame = true;
   bool draining = false;
@@ -111,22 +131,40 @@ Status ClipDecoder::Decode(VideoFile* file, const VideoIndex& index,
         return DataLossError(path + ": a frame of " + got + " in a stream of " +
                              std::to_string(w) + "x" + std::to_string(h));
       }
-      sws_ = sws_getCachedContext(sws_, w, h, static_cast<AVPixelFormat>(frame->format), w, h,
-                                  AV_PIX_FMT_RGB24, SWS_BILINEAR, nullptr, nullptr, nullptr);
-      if (sws_ == nullptr) {
+      // Only the rectangle the sink reads (4:2:0: the same pixels as converting
+      // the whole frame and cropping; ConvertRect).
+      // A rectangle needs a context of its size (set up again for each clip,
+      // about one frame's conversion): kept only when it saves more than that.
+      Rect r = ConvertRect(want, w, h, frame->format);
+      const int64_t whole_area = static_cast<int64_t>(w) * h;
+      if ((whole_area - static_cast<int64_t>(r.width) * r.height) * distinct < whole_area) {
+        r = Rect{0, 0, w, h};
+      }
+      SwsContext*& sws = r.width < w || r.height < h ? sws_rect_ : sws_;
+      sws = sws_getCachedContext(sws, r.width, r.height,
+                                 static_cast<AVPixelFormat>(frame->format), r.width, r.height,
+                                 AV_PIX_FMT_RGB24, SWS_BILINEAR, nullptr, nullptr, nullptr);
+      if (sws == nullptr) {
         av_frame_unref(frame.get());
         return UnimplementedError(path + ": cannot convert pixel format " +
                                   std::to_string(frame->format) + " to RGB");
       }
-      rgb_.resize(static_cast<size_t>(stride) * h + 16);
+      const ptrdiff_t stride = static_cast<ptrdiff_t>(r.width) * 3;
+      rgb_.resize(static_cast<size_t>(stride) * r.height + 16);
       uint8_t* dst[4] = {rgb_.data(), nullptr, nullptr, nullptr};
       int dst_stride[4] = {static_cast<int>(stride), 0, 0, 0};
-      sws_scale(sws_, frame->data, frame->linesize, 0, h, dst, dst_stride);
+      const uint8_t* src[4] = {frame->data[0], frame->data[1], frame->data[2], frame->data[3]};
+      if (r.x != 0 || r.y != 0) {  // 4:2:0 only: chroma at half the offsets
+        src[0] += static_cast<ptrdiff_t>(r.y) * frame->linesize[0] + r.x;
+        src[1] += static_cast<ptrdiff_t>(r.y / 2) * frame->linesize[1] + r.x / 2;
+        src[2] += static_cast<ptrdiff_t>(r.y / 2) * frame->linesize[2] + r.x / 2;
+      }
+      sws_scale(sws, src, frame->linesize, 0, r.height, dst, dst_stride);
       av_frame_unref(frame.get());
       ++stats->frames_converted;
       lap(&stats->convert_ns);
       while (next < targets.size() && targets[next] == p) {
-        STOKER_RETURN_IF_ERROR(sink(ctx, static_cast<int>(next), rgb_.data(), w, h, stride));
+        STOKER_RETURN_IF_ERROR(sink(ctx, static_cast<int>(next), rgb_.data(), w, h, r, stride));
         ++next;
         ++stats->frames_delivered;
       }

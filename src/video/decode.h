@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "codec/image.h"
 #include "stoker/status.h"
 
 struct SwsContext;
@@ -46,10 +47,23 @@ struct DecodeStats {
   int64_t demux_ns = 0, seek_ns = 0, decode_ns = 0, convert_ns = 0, sink_ns = 0;
 };
 
-// Receives wanted frame j (in target order) as packed RGB rows (`stride`
-// bytes apart, 16 bytes of slack after the last row).
+// Receives wanted frame j (in target order) of a `width` x `height` video as
+// packed RGB rows of `rect` (a rectangle of the frame; `rgb` is its first
+// pixel, rows `stride` bytes apart, 16 bytes of slack after the last row).
 using FrameSink = Status (*)(void* ctx, int j, const uint8_t* rgb, int width, int height,
-                             ptrdiff_t stride);
+                             const Rect& rect, ptrdiff_t stride);
+
+// The rectangle ClipDecoder converts for `want` (width 0: the whole frame)
+// in a `width` x `height` frame of pixel format `format` (an AVPixelFormat):
+// `want` widened to even rows and to columns at multiples of 16 from the
+// left edge (or the right edge), so that every pixel libswscale gives for it
+// is the one it gives when converting the whole frame (4:2:0 chroma is
+// shared by 2 x 2 pixels; the vector converter works in blocks of columns).
+// Only for planar 4:2:0 (yuv420p, yuvj420p) of even height, where swscale
+// converts without scaling or filtering; every other format (and odd
+// heights, which swscale converts with interpolated chroma) gets the
+// whole frame.
+Rect ConvertRect(const Rect& want, int width, int height, int format);
 
 class ClipDecoder {
  public:
@@ -60,15 +74,22 @@ class ClipDecoder {
 
   // Decodes the frames presented at `targets` (pts, non-decreasing; repeats
   // are delivered again) from `file`, freshly opened, calling `sink` once per
-  // target in order. `codec_threads`: AVCodecContext::thread_count.
+  // target in order. `codec_threads`: AVCodecContext::thread_count. `want`:
+  // the rectangle of each frame the sink reads (width 0: all of it); what is
+  // converted is ConvertRect(want, ...), which contains it, or the whole
+  // frame when the rectangle saves less than one frame's conversion over the
+  // clip (a rectangle's converter is set up again for each new size, which
+  // costs about that).
   Status Decode(VideoFile* file, const VideoIndex& index, const std::vector<int64_t>& targets,
-                int codec_threads, FrameSink sink, void* ctx, DecodeStats* stats);
+                int codec_threads, const Rect& want, FrameSink sink, void* ctx,
+                DecodeStats* stats);
 
   // RGB scratch held (bytes).
   size_t scratch_bytes() const { return rgb_.capacity(); }
 
  private:
-  SwsContext* sws_ = nullptr;
+  SwsContext* sws_ = nullptr;       // whole frames
+  SwsContext* sws_rect_ = nullptr;  // rectangles (a new size for most clips)
   std::vector<uint8_t> rgb_;
 };
 

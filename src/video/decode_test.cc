@@ -15,16 +15,45 @@ namespace stoker {
 namespace {
 
 struct Collected {
-  std::vector<std::vector<uint8_t>> frames;
-  static Status Sink(void* p, int j, const uint8_t* rgb, int w, int h, ptrdiff_t stride) {
+  std::vector<std::vector<uint8_t>> frames;  // the rectangle's pixels
+  std::vector<Rect> rects;                   // the rectangle converted
+  static Status Sink(void* p, int j, const uint8_t* rgb, int /*width*/, int /*height*/,
+                     const Rect& r, ptrdiff_t stride) {
     auto* c = static_cast<Collected*>(p);
     if (static_cast<int>(c->frames.size()) != j) return InternalError("frames out of order");
-    std::vector<uint8_t> f(static_cast<size_t>(w) * h * 3);
-    for (int y = 0; y < h; ++y) std::memcpy(f.data() + y * w * 3, rgb + y * stride, w * 3);
+    const size_t row = static_cast<size_t>(r.width) * 3;
+    std::vector<uint8_t> f(row * r.height);
+    for (int y = 0; y < r.height; ++y) std::memcpy(f.data() + y * row, rgb + y * stride, row);
     c->frames.push_back(std::move(f));
+    c->rects.push_back(r);
     return Status::OK();
   }
 };
+
+// `want`'s pixels in `rect`'s (both inside a frame), rows of want.width * 3 bytes.
+std::vector<uint8_t> Cut(const std::vector<uint8_t>& pixels, const Rect& rect, const Rect& want) {
+  std::vector<uint8_t> out;
+  for (int y = want.y; y < want.bottom(); ++y) {
+    const uint8_t* row =
+        pixels.data() + (static_cast<size_t>(y - rect.y) * rect.width + (want.x - rect.x)) * 3;
+    out.insert(out.end(), row, row + static_cast<size_t>(want.width) * 3);
+  }
+  return out;
+}
+
+// Decodes `targets` of the video at `path`, converting `want` (width 0: all).
+Status DecodeFile(const std::string& path, const std::vector<int64_t>& targets, const Rect& want,
+                  Collected* out, VideoIndex* index_out = nullptr) {
+  STOKER_ASSIGN_OR_RETURN(std::unique_ptr<VideoFile> file, VideoFile::Open(path, 1 << 28));
+  STOKER_ASSIGN_OR_RETURN(VideoIndex index, BuildVideoIndex(file.get()));
+  if (index_out != nullptr) *index_out = index;
+  STOKER_ASSIGN_OR_RETURN(file, VideoFile::Open(path, 1 << 28));
+  std::vector<int64_t> pts;
+  for (int64_t f : targets) pts.push_back(index.pts[static_cast<size_t>(f)]);
+  ClipDecoder decoder;
+  DecodeStats stats;
+  return decoder.Decode(file.get(), index, pts, 1, want, &Collected::Sink, out, &stats);
+}
 
 class DecodeTest : public ::testing::Test {
  protected:
@@ -48,8 +77,8 @@ class DecodeTest : public ::testing::Test {
     auto file = VideoFile::Open(path_, int64_t{1} << 28);
     if (!file.ok()) return file.status();
     ClipDecoder decoder;
-    return decoder.Decode(file.value().get(), index_, targets, threads, &Collected::Sink, out,
-                          stats);
+    return decoder.Decode(file.value().get(), index_, targets, threads, Rect{}, &Collected::Sink,
+                          out, stats);
   }
 
   testing::TempDir dir_;
@@ -122,6 +151,84 @@ TEST_F(DecodeTest, AFrameTheFileDoesNotHoldIsDataLoss) {
   const Status st = Decode({index_.pts[10], index_.pts.back() + 1000}, &clip, &stats);
   EXPECT_EQ(st.code(), StatusCode::kDataLoss) << st.ToString();
   EXPECT_NE(st.message().find(path_), std::string::npos);
+}
+
+// Converting only a rectangle of each frame gives exactly the pixels of the
+// whole frame's conversion there: H.264, MPEG-4 and VP9 (4:2:0; VP9 at an odd
+// width), widths that are not multiples of 8, odd offsets and sizes; odd
+// heights (VP9 4:2:0) and 4:4:4 (H.264, odd sizes too) convert the whole
+// frame (ConvertRect), and still give the same pixels.
+TEST(ConvertRectTest, ARectangleHasTheWholeFramesPixels) {
+  if (!testing::HaveFfmpeg()) GTEST_SKIP() << "no ffmpeg CLI to make the test videos";
+  testing::TempDir dir;
+  struct Video {
+    std::string name, codec;
+    int w, h;
+    bool region;  // ConvertRect converts less than the frame
+  };
+  const std::vector<Video> videos = {
+      {"h264.mp4", "-c:v libx264 -pix_fmt yuv420p", 96, 64, true},
+      {"h264_102.mp4", "-c:v libx264 -pix_fmt yuv420p", 102, 58, true},  // not 8k wide
+      {"h264_444.mp4", "-c:v libx264 -pix_fmt yuv444p", 96, 64, false},
+      {"h264_444_odd.mp4", "-c:v libx264 -pix_fmt yuv444p", 67, 49, false},
+      {"mpeg4.mp4", "-c:v mpeg4 -pix_fmt yuv420p", 82, 62, true},
+      {"vp9.webm", "-c:v libvpx-vp9 -pix_fmt yuv420p -deadline realtime -cpu-used 8", 99, 70,
+       true},
+      {"vp9_odd.webm", "-c:v libvpx-vp9 -pix_fmt yuv420p -deadline realtime -cpu-used 8", 77,
+       53, false},
+  };
+  const std::vector<int64_t> frames = {0, 3, 7, 8};
+  for (const Video& v : videos) {
+    SCOPED_TRACE(v.name);
+    const std::string path = dir.path + "/" + v.name;
+    ASSERT_TRUE(testing::MakeVideo("-f lavfi -i testsrc=size=" + std::to_string(v.w) + "x" +
+                                       std::to_string(v.h) + ":rate=25:duration=0.4 " + v.codec +
+                                       " -g 5",
+                                   path));
+    Collected whole;
+    VideoIndex index;
+    ASSERT_TRUE(DecodeFile(path, frames, Rect{}, &whole, &index).ok());
+    ASSERT_EQ(whole.frames.size(), frames.size());
+    ASSERT_EQ(index.width, v.w);
+    ASSERT_EQ(index.height, v.h);
+    for (const Rect& r : whole.rects) ASSERT_EQ(r, (Rect{0, 0, v.w, v.h}));
+    const std::vector<Rect> wants = {
+        {0, 0, 1, 1},         {1, 1, 5, 3},          {17, 9, 31, 21},
+        {v.w - 7, v.h - 5, 7, 5}, {3, 0, v.w - 3, v.h}, {0, 0, v.w, v.h},
+        {v.w / 2 - 1, v.h / 3 + 1, v.w / 2, v.h / 2}, {33, 1, 1, v.h - 2}};
+    bool smaller = false;
+    for (const Rect& want : wants) {
+      SCOPED_TRACE(std::to_string(want.x) + "," + std::to_string(want.y) + " " +
+                   std::to_string(want.width) + "x" + std::to_string(want.height));
+      Collected part;
+      ASSERT_TRUE(DecodeFile(path, frames, want, &part).ok());
+      ASSERT_EQ(part.frames.size(), frames.size());
+      for (size_t j = 0; j < frames.size(); ++j) {
+        const Rect& r = part.rects[j];
+        ASSERT_TRUE(r.x <= want.x && r.y <= want.y && r.right() >= want.right() &&
+                    r.bottom() >= want.bottom());
+        smaller = smaller || r.width * r.height < v.w * v.h;
+        EXPECT_EQ(Cut(part.frames[j], r, r), Cut(whole.frames[j], Rect{0, 0, v.w, v.h}, r))
+            << "frame " << j;
+      }
+    }
+    EXPECT_EQ(smaller, v.region);
+  }
+}
+
+// A rectangle's converter is set up for each clip (about one frame's
+// conversion), so a clip converts it only when it saves more than that.
+TEST(ConvertRectTest, AClipConvertsWholeFramesWhenTheRectangleSavesLessThanOne) {
+  if (!testing::HaveFfmpeg()) GTEST_SKIP() << "no ffmpeg CLI to make the test video";
+  testing::TempDir dir;
+  const std::string path = dir.path + "/a.mp4";
+  ASSERT_TRUE(testing::MakeVideo(testing::H264Args(96, 64, 25, 0.4, 5), path));
+  const Rect quarter{0, 0, 24, 64};  // columns 0..31 converted: 2/3 of the frame saved
+  Collected one, four;
+  ASSERT_TRUE(DecodeFile(path, {3}, quarter, &one).ok());
+  ASSERT_TRUE(DecodeFile(path, {0, 3, 3, 7}, quarter, &four).ok());  // 3 distinct frames
+  EXPECT_EQ(one.rects.at(0), (Rect{0, 0, 96, 64}));
+  EXPECT_EQ(four.rects.at(0), (Rect{0, 0, 32, 64}));
 }
 
 }  // namespace

@@ -125,7 +125,8 @@ struct ClipSink {
   std::vector<uint8_t>* frame;  // CTHW: one frame before the scatter
   const std::string* path;
 
-  static Status Sink(void* p, int j, const uint8_t* rgb, int width, int height, ptrdiff_t stride) {
+  static Status Sink(void* p, int j, const uint8_t* rgb, int width, int height, const Rect& rect,
+                     ptrdiff_t stride) {
     auto* c = static_cast<ClipSink*>(p);
     uint8_t* dst = c->out + static_cast<size_t>(j) * c->frame_bytes;
     if (c->cthw) {
@@ -140,9 +141,12 @@ struct ClipSink {
       s.pixel_stride = stride;
       Rng rng = c->rng;
       StageTimes times;
-      Status st = c->processor->Process(s, &rng, dst, &times);
+      Status st = rect == Rect{0, 0, width, height}
+                      ? c->processor->Process(s, &rng, dst, &times)
+                      : c->processor->ProcessRegion(s, rect, &rng, dst, &times);
       if (!st.ok()) return st.WithContext(*c->path + " frame " + std::to_string(j));
-    } else {
+    } else {  // the whole frame (no region asked for)
+      if (!(rect == Rect{0, 0, width, height})) return InternalError("a region without transforms");
       for (int y = 0; y < height; ++y) c->writer->WriteRow(rgb + y * stride, y, dst);
     }
     if (c->cthw) {
@@ -454,13 +458,21 @@ Status VideoClipsImpl::ReadClip(int64_t index, uint64_t seed, int64_t epoch,
                 video_bytes.data(), frame_bytes, t, cthw_, &worker->frame, &path};
   DecodeStats stats;
   Status st;
+  // The clip's one crop (and flip) draw is known before decoding: the
+  // decoder converts only the rectangle the transforms read (a draw that
+  // fails converts the whole frame, and the sink reports the error).
+  Rect want;
+  if (sink.processor != nullptr) {
+    StatusOr<Rect> region = sink.processor->RawRegion(vi->width, vi->height, sink.rng);
+    if (region.ok()) want = region.value();
+  }
   {
     StatusOr<std::unique_ptr<VideoFile>> file =
         VideoFile::Open(where_[static_cast<size_t>(video)], options_.max_pixels);
     work.demux_ns = NowNs() - t0;  // the index (when built here) and opening the file
     st = file.status();
     if (st.ok()) {
-      st = worker->decoder.Decode(file.value().get(), *vi, targets, options_.codec_threads,
+      st = worker->decoder.Decode(file.value().get(), *vi, targets, options_.codec_threads, want,
                                   &ClipSink::Sink, &sink, &stats);
     }
   }
