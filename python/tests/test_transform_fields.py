@@ -226,3 +226,32 @@ def test_collate_list_gives_each_field_the_primary_size(shards):
             assert b["image2"][k].numpy().tobytes() == want.tobytes(), i
             seen += 1
     assert seen == N
+
+
+def test_a_second_field_replays_random_iou_crop_with_the_same_boxes(tmp_path):
+    """RandomIoUCrop draws from the sample's boxes: a second image field named with it gets
+    the same crop (the draw is replayed with those boxes), so identical contents stay
+    identical, and the crop did happen (the output is not the resized whole image)."""
+    from conftest import npy_bytes
+
+    def members(i):
+        boxes = np.array([[4, 6, 30, 34], [20, 2, 50, 22]], np.float32) + i % 3
+        return [(f"s/{i:05d}.a.png", _png(pixels(i, "a"))),
+                (f"s/{i:05d}.b.png", _png(pixels(i, "a"))),
+                (f"s/{i:05d}.boxes.npy", npy_bytes(boxes)), (f"s/{i:05d}.cls", str(i).encode())]
+    pattern = write_shards(str(tmp_path), 2, N // 2, members)
+    fields = {"image": "a.png", "image2": {"ext": "b.png", "mode": "rgb"},
+              "boxes": "boxes.npy", "label": "cls"}
+    loader = stoker.Loader(
+        stoker.Shards(pattern, fields=fields, shuffle_buffer=0), batch_size=4, threads=2,
+        seed=5, dtype="uint8", layout="NHWC", dct_scaling=False,
+        targets={"boxes": {"target": "boxes", "format": "xyxy"}},
+        transforms=[stoker.RandomIoUCrop(fields=BOTH), stoker.Resize((20, 24), fields=BOTH)])
+    cropped = 0
+    for b in loader:
+        for k, lab in enumerate(b["label"].tolist()):
+            one, two = b["image"][k].numpy(), b["image2"][k].numpy()
+            assert one.tobytes() == two.tobytes(), lab
+            whole = np.asarray(F.resize(Image.fromarray(pixels(lab, "a")), [20, 24]))
+            cropped += int(one.tobytes() != whole.tobytes())
+    assert cropped > 0

@@ -64,7 +64,9 @@ struct RecordProcessor::Transformed {
         writer(DType::kUint8, Layout::kNHWC, 0, 0, false, {0.f, 0.f, 0.f}, {1.f, 1.f, 1.f}) {
     config.image_field = field;
     config.primary = false;
-    config.record_geometry = false;
+    // As the primary's: a draw that reads the boxes (RandomIoUCrop) needs the
+    // steps recorded to be replayed the same.
+    config.record_geometry = images.record_geometry;
     config.timing = false;
     processor = std::make_unique<SampleProcessor>(config, &writer);
   }
