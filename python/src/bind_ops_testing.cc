@@ -110,7 +110,7 @@ void RegisterOpsTesting(py::module_& m) {
            py::array_t<double, py::array::c_style | py::array::forcecast> boxes,
            const std::string& box_format, double min_size, double min_area_fraction,
            py::array_t<double, py::array::c_style | py::array::forcecast> keypoints,
-           py::object instances) {
+           py::object instances) -> py::tuple {
           // The targets' geometry drawn from Rng(seed) (FollowTargetsForTesting).
           TargetsForTesting r;
           py::array m;
