@@ -6,9 +6,11 @@
 //
 // The input is an encoded image. A hash of it picks the decode region, the
 // DCT scale and a transform chain, so every input exercises header parsing,
-// a full decode, a region decode and a whole SampleProcessor run.
+// a full decode, a region decode, a label map's decode (whole and a band of
+// rows) and a whole SampleProcessor run.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "base/rng.h"
@@ -71,7 +73,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
 
-  // 3. The loader's per-sample work: plan, region decode, resample, convert.
+  // 3. As a label map (a mask field's decode): whole, then a band of rows,
+  // which must be the whole decode's rows whenever that succeeded.
+  {
+    NativeImage whole, band;
+    const bool whole_ok = decoder.DecodeNative(data, size, &whole, true).ok();
+    NativeRows rows;
+    rows.begin = static_cast<int>(rng.Below(static_cast<uint64_t>(header.height)));
+    rows.end = rows.begin + 1 + static_cast<int>(rng.Below(static_cast<uint64_t>(header.height)));
+    const bool band_ok = decoder.DecodeNative(data, size, &band, true, &rows).ok();
+    if (whole_ok) {
+      Check(band_ok);
+      Check(band.row_bytes() == whole.row_bytes());
+      Check(rows.first >= 0 && rows.first + band.height <= whole.height);
+      for (int y = 0; y < band.height; ++y) {
+        Check(std::memcmp(band.row(y), whole.row(rows.first + y), band.row_bytes()) == 0);
+      }
+    }
+  }
+
+  // 4. The loader's per-sample work: plan, region decode, resample, convert.
   const int out = 8 + static_cast<int>(rng.Below(40));
   ProcessorConfig config;
   switch (rng.Below(3)) {

@@ -13,6 +13,7 @@
 #include <png.h>
 
 #include "codec/formats.h"
+#include "codec/png_rows.h"
 
 namespace stoker {
 namespace {
@@ -504,6 +505,24 @@ class ImageDecoder::Png {
     if (setjmp(png_jmpbuf(png_))) return Fail();
     const int color = png_get_color_type(png_, info_);
     const int depth = png_get_bit_depth(png_, info_);
+    if (depth == 8 && png_get_interlace_type(png_, info_) == PNG_INTERLACE_NONE &&
+        (color == PNG_COLOR_TYPE_GRAY || (color == PNG_COLOR_TYPE_PALETTE && palette_indices))) {
+      // One byte per pixel, stored as given: our unfilter (codec/png_rows.h).
+      const int w = static_cast<int>(png_get_image_width(png_, info_));
+      const int h = static_cast<int>(png_get_image_height(png_, info_));
+      Reset();
+      const int y0 = rows != nullptr ? std::clamp(rows->begin, 0, h) : 0;
+      const int y1 = rows != nullptr ? std::clamp(rows->end, y0, h) : h;
+      out->Resize(w, y1 - y0, 1, 1);
+      STOKER_RETURN_IF_ERROR(DecodeBytePixelPngRows(data_, size_, w, h, y0, y1,
+                                                    out->pixels.data(), out->row_bytes(), &row_));
+      if (rows != nullptr) {
+        rows->first = y0;
+        rows->image_height = h;
+        rows->rows_read = y1;
+      }
+      return Status::OK();
+    }
 #ifdef PNG_IGNORE_ADLER32
     // A band that stops before the last row never reaches the zlib stream's
     // Adler-32 (after the last row's data), so it is not computed either

@@ -155,8 +155,10 @@ class ImageDecoder {
   // PNG gives only the rows [rows->begin, rows->end) (clipped to the image),
   // its inflate stopped after the last of them, so damage below them is not
   // seen (as a JPEG region's); `out` holds those rows, and `rows` says which
-  // (first, image_height, rows_read: the rows libpng decoded). Any other
-  // image is decoded whole (first 0, rows_read its height).
+  // (first, image_height, rows_read: the rows decoded). Any other image is
+  // decoded whole (first 0, rows_read its height). An 8-bit non-interlaced
+  // PNG of one byte per pixel (grey, or indices) is inflated and unfiltered
+  // by codec/png_rows.h, the others by libpng.
   Status DecodeNative(const uint8_t* data, size_t size, NativeImage* out,
                       bool palette_indices = false, NativeRows* rows = nullptr);
   // The whole image as Decode gives it (8-bit RGB, Pillow's convert("RGB")),
