@@ -1,6 +1,7 @@
 // Copyright 2026 The stoker Authors.
 #include "ops/convert.h"
 
+#include <cmath>
 #include <cstring>
 
 #include <cpuid.h>
@@ -15,6 +16,16 @@ bool CpuHasAvx2AndF16c() {
   unsigned a, b, c, d;
   if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
   return __builtin_cpu_supports("avx2") && (c & bit_F16C) != 0;
+}
+
+// a / b from the reciprocal r = 1 / b (float32): the product, its error by
+// a fused multiply-add (exact), and the product corrected by it. For most
+// divisors this is a / b correctly rounded; PixelWriter checks every value
+// it will meet before using it (DividesByReciprocal).
+inline float CorrectedQuotient(float a, float b, float r) {
+  const float q = a * r;
+  const float e = std::fma(-q, b, a);
+  return std::fma(e, r, q);
 }
 
 }  // namespace
@@ -99,6 +110,23 @@ PixelWriter::PixelWriter(DType dtype, Layout layout, int height, int width, bool
       u16_[c][v] = dtype == DType::kBFloat16 ? FloatToBFloat16(x) : FloatToHalf(x);
     }
   }
+  // The AVX2 rows divide with two divisions per value (vdivps: the rows'
+  // bottleneck). A multiply by the reciprocal with an FMA correction gives
+  // the same float32 for every byte value of every channel, or it is not
+  // used: all 768 are compared here, bit for bit.
+  fma_ = avx2_ && __builtin_cpu_supports("fma");
+  rcp255_ = 1.0f / 255.0f;
+  for (int c = 0; c < 3; ++c) rcp_std_[c] = 1.0f / std[c];
+  for (int c = 0; c < 3 && fma_; ++c) {
+    for (int v = 0; v < 256; ++v) {
+      float x = CorrectedQuotient(static_cast<float>(v), 255.0f, rcp255_);
+      if (normalize) x = CorrectedQuotient(x - mean[c], std[c], rcp_std_[c]);
+      if (std::memcmp(&x, &f32_[c][v], sizeof(x)) != 0) {
+        fma_ = false;
+        break;
+      }
+    }
+  }
 }
 
 float PixelWriter::Value(int c, int v) const {
@@ -175,20 +203,32 @@ __attribute__((target("avx2"))) int WritePlanarU8Avx2(const uint8_t* rgb, int wi
 // Float NCHW rows, 8 pixels at a time, with the same IEEE operations as the
 // tables (v / 255, then (x - mean) / std, each rounded to float32), so the
 // results are bit-identical; float16 via F16C's round-to-nearest-even,
-// bfloat16 by the integer rounding of FloatToBFloat16.
-__attribute__((target("avx2,f16c"))) int WritePlanarFloatAvx2(const uint8_t* rgb, int width,
-                                                             size_t plane, DType dtype,
-                                                             bool normalize, const float* mean,
-                                                             const float* std, uint8_t* out) {
-  const __m256 k255 = _mm256_set1_ps(255.0f);
+// bfloat16 by the integer rounding of FloatToBFloat16. With `rcp` (1/255,
+// then 1/std per channel) each division is CorrectedQuotient's multiply and
+// two FMAs, which the writer has checked give the tables' values.
+template <bool kReciprocal>
+__attribute__((target("avx2,f16c,fma"), always_inline)) inline __m256 Quotient(__m256 a, __m256 b,
+                                                                               __m256 r) {
+  if (!kReciprocal) return _mm256_div_ps(a, b);
+  const __m256 q = _mm256_mul_ps(a, r);
+  const __m256 e = _mm256_fnmadd_ps(q, b, a);  // a - q * b, exact
+  return _mm256_fmadd_ps(e, r, q);
+}
+
+template <bool kReciprocal>
+__attribute__((target("avx2,f16c,fma"))) int WritePlanarFloatAvx2(
+    const uint8_t* rgb, int width, size_t plane, DType dtype, bool normalize, const float* mean,
+    const float* std, const float* rcp_std, float rcp255, uint8_t* out) {
+  const __m256 k255 = _mm256_set1_ps(255.0f), r255 = _mm256_set1_ps(rcp255);
   int x = 0;
   for (; x + 8 <= width; x += 8) {
     __m128i ch[3];
     Deinterleave8(rgb + 3 * x, &ch[0], &ch[1], &ch[2]);
     for (int c = 0; c < 3; ++c) {
-      __m256 v = _mm256_div_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(ch[c])), k255);
+      __m256 v = Quotient<kReciprocal>(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(ch[c])), k255, r255);
       if (normalize) {
-        v = _mm256_div_ps(_mm256_sub_ps(v, _mm256_set1_ps(mean[c])), _mm256_set1_ps(std[c]));
+        v = Quotient<kReciprocal>(_mm256_sub_ps(v, _mm256_set1_ps(mean[c])),
+                                  _mm256_set1_ps(std[c]), _mm256_set1_ps(rcp_std[c]));
       }
       if (dtype == DType::kFloat32) {
         _mm256_storeu_ps(reinterpret_cast<float*>(out) + c * plane + x, v);
@@ -217,8 +257,11 @@ void PixelWriter::WriteRow(const uint8_t* rgb, int y, int height, int width,
   if (layout_ == Layout::kNCHW && dtype_ != DType::kUint8 && avx2_) {
     const size_t esize = DTypeSize(dtype_);
     uint8_t* row = slot + static_cast<size_t>(y) * width * esize;
-    const int done = WritePlanarFloatAvx2(rgb, width, plane, dtype_, normalize_, mean_.data(),
-                                          std_.data(), row);
+    const int done =
+        fma_ ? WritePlanarFloatAvx2<true>(rgb, width, plane, dtype_, normalize_, mean_.data(),
+                                          std_.data(), rcp_std_.data(), rcp255_, row)
+             : WritePlanarFloatAvx2<false>(rgb, width, plane, dtype_, normalize_, mean_.data(),
+                                           std_.data(), rcp_std_.data(), rcp255_, row);
     for (int x = done; x < width; ++x) {
       for (int c = 0; c < 3; ++c) {
         const uint8_t v = rgb[3 * x + c];

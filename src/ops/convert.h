@@ -47,6 +47,11 @@ class PixelWriter {
   int width() const { return width_; }
   // The converted value of channel c at byte value v, as float.
   float Value(int c, int v) const;
+  // True when the AVX2 float rows divide by multiplying with reciprocals and
+  // an FMA correction: chosen when the CPU has FMA and that gives the
+  // tables' values for every byte value of every channel (it does for
+  // ImageNet's mean and std; for others it may not, and the rows divide).
+  bool divides_by_reciprocal() const { return fma_; }
 
  private:
   DType dtype_;
@@ -56,8 +61,11 @@ class PixelWriter {
   std::array<std::array<float, 256>, 3> f32_;
   std::array<std::array<uint16_t, 256>, 3> u16_;
   bool avx2_ = false;
+  bool fma_ = false;
   bool normalize_ = false;
   std::array<float, 3> mean_{}, std_{};
+  std::array<float, 3> rcp_std_{};
+  float rcp255_ = 0.f;
 };
 
 }  // namespace stoker

@@ -6,9 +6,11 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <ostream>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -461,12 +463,51 @@ namespace {
 
 // Wide rows run the vector paths (8 pixels at a time) over every byte value
 // of every channel; they must agree bit for bit with the per-value tables.
+// The means and stds: ImageNet's, others in common use, random ones, and
+// extremes (where the reciprocal with its correction may not give the
+// quotient, and the writer must then divide).
+std::vector<std::pair<std::array<float, 3>, std::array<float, 3>>> MeanStdCases() {
+  std::vector<std::pair<std::array<float, 3>, std::array<float, 3>>> cases = {
+      {kMean, kStd},
+      {{0.5f, 0.5f, 0.5f}, {0.5f, 0.5f, 0.5f}},
+      {{0.48145466f, 0.4578275f, 0.40821073f}, {0.26862954f, 0.26130258f, 0.27577711f}},
+      {{0.f, 0.f, 0.f}, {1.f, 3.f, 7.f}},
+      {{1e-30f, -2.f, 0.25f}, {3e-5f, 1e30f, 1.1754944e-38f}},
+      {{0.1f, 0.2f, 0.3f}, {1e-7f, 6e-8f, 255.f}}};
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  for (int k = 0; k < 40; ++k) {
+    std::array<float, 3> m{}, sd{};
+    for (int c = 0; c < 3; ++c) {
+      m[c] = u(rng);
+      sd[c] = 0.01f + u(rng);
+    }
+    cases.push_back({m, sd});
+  }
+  return cases;
+}
+
+bool CpuHasAvx2AndFma() {
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+TEST(PixelWriterVectorTest, ImageNetsConstantsDivideByReciprocals) {
+  if (!CpuHasAvx2AndFma()) GTEST_SKIP() << "no AVX2 with FMA on this CPU";
+  PixelWriter writer(DType::kFloat32, Layout::kNCHW, 4, 4, true, kMean, kStd);
+  EXPECT_TRUE(writer.divides_by_reciprocal());
+  PixelWriter plain(DType::kFloat32, Layout::kNCHW, 4, 4, false, kMean, kStd);
+  EXPECT_TRUE(plain.divides_by_reciprocal());
+}
+
 TEST(PixelWriterVectorTest, WideRowsMatchTheTablesForEveryValue) {
   const int H = 3, W = 256 + 5;
+  int reciprocal = 0, divided = 0;
+  for (const auto& [mean, std] : MeanStdCases()) {
   for (DType dtype : {DType::kUint8, DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
     for (bool normalize : {false, true}) {
       if (dtype == DType::kUint8 && normalize) continue;
-      PixelWriter writer(dtype, Layout::kNCHW, H, W, normalize, kMean, kStd);
+      PixelWriter writer(dtype, Layout::kNCHW, H, W, normalize, mean, std);
+      (writer.divides_by_reciprocal() ? reciprocal : divided) += 1;
       std::vector<uint8_t> slot(writer.sample_bytes());
       std::vector<uint8_t> rgb(static_cast<size_t>(W) * 3);
       for (int y = 0; y < H; ++y) {
@@ -491,12 +532,16 @@ TEST(PixelWriterVectorTest, WideRowsMatchTheTablesForEveryValue) {
             }
             ASSERT_EQ(Bits(got), Bits(writer.Value(c, v)))
                 << DTypeName(dtype) << " normalize=" << normalize << " x=" << x << " c=" << c
-                << " v=" << v;
+                << " v=" << v << " mean " << mean[c] << " std " << std[c]
+                << (writer.divides_by_reciprocal() ? " (reciprocal)" : " (division)");
           }
         }
       }
     }
   }
+  }
+  if (CpuHasAvx2AndFma()) EXPECT_GT(reciprocal, 0);
+  std::printf("float writers: %d by reciprocal, %d dividing\n", reciprocal, divided);
 }
 
 }  // namespace
