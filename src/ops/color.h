@@ -68,6 +68,13 @@ struct ColorJitterParams {
   double factor[4] = {1.0, 1.0, 1.0, 0.0};
 };
 ColorJitterParams DrawColorJitter(const Transform& t, Rng* rng);
+// Applies drawn ColorJitter parameters: the same bytes as AdjustBrightness,
+// AdjustContrast, AdjustSaturation and AdjustHue applied in `p.order` (the
+// enabled ones), but the steps between hue's place go fused, in at most two
+// passes over the image (per-value tables composed; saturation with the
+// tables before and after it; contrast's mean from a read-only pass, or from
+// the luma of what saturation's pass wrote when contrast follows it).
+void JitterColors(const ColorJitterParams& p, RgbImage* img);
 
 // The photometric transforms (their declarations: ops/color_transforms.cc):
 // each draws its parameters from `rng`, in torchvision's order, and applies

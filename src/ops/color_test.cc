@@ -150,6 +150,100 @@ TEST(ColorJitterTest, DrawsAPermutationAndFactorsInRange) {
   EXPECT_EQ(orders.size(), 24u);  // every permutation occurs
 }
 
+// JitterColors fuses the steps; the reference applies them one after the
+// other. Every order of brightness, contrast and saturation (and of all four
+// with hue), every subset, factors inside and outside [0, 1], on random and
+// flat images under and over saturation's 65536-pixel table size.
+std::vector<uint8_t> Sequential(const ColorJitterParams& p, RgbImage img) {
+  for (int k : p.order) {
+    if (!p.enabled[k]) continue;
+    const float f = static_cast<float>(p.factor[k]);
+    if (k == 0) AdjustBrightness(&img, f);
+    if (k == 1) AdjustContrast(&img, f);
+    if (k == 2) AdjustSaturation(&img, f);
+    if (k == 3) AdjustHue(&img, p.factor[3]);
+  }
+  return Pixels(img);
+}
+
+std::vector<RgbImage> JitterImages() {
+  std::vector<RgbImage> images;
+  Rng rng(11);
+  // 97 x 61 and 257 x 255 (65535 pixels) blend each sample; 257 x 256 uses the table.
+  for (auto [w, h] : {std::pair{97, 61}, std::pair{257, 255}, std::pair{257, 256}}) {
+    RgbImage noise;
+    noise.Resize(w, h);
+    for (int i = 0; i < w * h * 3; ++i) noise.data()[i] = static_cast<uint8_t>(rng.Next() >> 56);
+    images.push_back(noise);
+    RgbImage flat;
+    flat.Resize(w, h);
+    for (int i = 0; i < w * h * 3; ++i) flat.data()[i] = static_cast<uint8_t>(i % 3 == 0 ? 200 : 90);
+    images.push_back(flat);
+  }
+  return images;
+}
+
+TEST(ColorJitterTest, FusedStepsGiveTheSequentialBytes) {
+  const double factors[4] = {0.0, 0.6, 1.4, 1.9};
+  std::array<int, 3> order3 = {0, 1, 2};
+  int checked = 0;
+  for (RgbImage& image : JitterImages()) {
+    std::sort(order3.begin(), order3.end());
+    do {
+      for (int subset = 1; subset < 8; ++subset) {
+        // Each pair of steps sees every pair of factors: (i, j, (i + j) % 4).
+        for (int i = 0; i < 4; ++i) {
+          for (int j = 0; j < 4; ++j) {
+            ColorJitterParams p;
+            p.order = {order3[0], order3[1], order3[2], 3};
+            const double f[3] = {factors[i], factors[j], factors[(i + j) % 4]};
+            for (int k = 0; k < 3; ++k) {
+              p.enabled[k] = (subset >> k) & 1;
+              p.factor[k] = f[k];
+            }
+            RgbImage img = image;
+            JitterColors(p, &img);
+            ASSERT_EQ(Pixels(img), Sequential(p, image))
+                << image.width() << "x" << image.height() << " order " << order3[0]
+                << order3[1] << order3[2] << " subset " << subset << " factors " << f[0]
+                << " " << f[1] << " " << f[2];
+            ++checked;
+          }
+        }
+      }
+    } while (std::next_permutation(order3.begin(), order3.end()));
+  }
+  EXPECT_EQ(checked, 6 * 6 * 7 * 16);
+}
+
+TEST(ColorJitterTest, FusedStepsAroundHueGiveTheSequentialBytes) {
+  std::array<int, 4> order = {0, 1, 2, 3};
+  std::vector<RgbImage> images = JitterImages();
+  do {
+    for (int image : {0, 5}) {  // small noise, large flat
+      ColorJitterParams p;
+      p.order = order;
+      for (int k = 0; k < 4; ++k) p.enabled[k] = true;
+      p.factor[0] = 1.4;
+      p.factor[1] = 0.6;
+      p.factor[2] = 1.9;
+      p.factor[3] = 0.1;
+      RgbImage img = images[image];
+      JitterColors(p, &img);
+      ASSERT_EQ(Pixels(img), Sequential(p, images[image]))
+          << "order " << order[0] << order[1] << order[2] << order[3];
+    }
+  } while (std::next_permutation(order.begin(), order.end()));
+  // The transform draws its parameters and applies them.
+  const Transform t = Transform::ColorJitter({0.6, 1.4}, {0.6, 1.4}, {0.6, 1.4}, {-0.1, 0.1});
+  for (uint64_t seed = 0; seed < 8; ++seed) {
+    Rng draw(seed), apply(seed);
+    RgbImage img = images[0], scratch;
+    ApplyColorJitter(t, &apply, &img, &scratch);
+    EXPECT_EQ(Pixels(img), Sequential(DrawColorJitter(t, &draw), images[0])) << seed;
+  }
+}
+
 TEST(RandomInvertTest, InvertsWithProbabilityP) {
   const Transform t = MakeTransform("RandomInvert", {0.3}).value();
   RgbImage ref = Gradient(9, 7);
