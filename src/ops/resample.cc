@@ -21,6 +21,22 @@ inline uint8_t Clip8(int32_t v) {
   return static_cast<uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v));
 }
 
+// A weight w as w = (w >> kSplitBits) * 2^kSplitBits + (w & (2^kSplitBits -
+// 1)), both halves int16 (see "Why the split is exact" in resample.h). For
+// the weights of taps k and k + 1: the high halves as one int32 holding the
+// int16 pair (low 16 bits: tap k), and the low halves likewise, which is the
+// operand vpmaddwd wants.
+constexpr int kSplitBits = 11;
+inline void SplitPair(int32_t w0, int32_t w1, int32_t* high, int32_t* low) {
+  auto pack = [](int32_t a, int32_t b) {
+    return static_cast<int32_t>(static_cast<uint16_t>(a) |
+                                (static_cast<uint32_t>(static_cast<uint16_t>(b)) << 16));
+  };
+  constexpr int32_t kLowMask = (1 << kSplitBits) - 1;
+  *high = pack(w0 >> kSplitBits, w1 >> kSplitBits);
+  *low = pack(w0 & kLowMask, w1 & kLowMask);
+}
+
 }  // namespace
 
 void ComputeAxisCoeffs(double in0, double in1, int lo, int hi, int out_size, int window_start,
@@ -100,18 +116,25 @@ void ComputeAxisCoeffs(double in0, double in1, int lo, int hi, int out_size, int
     c->inside_begin = reverse ? window_length - i1 : i0;
     c->inside_end = reverse ? window_length - i0 : i1;
   }
-  // Pairs of outputs, each tap's weight repeated over 4 lanes:
-  // wide[((i / 2) * taps + k) * 8 + (i % 2) * 4 + lane] = weight(i, k).
-  c->wide.clear();
+  // The split weights of output pairs for the horizontal kernels (see
+  // HorizontalRowSplitAvx2): for output pair q and tap pair j, 16 words (int16
+  // pairs from SplitPair): high halves of output 2q four times, of output
+  // 2q + 1 four times, then the low halves alike.
+  c->split.clear();
   if (c->fixed_taps) {
     const int pairs = window_length / 2;
-    c->wide.resize(static_cast<size_t>(pairs) * taps * 8);
+    const int tap_pairs = (taps + 1) / 2;
+    c->split.resize(static_cast<size_t>(pairs) * tap_pairs * 16);
+    int32_t* s = c->split.data();
     for (int q = 0; q < pairs; ++q) {
-      for (int k = 0; k < taps; ++k) {
-        for (int j = 0; j < 2; ++j) {
-          const int32_t w = c->weights[static_cast<size_t>(2 * q + j) * taps + k];
+      for (int j = 0; j < tap_pairs; ++j, s += 16) {
+        for (int o = 0; o < 2; ++o) {
+          const int32_t* w = &c->weights[static_cast<size_t>(2 * q + o) * taps];
+          int32_t high, low;
+          SplitPair(w[2 * j], 2 * j + 1 < taps ? w[2 * j + 1] : 0, &high, &low);
           for (int lane = 0; lane < 4; ++lane) {
-            c->wide[(static_cast<size_t>(q) * taps + k) * 8 + j * 4 + lane] = w;
+            s[o * 4 + lane] = high;
+            s[8 + o * 4 + lane] = low;
           }
         }
       }
@@ -163,92 +186,106 @@ __attribute__((always_inline)) inline void HorizontalRowImpl(const uint8_t* src,
   }
 }
 
-// The horizontal pass with a compile-time tap count (coefficients computed
-// with fixed_taps): no per-pixel loop, independent products, AVX2.
-template <int T>
-__attribute__((target("avx2"))) void HorizontalRowFixedAvx2(const uint8_t* src, int origin_x,
-                                                           const AxisCoeffs& h, uint8_t* out) {
-  const int32_t* start = h.start.data();
-  const int32_t* weights = h.weights.data();
-  const __m256i half = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
-  int i = 0;
-  // Two output pixels per 256-bit vector: lanes 0-3 pixel i, 4-7 pixel i+1.
-  for (; i + 1 < h.length; i += 2) {
-    const uint8_t* p0 = src + (start[i] - origin_x) * 3;
-    const uint8_t* p1 = src + (start[i + 1] - origin_x) * 3;
-    const int32_t* w0 = weights + static_cast<size_t>(i) * T;
-    const int32_t* w1 = w0 + T;
-    __m256i prod[T];
-    for (int k = 0; k < T; ++k) {
-      int32_t a, b;
-      std::memcpy(&a, p0 + 3 * k, 4);
-      std::memcpy(&b, p1 + 3 * k, 4);
-      const __m256i px = _mm256_cvtepu8_epi32(_mm_unpacklo_epi32(_mm_cvtsi32_si128(a),
-                                                                 _mm_cvtsi32_si128(b)));
-      const __m256i wk = _mm256_setr_m128i(_mm_set1_epi32(w0[k]), _mm_set1_epi32(w1[k]));
-      prod[k] = _mm256_mullo_epi32(px, wk);
-    }
-    __m256i acc = half;
-    for (int k = 0; k < T; ++k) acc = _mm256_add_epi32(acc, prod[k]);
-    acc = _mm256_srai_epi32(acc, kPrecisionBits);
-    const __m128i lo = _mm256_castsi256_si128(acc), hi = _mm256_extracti128_si256(acc, 1);
-    const __m128i bytes = _mm_packus_epi16(_mm_packs_epi32(lo, hi), lo);  // 8 bytes: p0, p1
-    const int32_t o0 = _mm_cvtsi128_si32(bytes), o1 = _mm_extract_epi32(bytes, 1);
-    std::memcpy(out + 3 * i, &o0, 4);
-    std::memcpy(out + 3 * i + 3, &o1, 4);
-  }
-  for (; i < h.length; ++i) {
-    const uint8_t* p = src + (start[i] - origin_x) * 3;
-    const int32_t* w = weights + static_cast<size_t>(i) * T;
-    __m128i acc = _mm256_castsi256_si128(half);
-    for (int k = 0; k < T; ++k) {
-      int32_t word;
-      std::memcpy(&word, p + 3 * k, 4);
-      const __m128i px = _mm_cvtepu8_epi32(_mm_cvtsi32_si128(word));
-      acc = _mm_add_epi32(acc, _mm_mullo_epi32(px, _mm_set1_epi32(w[k])));
-    }
-    acc = _mm_srai_epi32(acc, kPrecisionBits);
-    const int32_t o = _mm_cvtsi128_si32(_mm_packus_epi16(_mm_packs_epi32(acc, acc), acc));
-    std::memcpy(out + 3 * i, &o, 4);
-  }
+// (hi << kSplitBits) + lo >> kPrecisionBits: the split sums joined (lo
+// carries the rounding half) and scaled down.
+__attribute__((target("avx2"), always_inline)) inline __m256i Join(__m256i hi, __m256i lo) {
+  return _mm256_srai_epi32(_mm256_add_epi32(_mm256_slli_epi32(hi, kSplitBits), lo),
+                           kPrecisionBits);
 }
 
-// Taps 3 and 5 (all bilinear resizes that shrink by 2x or less): the taps of
-// one pixel span at most 15 bytes, so one 16-byte load per pixel plus a
-// byte shuffle per tap spreads them into int32 lanes; two pixels share a
-// 256-bit vector, and the weights come pre-broadcast (AxisCoeffs::wide).
+// HorizontalRowSplitAvx2 loads 16 bytes from each output's first tap pixel
+// and, with more than 5 taps, 16 from byte kSplitSecondLoad.
 template <int T>
-__attribute__((target("avx2"))) void HorizontalRowShuffleAvx2(const uint8_t* src, int origin_x,
-                                                             const AxisCoeffs& h, uint8_t* out) {
-  static_assert(T <= 5, "the taps of a pixel must fit in 16 bytes");
-  const int32_t* start = h.start.data();
-  const int32_t* wide = h.wide.data();
-  const __m256i half = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
-  __m256i spread[T];
-  for (int k = 0; k < T; ++k) {
-    const int8_t b = static_cast<int8_t>(3 * k);
-    spread[k] = _mm256_setr_epi8(b, -1, -1, -1, b + 1, -1, -1, -1, b + 2, -1, -1, -1, -1, -1, -1,
-                                 -1, b, -1, -1, -1, b + 1, -1, -1, -1, b + 2, -1, -1, -1, -1, -1,
-                                 -1, -1);
+constexpr bool kSplitTwoLoads = T > 5;
+constexpr int kSplitSecondLoad = 12;
+
+// HorizontalRowSplitAvx2's sums for output pixels 2q (lanes 0-3) and
+// 2q + 1 (lanes 4-7), scaled down.
+template <int T>
+__attribute__((target("avx2"), always_inline)) inline __m256i SplitPairSums(
+    const uint8_t* src, int origin_x, const int32_t* start, const int32_t* split,
+    const __m256i* gather, __m256i half, int q) {
+  constexpr int kPairs = (T + 1) / 2;
+  constexpr bool kTwoLoads = kSplitTwoLoads<T>;
+  const uint8_t* p0 = src + (start[2 * q] - origin_x) * 3;
+  const uint8_t* p1 = src + (start[2 * q + 1] - origin_x) * 3;
+  const __m256i first = _mm256_setr_m128i(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p0)),
+                                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(p1)));
+  __m256i second = first;
+  if (kTwoLoads) {
+    second = _mm256_setr_m128i(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(p0 + kSplitSecondLoad)),
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(p1 + kSplitSecondLoad)));
   }
-  const int pairs = h.length / 2;
-  for (int q = 0; q < pairs; ++q) {
-    const int i = 2 * q;
-    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + (start[i] - origin_x) * 3));
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + (start[i + 1] - origin_x) * 3));
-    const __m256i px = _mm256_setr_m128i(a, b);
-    const int32_t* w = wide + static_cast<size_t>(q) * T * 8;
-    __m256i acc = half;
-    for (int k = 0; k < T; ++k) {
-      const __m256i wk = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 8 * k));
-      acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(_mm256_shuffle_epi8(px, spread[k]), wk));
+  const __m256i* w =
+      reinterpret_cast<const __m256i*>(split + static_cast<size_t>(q) * kPairs * 16);
+  __m256i acc_hi = _mm256_setzero_si256(), acc_lo = half;
+  for (int j = 0; j < kPairs; ++j) {
+    const __m256i px = _mm256_shuffle_epi8(kTwoLoads && j >= 2 ? second : first, gather[j]);
+    acc_hi = _mm256_add_epi32(acc_hi, _mm256_madd_epi16(px, _mm256_loadu_si256(w + 2 * j)));
+    acc_lo = _mm256_add_epi32(acc_lo, _mm256_madd_epi16(px, _mm256_loadu_si256(w + 2 * j + 1)));
+  }
+  return Join(acc_hi, acc_lo);
+}
+
+// The horizontal pass with a compile-time tap count T (coefficients computed
+// with fixed_taps), AVX2: two output pixels per 256-bit vector (lanes 0-3
+// pixel i, 4-7 pixel i + 1, int32 per channel; the fourth is ignored). The
+// taps go in pairs: one byte shuffle puts (tap 2j, tap 2j + 1) of each
+// channel into adjacent int16 lanes, and vpmaddwd multiplies them by the
+// pair's high and low weight halves (AxisCoeffs::split) and adds each pair,
+// which sums exactly what weight * pixel per tap does (resample.h). One
+// 16-byte load per pixel covers taps 0-4; with T > 5 a second one from byte
+// 12 covers taps 4-8. Reads up to 15 bytes past the last tap's pixel and
+// writes up to 4 bytes past the last output pixel.
+template <int T>
+__attribute__((target("avx2"))) void HorizontalRowSplitAvx2(const uint8_t* src, int origin_x,
+                                                           const AxisCoeffs& h, uint8_t* out) {
+  static_assert(T % 2 == 1 && T <= 9, "two 16-byte loads must cover the taps");
+  constexpr int kPairs = (T + 1) / 2;
+  constexpr bool kTwoLoads = kSplitTwoLoads<T>;
+  const int32_t* start = h.start.data();
+  const int32_t* split = h.split.data();
+  const __m256i half = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
+  // gather[j]: int16 lanes (tap 2j, tap 2j + 1) of channels 0-2; -1 gives 0.
+  __m256i gather[kPairs];
+  for (int j = 0; j < kPairs; ++j) {
+    const int base = kTwoLoads && j >= 2 ? kSplitSecondLoad : 0;
+    alignas(32) int8_t m[32];
+    for (int lane = 0; lane < 2; ++lane) {
+      for (int c = 0; c < 4; ++c) {
+        int8_t* e = m + lane * 16 + c * 4;
+        const bool second = 2 * j + 1 < T;
+        e[0] = c < 3 ? static_cast<int8_t>(3 * (2 * j) + c - base) : -1;
+        e[1] = -1;
+        e[2] = c < 3 && second ? static_cast<int8_t>(3 * (2 * j + 1) + c - base) : -1;
+        e[3] = -1;
+      }
     }
-    acc = _mm256_srai_epi32(acc, kPrecisionBits);
+    gather[j] = _mm256_load_si256(reinterpret_cast<const __m256i*>(m));
+  }
+  // Four pixels per store: saturated to bytes, the dwords put in pixel order
+  // and the fourth byte of each squeezed out (writes 4 bytes past the last).
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 0, 0, 0, 0);
+  const __m128i squeeze = _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
+  const int pairs = h.length / 2;
+  int q = 0;
+  for (; q + 1 < pairs; q += 2) {
+    // int16 lanes 0-3: pixel 2q, 4-7: 2q + 2, 8-11: 2q + 1, 12-15: 2q + 3.
+    const __m256i words =
+        _mm256_packs_epi32(SplitPairSums<T>(src, origin_x, start, split, gather, half, q),
+                           SplitPairSums<T>(src, origin_x, start, split, gather, half, q + 1));
+    const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(words, words), order);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 6 * q),
+                     _mm_shuffle_epi8(_mm256_castsi256_si128(bytes), squeeze));
+  }
+  if (q < pairs) {
+    const __m256i acc = SplitPairSums<T>(src, origin_x, start, split, gather, half, q);
     const __m128i lo = _mm256_castsi256_si128(acc), hi = _mm256_extracti128_si256(acc, 1);
-    const __m128i bytes = _mm_packus_epi16(_mm_packs_epi32(lo, hi), lo);
+    const __m128i bytes = _mm_packus_epi16(_mm_packs_epi32(lo, hi), lo);  // 8 bytes: 2q, 2q + 1
     const int32_t o0 = _mm_cvtsi128_si32(bytes), o1 = _mm_extract_epi32(bytes, 1);
-    std::memcpy(out + 3 * i, &o0, 4);
-    std::memcpy(out + 3 * i + 3, &o1, 4);
+    std::memcpy(out + 6 * q, &o0, 4);
+    std::memcpy(out + 6 * q + 3, &o1, 4);
   }
   if (h.length % 2) {  // the odd last pixel
     const int i = h.length - 1;
@@ -263,34 +300,74 @@ __attribute__((target("avx2"))) void HorizontalRowShuffleAvx2(const uint8_t* src
   }
 }
 
-// The vertical pass over one output row: for each group of 16 bytes, the
-// taps are summed in registers (no accumulator round trips to memory).
-__attribute__((target("avx2"))) void VerticalRowAvx2(const uint8_t* temp, size_t temp_stride,
+// 32 bytes [x, x + 32) of one output row of the vertical pass (see
+// VerticalRowAvx2): rows in pairs, their bytes interleaved and widened into
+// int16 lanes (row 2j, row 2j + 1), multiplied by the pair's split weights
+// (SplitPair words; a missing row 2j + 1 reads as zero).
+__attribute__((target("avx2"), always_inline)) inline void VerticalStep32(
+    const uint8_t* base, size_t stride, const int32_t* whi, const int32_t* wlo, int n, int x,
+    uint8_t* out) {
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i half = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
+  // Accumulators for bytes x + {0-3, 16-19}, {4-7, 20-23}, {8-11, 24-27},
+  // {12-15, 28-31} (the 128-bit lanes of the unpacks).
+  __m256i hi0 = zero, hi1 = zero, hi2 = zero, hi3 = zero;
+  __m256i lo0 = half, lo1 = half, lo2 = half, lo3 = half;
+  for (int j = 0; 2 * j < n; ++j) {
+    const uint8_t* r = base + static_cast<size_t>(2 * j) * stride + x;
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r));
+    const __m256i b =
+        2 * j + 1 < n ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r + stride)) : zero;
+    const __m256i ab_lo = _mm256_unpacklo_epi8(a, b), ab_hi = _mm256_unpackhi_epi8(a, b);
+    const __m256i p0 = _mm256_unpacklo_epi8(ab_lo, zero), p1 = _mm256_unpackhi_epi8(ab_lo, zero);
+    const __m256i p2 = _mm256_unpacklo_epi8(ab_hi, zero), p3 = _mm256_unpackhi_epi8(ab_hi, zero);
+    const __m256i wh = _mm256_set1_epi32(whi[j]), wl = _mm256_set1_epi32(wlo[j]);
+    hi0 = _mm256_add_epi32(hi0, _mm256_madd_epi16(p0, wh));
+    lo0 = _mm256_add_epi32(lo0, _mm256_madd_epi16(p0, wl));
+    hi1 = _mm256_add_epi32(hi1, _mm256_madd_epi16(p1, wh));
+    lo1 = _mm256_add_epi32(lo1, _mm256_madd_epi16(p1, wl));
+    hi2 = _mm256_add_epi32(hi2, _mm256_madd_epi16(p2, wh));
+    lo2 = _mm256_add_epi32(lo2, _mm256_madd_epi16(p2, wl));
+    hi3 = _mm256_add_epi32(hi3, _mm256_madd_epi16(p3, wh));
+    lo3 = _mm256_add_epi32(lo3, _mm256_madd_epi16(p3, wl));
+  }
+  // packs/packus work within 128-bit lanes, which the unpacks' order
+  // matches: the 32 bytes come out in order.
+  const __m256i s01 = _mm256_packs_epi32(Join(hi0, lo0), Join(hi1, lo1));
+  const __m256i s23 = _mm256_packs_epi32(Join(hi2, lo2), Join(hi3, lo3));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + x), _mm256_packus_epi16(s01, s23));
+}
+
+// The vertical pass over one output row, AVX2, with vpmaddwd on split
+// weights (resample.h: the same sums as weight * byte per row): 32 bytes a
+// step, the taps summed in registers; a row not a multiple of 32 ends with
+// one step overlapping the previous one (the same bytes again), a row
+// shorter than 32 is done byte by byte. Returns false (and writes nothing)
+// for more than 2 * kMaxPairs taps.
+constexpr int kMaxPairs = 128;
+__attribute__((target("avx2"))) bool VerticalRowAvx2(const uint8_t* temp, size_t temp_stride,
                                                     int first, const int32_t* w, int n,
                                                     int bytes, uint8_t* out) {
-  const __m256i half = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
   const uint8_t* base = temp + static_cast<size_t>(first) * temp_stride;
-  int x = 0;
-  for (; x + 16 <= bytes; x += 16) {
-    __m256i a0 = half, a1 = half;
-    for (int k = 0; k < n; ++k) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + k * temp_stride + x));
-      const __m256i wk = _mm256_set1_epi32(w[k]);
-      a0 = _mm256_add_epi32(a0, _mm256_mullo_epi32(_mm256_cvtepu8_epi32(v), wk));
-      a1 = _mm256_add_epi32(a1, _mm256_mullo_epi32(_mm256_cvtepu8_epi32(_mm_srli_si128(v, 8)), wk));
-    }
-    a0 = _mm256_srai_epi32(a0, kPrecisionBits);
-    a1 = _mm256_srai_epi32(a1, kPrecisionBits);
-    // packs/packus work within 128-bit lanes: fix the order with a permute.
-    const __m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(a0, a1), 0xD8);
-    const __m128i b = _mm_packus_epi16(_mm256_castsi256_si128(w16), _mm256_extracti128_si256(w16, 1));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + x), b);
+  int32_t whi[kMaxPairs], wlo[kMaxPairs];
+  const int pairs = (n + 1) / 2;
+  if (pairs > kMaxPairs) return false;  // a downscale by more than 127
+  for (int j = 0; j < pairs; ++j) {
+    SplitPair(w[2 * j], 2 * j + 1 < n ? w[2 * j + 1] : 0, &whi[j], &wlo[j]);
   }
-  for (; x < bytes; ++x) {
+  if (bytes >= 32) {
+    for (int x = 0; x + 32 <= bytes; x += 32) {
+      VerticalStep32(base, temp_stride, whi, wlo, n, x, out);
+    }
+    if (bytes % 32) VerticalStep32(base, temp_stride, whi, wlo, n, bytes - 32, out);
+    return true;
+  }
+  for (int x = 0; x < bytes; ++x) {
     int32_t acc = 1 << (kPrecisionBits - 1);
     for (int k = 0; k < n; ++k) acc += base[k * temp_stride + x] * w[k];
     out[x] = Clip8(acc);
   }
+  return true;
 }
 
 using RowFn = void (*)(const uint8_t*, int, const AxisCoeffs&, uint8_t*);
@@ -299,10 +376,10 @@ RowFn FixedTapKernel(int taps) {
   static const bool avx2 = __builtin_cpu_supports("avx2");
   if (!avx2) return nullptr;
   switch (taps) {
-    case 3: return &HorizontalRowShuffleAvx2<3>;
-    case 5: return &HorizontalRowShuffleAvx2<5>;
-    case 7: return &HorizontalRowFixedAvx2<7>;
-    case 9: return &HorizontalRowFixedAvx2<9>;
+    case 3: return &HorizontalRowSplitAvx2<3>;
+    case 5: return &HorizontalRowSplitAvx2<5>;
+    case 7: return &HorizontalRowSplitAvx2<7>;
+    case 9: return &HorizontalRowSplitAvx2<9>;
     default: return nullptr;
   }
 }
@@ -332,13 +409,39 @@ void VerticalRow(const uint8_t* temp, size_t temp_stride, int first, const int32
 
 }  // namespace
 
+void HorizontalRowReferenceForTesting(const uint8_t* src, int origin_x, const AxisCoeffs& h,
+                                      uint8_t* out) {
+  HorizontalRowSafe(src, origin_x, h, out);
+}
+
+bool HorizontalRowVectorForTesting(const uint8_t* src, int origin_x, const AxisCoeffs& h,
+                                   uint8_t* out) {
+  const RowFn fixed = h.fixed_taps ? FixedTapKernel(h.taps) : nullptr;
+  if (!fixed) return false;
+  fixed(src, origin_x, h, out);
+  return true;
+}
+
+void VerticalRowReferenceForTesting(const uint8_t* temp, size_t stride, int first,
+                                    const int32_t* w, int n, int bytes, uint8_t* out) {
+  std::vector<int32_t> acc(bytes);
+  VerticalRow(temp, stride, first, w, n, bytes, acc.data(), out);
+}
+
+bool VerticalRowVectorForTesting(const uint8_t* temp, size_t stride, int first, const int32_t* w,
+                                 int n, int bytes, uint8_t* out) {
+  if (!__builtin_cpu_supports("avx2") || n <= 0) return false;
+  return VerticalRowAvx2(temp, stride, first, w, n, bytes, out);
+}
+
 void Resampler::Begin(const AxisCoeffs& h, const AxisCoeffs& v) {
   h_ = &h;
   v_ = &v;
   const int bytes = h.length * 3;
   rows_ = std::max(v.max_input - v.min_input, 0);
   pushed_ = 0;
-  // 4 bytes of slack: the kernels write one byte past each output pixel.
+  // 4 bytes of slack: the kernels write up to 4 bytes past the last output
+  // pixel (the next row's bytes, written later, for the other rows).
   const size_t need = static_cast<size_t>(rows_) * bytes + 4;
   if (temp_.size() < need) temp_.resize(need);
   if (acc_.size() < static_cast<size_t>(bytes)) acc_.resize(bytes);
@@ -384,9 +487,10 @@ bool Resampler::Finish(RowSink sink, void* ctx) {
     }
   };
   for (int i = 0; i < v.length; ++i) {
-    if (avx2 && v.count[i] > 0) {
-      VerticalRowAvx2(temp_.data(), bytes, v.start[i] - v.min_input,
-                      &v.weights[static_cast<size_t>(i) * v.taps], v.count[i], bytes, row_.data());
+    if (avx2 && v.count[i] > 0 &&
+        VerticalRowAvx2(temp_.data(), bytes, v.start[i] - v.min_input,
+                        &v.weights[static_cast<size_t>(i) * v.taps], v.count[i], bytes,
+                        row_.data())) {
       fill(i);
       sink(ctx, i, row_.data(), out_w);
       continue;

@@ -39,12 +39,29 @@ struct AxisCoeffs {
   // Every output reads exactly `taps` inputs (zero weights pad the real
   // ones), which lets the horizontal pass use unrolled vector kernels.
   bool fixed_taps = false;
-  // With fixed_taps: the weights of output pairs broadcast for the vector
-  // kernels (see resample.cc).
-  std::vector<int32_t> wide;
+  // With fixed_taps: the weights of output pairs, split into int16 halves
+  // and laid out for the horizontal pass's vector kernels (see resample.cc).
+  std::vector<int32_t> split;
 };
 
 constexpr int kPrecisionBits = 22;  // Pillow's 32 - 8 - 2
+
+// Why the AVX2 kernels' split is exact. Every weight w is in [0, 2^22]: the
+// triangle filter is never negative and each normalised tap is at most 1,
+// so w = (int)(0.5 + v * 2^22) <= 2^22 (padding taps are 0). The kernels
+// write w = hi * 2^11 + lo with hi = w >> 11 in [0, 2048] and lo = w & 2047,
+// both int16, pair the taps, and sum pixel * hi and pixel * lo with
+// vpmaddwd (int16 x int16, the two products of a pair added into int32; its
+// one wrapping case, all four operands -32768, cannot occur). Then
+//   2^21 + sum(px * w) = (sum(px * hi) << 11) + (2^21 + sum(px * lo))
+// as integers, and no term wraps int32: one output's weights sum to at most
+// 2^22 + taps / 2 (each rounded up by at most 1/2), so for up to the 256
+// taps the vertical kernel takes, 2^21 + sum(px * w) <= 2^21 + 255 * (2^22 +
+// 128) < 1.08e9 < 2^31; sum(px * hi) << 11 <= sum(px * w); and sum(px * lo)
+// <= 255 * 2047 * 256 < 2^27. So the kernels get the very int32 sums of the
+// scalar passes (which cannot wrap either), hence the same bytes after the
+// shift and clamp. (A filter with negative weights, |w| < 2^23, would still
+// split into int16 halves: hi in [-4096, 4095].)
 
 // Coefficients for resampling the input span [in0, in1) (a real interval;
 // integer for an exact crop) to `out_size` outputs, with input pixels
@@ -122,6 +139,23 @@ class Resampler {
   bool has_fill_ = false;
   std::array<uint8_t, 3> fill_{0, 0, 0};
 };
+
+// Test seams: one row of each pass by the scalar reference and by the AVX2
+// kernel the Resampler would pick. The vector functions return false (and
+// write nothing) where that kernel does not run: no AVX2, coefficients
+// without fixed_taps or with a tap count that has no kernel, more than 256
+// vertical taps. Horizontal: `src` holds the pixels from origin_x on and 16
+// readable bytes after the span; `out` has room for h.length * 3 + 4 bytes.
+// Vertical: output bytes [0, bytes) from rows first .. first + n - 1 of
+// `temp` (rows `stride` bytes apart), weights w[0 .. n).
+void HorizontalRowReferenceForTesting(const uint8_t* src, int origin_x, const AxisCoeffs& h,
+                                      uint8_t* out);
+bool HorizontalRowVectorForTesting(const uint8_t* src, int origin_x, const AxisCoeffs& h,
+                                   uint8_t* out);
+void VerticalRowReferenceForTesting(const uint8_t* temp, size_t stride, int first,
+                                    const int32_t* w, int n, int bytes, uint8_t* out);
+bool VerticalRowVectorForTesting(const uint8_t* temp, size_t stride, int first, const int32_t* w,
+                                 int n, int bytes, uint8_t* out);
 
 }  // namespace stoker
 

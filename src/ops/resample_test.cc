@@ -402,16 +402,25 @@ TEST(ComputeAxisCoeffsTest, FixedTapsKeepTheSameSums) {
           EXPECT_GE(fixed.start[i], fixed.min_input);
           EXPECT_LE(fixed.start[i] + fixed.count[i], fixed.max_input);
         }
-        // The broadcast copy for the vector kernels.
-        const int pairs = wl / 2;
-        ASSERT_EQ(fixed.wide.size(), static_cast<size_t>(pairs) * fixed.taps * 8) << what;
+        // The split copy for the vector kernels: per output pair and tap pair, 8 words of
+        // high halves then 8 of low halves, four per output; each word the int16 pair
+        // (tap 2j, tap 2j + 1), the first in the low 16 bits.
+        const int pairs = wl / 2, tap_pairs = (fixed.taps + 1) / 2;
+        ASSERT_EQ(fixed.split.size(), static_cast<size_t>(pairs) * tap_pairs * 16) << what;
         for (int i = 0; i < 2 * pairs; ++i)
-          for (int k = 0; k < fixed.taps; ++k)
-            for (int lane = 0; lane < 4; ++lane)
-              ASSERT_EQ(fixed.wide[(static_cast<size_t>(i / 2) * fixed.taps + k) * 8 +
-                                   (i % 2) * 4 + lane],
-                        fixed.weights[static_cast<size_t>(i) * fixed.taps + k])
-                  << what;
+          for (int k = 0; k < 2 * tap_pairs; ++k)
+            for (int lane = 0; lane < 4; ++lane) {
+              const size_t at =
+                  (static_cast<size_t>(i / 2) * tap_pairs + k / 2) * 16 + (i % 2) * 4 + lane;
+              const int shift = 16 * (k % 2);
+              const int16_t high = static_cast<int16_t>(fixed.split[at] >> shift);
+              const int16_t low = static_cast<int16_t>(fixed.split[at + 8] >> shift);
+              const int32_t want =
+                  k < fixed.taps ? fixed.weights[static_cast<size_t>(i) * fixed.taps + k] : 0;
+              ASSERT_GE(low, 0) << what;
+              ASSERT_LT(low, 2048) << what;
+              ASSERT_EQ(high * 2048 + low, want) << what;
+            }
       }
     }
   }
@@ -785,6 +794,123 @@ TEST(ResamplerTest, ReusedResamplerAcrossShapes) {
   }
 }
 
+
+// ------------------------------------------- vector kernels vs scalar ----
+
+// Random bytes, with runs of 0 and 255 (the clamps' and the sums' extremes).
+std::vector<uint8_t> KernelTestBytes(size_t n, Rng* rng) {
+  std::vector<uint8_t> b(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t r = rng->Next();
+    const int mode = static_cast<int>((i / 16 + (r >> 60)) % 4);
+    b[i] = mode == 0 ? 255 : mode == 1 ? 0 : static_cast<uint8_t>(r >> 32);
+  }
+  return b;
+}
+
+// The horizontal AVX2 kernels (taps 3, 5, 7, 9: upscales and downscales up
+// to 4x) against the scalar pass, byte for byte, on random rows: integer and
+// fractional spans (many distinct weights, and the identity's single 2^22
+// weight), crops not at 0, padding outputs, flips, odd and even lengths.
+TEST(ResampleKernelTest, HorizontalVectorKernelsMatchScalar) {
+  Rng rng(2026);
+  struct Case {
+    double in;  // input span length
+    int out;
+  };
+  const Case cases[] = {{37, 37},   {10, 37},    {100, 199}, {37, 36},   {64, 43},
+                        {60, 30},   {61, 30},    {75, 30},   {90, 30},   {91, 29},
+                        {105, 30},  {120, 30},   {119, 31},  {1280, 640}, {2048, 512},
+                        {41.5, 17}, {33.25, 11}, {9, 3},     {12.75, 5},  {5, 5}};
+  int checked[10] = {0};
+  for (const Case& c : cases) {
+    for (int variant = 0; variant < 6; ++variant) {
+      const int lo = variant % 2 ? 7 : 0;
+      const double in0 = lo + (variant >= 4 ? 0.375 : 0.0);
+      const double in1 = std::min(in0 + c.in, lo + std::ceil(c.in));
+      const int hi = lo + static_cast<int>(std::ceil(c.in));
+      const bool reverse = variant == 2 || variant == 5;
+      const int ws = variant >= 2 ? -3 : 0;
+      const int wl = c.out - ws + (variant >= 2 ? 2 : 0) - (variant == 3 ? 1 : 0);
+      AxisCoeffs h;
+      ComputeAxisCoeffs(in0, in1, lo, hi, c.out, ws, wl, reverse, &h, /*fixed_taps=*/true);
+      const std::string what = std::to_string(c.in) + " -> " + std::to_string(c.out) +
+                               " variant " + std::to_string(variant) + " taps " +
+                               std::to_string(h.taps);
+      ASSERT_TRUE(h.fixed_taps) << what;
+      for (int trial = 0; trial < 8; ++trial) {
+        // The row holds pixels from `origin` on, then 16 bytes of slack.
+        const int origin = lo - static_cast<int>(rng.Below(3));
+        const size_t row_bytes = static_cast<size_t>(hi - origin) * 3;
+        std::vector<uint8_t> row = KernelTestBytes(row_bytes + 16, &rng);
+        if (trial == 0) std::fill(row.begin(), row.end(), 255);
+        std::vector<uint8_t> want(static_cast<size_t>(wl) * 3 + 4, 0xAB), got(want);
+        HorizontalRowReferenceForTesting(row.data(), origin, h, want.data());
+        if (!HorizontalRowVectorForTesting(row.data(), origin, h, got.data())) {
+          GTEST_SKIP() << "no AVX2 kernel on this CPU";
+        }
+        for (int x = 0; x < wl * 3; ++x) {
+          ASSERT_EQ(got[x], want[x]) << what << " trial " << trial << " byte " << x;
+        }
+        ++checked[h.taps];
+      }
+    }
+  }
+  for (int taps : {3, 5, 7, 9}) EXPECT_GT(checked[taps], 0) << "taps " << taps;
+}
+
+// The vertical AVX2 kernel against the scalar pass: tap counts 1 to 20 and
+// large ones (odd counts pair the last row with nothing), widths that
+// exercise the 32-byte steps, the overlapping last step and rows shorter
+// than 32 (byte by byte), the coefficients of
+// real scales and hand-made extreme weights (2^22 alone; halves at the
+// split's edges: 2047, 2048, 2^22 - 1).
+TEST(ResampleKernelTest, VerticalVectorKernelMatchesScalar) {
+  Rng rng(77);
+  std::vector<std::vector<int32_t>> weight_sets;
+  for (const SizePair& p : {SizePair{20, 20}, SizePair{50, 20}, SizePair{90, 20},
+                            SizePair{200, 20}, SizePair{7, 20}, SizePair{41, 3}}) {
+    AxisCoeffs v;
+    ComputeAxisCoeffs(0.25, p.in, 0, p.in, p.out, 0, p.out, false, &v);
+    for (int i = 0; i < v.length; ++i) {
+      weight_sets.emplace_back(&v.weights[static_cast<size_t>(i) * v.taps],
+                               &v.weights[static_cast<size_t>(i) * v.taps] + v.count[i]);
+    }
+  }
+  weight_sets.push_back({kOne});
+  weight_sets.push_back({0, kOne});
+  weight_sets.push_back({kOne - 1, 1});
+  weight_sets.push_back({2047, 2048, kOne - 4095});
+  weight_sets.push_back({kOne / 2 + 1, kOne / 2 - 2047, 2047, 1});
+  weight_sets.push_back({kOne / 4, kOne / 4, kOne / 4, kOne / 4 - 2048, 2047, 1});
+  for (int n : {63, 255, 256}) {  // many taps, the sum still 2^22
+    std::vector<int32_t> w(n, kOne / n);
+    w[0] += kOne - (kOne / n) * n;
+    weight_sets.push_back(w);
+  }
+  int checked = 0;
+  for (const auto& w : weight_sets) {
+    const int n = static_cast<int>(w.size());
+    for (int bytes : {1, 15, 16, 17, 31, 32, 33, 48, 63, 64, 75, 96, 127, 1920}) {
+      const int first = static_cast<int>(rng.Below(3));
+      const size_t stride = bytes + static_cast<size_t>(rng.Below(2)) * 5;
+      std::vector<uint8_t> temp = KernelTestBytes(stride * (first + n), &rng);
+      if (checked % 7 == 0) std::fill(temp.begin(), temp.end(), 255);
+      std::vector<uint8_t> want(bytes, 0xAB), got(want);
+      VerticalRowReferenceForTesting(temp.data(), stride, first, w.data(), n, bytes, want.data());
+      if (!VerticalRowVectorForTesting(temp.data(), stride, first, w.data(), n, bytes,
+                                       got.data())) {
+        GTEST_SKIP() << "no AVX2 kernel on this CPU";
+      }
+      ASSERT_EQ(got, want) << "taps " << n << " bytes " << bytes << " first weight " << w[0];
+      ++checked;
+    }
+  }
+  // Beyond 256 taps the scalar pass does it (Finish falls back).
+  std::vector<int32_t> many(257, kOne / 257);
+  std::vector<uint8_t> temp(257 * 32, 9), out(32);
+  EXPECT_FALSE(VerticalRowVectorForTesting(temp.data(), 32, 0, many.data(), 257, 32, out.data()));
+}
 
 TEST(ResamplerPadFillTest, PaintsOnlyThePaddingOutputs) {
   // A 6 x 4 grey image resampled to 6 x 4 (identity) inside a window reaching 2 beyond on
