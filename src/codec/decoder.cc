@@ -505,33 +505,35 @@ class ImageDecoder::Png {
     if (setjmp(png_jmpbuf(png_))) return Fail();
     const int color = png_get_color_type(png_, info_);
     const int depth = png_get_bit_depth(png_, info_);
-    if (depth == 8 && png_get_interlace_type(png_, info_) == PNG_INTERLACE_NONE &&
+    const int w = static_cast<int>(png_get_image_width(png_, info_));
+    const int h = static_cast<int>(png_get_image_height(png_, info_));
+    // Rows [y0, y1): the band asked for, or every row of an interlaced image
+    // (an Adam7 image's first row needs every pass). The rows above y0 are
+    // inflated and unfiltered (the next row's filter needs them) and dropped,
+    // and the inflate stops after y1 - 1.
+    const bool interlaced = png_get_interlace_type(png_, info_) != PNG_INTERLACE_NONE;
+    const bool band = rows != nullptr && !interlaced;
+    const int y0 = band ? std::clamp(rows->begin, 0, h) : 0;
+    const int y1 = band ? std::clamp(rows->end, y0, h) : h;
+    if (rows != nullptr) {
+      rows->first = y0;
+      rows->image_height = h;
+      rows->rows_read = y1;
+    }
+    if (depth == 8 && !interlaced &&
         (color == PNG_COLOR_TYPE_GRAY || (color == PNG_COLOR_TYPE_PALETTE && palette_indices))) {
       // One byte per pixel, stored as given: our unfilter (codec/png_rows.h).
-      const int w = static_cast<int>(png_get_image_width(png_, info_));
-      const int h = static_cast<int>(png_get_image_height(png_, info_));
       Reset();
-      const int y0 = rows != nullptr ? std::clamp(rows->begin, 0, h) : 0;
-      const int y1 = rows != nullptr ? std::clamp(rows->end, y0, h) : h;
       out->Resize(w, y1 - y0, 1, 1);
-      STOKER_RETURN_IF_ERROR(DecodeBytePixelPngRows(data_, size_, w, h, y0, y1,
-                                                    out->pixels.data(), out->row_bytes(), &row_));
-      if (rows != nullptr) {
-        rows->first = y0;
-        rows->image_height = h;
-        rows->rows_read = y1;
-      }
-      return Status::OK();
+      return DecodeBytePixelPngRows(data_, size_, w, h, y0, y1, out->pixels.data(),
+                                    out->row_bytes(), &row_);
     }
 #ifdef PNG_IGNORE_ADLER32
     // A band that stops before the last row never reaches the zlib stream's
     // Adler-32 (after the last row's data), so it is not computed either
     // (set before png_read_update_info, which starts the inflate). The
     // chunks' CRCs are still checked as they are read.
-    if (rows != nullptr && png_get_interlace_type(png_, info_) == PNG_INTERLACE_NONE &&
-        rows->end < static_cast<int>(png_get_image_height(png_, info_))) {
-      png_set_option(png_, PNG_IGNORE_ADLER32, PNG_OPTION_ON);
-    }
+    if (y1 < h) png_set_option(png_, PNG_IGNORE_ADLER32, PNG_OPTION_ON);
 #endif
     if (color == PNG_COLOR_TYPE_PALETTE && palette_indices) {
       if (depth < 8) png_set_packing(png_);
@@ -549,39 +551,27 @@ class ImageDecoder::Png {
     }
     png_set_interlace_handling(png_);
     png_read_update_info(png_, info_);
-    const int w = static_cast<int>(png_get_image_width(png_, info_));
-    const int h = static_cast<int>(png_get_image_height(png_, info_));
     const int channels = png_get_channels(png_, info_);
     const int bytes = png_get_bit_depth(png_, info_) / 8;
-    out->Resize(w, h, channels, bytes);
+    out->Resize(w, y1 - y0, channels, bytes);
     if (png_get_rowbytes(png_, info_) != out->row_bytes() || channels < 1 || channels > 4 ||
         (bytes != 1 && bytes != 2)) {
       Reset();
       return InternalError("PNG native transform produced " +
                            std::to_string(png_get_rowbytes(png_, info_)) + " bytes per row");
     }
-    if (rows != nullptr && png_get_interlace_type(png_, info_) == PNG_INTERLACE_NONE) {
-      // Rows [y0, y1) only: the rows above are inflated and unfiltered (the
-      // next row's filter needs them) into one scratch row and dropped, and
-      // the inflate stops after y1 - 1.
-      const int y0 = std::clamp(rows->begin, 0, h), y1 = std::clamp(rows->end, y0, h);
-      out->Resize(w, y1 - y0, channels, bytes);
+    if (band) {  // one scratch row for the rows above the band
       const size_t row_bytes = out->row_bytes();
       if (row_.size() < row_bytes) row_.resize(row_bytes);
       for (int y = 0; y < y1; ++y) {
         png_read_row(png_, y < y0 ? row_.data() : out->row(y - y0), nullptr);
       }
-      Reset();
-      rows->first = y0;
-      rows->image_height = h;
-      rows->rows_read = y1;
-      return Status::OK();
+    } else {
+      rows_.resize(static_cast<size_t>(h));
+      for (int y = 0; y < h; ++y) rows_[static_cast<size_t>(y)] = out->row(y);
+      png_read_image(png_, rows_.data());
     }
-    rows_.resize(static_cast<size_t>(h));
-    for (int y = 0; y < h; ++y) rows_[static_cast<size_t>(y)] = out->row(y);
-    png_read_image(png_, rows_.data());
     Reset();
-    if (rows != nullptr) *rows = NativeRows{rows->begin, rows->end, 0, h, h};
     return Status::OK();
   }
 

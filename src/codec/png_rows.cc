@@ -204,8 +204,8 @@ Status DecodeBytePixelPngRows(const uint8_t* data, size_t size, int width, int h
   for (int y = 0; y < end; ++y) {
     if (!inflate_into(filtered, n + 1, false)) return status;
     if (filtered[0] > 4) return DataLossError("PNG: bad adaptive filter value");
+    // Rows not kept alternate between the spares, so never overwrite `prev`.
     uint8_t* row = y >= begin ? out + static_cast<size_t>(y - begin) * stride : spare[y & 1];
-    if (row == prev) row = spare[(y + 1) & 1];
     UnfilterBytePixelRow(filtered[0], filtered + 1, prev, row, n);
     prev = row;
   }
