@@ -392,16 +392,14 @@ void Equalize(RgbImage* img) {
 
 void Posterize(RgbImage* img, int bits) {
   const int mask = ~((1 << (8 - bits)) - 1) & 255;
-  uint8_t lut[3][256];
-  for (int v = 0; v < 256; ++v) lut[0][v] = lut[1][v] = lut[2][v] = static_cast<uint8_t>(v & mask);
+  Lut lut;
+  for (int v = 0; v < 256; ++v) lut[v] = static_cast<uint8_t>(v & mask);
   ApplyLut(img, lut);
 }
 
 void Solarize(RgbImage* img, double threshold) {
-  uint8_t lut[3][256];
-  for (int v = 0; v < 256; ++v) {
-    lut[0][v] = lut[1][v] = lut[2][v] = static_cast<uint8_t>(v < threshold ? v : 255 - v);
-  }
+  Lut lut;
+  for (int v = 0; v < 256; ++v) lut[v] = static_cast<uint8_t>(v < threshold ? v : 255 - v);
   ApplyLut(img, lut);
 }
 
