@@ -25,7 +25,11 @@ configure: deps $(BUILD)/CMakeCache.txt
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
+# Both Python lanes: Debian's Python with its torch 1.13 (python_tests, on the checkout's
+# python/) and a venv with torch 2.x from pip (python_tests_torch2; torch2_lane.sh install
+# makes the venv and pip-installs stoker into it).
 test: build
+	@scripts/torch2_lane.sh install
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 demo: build
@@ -120,5 +124,5 @@ fuzz:
 	  build-fuzz/corpus/video build-fuzz/seeds/video fuzz/regressions/video
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan build-tsa build-fuzz build-wheel python/stoker/_C*.so \
+	rm -rf $(BUILD) build-asan build-tsan build-tsa build-fuzz build-wheel build-torch2 python/stoker/_C*.so \
 	  python/stoker/bin

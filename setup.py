@@ -80,6 +80,13 @@ class CMakeBuild(build_ext):
         args = ["-DCMAKE_BUILD_TYPE=Release", f"-DPython_EXECUTABLE={python}"]
         if not configured and shutil.which("ninja"):
             args += ["-G", "Ninja"]
+        # The pybind11 of the building environment (pip's, in an isolated build or a venv)
+        # rather than whichever CMake finds first (Debian's 2.10 predates numpy 2).
+        try:
+            import pybind11
+            args.append(f"-Dpybind11_DIR={pybind11.get_cmake_dir()}")
+        except ImportError:
+            pass
         if not in_place:
             args += ["-DSTOKER_BUILD_TESTS=OFF",
                      f"-DSTOKER_PYTHON_OUTPUT_DIR={build_dir / 'python' / 'stoker'}"]

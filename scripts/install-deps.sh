@@ -5,11 +5,14 @@
 #   scripts/install-deps.sh          what `make`, `make test` and `make check-thread-safety`
 #                                    need (clang: the thread-safety analysis)
 #   scripts/install-deps.sh fuzz     plus clang 14's libFuzzer (`make fuzz`)
-# Also installs s3rver (npm), the S3 server the S3 tests start on loopback,
-# into the git-ignored .npm-deps/ of the checkout (see docs/reliability.md).
+#   scripts/install-deps.sh torch2   plus the modern lane's venv, .venvs/torch2/ (torch 2.x and
+#                                    torchvision from pip: requirements/torch2.txt, ~5.5 GB)
+# Also makes .venvs/s3/, a venv with moto's S3 server (requirements/s3-server.txt), which
+# the S3 tests start on loopback (docs/reliability.md). The venvs are git-ignored, in the
+# checkout, made with $STOKER_VENV_PYTHON (default: python3 on PATH) and remade only when
+# their requirements file changes. Nothing is installed into a system Python.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-S3RVER=s3rver@3.7.1
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache
@@ -28,22 +31,43 @@ PACKAGES=(
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev ffmpeg python3-av
   dpkg-dev xz-utils  # scripts/gpu-kit.sh: apt-get source, the kit's .tar.xz
 )
-if [[ "${1:-}" == "fuzz" ]]; then
-  PACKAGES+=(clang-14 libclang-rt-14-dev)
-fi
-# Node and npm for s3rver, from Debian unless a node is already installed.
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-  PACKAGES+=(nodejs npm)
-fi
+VENVS=(s3)
+for arg in "$@"; do
+  case "$arg" in
+    fuzz) PACKAGES+=(clang-14 libclang-rt-14-dev) ;;
+    torch2) VENVS+=(torch2) ;;
+    *) echo "install-deps: unknown argument '$arg' (fuzz, torch2)" >&2; exit 2 ;;
+  esac
+done
 
-install_s3rver() {
-  [[ -f "$ROOT/.npm-deps/node_modules/s3rver/package.json" ]] && return 0
-  echo "install-deps: installing $S3RVER into $ROOT/.npm-deps" >&2
-  mkdir -p "$ROOT/.npm-deps"
-  # Not fatal: the build does not need it; the S3 tests skip without it (and fail under CI).
-  npm install --prefix "$ROOT/.npm-deps" --no-audit --no-fund --no-save --loglevel=error \
-    "$S3RVER" >/dev/null ||
-    echo "install-deps: could not install $S3RVER (npm); the S3 tests will be skipped" >&2
+# make_venv NAME: .venvs/NAME from requirements/NAME.txt (s3 -> s3-server.txt), unless the
+# venv was made from the same file. A failed install leaves no stamp, so the next run
+# starts that venv again from nothing.
+make_venv() {
+  local name=$1 req venv py
+  req="$ROOT/requirements/$name.txt"
+  [[ "$name" == "s3" ]] && req="$ROOT/requirements/s3-server.txt"
+  venv="$ROOT/.venvs/$name"
+  if [[ -x "$venv/bin/python" ]] && cmp -s "$req" "$venv/.requirements.txt"; then
+    return 0
+  fi
+  py=${STOKER_VENV_PYTHON:-python3}
+  echo "install-deps: making $venv from requirements/$(basename "$req") with $py" >&2
+  rm -rf "$venv"
+  "$py" -m venv "$venv"
+  local start=$SECONDS
+  if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$req" \
+       > "$venv.log" 2>&1; then
+    grep -v "is ignored: it is neither a file nor a directory" "$venv.log" | tail -n 30 >&2
+    echo "install-deps: pip could not install requirements/$(basename "$req") into $venv" >&2
+    exit 1
+  fi
+  cp "$req" "$venv/.requirements.txt"
+  echo "install-deps: $venv ready ($((SECONDS - start)) s)" >&2
+}
+
+make_venvs() {
+  for v in "${VENVS[@]}"; do make_venv "$v"; done
 }
 
 missing=()
@@ -52,7 +76,7 @@ for p in "${PACKAGES[@]}"; do
   [[ "$status" == "installed" ]] || missing+=("$p")
 done
 if [[ ${#missing[@]} -eq 0 ]]; then
-  install_s3rver
+  make_venvs
   exit 0
 fi
 
@@ -71,5 +95,5 @@ echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq >/dev/null
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-install_s3rver
+make_venvs
 echo "install-deps: done" >&2

@@ -2,7 +2,8 @@
 # The package as a user installs it, away from the checkout (ctest: python_wheel_install,
 # and python_editable_install for --editable).
 #   1. builds a wheel: python3 -m build --wheel --no-isolation (Debian's python3-build; no
-#      network), CMake in build-wheel/ beside build/ so ccache reuses make's objects;
+#      network), CMake in build-wheel/ beside build/ so ccache reuses make's objects (the
+#      modern lane, scripts/torch2_lane.sh, installs with pip into a torch 2.x venv);
 #   2. installs it with pip --no-index into a fresh venv (--system-site-packages: numpy and
 #      torch from Debian) in a temporary folder;
 #   3. from that folder, with no PYTHONPATH: imports stoker (checking it, and every module it
@@ -84,7 +85,9 @@ fi
 
 step "building the wheel"
 cd "$root"
-quiet "$py" -m build --wheel --no-isolation --outdir "$tmp/dist" .
+# --skip-dependency-check: Debian's Python has no pybind11 module (pyproject asks for pip's
+# >= 2.12, for numpy 2); CMake takes Debian's pybind11-dev, matched to Debian's numpy 1.24.
+quiet "$py" -m build --wheel --no-isolation --skip-dependency-check --outdir "$tmp/dist" .
 wheel=$(ls "$tmp"/dist/stoker-"$version"-*.whl)
 step "installing $(basename "$wheel") into a fresh venv"
 cd "$tmp"

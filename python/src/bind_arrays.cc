@@ -40,10 +40,9 @@ labels: path of a 1-D .npy of N numbers (bool, any int or uint, float holding
 layout: None (read from the shape; last dimension 1 or 3 means NHWC), "NHWC" or "NCHW".)doc")
       .def(py::init([](const std::string& images, const std::optional<std::string>& labels,
                        const std::optional<std::string>& layout) {
-             StatusOr<std::shared_ptr<NpySource>> s = [&] {
-               py::gil_scoped_release release;
+             StatusOr<std::shared_ptr<NpySource>> s = WithoutGil([&] {
                return NpySource::Open(images, labels.value_or(""), layout.value_or(""));
-             }();
+             });
              if (!s.ok()) Throw(s.status());
              return std::move(s).value();
            }),
@@ -53,10 +52,9 @@ layout: None (read from the shape; last dimension 1 or 3 means NHWC), "NHWC" or 
              for (const auto& [k, v] : fields) {
                f.emplace_back(py::str(k).cast<std::string>(), FsPath(py::reinterpret_borrow<py::object>(v)));
              }
-             StatusOr<std::shared_ptr<NpySource>> s = [&] {
-               py::gil_scoped_release release;
+             StatusOr<std::shared_ptr<NpySource>> s = WithoutGil([&] {
                return NpySource::OpenFields(f);
-             }();
+             });
              if (!s.ok()) Throw(s.status());
              return std::move(s).value();
            }),
@@ -134,17 +132,15 @@ shapes and labels and closed again here; reads open it lazily in the reading pro
                  }
                  f.emplace_back(k.cast<std::string>(), v.cast<std::string>());
                }
-               StatusOr<std::shared_ptr<Hdf5Source>> s = [&] {
-                 py::gil_scoped_release release;
+               StatusOr<std::shared_ptr<Hdf5Source>> s = WithoutGil([&] {
                  return Hdf5Source::OpenFields(path, f, json);
-               }();
+               });
                if (!s.ok()) Throw(s.status());
                return std::move(s).value();
              }
-             StatusOr<std::shared_ptr<Hdf5Source>> s = [&] {
-               py::gil_scoped_release release;
+             StatusOr<std::shared_ptr<Hdf5Source>> s = WithoutGil([&] {
                return Hdf5Source::Open(path, images, labels.value_or(""));
-             }();
+             });
              if (!s.ok()) Throw(s.status());
              return std::move(s).value();
            }),

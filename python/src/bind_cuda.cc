@@ -163,11 +163,7 @@ void RegisterDevice(py::module_& m) {
     return i.value();
   }, py::arg("device"));
   m.def("check_cuda_device", [](int index) {
-    Status s;
-    {
-      py::gil_scoped_release release;
-      s = CheckCudaDevice(index);
-    }
+    Status s = WithoutGil([&] { return CheckCudaDevice(index); });
     if (!s.ok()) Throw(s);
   }, py::arg("index"),
         "Raises stoker.StokerError, naming the reason, unless CUDA device `index` is usable.");
@@ -180,10 +176,9 @@ void RegisterDevice(py::module_& m) {
              o.device = device;
              o.seed = seed;
              o.batch_size = batch_size;
-             StatusOr<std::unique_ptr<DeviceStage>> stage = [&] {
-               py::gil_scoped_release release;
+             StatusOr<std::unique_ptr<DeviceStage>> stage = WithoutGil([&] {
                return DeviceStage::Create(o, height, width);
-             }();
+             });
              if (!stage.ok()) Throw(stage.status());
              return std::move(stage).value();
            }),
@@ -197,11 +192,10 @@ void RegisterDevice(py::module_& m) {
            [](DeviceStage& s, const py::array& images, uintptr_t out, uintptr_t labels_out,
               uintptr_t alloc_stream) {
              BatchPtr batch = BatchOf(images);
-             StatusOr<DeviceTicket> t = [&] {
-               py::gil_scoped_release release;
+             StatusOr<DeviceTicket> t = WithoutGil([&] {
                return s.Launch(batch, reinterpret_cast<void*>(out),
                                reinterpret_cast<int64_t*>(labels_out), alloc_stream);
-             }();
+             });
              if (!t.ok()) Throw(t.status());
              return reinterpret_cast<uintptr_t>(t.value().done);
            },
@@ -214,11 +208,7 @@ void RegisterDevice(py::module_& m) {
            },
            py::arg("ticket"), py::arg("stream"))
       .def("synchronize", [](DeviceStage& s) {
-        Status st;
-        {
-          py::gil_scoped_release release;
-          st = s.Synchronize();
-        }
+        Status st = WithoutGil([&] { return s.Synchronize(); });
         if (!st.ok()) Throw(st);
       });
 
@@ -277,10 +267,9 @@ void RegisterDevice(py::module_& m) {
              d.device = device;
              d.augment = AugmentFrom(augment);
              d.allocate = PythonAllocator(std::move(allocate));
-             StatusOr<std::unique_ptr<DeviceLoader>> l = [&] {
-               py::gil_scoped_release release;
+             StatusOr<std::unique_ptr<DeviceLoader>> l = WithoutGil([&] {
                return DeviceLoader::Create(std::move(source), options, d);
-             }();
+             });
              if (!l.ok()) Throw(l.status());
              return DeviceLoaderHolder(l.value().release());
            }),
@@ -288,11 +277,7 @@ void RegisterDevice(py::module_& m) {
            py::arg("allocate"))
       .def("start",
            [](DeviceLoader& l) {
-             Status s;
-             {
-               py::gil_scoped_release release;
-               s = l.Start();
-             }
+             Status s = WithoutGil([&] { return l.Start(); });
              if (!s.ok()) Throw(s);
            })
       .def("next",
@@ -331,11 +316,7 @@ void RegisterDevice(py::module_& m) {
            "lengths), values sharing the host batch's memory.")
       .def("stop",
            [](DeviceLoader& l) {
-             Status s;
-             {
-               py::gil_scoped_release release;
-               s = l.Stop();
-             }
+             Status s = WithoutGil([&] { return l.Stop(); });
              if (!s.ok()) Throw(s);
            })
       .def("state",

@@ -36,10 +36,9 @@ void RegisterDiagnose(py::module_& m) {
           options.batches = batches;
           options.agree = agree;
           options.max_rounds = max_rounds;
-          StatusOr<Diagnosis> result = [&] {
-            py::gil_scoped_release release;
+          StatusOr<Diagnosis> result = WithoutGil([&] {
             return Diagnose(&loader, call, options);
-          }();
+          });
           if (error) throw std::move(*error);
           if (!result.ok()) ThrowIterationStatus(result.status());
           const Diagnosis& d = result.value();
@@ -98,10 +97,9 @@ void RegisterDiagnose(py::module_& m) {
           t.step_ms = step_ms;
           t.include_auto = include_auto;
           t.codec_threads = std::move(codec_threads);
-          StatusOr<std::vector<TuneResult>> results = [&] {
-            py::gil_scoped_release release;
+          StatusOr<std::vector<TuneResult>> results = WithoutGil([&] {
             return Tune(loader.source(), loader.options(), t);
-          }();
+          });
           if (!results.ok()) ThrowIterationStatus(results.status());
           const TuneRecommendation rec = Recommend(results.value(), step_ms);
           py::dict out;

@@ -198,11 +198,9 @@ void RegisterLoader(py::module_& m) {
            [](Loader& l) {
              RefuseInWorkerThread("Loader.start()");
              CancelAndAwaitWorkers(l);
-             Status s;
-             {
-               py::gil_scoped_release release;
-               s = l.Start();
-             }
+             // WithoutGil, as next(): a daemon thread may be starting an epoch when the
+             // interpreter shuts down (gil_scoped_release's destructor would abort then).
+             Status s = WithoutGil([&] { return l.Start(); });
              if (!s.ok()) Throw(s);
            })
       .def("next",
@@ -228,7 +226,7 @@ void RegisterLoader(py::module_& m) {
              // WithoutGil: at exit a helper thread may still wait in here.
              WithoutGil([&] { l.Stop(); });
            })
-      .def("cancel", &Loader::Cancel, py::call_guard<py::gil_scoped_release>(),
+      .def("cancel", [](Loader& l) { WithoutGil([&] { l.Cancel(); }); },
            "Cancels the epoch without waiting for the samples in hand (Ctrl-C: a Python "
            "callable may block); the next start(), stop() or the destructor waits for them.")
       .def("abandon",
@@ -238,10 +236,7 @@ void RegisterLoader(py::module_& m) {
              // destroyed (its destructor would wait for that worker); the
              // process exit ends its threads.
              Loader& l = self.cast<Loader&>();
-             {
-               py::gil_scoped_release release;
-               l.Cancel();
-             }
+             WithoutGil([&] { l.Cancel(); });
              self.inc_ref();
            },
            "Cancels the epoch and leaks the loader (interpreter exit only).")
@@ -257,11 +252,7 @@ void RegisterLoader(py::module_& m) {
              st.epoch = epoch;
              st.consumed = consumed;
              st.world_size = world_size;
-             Status s;
-             {
-               py::gil_scoped_release release;
-               s = l.Resume(st);
-             }
+             Status s = WithoutGil([&] { return l.Resume(st); });
              if (!s.ok()) Throw(s);
            },
            py::arg("epoch"), py::arg("consumed"), py::arg("world_size"))

@@ -140,10 +140,9 @@ void RegisterMix(py::module_& m) {
              o.num_samples = num_samples.value_or(-1);
              o.labels = LabelsOf(labels);
              std::vector<std::shared_ptr<Source>> children = SourcesOf(sources);
-             StatusOr<std::shared_ptr<MixSource>> mix = [&] {
-               py::gil_scoped_release release;
+             StatusOr<std::shared_ptr<MixSource>> mix = WithoutGil([&] {
                return MixSource::Open(std::move(children), o);
-             }();
+             });
              return Unwrap(std::move(mix));
            }),
            py::arg("sources"), py::arg("weights") = py::none(), py::kw_only(),

@@ -90,10 +90,9 @@ void RegisterShards(py::module_& m) {
         o.stream.ca_file = ca_file;
         o.stream.s3_endpoint = endpoint_url;
         o.length = length;
-        StatusOr<std::shared_ptr<Source>> source = [&] {
-          py::gil_scoped_release release;
+        StatusOr<std::shared_ptr<Source>> source = WithoutGil([&] {
           return OpenShards(o);
-        }();
+        });
         if (!source.ok()) Throw(source.status());
         return std::move(source).value();
       },

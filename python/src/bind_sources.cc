@@ -92,10 +92,9 @@ void RegisterSources(py::module_& m) {
       "exist, has no class folders, or a class has no images.")
       .def(py::init([](const py::object& root_arg) {
              const std::string root = FsPath(root_arg);
-             StatusOr<std::shared_ptr<ImageFolder>> f = [&] {
-               py::gil_scoped_release release;
+             StatusOr<std::shared_ptr<ImageFolder>> f = WithoutGil([&] {
                return ImageFolder::Open(root);
-             }();
+             });
              return Unwrap(std::move(f));
            }),
            py::arg("root"))
@@ -134,11 +133,7 @@ void RegisterSources(py::module_& m) {
         }
         SampleScratch scratch;
         SampleData data;
-        Status s;
-        {
-          py::gil_scoped_release release;
-          s = f.ReadIndex(index, &scratch, &data);
-        }
+        Status s = WithoutGil([&] { return f.ReadIndex(index, &scratch, &data); });
         if (!s.ok()) Throw(s);
         return py::make_tuple(
             py::bytes(reinterpret_cast<const char*>(data.bytes), data.size), data.label);
@@ -172,10 +167,9 @@ void RegisterSources(py::module_& m) {
                                      "\"uint16\" or None");
              }
              const std::string images = FsPath(images_dir), masks = FsPath(masks_dir);
-             StatusOr<std::shared_ptr<SegmentationFolder>> f = [&] {
-               py::gil_scoped_release release;
+             StatusOr<std::shared_ptr<SegmentationFolder>> f = WithoutGil([&] {
                return SegmentationFolder::Open(images, masks, o);
-             }();
+             });
              return Unwrap(std::move(f));
            }),
            py::arg("images_dir"), py::arg("masks_dir"), py::arg("image_suffix") = "",
@@ -219,10 +213,9 @@ void RegisterSources(py::module_& m) {
                                      "' (expected None, 'semantic' or 'instances')");
              }
              const std::string dir = FsPath(images_dir), json = FsPath(annotations);
-             StatusOr<std::shared_ptr<CocoSource>> c = [&] {
-               py::gil_scoped_release release;
+             StatusOr<std::shared_ptr<CocoSource>> c = WithoutGil([&] {
                return CocoSource::Open(dir, json, o);
-             }();
+             });
              return Unwrap(std::move(c));
            }),
            py::arg("images_dir"), py::arg("annotations"), py::arg("drop_empty") = false,

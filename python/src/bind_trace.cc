@@ -53,11 +53,7 @@ void RegisterTrace(py::module_& m) {
       .def(
           "write",
           [](const Tracer& t, const std::string& path) {
-            Status s;
-            {
-              py::gil_scoped_release release;
-              s = t.WriteChromeTrace(path);
-            }
+            Status s = WithoutGil([&] { return t.WriteChromeTrace(path); });
             if (!s.ok()) Throw(s);
           },
           py::arg("path"))

@@ -132,10 +132,9 @@ Errors: a file FFmpeg cannot read (truncated, empty), one without a video stream
              o.with_times = with_times;
              if (extensions.has_value()) o.extensions = *extensions;
              if (!index_dir.is_none()) o.index_dir = FsPath(index_dir);
-             StatusOr<std::shared_ptr<VideoClips>> s = [&] {
-               py::gil_scoped_release release;
+             StatusOr<std::shared_ptr<VideoClips>> s = WithoutGil([&] {
                return VideoClips::Open(o);
-             }();
+             });
              if (!s.ok()) Throw(s.status());
              return std::move(s).value();
            }),
@@ -165,10 +164,9 @@ Errors: a file FFmpeg cannot read (truncated, empty), one without a video stream
            py::arg("index"), "Which clip of its video sample `index` is.")
       .def("frames_of",
            [](const VideoClips& s, int64_t index, uint64_t seed, int64_t epoch) {
-             StatusOr<VideoClips::ClipFrames> f = [&] {
-               py::gil_scoped_release release;
+             StatusOr<VideoClips::ClipFrames> f = WithoutGil([&] {
                return s.FramesOf(index, seed, epoch);
-             }();
+             });
              if (!f.ok()) Throw(f.status());
              return py::make_tuple(f.value().pts, f.value().seconds);
            },

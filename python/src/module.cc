@@ -23,6 +23,10 @@ void RegisterVideo(pybind11::module_& m);       // bind_video.cc
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "stoker's C++ engine (use the `stoker` package, not this module)";
+  // The pybind11 this module was compiled with: one older than 2.12 lays out numpy's
+  // array descriptors as numpy 1 did, so stoker/_abi.py refuses it beside numpy 2.
+  m.attr("_pybind11_version") = pybind11::make_tuple(PYBIND11_VERSION_MAJOR, PYBIND11_VERSION_MINOR,
+                                               PYBIND11_VERSION_PATCH);
   stoker::python::RegisterErrors(m);
   stoker::python::RegisterSources(m);
   stoker::python::RegisterTransforms(m);

@@ -15,6 +15,8 @@ straight into its slot of a pooled batch buffer.
             ...
 """
 
+from stoker import _C, _abi
+_abi.check(_C)
 from stoker._C import (Coco, HDF5, ImageFolder, Mix, Npy, SegmentationFolder, StokerError,
                        VideoClips)
 from stoker import _sources

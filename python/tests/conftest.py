@@ -27,6 +27,17 @@ MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
 
 
+def torchrun_command() -> list:
+    """The launcher as a user runs it: ``python -m torch.distributed.run`` (torchrun).
+    torch 1.x on Python 3.11 also needs ``--redirects 1 --tee 1``: its argument handling
+    otherwise fails with ``'NoneType' object has no attribute 'get'``; torch 2.x does not."""
+    import torch
+    cmd = [sys.executable, "-m", "torch.distributed.run"]
+    if int(torch.__version__.split(".")[0]) < 2:
+        cmd += ["--redirects", "1", "--tee", "1"]
+    return cmd
+
+
 def _built_with(part: str) -> bool:
     from stoker import _C
     return getattr(_C, f"built_with_{part}")()

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from conftest import photo
+from conftest import photo, torchrun_command
 
 pytest.importorskip("torchvision")
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -70,8 +70,7 @@ def test_imagenet_main(data, tmp_path):
 
 def test_classification_train_recipe_under_torchrun(data, tmp_path):
     def torchrun(*extra):
-        return run([sys.executable, "-m", "torch.distributed.run", "--redirects", "1",
-                    "--tee", "1", "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
+        return run([*torchrun_command(), "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
                     "--master_port", str(free_port()), str(EXAMPLES / "classification_train.py"),
                     "--data-path", str(data), "--model", "resnet18", "-b", "4", "-j", "2",
                     "--train-crop-size", "32", "--val-resize-size", "36",

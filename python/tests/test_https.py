@@ -21,7 +21,7 @@ import pytest
 import stoker
 from conftest import needs_curl
 from test_shards import collect, free_port, samples, tar_bytes, wait_listening
-from test_s3 import BUCKET, s3, s3rver  # noqa: F401 (fixtures)
+from test_s3 import BUCKET, s3, s3_server  # noqa: F401 (fixtures)
 
 pytestmark = needs_curl
 

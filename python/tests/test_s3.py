@@ -1,13 +1,15 @@
 """stoker.Shards over s3:// against a real S3 server on loopback.
 
-The server is s3rver (npm, installed by scripts/install-deps.sh into .npm-deps/): the
-S3 REST API on a local directory, with ListObjectsV2 pagination (continuation tokens),
-Range requests and S3's XML errors. s3rver checks the access key but not Signature V4
-signatures, so the tests put a small proxy in front of it that verifies each request's
-signature with an independent SigV4 implementation (checked below against AWS's own
-published example) and refuses a bad one with S3's 403 SignatureDoesNotMatch; the same
-proxy can drop connections mid-object and force small listing pages. The signature
-libcurl computes is also checked against AWS's examples in src/io/s3_test.cc.
+The server is moto's server mode (PyPI's moto, pinned in requirements/s3-server.txt and
+installed by scripts/install-deps.sh into the git-ignored .venvs/s3/ of the checkout): the
+S3 REST API in memory, with ListObjectsV2 pagination (continuation tokens), Range
+requests and S3's XML errors, in its own process. moto checks neither access keys nor
+Signature V4 signatures, so the tests put a small proxy in front of it that verifies
+each request's signature with an independent SigV4 implementation (checked below
+against AWS's own published example) and refuses an unknown key with S3's 403
+InvalidAccessKeyId and a bad signature with 403 SignatureDoesNotMatch; the same proxy
+can drop connections mid-object and force small listing pages. The signature libcurl
+computes is also checked against AWS's examples in src/io/s3_test.cc.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import os
 import socket
 import socketserver
 import subprocess
+import sys
 import threading
 import time
 import urllib.parse
@@ -32,8 +35,10 @@ from conftest import skip_unless_built_with
 from test_shards import collect, free_port, samples, tar_bytes, wait_listening
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-S3RVER = os.path.join(ROOT, ".npm-deps", "node_modules", "s3rver", "bin", "s3rver.js")
-KEY, SECRET = "S3RVER", "S3RVER"  # s3rver's built-in account
+# moto's server: $STOKER_MOTO_SERVER, else the one scripts/install-deps.sh installs.
+MOTO_SERVER = os.environ.get("STOKER_MOTO_SERVER") or os.path.join(
+    ROOT, ".venvs", "s3", "bin", "moto_server")
+KEY, SECRET = "AKIDSTOKERTEST", "stoker-test-secret"  # the one account the proxy knows
 REGION = "eu-test-1"
 BUCKET = "shards"
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
@@ -93,7 +98,7 @@ def _s3_error(code: str, message: str) -> bytes:
 
 class _VerifyingProxy(socketserver.StreamRequestHandler):
     """Verifies the request's SigV4 signature (with the secrets in server.secrets), then
-    forwards it to s3rver. Per object path, the first server.drops responses are cut off
+    forwards it to moto's server. Per object path, the first server.drops responses are cut off
     after half of their body. server.max_keys forces small listing pages."""
 
     def handle(self):
@@ -174,36 +179,45 @@ class _VerifyingProxy(socketserver.StreamRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def s3rver(tmp_path_factory):
-    """s3rver on a loopback port with the bucket, and the local copies of what it holds."""
+def s3_server(tmp_path_factory):
+    """moto's S3 server on a loopback port with the bucket, and the objects it holds."""
     skip_unless_built_with("curl")
-    if not os.path.exists(S3RVER):
+    if not os.access(MOTO_SERVER, os.X_OK):
         if os.environ.get("CI"):  # CI ran `make deps`: a missing server is a broken install
-            pytest.fail("s3rver is not installed (scripts/install-deps.sh installs it)")
-        pytest.skip("s3rver is not installed (scripts/install-deps.sh installs it)")
-    data = tmp_path_factory.mktemp("s3rver")
+            pytest.fail(f"moto's server is not installed at {MOTO_SERVER} "
+                        "(scripts/install-deps.sh installs it)")
+        pytest.skip(f"moto's server is not installed at {MOTO_SERVER} "
+                    "(scripts/install-deps.sh installs it)")
     port = free_port()
-    # s3rver's continuation tokens use DES, which OpenSSL 3 keeps in its legacy provider.
-    proc = subprocess.Popen(["node", "--openssl-legacy-provider", S3RVER, "-d", str(data), "-a", "127.0.0.1", "-p", str(port),
-                             "-s", "--configure-bucket", BUCKET],
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    proc = subprocess.Popen([MOTO_SERVER, "-H", "127.0.0.1", "-p", str(port)], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        wait_listening(port, proc, timeout=30)
+        wait_listening(port, proc, timeout=60)
+        # moto logs every request to stderr: drain it, or a full pipe stalls the server.
+        threading.Thread(target=proc.stderr.read, daemon=True).start()
+        host = f"127.0.0.1:{port}"
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+
+        def put(path, body):
+            headers = sign_headers("PUT", host, path,
+                                   payload_hash=hashlib.sha256(body).hexdigest())
+            conn.request("PUT", path, body=body, headers=headers)
+            resp = conn.getresponse()
+            detail = resp.read()
+            assert resp.status == 200, (path, resp.status, detail)
+
+        # Outside us-east-1, S3 (and moto) want the region as the location constraint.
+        put(f"/{BUCKET}", (f"<CreateBucketConfiguration><LocationConstraint>{REGION}"
+                           "</LocationConstraint></CreateBucketConfiguration>").encode())
         objects = {}
         for s in range(23):  # more than four pages of five keys
             objects[f"train/train-{s:06d}.tar"] = tar_bytes(samples(s, 2))
         objects["train/README.txt"] = b"not a shard"
         for s in range(3):
             objects[f"only/part {s}.tar"] = tar_bytes(samples(50 + s, 2))  # a space: encoded
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         for key, body in objects.items():
-            path = f"/{BUCKET}/" + urllib.parse.quote(key, safe="/-_.~")
-            headers = sign_headers("PUT", f"127.0.0.1:{port}", path,
-                                   payload_hash=hashlib.sha256(body).hexdigest())
-            conn.request("PUT", path, body=body, headers=headers)
-            resp = conn.getresponse()
-            resp.read()
-            assert resp.status == 200, (key, resp.status)
+            put(f"/{BUCKET}/" + urllib.parse.quote(key, safe="/-_.~"), body)
         conn.close()
         yield port, objects
     finally:
@@ -212,9 +226,9 @@ def s3rver(tmp_path_factory):
 
 
 @pytest.fixture()
-def s3(s3rver, monkeypatch, tmp_path):
-    """The verifying proxy in front of s3rver, and the environment pointing at it."""
-    port, objects = s3rver
+def s3(s3_server, monkeypatch, tmp_path):
+    """The verifying proxy in front of moto's server, and the environment pointing at it."""
+    port, objects = s3_server
     server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _VerifyingProxy)
     server.daemon_threads = True
     server.upstream, server.secrets = port, {KEY: SECRET}
@@ -309,7 +323,7 @@ def test_s3_wrong_secret_is_refused_naming_the_credential_source(s3, monkeypatch
         collect(stoker.Shards(url, retries=3, backoff_ms=1))
     msg = str(e.value)
     assert url in msg and "HTTP 403" in msg and "SignatureDoesNotMatch" in msg, msg
-    assert "environment (AWS_ACCESS_KEY_ID=S3RVER)" in msg and "not-the-secret" not in msg, msg
+    assert f"environment (AWS_ACCESS_KEY_ID={KEY})" in msg and "not-the-secret" not in msg, msg
 
     # From a profile: the message names the profile and its file; listing names the bucket.
     creds = tmp_path / "creds"
@@ -394,7 +408,7 @@ print(json.dumps([labels, digest]))
 def run_readers(n, url, cache, cache_bytes=0):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [os.path.join(ROOT, "python")] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
-    procs = [subprocess.Popen(["/usr/bin/python3", "-c", _READER, url, str(cache),
+    procs = [subprocess.Popen([sys.executable, "-c", _READER, url, str(cache),
                                str(cache_bytes)], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE) for _ in range(n)]
     outs = []

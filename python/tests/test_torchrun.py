@@ -1,8 +1,7 @@
 """Ranks under real torchrun (gloo, loopback): disjoint data, equal batch counts,
 kill-and-resume at another world size, and a tiny DDP run that must not hang.
 
-Debian's torch 1.13 on Python 3.11 needs ``--redirects 1 --tee 1`` (torchrun's argument
-handling otherwise crashes with ``'NoneType' object has no attribute 'get'``).
+The launcher comes from conftest.torchrun_command (torch 1.x needs two more flags there).
 """
 
 from __future__ import annotations
@@ -16,6 +15,8 @@ import sys
 
 import numpy as np
 import pytest
+
+from conftest import torchrun_command
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("torch.distributed.run")
@@ -41,8 +42,7 @@ def data(tmp_path_factory):
 
 def torchrun(nproc, mode, data, tmp_path, **env):
     out = tmp_path / f"{mode}-{nproc}.json"
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--redirects", "1", "--tee", "1",
-           "--nproc_per_node", str(nproc), "--master_addr", "127.0.0.1",
+    cmd = [*torchrun_command(), "--nproc_per_node", str(nproc), "--master_addr", "127.0.0.1",
            "--master_port", str(free_port()), WORKER, mode, str(data), str(out)]
     full_env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1",
                     **{k: str(v) for k, v in env.items()})

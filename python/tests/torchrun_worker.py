@@ -1,6 +1,5 @@
 """One rank of the torchrun tests (test_torchrun.py): run under
-``python3 -m torch.distributed.run --redirects 1 --tee 1 --nproc_per_node K torchrun_worker.py
-MODE DATA OUT``. Ranks come from torch.distributed (gloo), as a user's job would have them.
+``torchrun --nproc_per_node K torchrun_worker.py MODE DATA OUT``. Ranks come from torch.distributed (gloo), as a user's job would have them.
 
 Modes:
   epochs   two epochs; every rank all-gathers its sample ids and batch count; rank 0 writes
