@@ -3,6 +3,8 @@
 # `make demo` benchmarks stoker against torch's DataLoader on generated data.
 
 BUILD ?= build
+# ccache keys paths relative to the checkout, so another clone (CI's) reuses the objects.
+export CCACHE_BASEDIR ?= $(CURDIR)
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 

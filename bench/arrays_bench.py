@@ -41,7 +41,7 @@ import numpy as np
 from PIL import Image
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "python"))
+sys.path.append(str(ROOT / "python"))  # an installed stoker wins
 sys.path.insert(0, str(ROOT / "bench"))
 import stoker  # noqa: E402
 from run_bench import repeated_folder  # noqa: E402

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
+sys.path.append(str(Path(__file__).resolve().parent.parent / "python"))  # an installed stoker wins
 import stoker  # noqa: E402
 from PIL import Image  # noqa: E402
 

@@ -23,7 +23,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.append(os.path.join(HERE, "..", "python"))  # an installed stoker wins
 
 import soak  # noqa: E402  (bench/soak.py: the data and the round's pipeline)
 import stoker  # noqa: E402

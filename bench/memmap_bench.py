@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "python"))
+sys.path.append(str(ROOT / "python"))  # an installed stoker wins
 import stoker  # noqa: E402
 
 

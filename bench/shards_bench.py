@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "python"))
+sys.path.append(str(ROOT / "python"))  # an installed stoker wins
 import stoker  # noqa: E402
 
 

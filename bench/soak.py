@@ -49,7 +49,7 @@ import warnings
 import numpy as np
 from PIL import Image
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))  # an installed stoker wins
 import stoker  # noqa: E402
 
 PAGE = os.sysconf("SC_PAGE_SIZE")

@@ -75,8 +75,10 @@ def many_small_jpegs(tmp_path_factory):
 
 def _busy_step(images, labels):
     # A CPU training step, slow by design: a fixed amount of torch work on the step's
-    # own threads (torch's intra-op pool), far more than the tiny images cost the loader.
-    x = torch.ones(160, 160)
+    # own threads (torch's intra-op pool), far more than the tiny images cost the loader
+    # (384: ~5 ms on two cores with torch 2.14, ~12 ms with 1.13; at 160 torch 2.14 took
+    # 0.5 ms and the step waited for data instead of contending).
+    x = torch.ones(384, 384)
     for _ in range(5):
         x = torch.mm(x, x).clamp_(max=1.0)
     return float(x[0, 0]) + float(images.float().mean())

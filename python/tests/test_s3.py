@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 
 import stoker
-from conftest import skip_unless_built_with
+from conftest import skip_unless_built_with, stoker_python_dir
 from test_shards import collect, free_port, samples, tar_bytes, wait_listening
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -407,7 +407,7 @@ print(json.dumps([labels, digest]))
 
 def run_readers(n, url, cache, cache_bytes=0):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [os.path.join(ROOT, "python")] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+        [stoker_python_dir()] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
     procs = [subprocess.Popen([sys.executable, "-c", _READER, url, str(cache),
                                str(cache_bytes)], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE) for _ in range(n)]

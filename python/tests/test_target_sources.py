@@ -115,7 +115,7 @@ def test_segmentation_masks_stack_by_their_declared_dtype(tmp_path):
         m8 = rng.integers(0, 21, (H, W), dtype=np.uint8)
         _png(tmp_path / "ann" / f"{k}.png", m8)
         m16 = rng.integers(0, 40000, (H, W)).astype(np.uint16)
-        Image.fromarray(m16.astype(np.int32), "I").save(tmp_path / "ann16" / f"{k}.png")
+        Image.fromarray(m16).save(tmp_path / "ann16" / f"{k}.png")  # 16-bit grey PNG
         assert np.asarray(Image.open(tmp_path / "ann16" / f"{k}.png")).max() > 255
     crop = [stoker.CenterCrop((H - 2, W - 4))]
 
