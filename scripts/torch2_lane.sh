@@ -7,7 +7,8 @@
 #                                    make's objects) against the venv's Python, numpy 2 and
 #                                    pybind11. `make test` runs this before ctest.
 #   scripts/torch2_lane.sh test [PYTEST ARGS]
-#                                    python/tests with the venv's interpreter (ctest:
+#                                    python/tests (or the files and options given) with the
+#                                    venv's interpreter (ctest:
 #                                    python_tests_torch2), the installed package's CLI as
 #                                    STOKER_CLI; fails, saying so, if install has not run.
 # The other lane is Debian's Python with its torch 1.13 (ctest: python_tests, on the
@@ -55,8 +56,11 @@ assert not stoker.__file__.startswith(os.path.join(root, "python") + os.sep), st
 print(f"torch2_lane: stoker {stoker.__version__} from {os.path.dirname(stoker.__file__)}, "
       f"torch {torch.__version__}, torchvision {torchvision.__version__}", file=sys.stderr)
 EOF
-    STOKER_CLI="$venv/bin/stoker" exec "$venv/bin/python" -m pytest -q -p no:cacheprovider \
-      "$root/python/tests" "$@"
+    # Arguments: pytest's; without a test file or folder among them, the whole suite.
+    paths=0
+    for a in "$@"; do [[ -e "$a" || "$a" == *::* ]] && paths=1; done
+    [[ $paths -eq 1 ]] || set -- "$root/python/tests" "$@"
+    STOKER_CLI="$venv/bin/stoker" exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
     ;;
   *)
     echo "usage: scripts/torch2_lane.sh install | test [PYTEST ARGS]" >&2
