@@ -66,8 +66,27 @@ make_venv() {
   echo "install-deps: $venv ready ($((SECONDS - start)) s)" >&2
 }
 
+# .venvs/debian-lane: requirements/debian-lane.txt installed with Debian's pip into a folder
+# (--target, --no-deps) that the Debian lane puts on its PYTHONPATH; remade when the file
+# changes.
+make_debian_lane() {
+  local req="$ROOT/requirements/debian-lane.txt" dir="$ROOT/.venvs/debian-lane"
+  if [[ -d "$dir" ]] && cmp -s "$req" "$dir/.requirements.txt"; then return 0; fi
+  echo "install-deps: making $dir from requirements/debian-lane.txt" >&2
+  rm -rf "$dir"
+  mkdir -p "$ROOT/.venvs"
+  if ! /usr/bin/python3 -m pip install -q --disable-pip-version-check --no-deps \
+       --target "$dir" -r "$req" > "$dir.log" 2>&1; then
+    grep -v "is ignored: it is neither a file nor a directory" "$dir.log" | tail -n 30 >&2
+    echo "install-deps: pip could not install requirements/debian-lane.txt into $dir" >&2
+    exit 1
+  fi
+  cp "$req" "$dir/.requirements.txt"
+}
+
 make_venvs() {
   for v in "${VENVS[@]}"; do make_venv "$v"; done
+  make_debian_lane
 }
 
 missing=()
