@@ -40,30 +40,39 @@ for arg in "$@"; do
   esac
 done
 
+# Whether DIR was made from REQ (its stamp DIR/.requirements.txt is the same file).
+made_from() {
+  [[ -f "$1/.requirements.txt" ]] && cmp -s "$2" "$1/.requirements.txt"
+}
+
+# pip_stamped DIR REQ PYTHON [PIP ARGS...]: PYTHON -m pip install [PIP ARGS] -r REQ, its
+# output in DIR.log (shown when it fails), then the stamp. A failed install leaves no
+# stamp, so the next run starts DIR again from nothing.
+pip_stamped() {
+  local dir=$1 req=$2 py=$3 start=$SECONDS
+  shift 3
+  if ! "$py" -m pip install -q --disable-pip-version-check "$@" -r "$req" > "$dir.log" 2>&1; then
+    grep -v "is ignored: it is neither a file nor a directory" "$dir.log" | tail -n 30 >&2
+    echo "install-deps: pip could not install requirements/$(basename "$req") into $dir" >&2
+    exit 1
+  fi
+  cp "$req" "$dir/.requirements.txt"
+  echo "install-deps: $dir ready ($((SECONDS - start)) s)" >&2
+}
+
 # make_venv NAME: .venvs/NAME from requirements/NAME.txt (s3 -> s3-server.txt), unless the
-# venv was made from the same file. A failed install leaves no stamp, so the next run
-# starts that venv again from nothing.
+# venv was made from the same file.
 make_venv() {
   local name=$1 req venv py
   req="$ROOT/requirements/$name.txt"
   [[ "$name" == "s3" ]] && req="$ROOT/requirements/s3-server.txt"
   venv="$ROOT/.venvs/$name"
-  if [[ -x "$venv/bin/python" ]] && cmp -s "$req" "$venv/.requirements.txt"; then
-    return 0
-  fi
+  [[ -x "$venv/bin/python" ]] && made_from "$venv" "$req" && return 0
   py=${STOKER_VENV_PYTHON:-python3}
   echo "install-deps: making $venv from requirements/$(basename "$req") with $py" >&2
   rm -rf "$venv"
   "$py" -m venv "$venv"
-  local start=$SECONDS
-  if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$req" \
-       > "$venv.log" 2>&1; then
-    grep -v "is ignored: it is neither a file nor a directory" "$venv.log" | tail -n 30 >&2
-    echo "install-deps: pip could not install requirements/$(basename "$req") into $venv" >&2
-    exit 1
-  fi
-  cp "$req" "$venv/.requirements.txt"
-  echo "install-deps: $venv ready ($((SECONDS - start)) s)" >&2
+  pip_stamped "$venv" "$req" "$venv/bin/python"
 }
 
 # .venvs/debian-lane: requirements/debian-lane.txt installed with Debian's pip into a folder
@@ -71,17 +80,11 @@ make_venv() {
 # changes.
 make_debian_lane() {
   local req="$ROOT/requirements/debian-lane.txt" dir="$ROOT/.venvs/debian-lane"
-  if [[ -d "$dir" ]] && cmp -s "$req" "$dir/.requirements.txt"; then return 0; fi
+  made_from "$dir" "$req" && return 0
   echo "install-deps: making $dir from requirements/debian-lane.txt" >&2
   rm -rf "$dir"
-  mkdir -p "$ROOT/.venvs"
-  if ! /usr/bin/python3 -m pip install -q --disable-pip-version-check --no-deps \
-       --target "$dir" -r "$req" > "$dir.log" 2>&1; then
-    grep -v "is ignored: it is neither a file nor a directory" "$dir.log" | tail -n 30 >&2
-    echo "install-deps: pip could not install requirements/debian-lane.txt into $dir" >&2
-    exit 1
-  fi
-  cp "$req" "$dir/.requirements.txt"
+  mkdir -p "$dir"
+  pip_stamped "$dir" "$req" /usr/bin/python3 --no-deps --target "$dir"
 }
 
 make_venvs() {
