@@ -418,6 +418,13 @@ class Loader {
 
   // Begins iterating an epoch, cancelling one in progress.
   virtual Status Start() = 0;
+  // The run the last Start() began: each Start() begins a new one, numbered
+  // from 1 (0 before the first). A consumer that another thread may stop and
+  // restart passes its run to Next(): a Next() for a run that is no longer
+  // current ends (*end) instead of taking the newer run's batches (a stale
+  // iterator never shortens the newer epoch). Any thread.
+  static constexpr uint64_t kCurrentRun = 0;
+  virtual uint64_t run() const = 0;
   // The next batch in order. Blocks. `*end` is set when the epoch is done.
   virtual Status Next(BatchPtr* batch, bool* end) = 0;
   // The same, calling `poll` about every `poll_ms` while it waits; a non-OK
@@ -426,6 +433,9 @@ class Loader {
   // a slow batch.
   virtual Status Next(BatchPtr* batch, bool* end, const std::function<Status()>& poll,
                       int poll_ms) = 0;
+  // The same for `run` (see run(); kCurrentRun: whichever is current).
+  virtual Status Next(BatchPtr* batch, bool* end, const std::function<Status()>& poll,
+                      int poll_ms, uint64_t run) = 0;
   // Cancels the epoch in progress and waits until no worker touches it.
   virtual void Stop() = 0;
   // Cancels the epoch in progress without waiting: no worker starts another

@@ -203,22 +203,27 @@ void RegisterLoader(py::module_& m) {
              Status s = WithoutGil([&] { return l.Start(); });
              if (!s.ok()) Throw(s);
            })
+      .def_property_readonly("run", &Loader::run,
+                             "The run the last start() began (see next()).")
       .def("next",
-           [](Loader& l) -> py::object {
+           [](Loader& l, uint64_t run) -> py::object {
              RefuseInWorkerThread("next()");
              BatchPtr batch;
              bool end = false;
              SignalPoll poll;
              // Not gil_scoped_release: a daemon thread may still be in here
              // when the interpreter shuts down (WithoutGil parks it then).
-             Status s = WithoutGil([&] { return l.Next(&batch, &end, poll.fn(), SignalPoll::kMs); });
+             Status s = WithoutGil(
+                 [&] { return l.Next(&batch, &end, poll.fn(), SignalPoll::kMs, run); });
              poll.RaiseIfSignalled();
              if (!s.ok()) ThrowIterationStatus(s);
              if (end) return py::none();
              return BatchArrays(std::move(batch));
            },
-           "The next batch as (images, labels, ids) numpy arrays, or None at the end; with "
-           "collate='list', images is a list of per-sample arrays.")
+           py::arg("run") = Loader::kCurrentRun,
+           "The next batch of `run` (the `run` read after its start(); 0: the current one) as "
+           "(images, labels, ids) numpy arrays, or None at the end (or once another start() "
+           "began a newer run); with collate='list', images is a list of per-sample arrays.")
       .def("stop",
            [](Loader& l) {
              RefuseInWorkerThread("Loader.stop()");

@@ -974,6 +974,9 @@ class _EpochIterator:
         self._why = None  # set when the epoch was stopped from outside: next() raises it
         self._lock = threading.Lock()  # next() from several threads, one at a time
         self._epoch = int(self._impl.epoch)  # the epoch this iterator runs (the monitor's)
+        # The run its start() began: a next() still waiting when another thread starts a
+        # newer epoch ends instead of taking that epoch's batches.
+        self._run = int(self._impl.run) if self._feeder is None else 0
 
     def __iter__(self):
         return self
@@ -1005,7 +1008,7 @@ class _EpochIterator:
                     return self._loader._mix(
                         arrays if self._loader._return_indices else arrays[:2])
             else:
-                arrays = self._impl.next()
+                arrays = self._impl.next(self._run)
         except BaseException as e:
             if isinstance(e, _monitor.DriftWarning):  # strict monitor: the epoch goes on
                 raise

@@ -298,6 +298,25 @@ def test_four_threads_iterating_one_loader_never_end_short(small_root):
     loader.close()
 
 
+def test_a_stale_iterators_next_takes_nothing_from_the_newer_epoch(small_root):
+    # What the four threads above race into, made deterministic: a thread whose next()
+    # passed its checks just before another thread's iter() restarted the loader.
+    loader = stoker.Loader(stoker.ImageFolder(small_root), batch_size=2, threads=2,
+                           transforms=[stoker.Resize((16, 16))])
+    old = iter(loader)
+    next(old)
+    new = iter(loader)
+    assert new._run != old._run
+    n = 0
+    for _, y in new:
+        assert loader._impl.next(old._run) is None  # the stale run's next() ends at once
+        n += len(y)
+    assert n == N
+    with pytest.raises(RuntimeError, match="newer iter"):
+        next(old)
+    loader.close()
+
+
 # --------------------------------------------------------------- item 23 ----
 
 @pytest.mark.parametrize("exc", [KeyboardInterrupt, SystemExit, GeneratorExit, MemoryError])

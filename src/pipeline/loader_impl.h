@@ -90,9 +90,17 @@ class LoaderImpl : public Loader {
   Status Resume(const LoaderState& st) override;
 
   Status Start() override;
+  uint64_t run() const override {
+    MutexLockUnlessForked lock(mu(), workers_.ForkedChild());
+    return workers_.GenerationLocked(mu());
+  }
   Status Next(BatchPtr* out, bool* end) override { return Next(out, end, nullptr, 0); }
   Status Next(BatchPtr* out, bool* end, const std::function<Status()>& poll,
-              int poll_ms) override;
+              int poll_ms) override {
+    return Next(out, end, poll, poll_ms, kCurrentRun);
+  }
+  Status Next(BatchPtr* out, bool* end, const std::function<Status()>& poll, int poll_ms,
+              uint64_t run) override;
   void Stop() override;
   void Cancel() override;
   bool AwaitWorkersLeft(int timeout_ms) override;

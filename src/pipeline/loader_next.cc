@@ -42,7 +42,7 @@ struct HandoffSpan {
 
 // See BatchAssembler for how position batches become delivered ones.
 Status LoaderImpl::Next(BatchPtr* out, bool* end, const std::function<Status()>& poll,
-                        int poll_ms) {
+                        int poll_ms, uint64_t run) {
   STOKER_RETURN_IF_ERROR(workers_.CheckNotForked());
   *end = false;
   nvtx::Range range("stoker.hand-off");
@@ -53,9 +53,14 @@ Status LoaderImpl::Next(BatchPtr* out, bool* end, const std::function<Status()>&
   uint64_t generation = 0;
   {
     MutexLock lock(mu());
+    generation = workers_.GenerationLocked(mu());
+    if (run != kCurrentRun && run != generation) {
+      // A stale consumer: the carry and the batches are the newer run's.
+      *end = true;
+      return Status::OK();
+    }
     carry = assembler_.TakeCarry();
     padding = assembler_.padding();
-    generation = workers_.GenerationLocked(mu());
   }
   if (padding) return DeliverPadded(&carry, out);
   for (;;) {

@@ -314,6 +314,41 @@ TEST(LoaderTest, StopMidEpochThenRestart) {
   EXPECT_EQ(src->reads(), reads);
 }
 
+// A consumer of an earlier run (a stale iterator in another thread, whose
+// Next() began after the loader was restarted) gets the end, and leaves the
+// newer run its carry and every batch.
+TEST(LoaderTest, NextOfAStaleRunEndsAndTakesNothingFromTheNewerRun) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(37));
+  auto loader = Make(src, TrainOptions(8, 3));
+  EXPECT_EQ(loader->run(), 0u);
+  ASSERT_TRUE(loader->Start().ok());
+  const uint64_t first = loader->run();
+  EXPECT_NE(first, Loader::kCurrentRun);
+  BatchPtr b;
+  bool end = false;
+  ASSERT_TRUE(loader->Next(&b, &end, nullptr, 0, first).ok());
+  EXPECT_FALSE(end);
+  ASSERT_TRUE(loader->Start().ok());
+  const uint64_t second = loader->run();
+  EXPECT_NE(second, first);
+  std::set<int64_t> ids;
+  for (bool stale_turn = true;; stale_turn = !stale_turn) {
+    if (stale_turn) {  // every other call: the stale run's, which must end at once
+      BatchPtr stale;
+      bool stale_end = false;
+      ASSERT_TRUE(loader->Next(&stale, &stale_end, nullptr, 0, first).ok());
+      EXPECT_TRUE(stale_end);
+      EXPECT_EQ(stale, nullptr);
+      continue;
+    }
+    b.reset();
+    ASSERT_TRUE(loader->Next(&b, &end, nullptr, 0, second).ok());
+    if (end) break;
+    ids.insert(b->ids(), b->ids() + b->size());
+  }
+  EXPECT_EQ(ids.size(), 37u);
+}
+
 TEST(LoaderTest, BatchOutlivesTheLoader) {
   auto src = std::make_shared<MemorySource>(JpegSamples(8));
   auto loader = Make(src, TrainOptions(4, 2));
