@@ -190,6 +190,8 @@ class DeviceLoader {
   // The host Loader's counters (the batch launched ahead counts as taken).
   virtual LoaderStats stats() const = 0;
   virtual int64_t num_batches() const = 0;
+  // Loader::num_batches_left(); a batch launched ahead is not delivered yet.
+  virtual int64_t num_batches_left() const = 0;
 
   // The stage's options (dtype, layout, normalise, mean/std as moved from
   // the transforms, augment, seed, batch size) and output dims for n samples.

@@ -270,10 +270,24 @@ struct LoaderOptions {
 
 // Where an epoch stands, for checkpoints: `consumed` global positions of
 // `epoch` (over all ranks) have been handed out. Plain values, < 64 bytes.
+// A checkpoint: where an epoch stands and what it is an epoch of.
+// Loader::state() fills every field; Loader::Resume() refuses a state of a
+// newer format, of another dataset (sample count, fingerprint) or of another
+// order (seed, shuffle), and a position past the epoch's end. Change a
+// state only by its position (epoch, consumed) and take the rest from
+// state(): a state built field by field is of no dataset.
+inline constexpr int64_t kLoaderStateVersion = 1;
 struct LoaderState {
+  int64_t version = kLoaderStateVersion;  // the format; 1..kLoaderStateVersion
   int64_t epoch = 0;
-  int64_t consumed = 0;
-  int world_size = 1;   // the world size it was taken at
+  int64_t consumed = 0;  // global epoch positions consumed, over all ranks
+  int world_size = 1;    // the world size it was taken at
+  uint64_t seed = 0;     // LoaderOptions::seed
+  bool shuffle = false;  // LoaderOptions::shuffle
+  int64_t num_samples = -1;  // Loader::num_samples() (-1: a stream of unknown length)
+  // The source's Fingerprint() >> 1: 63 bits, a plain non-negative integer
+  // in any checkpoint format.
+  int64_t fingerprint = 0;
 };
 
 // Counters. Busy times are summed over threads.
@@ -459,14 +473,23 @@ class Loader {
 
   // Checkpoints. state(): the epoch in progress (or the last one, when it
   // was stopped before its end) and the global positions consumed so far;
-  // after an epoch's end, the next epoch at 0. Consumer thread.
+  // after an epoch's end, the next epoch at 0; with the loader's identity
+  // (see LoaderState). Consumer thread.
   virtual LoaderState state() const = 0;
   // The next Start() runs `s.epoch` from global position `s.consumed`, for
   // this loader's world size (every sample of the epoch exactly once over
-  // both segments). A later SetEpoch to another epoch cancels it. Streams
-  // resume only at the world size they were saved at (InvalidArgument
-  // otherwise): each rank skips its positions already consumed.
+  // both segments). A later SetEpoch to another epoch cancels it.
+  // InvalidArgument, naming what differs, for a state of a newer format,
+  // another dataset, seed or shuffle, a negative field, `consumed` past the
+  // epoch's samples, or a stream saved mid-epoch at another world size
+  // (streams resume only at the world size they were saved at: each rank
+  // skips its positions already consumed).
   virtual Status Resume(const LoaderState& s) = 0;
+  // Batches this rank has left to deliver in the epoch in progress, or in
+  // the one the next Start() runs when none is (after a mid-epoch Resume(),
+  // the rest of that epoch); -1 for a stream of unknown length. Under
+  // OnError::kSkip an upper bound, as num_batches(). Consumer thread.
+  virtual int64_t num_batches_left() const = 0;
 };
 
 }  // namespace stoker

@@ -319,12 +319,9 @@ void RegisterDevice(py::module_& m) {
              Status s = WithoutGil([&] { return l.Stop(); });
              if (!s.ok()) Throw(s);
            })
-      .def("state",
-           [](const DeviceLoader& l) {
-             const LoaderState st = l.state();
-             return py::make_tuple(st.epoch, st.consumed, st.world_size);
-           },
-           "(epoch, consumed, world_size): a batch launched ahead is not consumed yet.")
+      .def("state", &DeviceLoader::state, "A batch launched ahead is not consumed yet.")
+      .def("batches_left", &DeviceLoader::num_batches_left,
+           "A batch launched ahead is not delivered yet.")
       .def("output_dims", &DeviceLoader::output_dims, py::arg("n"))
       .def_property_readonly("loader", &DeviceLoader::loader, py::return_value_policy::reference_internal,
                              "The host Loader (uint8 NHWC batches).")

@@ -178,6 +178,19 @@ void RegisterLoader(py::module_& m) {
            py::arg("pad_value") = defaults.pad_value,
            py::arg("field_steps") = std::vector<FieldStep>(), py::arg("targets") = py::none());
 
+  py::class_<LoaderState>(m, "LoaderState",
+                          "A checkpoint (stoker/loader.h LoaderState): Loader.state() fills "
+                          "it; Loader.resume() checks it against the loader.")
+      .def(py::init<>())
+      .def_readwrite("version", &LoaderState::version)
+      .def_readwrite("epoch", &LoaderState::epoch)
+      .def_readwrite("consumed", &LoaderState::consumed)
+      .def_readwrite("world_size", &LoaderState::world_size)
+      .def_readwrite("seed", &LoaderState::seed)
+      .def_readwrite("shuffle", &LoaderState::shuffle)
+      .def_readwrite("num_samples", &LoaderState::num_samples)
+      .def_readwrite("fingerprint", &LoaderState::fingerprint);
+
   py::class_<Loader, LoaderHolder>(m, "Loader")
       .def(py::init([](std::shared_ptr<Source> source, const LoaderOptions& options) {
              return LoaderHolder(Unwrap(Loader::Create(std::move(source), options)).release());
@@ -245,27 +258,15 @@ void RegisterLoader(py::module_& m) {
              self.inc_ref();
            },
            "Cancels the epoch and leaks the loader (interpreter exit only).")
-      .def("state",
-           [](const Loader& l) {
-             const LoaderState st = l.state();
-             return py::make_tuple(st.epoch, st.consumed, st.world_size);
-           })
+      .def("state", &Loader::state)
       .def("resume",
-           [](Loader& l, int64_t epoch, int64_t consumed, int world_size) {
+           [](Loader& l, const LoaderState& st) {
              RefuseInWorkerThread("Loader.load_state_dict()");
-             LoaderState st;
-             st.epoch = epoch;
-             st.consumed = consumed;
-             st.world_size = world_size;
              Status s = WithoutGil([&] { return l.Resume(st); });
              if (!s.ok()) Throw(s);
            },
-           py::arg("epoch"), py::arg("consumed"), py::arg("world_size"))
-      .def_property_readonly("fingerprint",
-                             [](const Loader& l) {
-                               // 63 bits: a plain non-negative int for any checkpoint format
-                               return static_cast<int64_t>(l.source()->Fingerprint() >> 1);
-                             })
+           py::arg("state"))
+      .def("batches_left", &Loader::num_batches_left)
       .def_property_readonly("tracer", &Loader::tracer)
       .def_property_readonly("random_access",
                              [](const Loader& l) { return l.source()->random_access(); })

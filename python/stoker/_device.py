@@ -124,6 +124,9 @@ class _DeviceFeeder:
     def state(self):
         return self._impl.state()
 
+    def batches_left(self) -> int:
+        return self._impl.batches_left()
+
 
 def _record(entries, images, labels, device) -> dict:
     """A record batch from ``_C.DeviceLoader.next``'s entries: the fixed-shape fields as

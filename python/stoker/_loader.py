@@ -79,10 +79,9 @@ def _close_loaders_with_callables() -> None:
         if stopper.is_alive():
             impl.abandon()
 
-# The format of Loader.state_dict(); load_state_dict refuses newer ones.
-STATE_VERSION = 1
-# The keys of Loader.state_dict() that load_state_dict requires ("batch_transform" is
-# optional: only with a batch_transform that has a state).
+# The keys of Loader.state_dict(), the engine's LoaderState (stoker/loader.h), that
+# load_state_dict requires ("batch_transform" is optional: only with a batch_transform that
+# has a state).
 _STATE_KEYS = ("version", "epoch", "consumed", "world_size", "seed", "shuffle", "num_samples",
                "fingerprint")
 
@@ -164,15 +163,6 @@ def _default_seed(world_size: int) -> int:
     if world_size > 1 or torch is None:
         return 0
     return int(torch.initial_seed()) % 2**64
-
-
-def _rank_share(n: int, rank: int, world_size: int, rank_tail: str) -> int:
-    """Samples rank `rank` reads of `n` dealt over `world_size` ranks (RankShareOf)."""
-    if rank_tail == "uneven":
-        return n // world_size + (1 if rank < n % world_size else 0)
-    if rank_tail == "drop":
-        return n // world_size
-    return -(-n // world_size)
 
 
 class Loader:
@@ -489,7 +479,6 @@ class Loader:
             "drop" if drop_last else "pad")
         self._drop_last = drop_last
         self._batch_size = batch_size
-        self._resumed = None  # (epoch, batches left) after a mid-epoch load_state_dict
         if cache not in (None, "decoded", "output"):
             raise ValueError(f"cache must be None, 'decoded' or 'output', got {cache!r}")
         if cache is not None:
@@ -602,22 +591,33 @@ class Loader:
         return self._impl
 
     def __len__(self) -> int:
-        """Batches per epoch for this rank; after a mid-epoch ``load_state_dict()``, the
-        batches left in the resumed epoch (until that epoch ends or ``set_epoch()`` names
-        another), so progress bars and ETAs count what will come."""
+        """Batches per epoch for this rank, the whole epoch's also after a mid-epoch
+        ``load_state_dict()`` (as DataLoader's and StatefulDataLoader's): an LR schedule of
+        ``len(loader) * epochs`` steps is the same schedule after a resume. What is left of
+        the epoch is ``batches_left``."""
         n = self._live().__len__()
         if n < 0:  # a stream (e.g. compressed or remote shards): the length is unknown
             raise TypeError("this loader's source is a stream of unknown length; it has no len()")
-        if self._resumed is not None:
-            return self._resumed[1]
+        return n
+
+    @property
+    def batches_left(self) -> int:
+        """Batches this rank has left to deliver in the epoch being iterated, or in the one
+        the next ``iter()`` runs: after a mid-epoch ``load_state_dict()``, the rest of the
+        resumed epoch (until that epoch ends or ``set_epoch()`` names another), so progress
+        bars and ETAs count what will come, and ``len(loader) - loader.batches_left`` is the
+        resumed epoch's batch index at its start. Under ``on_error="skip"`` an upper bound.
+        TypeError for a stream of unknown length."""
+        n = (self._feeder or self._live()).batches_left()
+        if n < 0:
+            raise TypeError("this loader's source is a stream of unknown length; it has no "
+                            "batches_left")
         return n
 
     def set_epoch(self, epoch: int) -> None:
         """Sets the epoch the next iteration runs (order and augmentation depend on it)."""
         _C.refuse_in_worker_thread("Loader.set_epoch()")
         epoch = _int_arg("epoch", epoch, 0, 2**63 - 1)
-        if self._resumed is not None and epoch != self._resumed[0]:
-            self._resumed = None
         self._live().set_epoch(epoch)
 
     @property
@@ -658,11 +658,8 @@ class Loader:
         torch.distributed.checkpoint take it as is): the epoch in progress and the number of
         its samples consumed over all ranks (every rank reports the same when they take the
         same number of batches, as DDP does), or the next epoch at 0 after an epoch's end."""
-        epoch, consumed, world_size = (self._feeder or self._live()).state()
-        state = {"version": STATE_VERSION, "seed": self._seed, "shuffle": self._shuffle,
-                 "epoch": int(epoch), "consumed": int(consumed), "world_size": int(world_size),
-                 "num_samples": int(self._impl.num_samples),
-                 "fingerprint": int(self._impl.fingerprint)}
+        st = (self._feeder or self._live()).state()  # the engine's LoaderState
+        state = {key: getattr(st, key) for key in _STATE_KEYS}
         if hasattr(self._batch_transform, "state_dict"):
             state["batch_transform"] = self._batch_transform.state_dict()
         return state
@@ -673,7 +670,8 @@ class Loader:
         epoch exactly once over both segments, apart from the padding that evens out the
         ranks), with the same pixels as an uninterrupted run. A ``set_epoch()`` naming another
         epoch cancels it. Raises ValueError for a state from a newer format, another dataset
-        (size or fingerprint), or another seed or shuffle setting, and ValueError or
+        (size or fingerprint), or another seed or shuffle setting, or with ``consumed`` past
+        the epoch's samples (the engine's checks, as for a C++ caller), and ValueError or
         TypeError naming the key for a dict that lacks one of ``state_dict()``'s keys or
         holds a value of the wrong type or range (``epoch=-5``, ``shuffle="False"``,
         ``world_size=0``, ``consumed=1.9``). An epoch being iterated (in another thread)
@@ -695,46 +693,31 @@ class Loader:
             except (TypeError, ValueError) as e:
                 raise type(e)(f"not a valid stoker Loader state: {e}") from None
 
-        version = field("version", 1, INT64_MAX)
-        if version > STATE_VERSION:
-            raise ValueError(f"the state has format version {version}, newer than this stoker "
-                             f"reads ({STATE_VERSION}); upgrade stoker to load it")
-        epoch = field("epoch", 0, INT64_MAX)
-        consumed = field("consumed", 0, INT64_MAX)
-        world_size = field("world_size", 1, _INT_MAX)
-        num_samples = field("num_samples", -1, INT64_MAX)
-        fingerprint = field("fingerprint", 0, 2**64 - 1)
-        seed = field("seed", 0, 2**64 - 1)
+        st = _C.LoaderState()
+        st.version = field("version", 1, INT64_MAX)
+        st.epoch = field("epoch", 0, INT64_MAX)
+        st.consumed = field("consumed", 0, INT64_MAX)
+        st.world_size = field("world_size", 1, _INT_MAX)
+        st.num_samples = field("num_samples", -1, INT64_MAX)
+        st.fingerprint = field("fingerprint", 0, INT64_MAX)
+        st.seed = field("seed", 0, 2**64 - 1)
         if not isinstance(state["shuffle"], (bool, np.bool_)):
             raise TypeError(f"not a valid stoker Loader state: state['shuffle'] must be True or "
                             f"False, got {type(state['shuffle']).__name__} {state['shuffle']!r}")
-        shuffle = bool(state["shuffle"])
-        if num_samples != impl.num_samples:
-            raise ValueError(f"the state is from a dataset of {num_samples} samples; "
-                             f"this loader's has {impl.num_samples}")
-        if fingerprint != impl.fingerprint:
-            raise ValueError("the state is from another dataset (its fingerprint of sample "
-                             "names differs from this loader's source)")
-        for key, saved, mine in (("seed", seed, self._seed), ("shuffle", shuffle, self._shuffle)):
-            if saved != mine:
-                hint = ""
-                if key == "seed" and self._seed_from_torch:
-                    hint = (" (this loader's seed came from torch.initial_seed(): call "
-                            "torch.manual_seed() with the first run's seed before building "
-                            "the loader, or pass seed=)")
-                raise ValueError(f"the state was saved with {key}={saved!r}, this loader "
-                                 f"has {key}={mine!r}: the epoch's order would differ{hint}")
+        st.shuffle = bool(state["shuffle"])
         with self._control:
             self._finish_current("the loader's state was replaced (load_state_dict()) while "
                                  "this epoch was iterated")
-            impl.resume(epoch, consumed, world_size)
+            try:  # the engine checks the version, the dataset, the order and the position
+                impl.resume(st)
+            except ValueError as e:
+                if "with seed=" in str(e) and self._seed_from_torch:
+                    raise ValueError(
+                        f"{e} (this loader's seed came from torch.initial_seed(): call "
+                        "torch.manual_seed() with the first run's seed before building the "
+                        "loader, or pass seed=)") from None
+                raise
         self._batch_transform_resume = state.get("batch_transform")
-        self._resumed = None
-        n = int(impl.num_samples)
-        if n >= 0 and 0 < consumed < n:
-            share = _rank_share(n - consumed, self._rank, self._world_size, self._rank_tail)
-            b = self._batch_size
-            self._resumed = (epoch, share // b if self._drop_last else -(-share // b))
 
     @property
     def source(self):
@@ -814,8 +797,6 @@ class Loader:
         self._finish_current(_SUPERSEDED)
         self._generation += 1
         (self._feeder or self._impl).start()
-        if self._resumed is not None and int(impl.epoch) != self._resumed[0]:
-            self._resumed = None  # the resumed epoch was left: len() is whole again
         if self._batch_transform is not None:
             # The batch transform follows the epoch now running, continuing a resumed
             # epoch's draws where the checkpoint left them.
@@ -1024,7 +1005,6 @@ class _EpochIterator:
             if self._why is not None:  # stopped from another thread while we waited
                 raise RuntimeError(self._why)
             self._done = True
-            self._loader._resumed = None  # the resumed epoch is over: len() is whole again
             self._loader._warn_shard_cache()
             if self._loader._monitor is not None:  # strict: raises DriftWarning instead
                 self._loader._monitor._end_epoch(self._epoch)

@@ -238,7 +238,10 @@ def test_sources_refuse_torchvision_arguments_with_a_sentence(tmp_path, source):
 
 
 @pytest.mark.parametrize("world", [1, 3])
-def test_len_after_a_mid_epoch_resume_counts_the_batches_left(source, world):
+def test_len_after_a_mid_epoch_resume_is_the_whole_epoch_and_batches_left_the_rest(source,
+                                                                                  world):
+    # len() as DataLoader's: an LR schedule of len(loader) * epochs steps is the same
+    # schedule after a resume (issue 45 item 2); what is left is batches_left.
     for drop_last in (False, True):
         for rank in range(world):
             def build():
@@ -246,32 +249,53 @@ def test_len_after_a_mid_epoch_resume_counts_the_batches_left(source, world):
                             world_size=world, batch_size=2)
             first = build()
             full = len(first)
+            assert first.batches_left == full
             it = iter(first)
             next(it), next(it)
+            assert first.batches_left == full - 2
             state = first.state_dict()
             del it
             resumed = build()
             resumed.load_state_dict(state)
-            expect = len(resumed)
-            got = sum(1 for _ in iter(resumed))
-            assert got == expect < full
-            assert len(resumed) == full  # the resumed epoch is over
+            assert len(resumed) == full
+            left = resumed.batches_left
+            assert left < full
+            got = 0
+            for _ in resumed:
+                got += 1
+                assert resumed.batches_left == left - got  # 0 at the last batch
+            assert got == left
+            assert len(resumed) == resumed.batches_left == full  # the next epoch, whole
     # set_epoch naming another epoch cancels the resume: the whole epoch again
+    whole = len(make(source, shuffle=True, seed=1, batch_size=2))
     resumed = make(source, shuffle=True, seed=1, batch_size=2)
     resumed.load_state_dict(state)
-    assert len(resumed) < len(make(source, shuffle=True, seed=1, batch_size=2))
+    assert resumed.batches_left < whole == len(resumed)
     resumed.set_epoch(7)
-    assert len(resumed) == len(make(source, shuffle=True, seed=1, batch_size=2))
+    assert resumed.batches_left == whole
     # Leaving the resumed epoch early: the next iter() runs the next epoch, whole.
     resumed = make(source, shuffle=True, seed=1, batch_size=2)
     resumed.load_state_dict(state)
-    short = len(resumed)
     it = iter(resumed)
-    assert len(it) == short
+    assert len(it) == whole
     next(it)
     del it
+    assert resumed.batches_left == whole
     it = iter(resumed)
-    assert len(resumed) == len(it) == len(make(source, shuffle=True, seed=1, batch_size=2))
+    assert len(resumed) == len(it) == resumed.batches_left == whole
+
+
+def test_a_resume_past_the_epochs_end_is_refused(source):
+    loader = make(source, shuffle=True, seed=1, batch_size=2)
+    state = loader.state_dict()
+    n = state["num_samples"]
+    with pytest.raises(ValueError, match=f"consumed={n + 1} is past the end of the epoch's "
+                                         f"{n} samples"):
+        loader.load_state_dict(dict(state, consumed=n + 1))
+    with pytest.raises(ValueError, match="past the end"):
+        loader.load_state_dict(dict(state, consumed=10**6))
+    loader.load_state_dict(dict(state, consumed=n))  # taken at the end: the next epoch
+    assert loader.batches_left == len(loader) and loader.epoch == state["epoch"] + 1
 
 
 def test_default_seed_follows_torch(source):

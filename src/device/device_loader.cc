@@ -139,6 +139,10 @@ class DeviceLoaderImpl : public DeviceLoader {
   }
   LoaderStats stats() const override { return loader_->stats(); }
   int64_t num_batches() const override { return loader_->num_batches(); }
+  int64_t num_batches_left() const override {
+    const int64_t left = loader_->num_batches_left();
+    return left >= 0 && pending_.has_value() ? left + 1 : left;
+  }
 
   const DeviceOptions& device_options() const override { return stage_->options(); }
   std::array<int64_t, 4> output_dims(int n) const override { return stage_->output_dims(n); }

@@ -44,6 +44,47 @@ Status EpochCursor::CheckResume(const LoaderState& st, bool random_access, int w
   return Status::OK();
 }
 
+Status EpochCursor::CheckOrigin(const LoaderState& saved, const LoaderState& mine) {
+  if (saved.version < 1) {
+    return InvalidArgumentError("resume state: version must be >= 1, got " +
+                                std::to_string(saved.version));
+  }
+  if (saved.version > kLoaderStateVersion) {
+    return InvalidArgumentError("the state has format version " + std::to_string(saved.version) +
+                                ", newer than this stoker reads (" +
+                                std::to_string(kLoaderStateVersion) +
+                                "); upgrade stoker to load it");
+  }
+  if (saved.num_samples != mine.num_samples) {
+    return InvalidArgumentError("the state is from a dataset of " +
+                                std::to_string(saved.num_samples) + " samples; this loader's has " +
+                                std::to_string(mine.num_samples));
+  }
+  if (saved.fingerprint != mine.fingerprint) {
+    return InvalidArgumentError(
+        "the state is from another dataset (its fingerprint of sample names differs from this "
+        "loader's source)");
+  }
+  const auto differs = [](const std::string& key, const std::string& was, const std::string& is) {
+    return InvalidArgumentError("the state was saved with " + key + "=" + was +
+                                ", this loader has " + key + "=" + is +
+                                ": the epoch's order would differ");
+  };
+  if (saved.seed != mine.seed) {
+    return differs("seed", std::to_string(saved.seed), std::to_string(mine.seed));
+  }
+  if (saved.shuffle != mine.shuffle) {
+    const auto name = [](bool b) { return std::string(b ? "True" : "False"); };
+    return differs("shuffle", name(saved.shuffle), name(mine.shuffle));
+  }
+  if (mine.num_samples >= 0 && saved.consumed > mine.num_samples) {
+    return InvalidArgumentError("resume state: consumed=" + std::to_string(saved.consumed) +
+                                " is past the end of the epoch's " +
+                                std::to_string(mine.num_samples) + " samples");
+  }
+  return Status::OK();
+}
+
 void EpochCursor::SetEpoch(int64_t epoch) {
   if (resume_pending_ && epoch != next_epoch_) resume_pending_ = false;
   next_epoch_ = epoch;

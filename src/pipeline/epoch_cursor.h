@@ -34,6 +34,12 @@ class EpochCursor {
   // position, or a stream (not `random_access`) saved mid-epoch at another
   // world size than `world_size`.
   static Status CheckResume(const LoaderState& st, bool random_access, int world_size);
+  // Whether `saved` is a state of the run whose own state is `mine`:
+  // InvalidArgument, naming the field, for a format version outside
+  // 1..kLoaderStateVersion, another sample count or fingerprint (another
+  // dataset), another seed or shuffle (another order), or `consumed` past
+  // the epoch's samples (a known count only).
+  static Status CheckOrigin(const LoaderState& saved, const LoaderState& mine);
 
   // The epoch the next Start() runs. A pending resume of another epoch is
   // dropped.
@@ -49,6 +55,7 @@ class EpochCursor {
   void Begin();
   // Next() reported the running epoch's end.
   void Finish() { finished_ = true; }
+  bool finished() const { return finished_; }
 
   // The running epoch once one started, else the next one.
   int64_t epoch() const { return started_ ? epoch_ : next_epoch_; }
@@ -56,6 +63,8 @@ class EpochCursor {
   int64_t next_epoch() const { return next_epoch_; }
   // Global positions of the running epoch skipped by a resume.
   int64_t offset() const { return offset_; }
+  // The global offset the next Start() begins at (a pending resume's).
+  int64_t next_offset() const { return resume_pending_ ? resume_offset_ : 0; }
   bool resume_pending() const { return resume_pending_; }
   // Whether the next Start() runs `epoch` from its beginning: the epoch a
   // cross-epoch prefetch made the start of can be used.

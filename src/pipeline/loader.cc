@@ -105,13 +105,36 @@ LoaderState LoaderImpl::state() const {
   // yet: a resume reads them again.
   const int64_t local = std::min(assembler_.delivered_positions(),
                                  std::min(ring_.epoch_samples(), ring_.stream_end()));
-  return cursor_.State(local);
+  LoaderState st = cursor_.State(local);
+  st.seed = options_.seed;
+  st.shuffle = options_.shuffle;
+  st.num_samples = epoch_samples_total_;
+  st.fingerprint = static_cast<int64_t>(source_->Fingerprint() >> 1);
+  return st;
+}
+
+int64_t LoaderImpl::num_batches_left() const {
+  MutexLockUnlessForked lock(mu(), workers_.ForkedChild());
+  // The epoch in progress: open, or its last batch delivered and its end
+  // not yet reported (nor another epoch or position set since).
+  const bool in_progress =
+      workers_.EpochOpenLocked(mu()) ||
+      (cursor_.finished() && !consumer_left_ && !cursor_.resume_pending() &&
+       cursor_.next_epoch() == cursor_.running_epoch() + 1);
+  if (!in_progress) {  // the next Start()'s epoch, from its offset
+    return BatchesOf(SharedFrom(cursor_.next_epoch(), cursor_.next_offset()));
+  }
+  const int64_t share = SharedFrom(cursor_.running_epoch(), cursor_.offset());
+  if (share < 0) return -1;
+  const int64_t delivered = std::min(assembler_.delivered_positions(), share);
+  return BatchesOf(share - delivered);
 }
 
 
 Status LoaderImpl::Resume(const LoaderState& st) {
   STOKER_RETURN_IF_ERROR(
       EpochCursor::CheckResume(st, source_->random_access(), options_.world_size));
+  STOKER_RETURN_IF_ERROR(EpochCursor::CheckOrigin(st, state()));
   Stop();
   MutexLock lock(mu());
   cursor_.Resume(st);
@@ -171,6 +194,7 @@ Status LoaderImpl::Start() {
   stats_.BeginEpoch(counters_);
   if (use_prefetch) prefetch_.FoldCountersLocked(mu(), &counters_);  // this epoch's work
   epoch_restart_ = true;  // the wait for the new epoch's first batch is not tuned on
+  consumer_left_ = false;
   workers_.OpenEpochLocked(mu());
   lock.Unlock();
   lock_.work.SignalAll();
@@ -180,6 +204,7 @@ Status LoaderImpl::Start() {
 void LoaderImpl::Stop() {
   if (workers_.ForkedChild()) return;  // nothing of the epoch runs in this process
   MutexLock lock(mu());
+  consumer_left_ = true;
   assembler_.DropCarry();
   if (!workers_.EpochOpenLocked(mu())) return;
   workers_.CloseEpochLocked(mu());

@@ -64,13 +64,8 @@ class LoaderImpl : public Loader {
   ~LoaderImpl() override;
 
   int64_t num_samples() const override { return epoch_samples_total_; }
-  int64_t num_batches() const override {
-    const int64_t n = epoch_samples_total_;
-    const int64_t b = options_.batch_size;
-    if (n < 0) return -1;
-    const int64_t share = RankShareOf(n, SpecFor(options_, 0, 0)).samples;
-    return options_.drop_last ? share / b : (share + b - 1) / b;
-  }
+  int64_t num_batches() const override { return BatchesOf(SharedFrom(0, 0)); }
+  int64_t num_batches_left() const override;
   int height() const override { return height_; }
   int width() const override { return width_; }
   const LoaderOptions& options() const override { return options_; }
@@ -117,6 +112,18 @@ class LoaderImpl : public Loader {
   // The loader lock's mutex, named so for the analysis.
   Mutex* mu() const STOKER_LOCK_RETURNED(lock_.mu) { return &lock_.mu; }
 
+  // This rank's samples of `epoch` from global position `offset` on (-1 for
+  // a stream), and the batches they make.
+  int64_t SharedFrom(int64_t epoch, int64_t offset) const {
+    const int64_t n = epoch_samples_total_;
+    return n < 0 ? -1 : RankShareOf(n, SpecFor(options_, epoch, offset)).samples;
+  }
+  int64_t BatchesOf(int64_t samples) const {
+    const int64_t b = options_.batch_size;
+    if (samples < 0) return -1;
+    return options_.drop_last ? samples / b : (samples + b - 1) / b;
+  }
+
   // Samples this rank delivered in the running (or last) epoch that repeat
   // a sample so that every rank yields the same count (stats'
   // padded_samples, see LoaderStats).
@@ -132,6 +139,10 @@ class LoaderImpl : public Loader {
   // The stage with the most worker busy time since the previous call (what
   // the consumer waited for); for the wait's span.
   Stage ShortStageLocked() STOKER_EXCLUSIVE_LOCKS_REQUIRED(lock_.mu);
+  // Next() of the run `generation` (current when it began), the consumer's
+  // leaving aside.
+  Status NextOfRun(BatchPtr* out, bool* end, const std::function<Status()>& poll, int poll_ms,
+                   uint64_t generation);
   Status EndOfEpoch(BatchAssembler::Carry* carry, BatchPtr* out, bool* end);
   Status DeliverPadded(BatchAssembler::Carry* carry, BatchPtr* out);
   Status Deliver(BatchBuffer* buffer, BatchPtr* out);
@@ -197,6 +208,10 @@ class LoaderImpl : public Loader {
   TuningClock tuning_clock_ STOKER_GUARDED_BY(lock_.mu);
   int64_t tuning_wait_ns_ STOKER_GUARDED_BY(lock_.mu) = 0;
   bool epoch_restart_ STOKER_GUARDED_BY(lock_.mu) = false;  // no batch taken since Start()
+  // The consumer left the epoch: Next() reported its end, or Stop() ran.
+  // Until then an epoch whose last batch is delivered is still the one in
+  // progress (num_batches_left() is 0, not the next epoch's).
+  bool consumer_left_ STOKER_GUARDED_BY(lock_.mu) = true;
   LoaderCounters stats_ STOKER_GUARDED_BY(lock_.mu);
   Totals busy_at_last_batch_ STOKER_GUARDED_BY(lock_.mu);  // ShortStageLocked's mark
 

@@ -45,17 +45,34 @@ Status LoaderImpl::Next(BatchPtr* out, bool* end, const std::function<Status()>&
                         int poll_ms, uint64_t run) {
   STOKER_RETURN_IF_ERROR(workers_.CheckNotForked());
   *end = false;
-  nvtx::Range range("stoker.hand-off");
-  TraceLane* lane = tracer_->on() ? tracer_->ThisThreadLane("stoker consumer") : nullptr;
-  HandoffSpan handoff{tracer_.get(), lane, lane != nullptr ? NowNs() : 0, out};
-  BatchAssembler::Carry carry;  // between calls it lives in assembler_
-  bool padding = false;
   uint64_t generation = 0;
   {
     MutexLock lock(mu());
     generation = workers_.GenerationLocked(mu());
     if (run != kCurrentRun && run != generation) {
       // A stale consumer: the carry and the batches are the newer run's.
+      *end = true;
+      return Status::OK();
+    }
+  }
+  Status s = NextOfRun(out, end, poll, poll_ms, generation);
+  if (*end) {
+    MutexLock lock(mu());
+    if (workers_.CurrentLocked(mu(), generation)) consumer_left_ = true;
+  }
+  return s;
+}
+
+Status LoaderImpl::NextOfRun(BatchPtr* out, bool* end, const std::function<Status()>& poll,
+                             int poll_ms, uint64_t generation) {
+  nvtx::Range range("stoker.hand-off");
+  TraceLane* lane = tracer_->on() ? tracer_->ThisThreadLane("stoker consumer") : nullptr;
+  HandoffSpan handoff{tracer_.get(), lane, lane != nullptr ? NowNs() : 0, out};
+  BatchAssembler::Carry carry;  // between calls it lives in assembler_
+  bool padding = false;
+  {
+    MutexLock lock(mu());
+    if (!workers_.CurrentLocked(mu(), generation)) {  // restarted since Next() began
       *end = true;
       return Status::OK();
     }

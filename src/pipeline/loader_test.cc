@@ -349,6 +349,82 @@ TEST(LoaderTest, NextOfAStaleRunEndsAndTakesNothingFromTheNewerRun) {
   EXPECT_EQ(ids.size(), 37u);
 }
 
+// The engine owns the checkpoint's checks: a C++ caller's Resume() refuses
+// what Python's load_state_dict() refuses, naming what differs.
+TEST(LoaderTest, ResumeRefusesAStateOfAnotherDatasetOrderFormatOrPastTheEnd) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(37));
+  auto loader = Make(src, TrainOptions(8, 2));
+  const LoaderState good = loader->state();
+  EXPECT_EQ(good.version, kLoaderStateVersion);
+  EXPECT_EQ(good.num_samples, 37);
+  EXPECT_EQ(good.seed, TrainOptions(8, 2).seed);
+  EXPECT_EQ(good.fingerprint, static_cast<int64_t>(src->Fingerprint() >> 1));
+  const auto refused = [&](LoaderState st, const std::string& says) {
+    const Status s = loader->Resume(st);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << says;
+    EXPECT_NE(s.message().find(says), std::string::npos) << s.message();
+  };
+  LoaderState st = good;
+  st.version = kLoaderStateVersion + 1;
+  refused(st, "newer than this stoker reads");
+  st = good;
+  st.version = 0;
+  refused(st, "version must be >= 1");
+  st = good;
+  st.num_samples = 36;
+  refused(st, "a dataset of 36 samples; this loader's has 37");
+  st = good;
+  st.fingerprint ^= 1;
+  refused(st, "another dataset");
+  st = good;
+  st.seed += 1;
+  refused(st, "saved with seed=");
+  st = good;
+  st.shuffle = !st.shuffle;
+  refused(st, "saved with shuffle=");
+  st = good;
+  st.consumed = 38;
+  refused(st, "consumed=38 is past the end of the epoch's 37 samples");
+  st = good;
+  st.consumed = 37;  // the end: the next epoch
+  EXPECT_TRUE(loader->Resume(st).ok());
+  const LoaderState a_state_of_nothing;  // built field by field: of no dataset
+  EXPECT_FALSE(loader->Resume(a_state_of_nothing).ok());
+}
+
+// Batches left: the whole epoch before it starts, counting down as batches
+// are delivered, the rest of a resumed epoch before its Start(), and the
+// whole next epoch after a stop or an end.
+TEST(LoaderTest, BatchesLeftCountsWhatTheEpochStillDelivers) {
+  auto src = std::make_shared<MemorySource>(JpegSamples(37));
+  auto loader = Make(src, TrainOptions(8, 2));
+  EXPECT_EQ(loader->num_batches(), 5);
+  EXPECT_EQ(loader->num_batches_left(), 5);
+  ASSERT_TRUE(loader->Start().ok());
+  BatchPtr b;
+  bool end = false;
+  for (int taken = 1; taken <= 2; ++taken) {
+    ASSERT_TRUE(loader->Next(&b, &end).ok());
+    EXPECT_EQ(loader->num_batches_left(), 5 - taken);
+  }
+  const LoaderState mid = loader->state();  // 16 of 37 consumed
+  loader->Stop();
+  EXPECT_EQ(loader->num_batches_left(), 5);  // a break: the next Start() runs a new epoch
+  ASSERT_TRUE(loader->Resume(mid).ok());
+  EXPECT_EQ(loader->num_batches_left(), 3);  // 21 samples left
+  EXPECT_EQ(loader->num_batches(), 5);       // the epoch's length is still the whole
+  ASSERT_TRUE(loader->Start().ok());
+  int delivered = 0;
+  for (;;) {
+    ASSERT_TRUE(loader->Next(&b, &end).ok());
+    if (end) break;
+    ++delivered;
+    EXPECT_EQ(loader->num_batches_left(), 3 - delivered);
+  }
+  EXPECT_EQ(delivered, 3);
+  EXPECT_EQ(loader->num_batches_left(), 5);
+}
+
 TEST(LoaderTest, BatchOutlivesTheLoader) {
   auto src = std::make_shared<MemorySource>(JpegSamples(8));
   auto loader = Make(src, TrainOptions(4, 2));
@@ -1034,10 +1110,9 @@ TEST(LoaderTest, ResumeDiscardsThePrefetchAndStateIgnoresIt) {
   EXPECT_EQ(st.epoch, 1);
   EXPECT_EQ(st.consumed, 0);
   // Resume mid-epoch 1: the prefetch (from epoch 1's start) is not that.
-  LoaderState mid;
+  LoaderState mid = loader->state();
   mid.epoch = 1;
   mid.consumed = 12;
-  mid.world_size = 1;
   ASSERT_TRUE(loader->Resume(mid).ok());
   Epoch got = RunEpoch(loader.get());
   EXPECT_EQ(loader->stats().prefetch_discarded_batches, 2);

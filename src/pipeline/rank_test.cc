@@ -374,7 +374,7 @@ TEST(Resume, AcrossWorldSizesEverySampleOnce) {
 TEST(Resume, AnotherEpochCancelsIt) {
   auto src = std::make_shared<MemorySource>(Samples(10));
   auto l = MakeLoader(src, Options(0, 1, 1));
-  LoaderState st;
+  LoaderState st = l->state();  // this loader's dataset and order, another position
   st.epoch = 4;
   st.consumed = 8;
   ASSERT_TRUE(l->Resume(st).ok());
