@@ -117,7 +117,6 @@ class CocoDetectionRecipe:
         self.anns = {i: [] for i in self.ids}
         for a in d["annotations"]:
             self.anns[a["image_id"]].append(a)
-        self.label = {c: k for k, c in enumerate(sorted(c["id"] for c in d["categories"]))}
 
     def __len__(self):
         return len(self.ids)
@@ -132,7 +131,8 @@ class CocoDetectionRecipe:
         boxes = torch.tensor([[a["bbox"][0], a["bbox"][1], a["bbox"][0] + a["bbox"][2],
                                a["bbox"][1] + a["bbox"][3]] for a in anns],
                              dtype=torch.float64).reshape(-1, 4)
-        labels = torch.tensor([self.label[a["category_id"]] for a in anns], dtype=torch.int64)
+        # The category ids as labels, as torchvision's references and stoker.Coco's default.
+        labels = torch.tensor([a["category_id"] for a in anns], dtype=torch.int64)
         w, h = img.size
         # ScaleJitter (v2): scale = min(th / h, tw / w) * r.
         r = 0.1 + random.random() * (2.0 - 0.1)

@@ -28,6 +28,7 @@ struct ConvertCommand : Command {
   std::string src, dest, labels, layout, images = "images", prefix = "shard", shard_size = "1GB", compress = "none";
   std::vector<std::string> fields;  // --field NAME=EXT[;EXT...] (tar shards: records)
   std::string masks, image_suffix, mask_suffix, coco, coco_masks;  // targets' sources
+  std::string coco_labels = "category_id", coco_crowd = "drop";
   bool drop_empty = false;
   int64_t samples_per_shard = 0;
   int resize = 0, quality = 90, subsampling = 444, threads = 0;
@@ -130,6 +131,14 @@ std::unique_ptr<Command> AddConvertCommand(CLI::App* app) {
   s->add_option("--coco-masks", c->coco_masks,
                 "with --coco: none, semantic (KEY.mask.npy) or instances (KEY.masks.npy)")
       ->check(CLI::IsMember({"none", "semantic", "instances"}));
+  s->add_option("--coco-labels", c->coco_labels,
+                "with --coco: category_id (the ids as written, torchvision's; the default), "
+                "1..K or 0..K-1 (sorted ids numbered from 1 or 0)")
+      ->check(CLI::IsMember({"category_id", "1..K", "0..K-1"}));
+  s->add_option("--coco-crowd", c->coco_crowd,
+                "with --coco: drop (leave crowd annotations out, torchvision's; the default) "
+                "or keep (flagged in KEY.iscrowd.npy)")
+      ->check(CLI::IsMember({"drop", "keep"}));
   s->add_flag("--drop-empty", c->drop_empty, "with --coco: leave out images without annotations");
   s->add_option("--layout", c->layout, ".npy source: NHWC or NCHW (default: from the shape)")
       ->check(CLI::IsMember({"NHWC", "NCHW"}));
@@ -173,6 +182,8 @@ int ConvertCommand::Run() {
   so.mask_suffix = c.mask_suffix;
   so.coco = c.coco;
   so.coco_masks = c.coco_masks;
+  so.coco_labels = c.coco_labels;
+  so.coco_crowd = c.coco_crowd;
   so.drop_empty = c.drop_empty;
   auto source = OpenSourceFromPath(c.src, so);
   if (!source.ok()) return fail(source.status());

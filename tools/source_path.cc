@@ -99,14 +99,7 @@ StatusOr<std::shared_ptr<Source>> OpenSourceFromPath(const std::string& path,
   if (!o.coco.empty()) {
     CocoOptions co;
     co.drop_empty = o.drop_empty;
-    if (o.coco_masks == "semantic") {
-      co.masks = CocoOptions::Masks::kSemantic;
-    } else if (o.coco_masks == "instances") {
-      co.masks = CocoOptions::Masks::kInstances;
-    } else if (!o.coco_masks.empty() && o.coco_masks != "none") {
-      return InvalidArgumentError("--coco-masks '" + o.coco_masks +
-                                  "': expected none, semantic or instances");
-    }
+    STOKER_RETURN_IF_ERROR(ParseCocoOptions(o.coco_masks, o.coco_labels, o.coco_crowd, &co));
     STOKER_ASSIGN_OR_RETURN(std::shared_ptr<CocoSource> s, CocoSource::Open(path, o.coco, co));
     return std::shared_ptr<Source>(s);
   }

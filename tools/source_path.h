@@ -41,9 +41,11 @@ struct SourcePathOptions {
   std::vector<std::string> fields;
   // A directory with `masks`: SegmentationFolder(path, masks) with these
   // suffixes; with `coco` (an annotations .json): Coco(path, coco) with
-  // masks "" (none), "semantic" or "instances" and drop_empty.
+  // masks "" (none), "semantic" or "instances", labels, crowd (ParseCocoOptions)
+  // and drop_empty.
   std::string masks, image_suffix, mask_suffix;
   std::string coco, coco_masks;
+  std::string coco_labels = "category_id", coco_crowd = "drop";  // ParseCocoOptions' names
   bool drop_empty = false;
 };
 

@@ -182,17 +182,25 @@ class SegmentationFolder : public RandomAccessSource {
 //  - "image": the primary image (RGB);
 //  - "boxes": float32 [N, 4], the annotations' "bbox" as stored (xywh,
 //    pixels), target kBoxes, format kXYWH;
-//  - "labels": int64 [N], the category mapped to 0..K-1 in sorted category
-//    id order (category_ids()), target kPerBox following "boxes";
+//  - "labels": int64 [N], target kPerBox following "boxes": by default the
+//    annotation's category_id as the file writes it (torchvision's detection
+//    references: label 0 is the models' background, so a category id 0 is
+//    refused; num_classes() = largest id + 1), or (CocoOptions::labels) the
+//    category's rank in sorted id order from 1 (0 stays background) or from
+//    0; category_ids()[k] and category_labels()[k] pair ids and labels;
 //  - "iscrowd": int64 [N] and "area": float32 [N], kPerBox following "boxes";
-//  - with masks kSemantic, "mask": uint8 [H, W] (uint16 when the labels or
-//    ignore_index need it), target kMask: 0 background, label + 1 where one
-//    annotation covers the pixel, ignore_index where a crowd annotation or
-//    more than one annotation covers it (torchvision's segmentation
-//    reference, crowds ignored too);
-//  - with masks kInstances, "masks": uint8 [N, H, W] of 0/1, one per
-//    annotation (crowds included), kPerBox following "boxes" (moved like a
-//    mask, padding 0, by geometric transforms: ops/targets.h).
+//  - with masks kSemantic, "mask": uint8 [H, W] (uint16 when the values or
+//    ignore_index need it), target kMask: 0 background, the label (label + 1
+//    for labels from 0) where one non-crowd annotation covers the pixel,
+//    ignore_index where a crowd annotation or more than one annotation
+//    covers it (torchvision's segmentation reference, crowds ignored too);
+//  - with masks kInstances, "masks": uint8 [N, H, W] of 0/1, one per box,
+//    kPerBox following "boxes" (moved like a mask, padding 0, by geometric
+//    transforms: ops/targets.h).
+// Crowd annotations (iscrowd != 0) are left out of the per-box fields by
+// default, as torchvision's detection references do (they still mark the
+// semantic mask's ignored pixels); CocoOptions::drop_crowd = false keeps
+// them, in file order, flagged by "iscrowd".
 // Segmentations are polygons (rasterised as pycocotools does:
 // source/coco_masks.h) or RLE, uncompressed or compressed; read only when
 // masks are asked for. Images without annotations are samples with N = 0
@@ -205,19 +213,34 @@ class SegmentationFolder : public RandomAccessSource {
 // counts and skips it; Open does not stat every file.
 struct CocoOptions {
   bool drop_empty = false;
+  // The "labels" values: kCategoryId (the default, torchvision's), kFrom1
+  // (1..K in sorted id order), kFrom0 (0..K-1).
+  enum class Labels { kCategoryId, kFrom1, kFrom0 };
+  Labels labels = Labels::kCategoryId;
+  bool drop_crowd = true;
   enum class Masks { kNone, kSemantic, kInstances };
   Masks masks = Masks::kNone;
   int64_t ignore_index = 255;
 };
+
+// CocoOptions from the names Python and the CLI take: masks "none" (or
+// empty), "semantic", "instances"; labels "category_id", "1..K", "0..K-1";
+// crowd "drop", "keep". InvalidArgument naming the value and the choices.
+Status ParseCocoOptions(const std::string& masks, const std::string& labels,
+                        const std::string& crowd, CocoOptions* options);
 
 class CocoSource : public RandomAccessSource {
  public:
   static StatusOr<std::shared_ptr<CocoSource>> Open(const std::string& images_dir,
                                                     const std::string& annotations_json,
                                                     const CocoOptions& options = {});
-  // COCO category id of each label 0..K-1 (sorted ids); classes() gives
-  // their names.
+  // The categories in sorted id order: their COCO ids, their "labels"
+  // values (CocoOptions::labels), and (classes()) their names.
   virtual std::vector<int64_t> category_ids() const = 0;
+  virtual std::vector<int64_t> category_labels() const = 0;
+  // The num_classes a model takes for these labels: the largest label + 1
+  // (background included where 0 is reserved for it).
+  virtual int64_t num_classes() const = 0;
   virtual int64_t image_id(int64_t index) const = 0;
   virtual std::string Path(int64_t index) const = 0;
 };

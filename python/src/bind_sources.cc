@@ -184,13 +184,19 @@ void RegisterSources(py::module_& m) {
       "COCO instances annotations (instances_*.json) over the images in images_dir: one sample\n"
       "per image, in image id order. Fields: \"image\" (RGB, transformed), \"boxes\" float32\n"
       "[N, 4] (target 'boxes', format 'xywh': delivered xyxy in output pixels), \"labels\" int64\n"
-      "[N] (category ids mapped to 0..K-1 in sorted id order: category_ids[label] is the COCO\n"
-      "id, classes[label] its name), \"iscrowd\" int64 [N], \"area\" float32 [N] (per-box\n"
-      "rows following \"boxes\"). masks=\"semantic\" adds \"mask\" uint8 [H, W] (uint16 when\n"
-      "needed): 0 background, label + 1 where one annotation covers the pixel, ignore_index\n"
-      "where a crowd or more than one annotation does; masks=\"instances\" adds \"masks\"\n"
-      "uint8 [N, H, W] of 0/1 (per-box rows; geometric transforms move each plane like a\n"
-      "mask, padded with 0). Polygons are rasterised by pycocotools' rule\n"
+      "[N], \"iscrowd\" int64 [N], \"area\" float32 [N] (per-box rows following \"boxes\").\n"
+      "labels=\"category_id\" (the default, torchvision's detection references): the\n"
+      "annotation's category_id as written (0 is the models' background: a category id 0 is\n"
+      "refused); \"1..K\": the category's rank in sorted id order from 1 (0 stays\n"
+      "background); \"0..K-1\": from 0. num_classes is the count a model takes (largest label +\n"
+      "1: 91 for COCO's ids); categories maps label -> (COCO id, name). crowd=\"drop\" (the\n"
+      "default, as torchvision's ConvertCocoPolysToMask) leaves crowd annotations out of the\n"
+      "per-box rows; crowd=\"keep\" keeps them, flagged by iscrowd. masks=\"semantic\" adds\n"
+      "\"mask\" uint8 [H, W] (uint16 when needed): 0 background, the label (label + 1 for\n"
+      "\"0..K-1\") where one non-crowd annotation covers the pixel, ignore_index where a crowd\n"
+      "or more than one annotation does; masks=\"instances\" adds \"masks\" uint8 [N, H, W] of\n"
+      "0/1 (per-box rows; geometric transforms move each plane like a mask, padded with 0).\n"
+      "Polygons are rasterised by pycocotools' rule\n"
       "(a pixel whose centre is inside), RLE (list or compressed string) decoded.\n"
       "drop_empty=True leaves out images without annotations. Raises StokerError naming the\n"
       "image or annotation id for a missing file_name, an annotation of an unknown image or\n"
@@ -198,20 +204,16 @@ void RegisterSources(py::module_& m) {
       "its sample when read (skipped and counted under on_error=\"skip\").")
       .def(py::init([](const py::object& images_dir, const py::object& annotations,
                        bool drop_empty, const std::optional<std::string>& masks,
-                       int64_t ignore_index) {
+                       int64_t ignore_index, const std::string& labels, const std::string& crowd) {
              CocoOptions o;
              o.drop_empty = drop_empty;
              o.ignore_index = ignore_index;
-             if (!masks.has_value()) {
-               o.masks = CocoOptions::Masks::kNone;
-             } else if (*masks == "semantic") {
-               o.masks = CocoOptions::Masks::kSemantic;
-             } else if (*masks == "instances") {
-               o.masks = CocoOptions::Masks::kInstances;
-             } else {
+             if (masks.has_value() && (masks->empty() || *masks == "none")) {
                throw py::value_error("Coco: masks='" + *masks +
                                      "' (expected None, 'semantic' or 'instances')");
              }
+             const Status parsed = ParseCocoOptions(masks.value_or(""), labels, crowd, &o);
+             if (!parsed.ok()) Throw(parsed);
              const std::string dir = FsPath(images_dir), json = FsPath(annotations);
              StatusOr<std::shared_ptr<CocoSource>> c = WithoutGil([&] {
                return CocoSource::Open(dir, json, o);
@@ -219,17 +221,23 @@ void RegisterSources(py::module_& m) {
              return Unwrap(std::move(c));
            }),
            py::arg("images_dir"), py::arg("annotations"), py::arg("drop_empty") = false,
-           py::arg("masks") = py::none(), py::arg("ignore_index") = 255)
+           py::arg("masks") = py::none(), py::arg("ignore_index") = 255,
+           py::arg("labels") = "category_id", py::arg("crowd") = "drop")
       .def_property_readonly("category_ids", &CocoSource::category_ids,
-                             "The COCO category id of each label 0..K-1 (sorted ids).")
+                             "The COCO category ids, sorted.")
+      .def_property_readonly("category_labels", &CocoSource::category_labels,
+                             "The label of each category of category_ids.")
+      .def_property_readonly("num_classes", &CocoSource::num_classes,
+                             "The num_classes a model takes for these labels (largest + 1).")
       .def_property_readonly(
           "categories",
           [](const CocoSource& c) {
             py::dict d;
             const std::vector<int64_t> ids = c.category_ids();
+            const std::vector<int64_t> labels = c.category_labels();
             const std::vector<std::string> names = c.classes();
             for (size_t k = 0; k < ids.size(); ++k) {
-              d[py::int_(k)] = py::make_tuple(ids[k], FsDecode(names[k]));
+              d[py::int_(labels[k])] = py::make_tuple(ids[k], FsDecode(names[k]));
             }
             return d;
           },

@@ -23,22 +23,32 @@ class Coco(Source):
     """COCO instances annotations (instances_*.json) over the images in images_dir: one sample
     per image, in image id order. Fields: "image" (RGB, transformed), "boxes" float32
     [N, 4] (target 'boxes', format 'xywh': delivered xyxy in output pixels), "labels" int64
-    [N] (category ids mapped to 0..K-1 in sorted id order: category_ids[label] is the COCO
-    id, classes[label] its name), "iscrowd" int64 [N], "area" float32 [N] (per-box
-    rows following "boxes"). masks="semantic" adds "mask" uint8 [H, W] (uint16 when
-    needed): 0 background, label + 1 where one annotation covers the pixel, ignore_index
-    where a crowd or more than one annotation does; masks="instances" adds "masks"
-    uint8 [N, H, W] of 0/1 (per-box rows; geometric transforms move each plane like a
-    mask, padded with 0). Polygons are rasterised by pycocotools' rule
+    [N], "iscrowd" int64 [N], "area" float32 [N] (per-box rows following "boxes").
+    labels="category_id" (the default, torchvision's detection references): the
+    annotation's category_id as written (0 is the models' background: a category id 0 is
+    refused); "1..K": the category's rank in sorted id order from 1 (0 stays
+    background); "0..K-1": from 0. num_classes is the count a model takes (largest label +
+    1: 91 for COCO's ids); categories maps label -> (COCO id, name). crowd="drop" (the
+    default, as torchvision's ConvertCocoPolysToMask) leaves crowd annotations out of the
+    per-box rows; crowd="keep" keeps them, flagged by iscrowd. masks="semantic" adds
+    "mask" uint8 [H, W] (uint16 when needed): 0 background, the label (label + 1 for
+    "0..K-1") where one non-crowd annotation covers the pixel, ignore_index where a crowd
+    or more than one annotation does; masks="instances" adds "masks" uint8 [N, H, W] of
+    0/1 (per-box rows; geometric transforms move each plane like a mask, padded with 0).
+    Polygons are rasterised by pycocotools' rule
     (a pixel whose centre is inside), RLE (list or compressed string) decoded.
     drop_empty=True leaves out images without annotations. Raises StokerError naming the
     image or annotation id for a missing file_name, an annotation of an unknown image or
     category, or a box of negative width or height; a missing image file is an error of
     its sample when read (skipped and counted under on_error="skip").
     """
-    def __init__(self, images_dir: object, annotations: object, drop_empty: bool = ..., masks: Optional[str] = ..., ignore_index: int = ...) -> None: ...
+    def __init__(self, images_dir: object, annotations: object, drop_empty: bool = ..., masks: Optional[str] = ..., ignore_index: int = ..., labels: str = ..., crowd: str = ...) -> None: ...
     @property
     def category_ids(self) -> List[int]: ...
+    @property
+    def category_labels(self) -> List[int]: ...
+    @property
+    def num_classes(self) -> int: ...
     @property
     def categories(self) -> dict: ...
     @property

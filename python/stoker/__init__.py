@@ -25,7 +25,8 @@ _sources.guard_class(Npy, ("images", "labels", "layout"))
 _sources.guard_class(HDF5, ("path", "images", "labels", "fields"))
 _sources.guard_class(SegmentationFolder, ("images_dir", "masks_dir", "image_suffix",
                                           "mask_suffix", "mask_dtype"), max_positional=2)
-_sources.guard_class(Coco, ("images_dir", "annotations", "drop_empty", "masks", "ignore_index"),
+_sources.guard_class(Coco, ("images_dir", "annotations", "drop_empty", "masks", "ignore_index",
+                           "labels", "crowd"),
                      max_positional=2)
 from stoker._device import DeviceAugment
 from stoker._loader import Loader, diagnose

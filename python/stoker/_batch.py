@@ -196,7 +196,9 @@ def detection_targets(batch, boxes: str = "boxes", labels: str = "labels", **ext
     pixels, "labels": int64 [n_i]}``, plus ``extra`` keys (output name -> batch field, e.g.
     ``keypoints="keypoints"``, ``masks="mask"``). ``boxes`` and ``labels`` name the batch's
     fields (a boxes target and a per_box field). Under ``collate="pad"`` the padding is cut
-    off with ``boxes + "_lengths"``. E.g.::
+    off with ``boxes + "_lengths"``. The labels are passed as the batch holds them:
+    ``stoker.Coco``'s default labels are the category ids (0 is the models' background;
+    build the model with ``num_classes=source.num_classes``). E.g.::
 
         images, targets = batch["image"], stoker.detection_targets(batch)
         loss_dict = model(list(images), targets)

@@ -186,7 +186,7 @@ def test_help_describes_the_options():
     assert r.returncode == 0
     for opt in ("--shard-size", "--samples-per-shard", "--resize", "--quality", "--compress",
                 "--threads", "--overwrite", "--json", "--masks", "--mask-suffix", "--coco",
-                "--coco-masks", "--drop-empty"):
+                "--coco-masks", "--coco-labels", "--coco-crowd", "--drop-empty"):
         assert opt in r.stdout
 
 
@@ -489,18 +489,26 @@ def test_webdataset_reads_converted_target_shards(tmp_path):
         assert s["mask.png"] == (root / "ann" / f"p{i}.png").read_bytes()
         assert np.array_equal(np.asarray(Image.open(io.BytesIO(s["mask.png"]))),
                               np.asarray(Image.open(root / "ann" / f"p{i}.png")))
-    convert(root / "img", tmp_path / "coco", "--coco", root / "coco.json")
-    urls = [str(p) for p in sorted((tmp_path / "coco").glob("*.tar"))]
     doc = json.loads((root / "coco.json").read_text())
-    got = list(wds.WebDataset(urls, shardshuffle=False, empty_check=False).decode())
-    assert len(got) == 5
-    for i, s in enumerate(got):
-        anns = [a for a in doc["annotations"] if a["image_id"] == 100 + i]
-        assert s["boxes.npy"].dtype == np.float32
-        assert s["boxes.npy"].tobytes() == \
-            np.array([a["bbox"] for a in anns], np.float32).reshape(-1, 4).tobytes()
-        assert s["labels.npy"].tolist() == [a["category_id"] - 7 for a in anns]
-        assert s["iscrowd.npy"].tolist() == [a["iscrowd"] for a in anns]
+    # Default: torchvision's conventions (category ids as labels, crowds left out); the
+    # options: labels numbered from 0 in sorted id order, crowds kept and flagged.
+    for name, args, label, crowds in (
+            ("coco", (), lambda a: a["category_id"], False),
+            ("coco0", ("--coco-labels", "0..K-1", "--coco-crowd", "keep"),
+             lambda a: a["category_id"] - 7, True)):
+        convert(root / "img", tmp_path / name, "--coco", root / "coco.json", *args)
+        urls = [str(p) for p in sorted((tmp_path / name).glob("*.tar"))]
+        got = list(wds.WebDataset(urls, shardshuffle=False, empty_check=False).decode())
+        assert len(got) == 5
+        for i, s in enumerate(got):
+            anns = [a for a in doc["annotations"] if a["image_id"] == 100 + i
+                    and (crowds or not a["iscrowd"])]
+            assert s["boxes.npy"].dtype == np.float32
+            assert s["boxes.npy"].tobytes() == \
+                np.array([a["bbox"] for a in anns], np.float32).reshape(-1, 4).tobytes()
+            assert s["labels.npy"].tolist() == [label(a) for a in anns]
+            assert s["iscrowd.npy"].tolist() == [a["iscrowd"] for a in anns]
+        assert any(s["iscrowd.npy"].tolist().count(1) for s in got) == crowds
 
 
 def test_shards_read_boxes_from_a_json_member(tmp_path):

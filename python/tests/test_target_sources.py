@@ -257,9 +257,21 @@ def _instance_mask(a, h, w):
     return None
 
 
-def test_coco_fields_bit_for_bit_as_json_reads_them(coco):
+# Default: torchvision's detection references' conventions (issue 45 item 1): labels are
+# the category ids as written (label 0 is the models' background) and crowds are left out
+# (ConvertCocoPolysToMask); the contiguous labels and the crowds are options.
+LABELS = {"category_id": {3: 3, 17: 17, 90: 90}, "1..K": {3: 1, 17: 2, 90: 3},
+          "0..K-1": {3: 0, 17: 1, 90: 2}}
+
+
+@pytest.mark.parametrize("labels,crowd", [(None, None), ("1..K", "keep"), ("0..K-1", "keep"),
+                                          ("0..K-1", "drop")])
+def test_coco_fields_bit_for_bit_as_json_reads_them(coco, labels, crowd):
     root, doc = coco
-    src = stoker.Coco(root / "images", root / "instances.json")
+    kw = {} if labels is None else {"labels": labels, "crowd": crowd}
+    src = stoker.Coco(root / "images", root / "instances.json", **kw)
+    label = LABELS[labels or "category_id"]
+    keep_crowds = crowd == "keep"
     assert list(src.fields) == ["image", "boxes", "labels", "iscrowd", "area"]
     assert src.targets == {"boxes": {"target": "boxes", "format": "xywh"},
                            "labels": {"target": "per_box", "follows": "boxes"},
@@ -267,15 +279,21 @@ def test_coco_fields_bit_for_bit_as_json_reads_them(coco):
                            "area": {"target": "per_box", "follows": "boxes"}}
     assert src.category_ids == [3, 17, 90]
     assert src.classes == ["car", "cat", "kite"]
-    assert src.categories == {0: (3, "car"), 1: (17, "cat"), 2: (90, "kite")}
+    assert src.categories == {label[3]: (3, "car"), label[17]: (17, "cat"),
+                              label[90]: (90, "kite")}
+    assert src.category_labels == [label[3], label[17], label[90]]
+    assert src.num_classes == {"category_id": 91, "1..K": 4, "0..K-1": 3}[labels or
+                                                                          "category_id"]
     expected = _expected(doc)
     assert src.image_ids == [im["id"] for im, _ in expected]
-    label = {3: 0, 17: 1, 90: 2}
+    crowds = 0
     got, ids = _run(stoker.Loader(src, batch_size=4, shuffle=True, seed=2, threads=2,
                                   dtype="uint8", collate="list", return_indices=True))
     assert sorted(ids) == list(range(len(SIZES)))
     for n, i in enumerate(ids):
         im, anns = expected[i]
+        crowds += sum(1 for a in anns if a["iscrowd"])
+        anns = [a for a in anns if keep_crowds or not a["iscrowd"]]
         want = np.asarray(Image.open(root / "images" / im["file_name"]).convert("RGB"))
         assert got["image"][n].transpose(1, 2, 0).tobytes() == want.tobytes()
         boxes = np.array([a["bbox"] for a in anns], np.float32).reshape(-1, 4)
@@ -286,6 +304,24 @@ def test_coco_fields_bit_for_bit_as_json_reads_them(coco):
         assert got["iscrowd"][n].tolist() == [a["iscrowd"] for a in anns]
         assert got["area"][n].tobytes() == np.array([a["area"] for a in anns], np.float32).tobytes()
     assert any(len(got["labels"][n]) == 0 for n in range(len(ids)))  # the empty image
+    assert crowds > 0  # the fixture has crowds, left out or kept
+
+
+def test_coco_a_category_id_zero_is_refused_as_a_label(coco, tmp_path):
+    root, doc = coco
+    zero = json.loads(json.dumps(doc).replace('"category_id": 3,', '"category_id": 0,'))
+    for c in zero["categories"]:
+        c["id"] = 0 if c["id"] == 3 else c["id"]
+    (tmp_path / "zero.json").write_text(json.dumps(zero))
+    with pytest.raises(ValueError, match=r'category id 0 \("car"\) as a label would be the '
+                                         r'background.*labels="1\.\.K"'):
+        stoker.Coco(root / "images", tmp_path / "zero.json")
+    src = stoker.Coco(root / "images", tmp_path / "zero.json", labels="1..K")
+    assert src.categories == {1: (0, "car"), 2: (17, "cat"), 3: (90, "kite")}
+    with pytest.raises(ValueError, match="labels='1..k'"):
+        stoker.Coco(root / "images", tmp_path / "zero.json", labels="1..k")
+    with pytest.raises(ValueError, match="crowd='ignore'"):
+        stoker.Coco(root / "images", tmp_path / "zero.json", crowd="ignore")
 
 
 def test_coco_drop_empty_and_errors(coco, tmp_path):
@@ -313,7 +349,7 @@ def test_coco_semantic_mask(coco):
     assert src.targets["mask"] == {"target": "mask", "ignore_index": 255}
     got, ids = _run(stoker.Loader(src, batch_size=2, dtype="uint8", collate="list",
                                   return_indices=True))
-    label = {3: 0, 17: 1, 90: 2}
+    label = {3: 2, 17: 16, 90: 89}  # the mask's value is label + 1 = the category id
     checked = 0
     for mask, i in zip(got["mask"], ids):
         im, anns = _expected(doc)[i]
@@ -357,8 +393,9 @@ def test_coco_semantic_mask(coco):
 
 
 def _semantic_of(instances, labels, iscrowd, ignore=255):
-    """The semantic rule written out on the instance planes: label + 1 where exactly one
-    non-crowd instance covers a pixel, ignore where two or more do or a crowd does."""
+    """The semantic rule written out on the instance planes, for labels "0..K-1": label + 1
+    where exactly one non-crowd instance covers a pixel, ignore where two or more do or a
+    crowd does."""
     h, w = instances.shape[1:]
     out = np.zeros((h, w), np.uint8)
     plain = instances[iscrowd == 0].astype(bool)
@@ -396,7 +433,8 @@ def test_coco_semantic_mask_is_the_rule_on_the_instance_planes(coco, tmp_path):
     (tmp_path / "big.json").write_text(json.dumps(big))
     runs = {}
     for masks in ("semantic", "instances"):
-        src = stoker.Coco(root / "images", tmp_path / "big.json", masks=masks)
+        src = stoker.Coco(root / "images", tmp_path / "big.json", masks=masks,
+                          labels="0..K-1", crowd="keep")
         runs[masks] = _run(stoker.Loader(src, batch_size=3, collate="list",
                                          return_indices=True))
     (sem, ids), (inst, ids2) = runs["semantic"], runs["instances"]

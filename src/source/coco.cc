@@ -23,6 +23,37 @@ bool IsInt(const Json& j) { return j.is_number_integer() || j.is_number_unsigned
 
 }  // namespace
 
+Status ParseCocoOptions(const std::string& masks, const std::string& labels,
+                        const std::string& crowd, CocoOptions* options) {
+  using Masks = CocoOptions::Masks;
+  using Labels = CocoOptions::Labels;
+  const auto choice = [](const char* name, const std::string& value, const char* expected) {
+    return InvalidArgumentError(std::string("Coco: ") + name + "='" + value + "' (expected " +
+                                expected + ")");
+  };
+  if (masks.empty() || masks == "none") {
+    options->masks = Masks::kNone;
+  } else if (masks == "semantic") {
+    options->masks = Masks::kSemantic;
+  } else if (masks == "instances") {
+    options->masks = Masks::kInstances;
+  } else {
+    return choice("masks", masks, "None, 'semantic' or 'instances'");
+  }
+  if (labels == "category_id") {
+    options->labels = Labels::kCategoryId;
+  } else if (labels == "1..K") {
+    options->labels = Labels::kFrom1;
+  } else if (labels == "0..K-1") {
+    options->labels = Labels::kFrom0;
+  } else {
+    return choice("labels", labels, "'category_id', '1..K' or '0..K-1'");
+  }
+  if (crowd != "drop" && crowd != "keep") return choice("crowd", crowd, "'drop' or 'keep'");
+  options->drop_crowd = crowd == "drop";
+  return Status::OK();
+}
+
 StatusOr<std::shared_ptr<CocoSource>> CocoSource::Open(const std::string& images_dir,
                                                        const std::string& annotations_json,
                                                        const CocoOptions& options) {
@@ -49,7 +80,7 @@ StatusOr<std::shared_ptr<CocoSource>> CocoSource::Open(const std::string& images
                   "annotations and categories)");
     }
   }
-  // Categories: labels 0..K-1 in sorted id order.
+  // Categories in sorted id order, with their labels.
   std::map<int64_t, std::string> cats;
   for (const Json& c : doc["categories"]) {
     if (!c.is_object() || !c.contains("id") || !IsInt(c["id"])) {
@@ -60,18 +91,36 @@ StatusOr<std::shared_ptr<CocoSource>> CocoSource::Open(const std::string& images
         c.contains("name") && c["name"].is_string() ? c["name"].get<std::string>() : "";
     if (!cats.emplace(id, name).second) return fail("category id " + std::to_string(id) + " twice");
   }
+  using Labels = CocoOptions::Labels;
+  if (options.labels == Labels::kCategoryId && !cats.empty() && cats.begin()->first <= 0) {
+    return fail("category id " + std::to_string(cats.begin()->first) + " (\"" +
+                cats.begin()->second + "\") as a label would be " +
+                (cats.begin()->first == 0 ? "the background of torchvision's detection models"
+                                          : "negative") +
+                "; use labels=\"1..K\" (sorted ids from 1) or \"0..K-1\"");
+  }
   std::unordered_map<int64_t, int64_t> label_of;
   for (const auto& [id, name] : cats) {
-    label_of[id] = static_cast<int64_t>(src->category_ids_.size());
+    const auto rank = static_cast<int64_t>(src->category_ids_.size());
+    const int64_t label = options.labels == Labels::kCategoryId ? id
+                          : options.labels == Labels::kFrom1    ? rank + 1
+                                                                : rank;
+    label_of[id] = label;
     src->category_ids_.push_back(id);
+    src->category_labels_.push_back(label);
     src->names_.push_back(name);
   }
-  const int64_t k = static_cast<int64_t>(cats.size());
-  if (options.masks == CocoOptions::Masks::kSemantic && options.ignore_index <= k) {
+  src->semantic_offset_ = options.labels == Labels::kFrom0 ? 1 : 0;
+  const int64_t top = src->num_classes() - 1 + src->semantic_offset_;  // the mask's largest value
+  if (options.masks == CocoOptions::Masks::kSemantic && options.ignore_index <= top) {
     return fail("ignore_index " + std::to_string(options.ignore_index) + " would be a class: " +
-                "the semantic mask holds labels + 1 up to " + std::to_string(k));
+                "the semantic mask holds values up to " + std::to_string(top));
   }
-  src->wide_ = options.ignore_index > 255 || k >= 255;
+  if (options.masks == CocoOptions::Masks::kSemantic && top > 65535) {
+    return fail("category id " + std::to_string(src->category_ids_.back()) +
+                " does not fit a uint16 semantic mask; use labels=\"1..K\"");
+  }
+  src->wide_ = options.ignore_index > 255 || top > 255;
   // Images, in id order.
   std::map<int64_t, CocoSourceImpl::Image> images;
   for (const Json& im : doc["images"]) {
@@ -121,8 +170,19 @@ StatusOr<std::shared_ptr<CocoSource>> CocoSource::Open(const std::string& images
     const std::vector<const Json*> none;
     const std::vector<const Json*>& anns = it == by_image.end() ? none : it->second;
     if (anns.empty() && options.drop_empty) continue;
+    // Dropped crowds go after the kept annotations: the per-box fields are
+    // [begin, kept), the semantic mask reads them all.
+    const auto crowd_of = [](const Json& a) -> int64_t {
+      return a.contains("iscrowd") && IsInt(a["iscrowd"]) ? a["iscrowd"].get<int64_t>() : 0;
+    };
+    std::vector<const Json*> ordered(anns.begin(), anns.end());
+    if (options.drop_crowd) {
+      std::stable_partition(ordered.begin(), ordered.end(),
+                            [&](const Json* a) { return crowd_of(*a) == 0; });
+    }
     image.begin = src->labels_.size();
-    for (const Json* ap : anns) {
+    image.kept = image.begin;
+    for (const Json* ap : ordered) {
       const Json& a = *ap;
       const std::string what = "annotation id " + (a.contains("id") ? a["id"].dump() : "(none)") +
                                " (image id " + std::to_string(id) + ")";
@@ -142,9 +202,9 @@ StatusOr<std::shared_ptr<CocoSource>> CocoSource::Open(const std::string& images
       }
       src->boxes_.insert(src->boxes_.end(), box, box + 4);
       src->labels_.push_back(label_of.at(a["category_id"].get<int64_t>()));
-      int64_t crowd = 0;
-      if (a.contains("iscrowd") && IsInt(a["iscrowd"])) crowd = a["iscrowd"].get<int64_t>();
+      const int64_t crowd = crowd_of(a);
       src->iscrowd_.push_back(crowd);
+      if (!options.drop_crowd || crowd == 0) ++image.kept;
       src->area_.push_back(a.contains("area") && a["area"].is_number()
                                ? static_cast<float>(a["area"].get<double>())
                                : box[2] * box[3]);
@@ -271,13 +331,13 @@ Status PaintAnnotation(const CocoSourceImpl::Segmentation& s, int h, int w, uint
   return Status::OK();
 }
 
-// The semantic mask (torchvision's segmentation reference): label + 1 where
+// The semantic mask (torchvision's segmentation reference): label + offset where
 // exactly one non-crowd annotation covers a pixel, `ignore` where two or more
 // do or a crowd does, 0 elsewhere. Each annotation is painted into `plane`
 // and read back only over its own extent (the rectangle its runs cover), so
 // the cost is the annotations' areas, not their count times the image's.
 template <typename T>
-Status Semantic(const CocoSourceImpl::Segmentation* segs, const int64_t* labels,
+Status Semantic(const CocoSourceImpl::Segmentation* segs, const int64_t* labels, int64_t offset,
                 const int64_t* crowd, size_t n, int h, int w, T ignore, T* out,
                 std::vector<uint8_t>* cover, std::vector<uint8_t>* plane) {
   const size_t pixels = static_cast<size_t>(h) * static_cast<size_t>(w);
@@ -293,7 +353,7 @@ Status Semantic(const CocoSourceImpl::Segmentation* segs, const int64_t* labels,
         plane->assign(pixels, 0);
         return st.WithContext("annotation " + std::to_string(a) + " of the image");
       }
-      const T value = static_cast<T>(labels[a] + 1);
+      const T value = static_cast<T>(labels[a] + offset);
       for (int y = e.y0; y < e.y1; ++y) {
         uint8_t* row = plane->data() + static_cast<size_t>(y) * static_cast<size_t>(w);
         for (int x = e.x0; x < e.x1; ++x) {
@@ -321,9 +381,9 @@ Status Semantic(const CocoSourceImpl::Segmentation* segs, const int64_t* labels,
 }  // namespace
 
 Status CocoSourceImpl::Masks(const Image& im, std::vector<uint8_t>* bytes) const {
-  const size_t n = im.end - im.begin;
   const size_t pixels = static_cast<size_t>(im.height) * static_cast<size_t>(im.width);
-  if (options_.masks == CocoOptions::Masks::kInstances) {
+  if (options_.masks == CocoOptions::Masks::kInstances) {  // one per box: the kept ones
+    const size_t n = im.kept - im.begin;
     bytes->resize(n * pixels);
     for (size_t a = 0; a < n; ++a) {
       const Segmentation& s = segs_[im.begin + a];
@@ -333,18 +393,19 @@ Status CocoSourceImpl::Masks(const Image& im, std::vector<uint8_t>* bytes) const
     }
     return Status::OK();
   }
+  const size_t n = im.end - im.begin;  // crowds too: they mark ignored pixels
   thread_local std::vector<uint8_t> cover, plane;
   const Segmentation* segs = segs_.data() + im.begin;
   if (wide_) {
     bytes->resize(pixels * 2);
-    return Semantic<uint16_t>(segs, &labels_[im.begin], &iscrowd_[im.begin], n, im.height,
-                              im.width, static_cast<uint16_t>(options_.ignore_index),
+    return Semantic<uint16_t>(segs, &labels_[im.begin], semantic_offset_, &iscrowd_[im.begin], n,
+                              im.height, im.width, static_cast<uint16_t>(options_.ignore_index),
                               reinterpret_cast<uint16_t*>(bytes->data()), &cover, &plane);
   }
   bytes->resize(pixels);
-  return Semantic<uint8_t>(segs, &labels_[im.begin], &iscrowd_[im.begin], n, im.height,
-                           im.width, static_cast<uint8_t>(options_.ignore_index), bytes->data(),
-                           &cover, &plane);
+  return Semantic<uint8_t>(segs, &labels_[im.begin], semantic_offset_, &iscrowd_[im.begin], n,
+                           im.height, im.width, static_cast<uint8_t>(options_.ignore_index),
+                           bytes->data(), &cover, &plane);
 }
 
 Status CocoSourceImpl::ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const {
@@ -357,7 +418,7 @@ Status CocoSourceImpl::ReadIndex(int64_t index, SampleScratch* scratch, SampleDa
   scratch->field_bytes.resize(1);
   size_t size = 0;
   STOKER_RETURN_IF_ERROR(ReadFileInto(Path(index), &scratch->bytes, &size));
-  const int64_t n = static_cast<int64_t>(im.end - im.begin);
+  const int64_t n = static_cast<int64_t>(im.kept - im.begin);  // the per-box rows
   static const uint64_t kEmpty = 0;
   auto array = [&](size_t f, const void* data, size_t elem, ElemType t, int ndim, int64_t d1) {
     FieldValue& v = scratch->fields[f];

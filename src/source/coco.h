@@ -29,6 +29,10 @@ class CocoSourceImpl final : public CocoSource {
   std::string NameOf(int64_t index) const override;
   uint64_t SampleStamp(int64_t index) const override { return FileStamp(Path(index)); }
   std::vector<int64_t> category_ids() const override { return category_ids_; }
+  std::vector<int64_t> category_labels() const override { return category_labels_; }
+  int64_t num_classes() const override {
+    return category_labels_.empty() ? 0 : category_labels_.back() + 1;
+  }
   int64_t image_id(int64_t index) const override { return images_[static_cast<size_t>(index)].id; }
   std::string Path(int64_t index) const override {
     return dir_ + "/" + images_[static_cast<size_t>(index)].file;
@@ -42,7 +46,9 @@ class CocoSourceImpl final : public CocoSource {
     int64_t id = 0;
     std::string file;
     int height = 0, width = 0;
-    size_t begin = 0, end = 0;  // its annotations in the flat arrays
+    // Its annotations in the flat arrays: [begin, end); the per-box fields'
+    // are [begin, kept) (crowds, when dropped, come last).
+    size_t begin = 0, kept = 0, end = 0;
   };
 
  public:
@@ -66,7 +72,8 @@ class CocoSourceImpl final : public CocoSource {
   std::vector<float> boxes_, area_;
   std::vector<int64_t> labels_, iscrowd_;
   std::vector<Segmentation> segs_;  // with masks only
-  std::vector<int64_t> category_ids_;
+  std::vector<int64_t> category_ids_, category_labels_;
+  int64_t semantic_offset_ = 0;  // the semantic mask's value is label + this
   std::vector<std::string> names_;
   bool wide_ = false;  // semantic mask is uint16
 };

@@ -67,8 +67,63 @@ std::vector<T> Values(const FieldValue& v) {
   return out;
 }
 
-TEST_F(CocoTest, ImagesInIdOrderWithTheirAnnotations) {
+// torchvision's detection conventions by default: labels are the category
+// ids as written (0 is the models' background) and crowds are left out.
+TEST_F(CocoTest, DefaultLabelsAreCategoryIdsAndCrowdsAreLeftOut) {
   auto src = Open(kAnnotations);
+  ASSERT_TRUE(src.ok()) << src.status().ToString();
+  const CocoSource& c = *src.value();
+  EXPECT_EQ(c.category_ids(), (std::vector<int64_t>{3, 7}));
+  EXPECT_EQ(c.category_labels(), (std::vector<int64_t>{3, 7}));
+  EXPECT_EQ(c.num_classes(), 8);
+  SampleScratch scratch;
+  SampleData d;
+  ASSERT_TRUE(c.ReadIndex(2, &scratch, &d).ok());  // image 9: 100 and 102; the crowd 103 left out
+  EXPECT_EQ(Values<float>(d.fields[1]), (std::vector<float>{1, 1, 3, 3, 3, 0, 2, 2}));
+  EXPECT_EQ(Values<int64_t>(d.fields[2]), (std::vector<int64_t>{7, 3}));
+  EXPECT_EQ(Values<int64_t>(d.fields[3]), (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(Values<float>(d.fields[4]), (std::vector<float>{9, 4}));
+  EXPECT_EQ(d.fields[1].dims[0], 2);
+  CocoOptions from1;
+  from1.labels = CocoOptions::Labels::kFrom1;
+  src = Open(kAnnotations, from1);
+  ASSERT_TRUE(src.ok()) << src.status().ToString();
+  EXPECT_EQ(src.value()->category_labels(), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(src.value()->num_classes(), 3);
+  ASSERT_TRUE(src.value()->ReadIndex(2, &scratch, &d).ok());
+  EXPECT_EQ(Values<int64_t>(d.fields[2]), (std::vector<int64_t>{2, 1}));
+}
+
+TEST_F(CocoTest, ACategoryIdZeroIsRefusedAsALabelNamingTheWayOut) {
+  std::string text = kAnnotations;  // dog's id 3 becomes 0
+  const auto replace_all = [&](const std::string& from, const std::string& to) {
+    for (size_t p; (p = text.find(from)) != std::string::npos;) text.replace(p, from.size(), to);
+  };
+  replace_all("\"id\": 3, \"name\"", "\"id\": 0, \"name\"");
+  replace_all("\"category_id\": 3", "\"category_id\": 0");
+  auto src = Open(text);
+  ASSERT_FALSE(src.ok());
+  EXPECT_NE(src.status().message().find("category id 0 (\"dog\") as a label would be the "
+                                        "background"), std::string::npos)
+      << src.status().message();
+  EXPECT_NE(src.status().message().find("1..K"), std::string::npos);
+  CocoOptions from1;
+  from1.labels = CocoOptions::Labels::kFrom1;
+  src = Open(text, from1);
+  ASSERT_TRUE(src.ok()) << src.status().ToString();
+  EXPECT_EQ(src.value()->category_labels(), (std::vector<int64_t>{1, 2}));
+}
+
+// Contiguous labels from 0 with the crowds kept: every annotation in file order.
+CocoOptions ContiguousWithCrowds() {
+  CocoOptions o;
+  o.labels = CocoOptions::Labels::kFrom0;
+  o.drop_crowd = false;
+  return o;
+}
+
+TEST_F(CocoTest, ImagesInIdOrderWithTheirAnnotations) {
+  auto src = Open(kAnnotations, ContiguousWithCrowds());
   ASSERT_TRUE(src.ok()) << src.status().ToString();
   const CocoSource& c = *src.value();
   ASSERT_EQ(c.size(), 3);
@@ -112,7 +167,7 @@ TEST_F(CocoTest, DropEmptyLeavesOutImagesWithoutAnnotations) {
 }
 
 TEST_F(CocoTest, SemanticMaskLabelsCrowdsAndOverlaps) {
-  CocoOptions o;
+  CocoOptions o = ContiguousWithCrowds();
   o.masks = CocoOptions::Masks::kSemantic;
   auto src = Open(kAnnotations, o);
   ASSERT_TRUE(src.ok()) << src.status().ToString();
@@ -152,6 +207,40 @@ TEST_F(CocoTest, InstanceMasksOnePerAnnotation) {
   EXPECT_EQ(m.dims[0], 1);
   EXPECT_EQ(Values<uint8_t>(m), (std::vector<uint8_t>{1, 1, 0, 0, 1, 1, 0, 0,
                                                       0, 0, 0, 0, 0, 0, 0, 0}));
+}
+
+// By default the semantic mask holds the category ids, and a crowd left out
+// of the boxes still marks its pixels ignored; the instance masks are one per
+// box (the crowd's is not there).
+TEST_F(CocoTest, DefaultMasksFollowTheLabelsAndTheKeptBoxes) {
+  CocoOptions o;
+  o.masks = CocoOptions::Masks::kSemantic;
+  auto src = Open(kAnnotations, o);
+  ASSERT_TRUE(src.ok()) << src.status().ToString();
+  SampleScratch scratch;
+  SampleData d;
+  ASSERT_TRUE(src.value()->ReadIndex(2, &scratch, &d).ok());
+  const std::vector<uint8_t> want = {
+      0, 0, 0, 3, 3, 0, 0, 0,
+      0, 7, 7, 255, 3, 0, 0, 0,
+      0, 7, 7, 7, 0, 0, 0, 0,
+      0, 7, 7, 7, 0, 0, 0, 0,
+      0, 0, 0, 0, 0, 0, 0, 255,
+      0, 0, 0, 0, 0, 0, 0, 255,
+  };
+  EXPECT_EQ(Values<uint8_t>(d.fields[5]), want);
+  o.masks = CocoOptions::Masks::kInstances;
+  src = Open(kAnnotations, o);
+  ASSERT_TRUE(src.ok()) << src.status().ToString();
+  ASSERT_TRUE(src.value()->ReadIndex(2, &scratch, &d).ok());
+  EXPECT_EQ(d.fields[5].dims[0], 2);
+  const std::vector<uint8_t> planes = Values<uint8_t>(d.fields[5]);
+  ASSERT_EQ(planes.size(), 2u * 48);
+  EXPECT_EQ(planes[1 * 8 + 1], 1);       // the cat's square in plane 0
+  EXPECT_EQ(planes[48 + 0 * 8 + 3], 1);  // the dog's in plane 1
+  for (size_t i = 0; i < planes.size(); ++i) {
+    EXPECT_EQ(planes[i] != 0 && (i % 48) / 8 >= 4, false) << "the crowd's pixels at " << i;
+  }
 }
 
 TEST_F(CocoTest, CompressedRleSegmentation) {

@@ -340,7 +340,8 @@ StatusOr<MadeSource> MakeSegmentationFolder(const std::string& dir, const Data& 
 }
 
 // COCO (CocoSource): image i (id 10 + i: samples in id order are dataset
-// order) with one annotation of category 100 + i (label i), and semantic
+// order) with one annotation of category 100 + i (label i: labels numbered
+// from 0 in sorted id order), and semantic
 // masks. The box covers the whole image, so no crop of the suite's
 // transforms removes it (and the label that identifies the sample).
 StatusOr<MadeSource> MakeCoco(const std::string& dir, const Data& data) {
@@ -365,6 +366,7 @@ StatusOr<MadeSource> MakeCoco(const std::string& dir, const Data& data) {
                                     "], \"categories\": [" + cats + "]}"));
   CocoOptions o;
   o.masks = CocoOptions::Masks::kSemantic;
+  o.labels = CocoOptions::Labels::kFrom0;
   STOKER_ASSIGN_OR_RETURN(auto coco, CocoSource::Open(dir + "/img", dir + "/ann.json", o));
   return MadeSource{coco, Labels(data.corrupt), nullptr};
 }
