@@ -589,3 +589,42 @@ def test_png_palette_index_past_the_palette_matches_pillow(depth, trns):
         assert (want[past] == 0).all(), want
     else:
         np.testing.assert_array_equal(got, want)
+
+
+# ---------------------------------- round 4 (issue 46), item 2: COCO declared sizes ----
+
+@pytest.mark.parametrize("masks", ["instances", "semantic", None])
+def test_coco_declaring_a_huge_size_is_refused_before_rasterising(tmp_path, masks):
+    # 1 KB of JSON declaring 16000 x 16000 for a 64 x 48 image once cost 2.2 GB and 13-17 s
+    # before the size-mismatch error: now the header is read first, under 256 MB more
+    # address space than the loader needs and a 30 s timeout.
+    import json
+    from PIL import Image
+    (tmp_path / "img").mkdir()
+    Image.fromarray(np.zeros((48, 64, 3), np.uint8)).save(tmp_path / "img" / "a.png")
+    doc = {"images": [{"id": 1, "file_name": "a.png", "height": 16000, "width": 16000}],
+           "categories": [{"id": 1, "name": "x"}],
+           "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 10],
+                            "segmentation": [[0, 0, 16000, 0, 16000, 16000, 0, 16000]]}]}
+    (tmp_path / "a.json").write_text(json.dumps(doc))
+    r = run_python(f"""
+        import resource, stoker
+        def vm():
+            for line in open("/proc/self/status"):
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+        src = stoker.Coco({str(tmp_path / "img")!r}, {str(tmp_path / "a.json")!r},
+                          masks={masks!r})
+        l = stoker.Loader(src, batch_size=1, threads=1, collate="list")
+        it = iter(l)
+        limit = vm() + (256 << 20)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        try:
+            next(it)
+            print("NOERROR")
+        except stoker.StokerError as e:
+            print("ERR", e)
+    """, timeout=30)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.startswith("ERR") and "declare 16000x16000 (width x height) for image id 1, " \
+        "the file is 64x48" in r.stdout, r.stdout

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "codec/decoder.h"
 #include "io/file.h"
 #include "source/coco_masks.h"
 #include "source/image_folder.h"
@@ -408,6 +409,23 @@ Status CocoSourceImpl::Masks(const Image& im, std::vector<uint8_t>* bytes) const
                            bytes->data(), &cover, &plane);
 }
 
+// Before any mask is rasterised from it (a 1 KB file may declare 16000 x
+// 16000): the declared size must be the image's own, read from its header.
+// Boxes in another frame would be wrong without masks too. A header the
+// decoder cannot read is left to the decode, which names the problem.
+Status CocoSourceImpl::CheckDeclaredSize(const Image& im, const uint8_t* data, size_t size) const {
+  if (im.width <= 0 || im.height <= 0) return Status::OK();  // not declared (masks need it)
+  thread_local ImageDecoder decoder;
+  ImageHeader header;
+  if (!decoder.Open(data, size, &header).ok()) return Status::OK();
+  if (header.width == im.width && header.height == im.height) return Status::OK();
+  return InvalidArgumentError(
+      "the annotations declare " + std::to_string(im.width) + "x" + std::to_string(im.height) +
+      " (width x height) for image id " + std::to_string(im.id) + ", the file is " +
+      std::to_string(header.width) + "x" + std::to_string(header.height) +
+      ": its boxes and masks would be in another frame");
+}
+
 Status CocoSourceImpl::ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const {
   if (index < 0 || index >= size()) {
     return InvalidArgumentError("sample index " + std::to_string(index) + " out of range");
@@ -418,6 +436,7 @@ Status CocoSourceImpl::ReadIndex(int64_t index, SampleScratch* scratch, SampleDa
   scratch->field_bytes.resize(1);
   size_t size = 0;
   STOKER_RETURN_IF_ERROR(ReadFileInto(Path(index), &scratch->bytes, &size));
+  STOKER_RETURN_IF_ERROR(CheckDeclaredSize(im, scratch->bytes.data(), size));
   const int64_t n = static_cast<int64_t>(im.kept - im.begin);  // the per-box rows
   static const uint64_t kEmpty = 0;
   auto array = [&](size_t f, const void* data, size_t elem, ElemType t, int ndim, int64_t d1) {

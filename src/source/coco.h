@@ -64,6 +64,7 @@ class CocoSourceImpl final : public CocoSource {
   // Rasterises the sample's masks into `bytes` (semantic [H, W] or
   // instances [N, H, W]).
   Status Masks(const Image& im, std::vector<uint8_t>* bytes) const;
+  Status CheckDeclaredSize(const Image& im, const uint8_t* data, size_t size) const;
 
   std::string dir_, json_;
   CocoOptions options_;

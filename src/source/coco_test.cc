@@ -42,10 +42,15 @@ class CocoTest : public ::testing::Test {
  protected:
   void SetUp() override {
     testing::MakeDirs(dir_.path() + "/img/sub");
-    for (const char* f : {"nine.png", "two.png", "sub/five.png"}) {
+    // Each image of the size its annotations declare.
+    const struct {
+      const char* file;
+      int w, h;
+    } files[] = {{"nine.png", 8, 6}, {"two.png", 4, 4}, {"sub/five.png", 4, 4}};
+    for (const auto& f : files) {
       std::vector<uint8_t> expected;
-      WriteFile(dir_.path() + "/img/" + f,
-                testing::EncodePng(testing::MakePixels(4, 4, 1), 4, 4, {}, &expected));
+      WriteFile(dir_.path() + "/img/" + f.file,
+                testing::EncodePng(testing::MakePixels(f.w, f.h, 1), f.w, f.h, {}, &expected));
     }
   }
   std::string Json(const std::string& text) {
@@ -286,6 +291,31 @@ TEST_F(CocoTest, BadInputNamesTheImageOrAnnotation) {
     EXPECT_EQ(src.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(src.status().message().find(c.needle), std::string::npos)
         << src.status().message();
+  }
+}
+
+// A declared size that is not the file's is the sample's error, found from
+// the image's header before any mask is rasterised (a 1 KB file declaring
+// 16000 x 16000 once cost GBs first), with masks or without (the boxes would
+// be in another frame).
+TEST_F(CocoTest, ADeclaredSizeThatIsNotTheFilesIsRefusedBeforeRasterising) {
+  for (const auto masks : {CocoOptions::Masks::kInstances, CocoOptions::Masks::kSemantic,
+                           CocoOptions::Masks::kNone}) {
+    CocoOptions o;
+    o.masks = masks;
+    auto src = Open(R"({"images": [{"id": 3, "file_name": "two.png", "height": 16000,
+      "width": 16000}], "categories": [{"id": 1}], "annotations": [{"id": 1, "image_id": 3,
+      "category_id": 1, "bbox": [0, 0, 2, 2], "segmentation": [[0, 0, 16000, 0, 16000, 16000,
+      0, 16000]]}]})", o);
+    ASSERT_TRUE(src.ok()) << src.status().ToString();
+    SampleScratch scratch;
+    SampleData d;
+    const Status st = src.value()->ReadIndex(0, &scratch, &d);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(st.message().find("declare 16000x16000 (width x height) for image id 3, the file "
+                                "is 4x4"), std::string::npos) << st.message();
+    EXPECT_LT(scratch.field_bytes.empty() ? 0 : scratch.field_bytes[0].capacity(), 1u << 20)
+        << "a mask was rasterised at the declared size";
   }
 }
 
