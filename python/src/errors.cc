@@ -64,6 +64,9 @@ void RegisterErrors(py::module_& m) {
         }, py::arg("what"),
         "Raises RuntimeError naming `what` when called from a loader's worker thread "
         "running a Python callable (a Lambda): the loader's methods cannot run there.");
+  m.def("park_forever", [] { WithoutGil([] { ParkForever(); }); },
+        "Sleeps for good without the GIL (at interpreter exit, a thread still iterating a "
+        "loader: it then runs no more Python while the interpreter finalises).");
   static py::exception<std::runtime_error> exc(m, "StokerError", PyExc_RuntimeError);
   exc.attr("__doc__") =
       "stoker's error (a RuntimeError): a file that cannot be read or decoded (the\n"

@@ -79,6 +79,52 @@ def _close_loaders_with_callables() -> None:
         if stopper.is_alive():
             impl.abandon()
 
+# At interpreter exit a thread other than the main one that still iterates a loader (a
+# daemon thread's `for b in loader`) parks for good at its next iter() or next(), without
+# the GIL: while the interpreter finalises it runs no more Python. Left running, it could be
+# inside a tensor's deallocation when finalization ends it (torch releases the GIL there:
+# "terminate called without an active exception", SIGABRT). The exit waits up to
+# _EXIT_PARK_S for each such thread that is alive to park (one busy elsewhere for good
+# delays the exit by that much).
+_EXITING = False
+_ITERATING = weakref.WeakSet()  # the threads other than the main one that called next()
+_PARKED_THREADS = weakref.WeakSet()
+_PARKED = threading.Condition()
+_EXIT_PARK_S = 1.0
+
+
+def _note_iterating_thread() -> None:
+    # In next(): remembers a thread other than the main one, and parks it at exit.
+    thread = threading.current_thread()
+    if thread is threading.main_thread():
+        return
+    if thread not in _ITERATING:
+        _ITERATING.add(thread)
+    _park_if_exiting()
+
+
+def _park_if_exiting() -> None:
+    thread = threading.current_thread()
+    if _EXITING and thread is not threading.main_thread():
+        with _PARKED:
+            _PARKED_THREADS.add(thread)
+            _PARKED.notify_all()
+        _C.park_forever()
+
+
+@atexit.register  # after _close_loaders_with_callables: run before it (atexit is LIFO)
+def _park_iterating_threads() -> None:
+    global _EXITING
+    with _PARKED:
+        _EXITING = True
+        deadline = time.monotonic() + _EXIT_PARK_S
+        while any(t.is_alive() and t not in _PARKED_THREADS for t in list(_ITERATING)):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            _PARKED.wait(left)
+
+
 # The keys of Loader.state_dict(), the engine's LoaderState (stoker/loader.h), that
 # load_state_dict requires ("batch_transform" is optional: only with a batch_transform that
 # has a state).
@@ -789,6 +835,7 @@ class Loader:
 
     def __iter__(self):
         _C.refuse_in_worker_thread("iter(loader)")
+        _park_if_exiting()
         with self._control:
             return self._iter_locked()
 
@@ -965,6 +1012,7 @@ class _EpochIterator:
     def __next__(self):
         # Before the lock: a Lambda calling next() would wait for it, and for itself.
         _C.refuse_in_worker_thread("next() on a loader's iterator")
+        _note_iterating_thread()  # interpreter exit: _park_iterating_threads
         with self._lock:
             if _profiler_enabled():  # a torch.profiler session records: a named range
                 with record_function("stoker.next"):
