@@ -21,6 +21,19 @@ from stoker import _C
 DEFAULT_SPANS_PER_THREAD = 1 << 16
 
 
+def _check_writable(path: str) -> None:
+    """Whether the trace can be written at `path` at the end (into a file beside it, renamed
+    over it): its directory exists and is writable, and `path` is not a directory. Raises
+    FileNotFoundError, PermissionError or IsADirectoryError naming the path."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"trace path {path!r}: the directory {folder!r} does not exist")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"trace path {path!r} is a directory")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PermissionError(f"trace path {path!r}: the directory {folder!r} is not writable")
+
+
 class TraceSession:
     """A recording in progress (Loader.trace). As a context manager it stops at the end of
     the block and writes ``path`` when one was given; otherwise call stop() and write()."""
@@ -28,6 +41,8 @@ class TraceSession:
     def __init__(self, tracer, path: Optional[str], spans_per_thread: int):
         self._tracer = tracer
         self._path = None if path is None else os.fspath(path)
+        if self._path is not None:
+            _check_writable(self._path)  # now, not after the whole traced run
         tracer.start(spans_per_thread=int(spans_per_thread))
 
     @property

@@ -216,3 +216,35 @@ def test_cli_trace_flag(small_root, tmp_path, verb):
                           str(tmp_path / "no" / "such" / "dir.json"), *args],
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 1 and "--trace" in bad.stderr
+
+
+# ------------------------------------------------- issue 46, items 16 and 18 ----
+
+def test_an_unwritable_trace_path_is_refused_when_the_block_starts(small_root, tmp_path):
+    loader = make(small_root)
+    batches = []
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        with loader.trace(tmp_path / "missing" / "dir" / "t.json"):
+            batches += list(loader)  # never run: refused at the block's entry
+    assert batches == []
+    with pytest.raises(IsADirectoryError):
+        with loader.trace(tmp_path):
+            pass
+    assert not loader._live().tracer.on  # nothing was started
+
+
+def test_the_trace_replaces_a_planted_symlink_not_its_target(small_root, tmp_path):
+    import os
+    precious = tmp_path / "precious.txt"
+    precious.write_text("keep me")
+    out = tmp_path / "trace.json"
+    os.symlink(precious, out)
+    loader = make(small_root)
+    with loader.trace(out):
+        sum(1 for _ in loader)
+    assert precious.read_text() == "keep me"
+    assert not out.is_symlink() and "traceEvents" in json.loads(out.read_text())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["precious.txt", "trace.json"]
+    with loader.trace(out):  # an existing trace is replaced
+        next(iter(loader))
+    assert "traceEvents" in json.loads(out.read_text())

@@ -16,6 +16,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "base/atomic_file.h"
 #include "base/json.h"
 #include "codec/decoder.h"
 #include "codec/encoder.h"
@@ -100,33 +101,6 @@ std::string ClassesJson(const std::vector<std::string>& classes) {
   return text + "]\n";
 }
 
-// Writes `text` to `path` through `path`.tmp and a rename; on any failure
-// (a full disk included) the temporary file is removed and `path` is left
-// as it was.
-Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) return IoError(tmp + ": cannot create: " + std::strerror(errno));
-  size_t done = 0;
-  int err = 0;
-  while (done < text.size()) {
-    const ssize_t w = ::write(fd, text.data() + done, text.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      err = w < 0 ? errno : ENOSPC;
-      break;
-    }
-    done += static_cast<size_t>(w);
-  }
-  if (err == 0 && ::fsync(fd) != 0) err = errno;
-  if (::close(fd) != 0 && err == 0) err = errno;
-  if (err == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
-  if (err != 0) {
-    ::unlink(tmp.c_str());
-    return IoError(path + ": cannot write the class names: " + std::strerror(err));
-  }
-  return Status::OK();
-}
 
 // The bytes of `path`, or "" when it cannot be read.
 std::string ReadWhole(const std::string& path) {
@@ -406,7 +380,10 @@ StatusOr<ConvertResult> ConvertToShards(Source* source, const ConvertOptions& op
   stop();
   if (!status.ok()) return status;  // the writer's destructor deletes the partial shard
   STOKER_RETURN_IF_ERROR(writer->Finish());
-  if (!classes.empty()) STOKER_RETURN_IF_ERROR(WriteFileAtomically(classes_path, classes_text));
+  if (!classes.empty()) {
+    const Status written = AtomicWriteFile(classes_path, classes_text, /*sync=*/true);
+    if (!written.ok()) return written.WithContext("cannot write the class names");
+  }
   result.shards = writer->shards();
   for (const ShardInfo& s : result.shards) result.output_bytes += s.file_bytes;
   result.seconds =

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/atomic_file.h"
 #include "base/rng.h"
 #include "io/file.h"
 
@@ -60,22 +61,7 @@ Status IdentifyFile(const std::string& path, FileIdentity* id) {
 }
 
 bool WriteFileAtomically(const std::string& path, const std::string& bytes) {
-  std::ostringstream tmp;
-  tmp << path << ".tmp." << ::getpid() << "." << std::this_thread::get_id();
-  {
-    std::ofstream f(tmp.str(), std::ios::binary | std::ios::trunc);
-    if (!f) return false;
-    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!f) {
-      ::unlink(tmp.str().c_str());
-      return false;
-    }
-  }
-  if (::rename(tmp.str().c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.str().c_str());
-    return false;
-  }
-  return true;
+  return AtomicWriteFile(path, bytes).ok();
 }
 
 std::string CachePath(const std::string& cache_dir, const std::string& url) {

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "base/atomic_file.h"
 #include "base/clock.h"
 #include "stoker/json.h"
 #include "stoker/version.h"
@@ -303,13 +304,7 @@ std::string Tracer::ChromeTraceJson() const {
 }
 
 Status Tracer::WriteChromeTrace(const std::string& path) const {
-  const std::string json = ChromeTraceJson();
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) return NotFoundError(path + ": cannot open for writing");
-  f.write(json.data(), static_cast<std::streamsize>(json.size()));
-  f.close();
-  if (!f) return InternalError(path + ": write failed");
-  return Status::OK();
+  return AtomicWriteFile(path, ChromeTraceJson());
 }
 
 }  // namespace stoker
