@@ -28,6 +28,9 @@ _sources.guard_class(SegmentationFolder, ("images_dir", "masks_dir", "image_suff
 _sources.guard_class(Coco, ("images_dir", "annotations", "drop_empty", "masks", "ignore_index",
                            "labels", "crowd"),
                      max_positional=2)
+_sources.guard_class(Mix, ("sources", "weights", "stop", "num_samples", "replacement",
+                           "labels"), max_positional=2)
+_sources.guard_class(VideoClips, tuple(_sources.keyword_names(VideoClips)), max_positional=1)
 from stoker._device import DeviceAugment
 from stoker._loader import Loader, diagnose
 from stoker._monitor import DriftWarning, Monitor

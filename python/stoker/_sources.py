@@ -51,8 +51,89 @@ def refuse_misplaced(name: str, params, func, is_method: bool = False,
         limit = len(params) if max_positional < 0 else max_positional
         if len(own) > limit or any(k not in params for k in kwargs):
             raise TypeError(_describe(name, params, limit, own, kwargs))
-        return func(*args, **kwargs)
+        try:
+            return func(*args, **kwargs)
+        except TypeError as e:
+            if "incompatible constructor arguments" not in str(e) and \
+                    "incompatible function arguments" not in str(e):
+                raise
+            kind, why = _name_the_bad_argument(name, params, own, kwargs, str(e))
+            raise kind(why) from None
     return checked
+
+
+def keyword_names(cls) -> list:
+    """The parameters of a binding class's constructor, from its pybind11 signature."""
+    first = (cls.__init__.__doc__ or "").strip().splitlines()[0]
+    return [k for k in _parameters(first) if k != "self"]
+
+
+def _signature(message: str) -> dict:
+    """{parameter: annotation} from the first signature of pybind11's "incompatible
+    arguments" message ("1. stoker._C.Mix(sources: object, weights: Optional[...] = None,
+    *, stop: ...)")."""
+    line = next((ln for ln in message.splitlines() if ln.strip().startswith("1. ")), "")
+    return _parameters(line)
+
+
+def _parameters(line: str) -> dict:
+    """{parameter: annotation} of a pybind11 signature line "f(a: int = 1, *, b: str)"."""
+    inner = line[line.find("(") + 1:line.rfind(")")]
+    parts, depth, cur = [], 0, ""
+    for ch in inner:
+        depth += ch in "[(" and 1 or (ch in "])" and -1 or 0)
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    out = {}
+    for part in parts:
+        head = part.split("=")[0].strip()
+        if ":" in head:
+            key, ann = head.split(":", 1)
+            out[key.strip()] = ann.strip()
+    return out
+
+
+def _fits(value, ann: str) -> bool:
+    """Whether `value` converts to a pybind11 annotation (the common ones; any other: yes)."""
+    import numbers
+    if ann.startswith("Optional[") and ann.endswith("]"):
+        return value is None or _fits(value, ann[9:-1])
+    if ann.startswith(("List[", "Sequence[")) and ann.endswith("]"):
+        inner = ann[ann.index("[") + 1:-1]
+        return isinstance(value, (list, tuple)) and all(_fits(v, inner) for v in value)
+    if ann == "int":
+        return isinstance(value, numbers.Integral) and not isinstance(value, bool) and \
+            -2**63 <= int(value) < 2**64
+    if ann == "float":
+        return isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if ann == "bool":
+        return isinstance(value, bool)
+    if ann == "str":
+        return isinstance(value, str)
+    return True
+
+
+def _name_the_bad_argument(name: str, params, args, kwargs, message: str):
+    """A pybind11 "incompatible arguments" TypeError as (TypeError, one sentence naming the
+    argument that does not convert), or (ValueError, ...) for an integer beyond the native
+    type's range when every type fits."""
+    ann = _signature(message)
+    given = dict(zip(params, args))
+    given.update(kwargs)
+    bad = [f"{k}={v!r:.80} is not {ann[k]}" for k, v in given.items()
+           if k in ann and not _fits(v, ann[k])]
+    if bad:
+        return TypeError, f"stoker.{name}: " + "; ".join(bad)
+    big = [f"{k}={v!r:.80} is out of range" for k, v in given.items()
+           if k in ann and "int" in ann[k] and isinstance(v, int) and abs(v) >= 2**31]
+    if big:
+        return ValueError, f"stoker.{name}: " + "; ".join(big)
+    return TypeError, (f"stoker.{name}: " + ", ".join(f"{k}={v!r:.40}" for k, v in given.items())
+                       + " do not convert")
 
 
 def guard_class(cls, params, max_positional: int = -1) -> None:

@@ -628,3 +628,32 @@ def test_coco_declaring_a_huge_size_is_refused_before_rasterising(tmp_path, mask
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.startswith("ERR") and "declare 16000x16000 (width x height) for image id 1, " \
         "the file is 64x48" in r.stdout, r.stdout
+
+
+# ---------------------------- round 4 (issue 46), item 13: arguments that do not convert ----
+
+def test_a_constructor_argument_that_does_not_convert_is_named(tmp_path):
+    # pybind11's "incompatible constructor arguments" dump, with every signature, became
+    # one sentence naming the argument: TypeError for a type, ValueError for a range.
+    np.save(tmp_path / "a.npy", np.zeros((4, 8, 8, 3), np.uint8))
+    a = stoker.Npy(str(tmp_path / "a.npy"))
+    (tmp_path / "v").mkdir()
+    cases = [
+        (lambda: stoker.Mix([a, a], weights="ab"), TypeError,
+         "stoker.Mix: weights='ab' is not Optional[List[float]]"),
+        (lambda: stoker.Mix([a, a], [1.0, "x"]), TypeError, "stoker.Mix: weights=[1.0, 'x']"),
+        (lambda: stoker.VideoClips(str(tmp_path / "v"), clip_len=10**12), ValueError,
+         "stoker.VideoClips: clip_len=1000000000000 is out of range"),
+        (lambda: stoker.VideoClips(str(tmp_path / "v"), clips_per_video=2**40), ValueError,
+         "clips_per_video=1099511627776 is out of range"),
+        (lambda: stoker.VideoClips(str(tmp_path / "v"), frame_stride=2**40), ValueError,
+         "frame_stride=1099511627776 is out of range"),
+        (lambda: stoker.Coco(str(tmp_path), str(tmp_path / "x.json"), ignore_index="x"),
+         TypeError, "stoker.Coco: ignore_index='x' is not int"),
+    ]
+    for call, kind, says in cases:
+        with pytest.raises(kind) as e:
+            call()
+        assert says in str(e.value), str(e.value)
+        assert "incompatible" not in str(e.value) and "\n" not in str(e.value), str(e.value)
+    assert len(stoker.Mix([a, a], [1.0, 1.0])) > 0  # the right call still works
