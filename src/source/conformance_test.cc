@@ -19,6 +19,10 @@
 //    (plus the padding, the epoch's first samples) with the pixels of an
 //    uninterrupted run. Streams refuse a mid-epoch
 //    resume at another world size (InvalidArgument).
+//  - ResumesWithTheDataAtAnotherPath: a checkpoint taken over the dataset
+//    at one path resumes over the same data at another (a copy, another
+//    mount point, another node's staging directory): the fingerprint names
+//    the data, not where it lies.
 //  - SkipsACorruptSample: on_error=skip leaves out exactly the corrupt
 //    samples (the clean run minus them, full batches, counted); on_error=
 //    raise stops the epoch with an error.
@@ -302,6 +306,32 @@ TEST_P(SourceConformanceTest, ResumeAfterEveryBatch) {
       EXPECT_LE(again, padded - remainder);
     }
   }
+}
+
+TEST_P(SourceConformanceTest, ResumesWithTheDataAtAnotherPath) {
+  MadeSource here = Make();
+  MadeSource there = Make();  // the same data in another directory
+  ASSERT_TRUE(here.source && there.source);
+  EXPECT_EQ(here.source->Fingerprint(), there.source->Fingerprint());
+  auto first = testing::MakeLoader(here.source, Options(2));
+  ASSERT_TRUE(first);
+  first->SetEpoch(1);
+  ASSERT_TRUE(first->Start().ok());
+  Delivered head;
+  testing::TakeBatches(first.get(), &head, 2);
+  ASSERT_TRUE(head.status.ok()) << head.status.ToString();
+  const LoaderState state = first->state();
+  first.reset();
+  auto second = testing::MakeLoader(there.source, Options(2));
+  ASSERT_TRUE(second);
+  const Status resumed = second->Resume(state);
+  ASSERT_TRUE(resumed.ok()) << resumed.ToString();
+  const Delivered rest = testing::RunEpoch(second.get());
+  ASSERT_TRUE(rest.status.ok()) << rest.status.ToString();
+  std::vector<int64_t> labels = head.labels;
+  labels.insert(labels.end(), rest.labels.begin(), rest.labels.end());
+  std::sort(labels.begin(), labels.end());
+  EXPECT_EQ(labels, Iota(kN));  // every sample of the epoch once over both segments
 }
 
 TEST_P(SourceConformanceTest, SkipsACorruptSample) {

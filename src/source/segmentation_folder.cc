@@ -1,6 +1,7 @@
 // Copyright 2026 The stoker Authors.
 #include "source/segmentation_folder.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -123,6 +124,18 @@ std::string SegmentationFolderImpl::MaskPath(int64_t index) const {
 
 std::string SegmentationFolderImpl::NameOf(int64_t index) const {
   return ImagePath(index) + " (mask " + MaskPath(index) + ")";
+}
+
+uint64_t SegmentationFolderImpl::Fingerprint() const {
+  const int64_t n = size();
+  const int64_t k = std::min<int64_t>(n, 1024);  // as RandomAccessSource's: evenly spaced
+  std::vector<std::string> names;
+  names.reserve(static_cast<size_t>(k));
+  for (int64_t i = 0; i < k; ++i) {
+    const size_t at = static_cast<size_t>(k == n ? i : i * (n - 1) / (k - 1));
+    names.push_back(images_[at] + "\n" + masks_[at]);
+  }
+  return FingerprintNames(static_cast<uint64_t>(n), names);
 }
 
 uint64_t SegmentationFolderImpl::SampleStamp(int64_t index) const {

@@ -25,6 +25,9 @@ class SegmentationFolderImpl final : public SegmentationFolder {
   Status ReadIndex(int64_t index, SampleScratch* scratch, SampleData* out) const override;
   std::string NameOf(int64_t index) const override;
   uint64_t SampleStamp(int64_t index) const override;
+  // Each pair's paths relative to their own roots (images_dir, masks_dir):
+  // the same pairs under other roots have the same fingerprint.
+  uint64_t Fingerprint() const override;
   std::string ImagePath(int64_t index) const override;
   std::string MaskPath(int64_t index) const override;
 
