@@ -115,8 +115,9 @@ def main(args):
             loss.backward()
             optimizer.step()
             steps += 1
-            print(f"Epoch: [{epoch}] step {steps} ({len(data_loader)} batches) "
-                  f"loss {loss.item():.6f}", flush=True)
+            # len(): the whole epoch's batches, also after a resume; batches_left: the rest.
+            print(f"Epoch: [{epoch}] step {steps} ({len(data_loader)} batches, "
+                  f"{data_loader.batches_left} left) loss {loss.item():.6f}", flush=True)
             if args.max_steps and steps >= args.max_steps:
                 break
         evaluate(model, criterion, data_loader_test, distributed)

@@ -79,10 +79,11 @@ def test_classification_train_recipe_under_torchrun(data, tmp_path):
                     "--label-smoothing", "0.1", "--output-dir", str(tmp_path), *extra])
     out = torchrun("--max-steps", "2")
     # Each rank: 10 of the 20 training images, 3 batches of 4 (the last short).
-    assert re.search(r"step 2 \(3 batches\)", out), out
+    assert re.search(r"step 2 \(3 batches, 1 left\)", out), out
     assert out.count(f"samples {VAL}") == 2, out  # both ranks, after all_reduce
     out = torchrun("--max-steps", "4", "--resume", str(tmp_path / "checkpoint.pth"))
-    # Resumed mid-epoch: the epoch's one batch left, then the next epoch.
-    assert re.search(r"Epoch: \[0\] step 3 \(1 batches\)", out), out
-    assert re.search(r"Epoch: \[1\] step 4 \(3 batches\)", out), out
+    # Resumed mid-epoch: the epoch's one batch left (len() still the whole epoch's), then
+    # the next epoch.
+    assert re.search(r"Epoch: \[0\] step 3 \(3 batches, 0 left\)", out), out
+    assert re.search(r"Epoch: \[1\] step 4 \(3 batches, 2 left\)", out), out
     assert "step 2 " not in out
