@@ -76,24 +76,44 @@ def _signature(message: str) -> dict:
     return _parameters(line)
 
 
+def _split_top(text: str, sep: str) -> list:
+    """`text` split on `sep` outside brackets."""
+    parts, depth, cur, i = [], 0, "", 0
+    while i < len(text):
+        ch = text[i]
+        depth += 1 if ch in "[(" else -1 if ch in "])" else 0
+        if depth == 0 and text.startswith(sep, i):
+            parts.append(cur)
+            cur, i = "", i + len(sep)
+            continue
+        cur += ch
+        i += 1
+    parts.append(cur)
+    return [p.strip() for p in parts]
+
+
+def _plain(ann: str) -> str:
+    """pybind11 3's annotations ("typing.SupportsInt | typing.SupportsIndex",
+    "collections.abc.Sequence[...] | None") in pybind11 2's words ("int", "Optional[List[...]]")."""
+    for long, short in (("typing.SupportsInt | typing.SupportsIndex", "int"),
+                        ("typing.SupportsFloat | typing.SupportsIndex", "float"),
+                        ("collections.abc.Sequence[", "List["), ("list[", "List[")):
+        ann = ann.replace(long, short)
+    alternatives = _split_top(ann, " | ")
+    if len(alternatives) == 2 and "None" in alternatives:
+        return f"Optional[{next(a for a in alternatives if a != 'None')}]"
+    return ann
+
+
 def _parameters(line: str) -> dict:
     """{parameter: annotation} of a pybind11 signature line "f(a: int = 1, *, b: str)"."""
     inner = line[line.find("(") + 1:line.rfind(")")]
-    parts, depth, cur = [], 0, ""
-    for ch in inner:
-        depth += ch in "[(" and 1 or (ch in "])" and -1 or 0)
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    parts.append(cur)
     out = {}
-    for part in parts:
+    for part in _split_top(inner, ","):
         head = part.split("=")[0].strip()
         if ":" in head:
             key, ann = head.split(":", 1)
-            out[key.strip()] = ann.strip()
+            out[key.strip()] = _plain(ann.strip())
     return out
 
 
