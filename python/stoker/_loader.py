@@ -96,11 +96,9 @@ _EXIT_PARK_S = 1.0
 def _note_iterating_thread() -> None:
     # In next(): remembers a thread other than the main one, and parks it at exit.
     thread = threading.current_thread()
-    if thread is threading.main_thread():
-        return
-    if thread not in _ITERATING:
+    if thread is not threading.main_thread():
         _ITERATING.add(thread)
-    _park_if_exiting()
+        _park_if_exiting()
 
 
 def _park_if_exiting() -> None:
