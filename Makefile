@@ -42,6 +42,12 @@ demo: build
 docs: build
 	@PYTHONPATH=python /usr/bin/python3 tools/gen_python_docs.py
 
+# Sanitizer builds at -O1 with line tables only (-g1): the sanitizers' advice, and a third of
+# -O2 -g's compile time (loader_test.cc under ASan: 23 s against 69 s); reports keep
+# function names and line numbers.
+SAN_FLAGS = -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
+
 # The C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer, and the
 # engine's, the span recorder's, array sources', convert's, shards' (stream feeds, cache)
 # and the source conformance suite's tests under ThreadSanitizer (C++ only: the
@@ -49,13 +55,13 @@ docs: build
 # (cmake/stoker_cuda.cmake: nvcc takes no -fsanitize); the GPU stage's host
 # maths (device_test) still runs under ASan.
 test-asan: deps
-	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTOKER_SANITIZE=address \
+	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo $(SAN_FLAGS) -DSTOKER_SANITIZE=address \
 	  -DSTOKER_BUILD_PYTHON=OFF -G "$$(command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')" >/dev/null
 	@cmake --build build-asan -j $(JOBS)
 	@cd build-asan && ctest --output-on-failure -j $(JOBS)
 
 test-tsan: deps
-	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTOKER_SANITIZE=thread \
+	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo $(SAN_FLAGS) -DSTOKER_SANITIZE=thread \
 	  -DSTOKER_BUILD_PYTHON=OFF -G "$$(command -v ninja >/dev/null 2>&1 && echo Ninja || echo 'Unix Makefiles')" >/dev/null
 	@cmake --build build-tsan -j $(JOBS) --target pipeline_test arrays_test convert_test shards_test \
 	  conformance_test trace_test
