@@ -267,7 +267,7 @@ class BenchCommand : public Command {
     s->add_flag("--json", json_, "print one JSON object instead of the table (an error too)");
     s->add_option("--on-error", on_error_,
                   "raise: stop at the first bad image; skip: replace it and count it")
-        ->check(CLI::IsMember({"raise", "skip"}))->capture_default_str();
+        ->check(OneOf(kOnErrorChoices))->capture_default_str();
     s->add_option("--device", device_,
                   "cpu: the host Loader; cuda or cuda:N: batches fed to that GPU by a "
                   "DeviceLoader (uint8 over the bus, Normalize and the dtype on the device; "
@@ -281,7 +281,7 @@ class BenchCommand : public Command {
   int Run() override {
     LoaderOptions o = ToLoaderOptions(flags_);
     o.stage_timing = !no_stage_timing_;
-    o.on_error = on_error_ == "skip" ? OnError::kSkip : OnError::kRaise;
+    o.on_error = ParseChoice("--on-error", on_error_, kOnErrorChoices).value();
     return FinishTrace(flags_, o, "bench",
                        CmdBench(data_, flags_.pipeline, o, epochs_, json_, compare_, device_));
   }

@@ -1,15 +1,21 @@
 // Copyright 2026 The stoker Authors.
 //
-// Validators for integer CLI options with short messages (CLI11's
-// PositiveNumber prints the range up to DBL_MAX: 309 digits).
+// Validators for CLI options: integers and numbers with short messages (CLI11's
+// PositiveNumber prints the range up to DBL_MAX: 309 digits), and the names of
+// an option's choice table.
 #ifndef STOKER_TOOLS_CLI_CHECKS_H_
 #define STOKER_TOOLS_CLI_CHECKS_H_
 
+#include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
+
+#include "stoker/choice.h"
 
 namespace stoker {
 
@@ -41,6 +47,17 @@ inline CLI::Validator NumberAbove(bool strict) {
                "'";
       },
       strict ? ">0" : ">=0");
+}
+
+// One of a choice table's listed names (stoker/choice.h), e.g.
+// ->check(OneOf(kDTypeChoices)): the CLI accepts what the Python API does.
+template <class E, size_t N>
+CLI::Validator OneOf(const std::array<Choice<E>, N>& table) {
+  std::vector<std::string> names;
+  for (const Choice<E>& c : table) {
+    if (!c.alias) names.emplace_back(c.name);
+  }
+  return CLI::IsMember(names);
 }
 
 inline const CLI::Validator kPositiveNumber = NumberAbove(true);

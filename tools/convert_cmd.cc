@@ -141,7 +141,7 @@ std::unique_ptr<Command> AddConvertCommand(CLI::App* app) {
       ->check(CLI::IsMember({"drop", "keep"}));
   s->add_flag("--drop-empty", c->drop_empty, "with --coco: leave out images without annotations");
   s->add_option("--layout", c->layout, ".npy source: NHWC or NCHW (default: from the shape)")
-      ->check(CLI::IsMember({"NHWC", "NCHW"}));
+      ->check(OneOf(kLayoutChoices));
   s->add_flag("--overwrite", c->overwrite,
               "replace shards with this prefix already in DEST (without it, convert refuses)");
   s->add_flag("--json", c->json, "print one JSON object instead of the summary line");

@@ -144,7 +144,7 @@ class DiagnoseCommand : public Command {
     s->add_option("--cache", cache_,
                   "keep samples in memory across epochs: 'decoded' (whole decoded images) "
                   "or 'output' (finished samples; val pipeline only); needs --cache-mib")
-        ->check(CLI::IsMember({"decoded", "output"}));
+        ->check(OneOf(kCacheChoices));
     s->add_option("--cache-mib", cache_mib_, "the cache's bound in MiB")
         ->check(CLI::PositiveNumber);
   }
@@ -168,9 +168,7 @@ class DiagnoseCommand : public Command {
     }
     if (!cache_.empty()) {
       o.cache_bytes = static_cast<size_t>(cache_mib_) << 20;
-      o.cache_kind = cache_ == "output" ? LoaderOptions::CacheKind::kOutput
-                                        : LoaderOptions::CacheKind::kDecoded;
-      o.dct_scaling = false;  // cached images are whole
+      o.cache_kind = ParseChoice("--cache", cache_, kCacheChoices).value();
     }
     return FinishTrace(flags_, o, "diagnose",
                        CmdDiagnose(data_, flags_.pipeline, o, step_ms_, batches_, json_));

@@ -41,10 +41,15 @@ void AddLoaderFlags(CLI::App* sub, LoaderFlags* f, LoaderFlagSet set) {
         ->capture_default_str()->check(kPositive);
   }
   sub->add_option("--dtype", f->dtype, "uint8 (no normalise), float32, float16 or bfloat16")
-      ->check(CLI::IsMember({"uint8", "float32", "float16", "bfloat16"}))->capture_default_str();
+      ->check(OneOf(kDTypeChoices))->capture_default_str();
+  sub->add_option("--dct-scaling", f->dct_scaling,
+                  "JPEG decode at 1/2, 1/4, 1/8 size when the crop is downscaled 2x or more "
+                  "(faster, slightly different pixels): auto = on for train (a random crop), "
+                  "off for val (bit-identical to torchvision), as in Python")
+      ->check(OneOf(kDctScalingChoices))->capture_default_str();
   if (set.layout) {
     sub->add_option("--layout", f->layout, "NCHW or NHWC")
-        ->check(CLI::IsMember({"NCHW", "NHWC"}))->capture_default_str();
+        ->check(OneOf(kLayoutChoices))->capture_default_str();
   }
   if (set.trace) {
     sub->add_option("--trace", f->trace,
@@ -59,6 +64,7 @@ LoaderOptions ToLoaderOptions(const LoaderFlags& f) {
   o.shuffle = true;
   o.dtype = ParseDType(f.dtype).value();  // the flags' checks admit valid names only
   o.layout = ParseLayout(f.layout).value();
+  o.dct_scaling = ParseChoice("--dct-scaling", f.dct_scaling, kDctScalingChoices).value();
   o.transforms = PipelineTransforms(f.pipeline, o.dtype);
   if (!f.trace.empty()) {
     o.tracer = std::make_shared<Tracer>();

@@ -2,7 +2,7 @@
 //
 // The loader options that `bench`, `diagnose` and `tune` share, registered
 // once: the pipeline (train or val transforms, as the benchmarks define them),
-// the output dtype and layout, and batch size, threads and prefetch.
+// the output dtype and layout, DCT scaling, and batch size, threads and prefetch.
 // Thread-safety: plain functions on the caller's objects.
 #ifndef STOKER_TOOLS_LOADER_FLAGS_H_
 #define STOKER_TOOLS_LOADER_FLAGS_H_
@@ -21,6 +21,7 @@ struct LoaderFlags {
   std::string pipeline = "train";
   std::string dtype = "float32";
   std::string layout = "NCHW";
+  std::string dct_scaling = "auto";
   LoaderOptions options;  // batch_size, threads, prefetch as given (or their defaults)
   std::string trace;      // --trace FILE: Chrome trace JSON of the run ("": none)
 };
@@ -34,7 +35,7 @@ struct LoaderFlagSet {
 
 void AddLoaderFlags(CLI::App* sub, LoaderFlags* flags, LoaderFlagSet set);
 
-// The options the flags describe: shuffled, dtype and layout parsed, and the
+// The options the flags describe: shuffled, dtype, layout and dct_scaling parsed, and the
 // pipeline's transforms (train: RandomResizedCrop(224) + flip; val:
 // Resize(256) + CenterCrop(224); Normalize with ImageNet's mean/std unless uint8).
 // With --trace, the options carry a Tracer already recording (stoker/trace.h).

@@ -93,7 +93,7 @@ std::unique_ptr<Command> AddStatsCommand(CLI::App* app) {
                 ".npy: a 1-D labels .npy; HDF5: the labels dataset (default \"labels\")");
   s->add_option("--images", c->images, "HDF5: the images dataset")->capture_default_str();
   s->add_option("--layout", c->layout, ".npy: NHWC or NCHW (default: from the shape)")
-      ->check(CLI::IsMember({"NHWC", "NCHW"}));
+      ->check(OneOf(kLayoutChoices));
   s->add_flag("!--no-progress", c->progress, "no progress bar (it is shown only on a terminal)");
   return c;
 }

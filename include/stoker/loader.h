@@ -47,6 +47,7 @@
 #ifndef STOKER_LOADER_H_
 #define STOKER_LOADER_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -55,6 +56,7 @@
 #include <vector>
 
 #include "stoker/batch.h"
+#include "stoker/choice.h"
 #include "stoker/sampler.h"
 #include "stoker/source.h"
 #include "stoker/status.h"
@@ -188,8 +190,13 @@ struct LoaderOptions {
   OnError on_error = OnError::kRaise;
   // Let JPEG decode at 1/2, 1/4 or 1/8 scale in the DCT domain when a crop
   // is downscaled by 2x or more anyway: much faster on large images, pixels
-  // then differ slightly from a full-resolution resize.
-  bool dct_scaling = true;
+  // then differ slightly from a full-resolution resize. kAuto: on when a
+  // transform draws its geometry at random (RandomResizedCrop, ...), where no
+  // fixed reference exists, off otherwise, so Resize + CenterCrop pipelines
+  // are bit-identical to torchvision on PIL; off under the decoded cache
+  // (kOn there is InvalidArgument). Loader::dct_scaling() tells the result.
+  enum class DctScaling { kAuto, kOn, kOff };
+  DctScaling dct_scaling = DctScaling::kAuto;
   // Images with more pixels are refused before decoding (0: no limit).
   int64_t max_pixels = int64_t{1} << 28;
   // Per-worker scratch kept between samples (decoded pixels, resampler rows,
@@ -267,6 +274,27 @@ struct LoaderOptions {
   // A map update per sample under the worker's own lock; off by default.
   bool tally_sizes = false;
 };
+
+// The names of LoaderOptions' choices (stoker/choice.h), as Python's Loader()
+// and the CLI spell them; ParseChoice("on_error", name, kOnErrorChoices)
+// parses one with the shared message.
+inline constexpr std::array<Choice<OnError>, 2> kOnErrorChoices = {{
+    {"raise", OnError::kRaise}, {"skip", OnError::kSkip}}};
+inline constexpr std::array<Choice<LoaderOptions::Collate>, 3> kCollateChoices = {{
+    {"batch", LoaderOptions::Collate::kBatch},
+    {"list", LoaderOptions::Collate::kList},
+    {"pad", LoaderOptions::Collate::kPad}}};
+inline constexpr std::array<Choice<LoaderOptions::CacheKind>, 2> kCacheChoices = {{
+    {"decoded", LoaderOptions::CacheKind::kDecoded},
+    {"output", LoaderOptions::CacheKind::kOutput}}};
+inline constexpr std::array<Choice<LoaderOptions::RankTail>, 3> kRankTailChoices = {{
+    {"pad", LoaderOptions::RankTail::kPad},
+    {"drop", LoaderOptions::RankTail::kDrop},
+    {"uneven", LoaderOptions::RankTail::kUneven}}};
+inline constexpr std::array<Choice<LoaderOptions::DctScaling>, 3> kDctScalingChoices = {{
+    {"auto", LoaderOptions::DctScaling::kAuto},
+    {"on", LoaderOptions::DctScaling::kOn},
+    {"off", LoaderOptions::DctScaling::kOff}}};
 
 // Where an epoch stands, for checkpoints: `consumed` global positions of
 // `epoch` (over all ranks) have been handed out. Plain values, < 64 bytes.
@@ -422,6 +450,7 @@ class Loader {
   // end in one.
   virtual int height() const = 0;
   virtual int width() const = 0;
+  // The options as given to Create(), with dct_scaling's kAuto resolved.
   virtual const LoaderOptions& options() const = 0;
   virtual std::shared_ptr<Source> source() const = 0;
 

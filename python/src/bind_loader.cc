@@ -1,6 +1,7 @@
 // Copyright 2026 The stoker Authors.
 //
-// Bindings for LoaderOptions and the Loader (stoker/loader.h). Every call
+// Bindings for the Loader and its LoaderState (stoker/loader.h; LoaderOptions:
+// bind_loader_options.cc). Every call
 // that can block releases the GIL. Batches cross into Python without a copy
 // (batch_arrays.h).
 #include <pybind11/numpy.h>
@@ -19,7 +20,6 @@
 #include "errors.h"
 #include "batch_arrays.h"
 #include "gil_release_delete.h"
-#include "target_args.h"
 #include "stoker/loader.h"
 #include "stoker/types.h"
 
@@ -49,135 +49,9 @@ void CancelAndAwaitWorkers(Loader& l) {
   poll.RaiseIfSignalled();
 }
 
-// Loader(targets=...): {field: role or dict} (target_args.h).
-std::vector<TargetDecl> ParseTargets(const py::object& targets) {
-  std::vector<TargetDecl> out;
-  if (targets.is_none()) return out;
-  if (!py::isinstance<py::dict>(targets)) {
-    throw py::type_error("targets: expected a dict field name -> role or dict, got " +
-                         py::repr(targets).cast<std::string>());
-  }
-  for (const auto& [k, v] : targets.cast<py::dict>()) {
-    if (!py::isinstance<py::str>(k)) {
-      throw py::type_error("targets: field names are str, got " +
-                           py::repr(k).cast<std::string>());
-    }
-    const std::string field = k.cast<std::string>();
-    TargetDecl d = ParseTargetDecl("targets['" + field + "']", v, /*box_rules=*/true);
-    d.field = field;
-    out.push_back(std::move(d));
-  }
-  return out;
-}
-
 }  // namespace
 
 void RegisterLoader(py::module_& m) {
-  const LoaderOptions defaults;
-  py::class_<LoaderOptions>(
-      m, "LoaderOptions",
-      "A Loader's options (stoker/loader.h), by keyword only, each defaulting to the C++\n"
-      "default, for Loader(source, options) and DeviceLoader(source, options, ...). The\n"
-      "C++ Loader checks them (ValueError naming the option).")
-      .def(py::init([](int batch_size, bool shuffle, uint64_t seed, bool drop_last,
-                       std::vector<Transform> transforms, int threads, int prefetch,
-                       const std::string& dtype, const std::string& layout,
-                       const std::string& on_error, bool dct_scaling, int64_t max_pixels,
-                       bool auto_threads, bool auto_prefetch, int max_threads, int max_prefetch,
-                       std::shared_ptr<BatchAllocator> allocator, const SamplerSpec& sampler,
-                       const std::optional<std::string>& cache, size_t cache_bytes, int rank,
-                       int world_size, int local_world_size, const std::string& collate,
-                       const std::vector<std::pair<std::string, std::string>>& field_collate,
-                       const std::optional<std::string>& rank_tail, bool cache_validate,
-                       double pad_value, std::vector<FieldStep> field_steps,
-                       const py::object& targets) {
-             LoaderOptions o;
-             o.targets = ParseTargets(targets);
-             using RankTail = LoaderOptions::RankTail;
-             if (!rank_tail) o.rank_tail = RankTail::kFromDropLast;
-             else if (*rank_tail == "pad") o.rank_tail = RankTail::kPad;
-             else if (*rank_tail == "drop") o.rank_tail = RankTail::kDrop;
-             else if (*rank_tail == "uneven") o.rank_tail = RankTail::kUneven;
-             else {
-               throw py::value_error("rank_tail must be None, 'pad', 'drop' or 'uneven', got '" +
-                                     *rank_tail + "'");
-             }
-             if (collate == "batch") o.collate = LoaderOptions::Collate::kBatch;
-             else if (collate == "list") o.collate = LoaderOptions::Collate::kList;
-             else if (collate == "pad") o.collate = LoaderOptions::Collate::kPad;
-             else {
-               throw py::value_error("collate must be 'batch', 'list' or 'pad', got '" + collate +
-                                     "'");
-             }
-             for (const auto& [name, mode] : field_collate) {
-               LoaderOptions::Collate c = LoaderOptions::Collate::kBatch;
-               if (mode == "list") c = LoaderOptions::Collate::kList;
-               else if (mode == "pad") c = LoaderOptions::Collate::kPad;
-               else if (mode != "batch") {
-                 throw py::value_error("collate['" + name + "'] must be 'batch', 'list' or "
-                                       "'pad', got '" + mode + "'");
-               }
-               o.field_collate.emplace_back(name, c);
-             }
-             o.pad_value = pad_value;
-             o.field_steps = std::move(field_steps);
-             o.sampler = sampler;
-             if (cache == "decoded") o.cache_kind = LoaderOptions::CacheKind::kDecoded;
-             else if (cache == "output") o.cache_kind = LoaderOptions::CacheKind::kOutput;
-             else if (cache) {
-               throw py::value_error("cache must be None, 'decoded' or 'output', got '" + *cache +
-                                     "'");
-             }
-             o.cache_bytes = cache ? cache_bytes : 0;
-             o.cache_validate = cache_validate;
-             o.batch_size = batch_size;
-             o.shuffle = shuffle;
-             o.seed = seed;
-             o.drop_last = drop_last;
-             o.transforms = std::move(transforms);
-             o.threads = threads;
-             o.prefetch = prefetch;
-             o.dtype = Unwrap(ParseDType(dtype));
-             o.layout = Unwrap(ParseLayout(layout));
-             if (on_error == "raise") o.on_error = OnError::kRaise;
-             else if (on_error == "skip") o.on_error = OnError::kSkip;
-             else throw py::value_error("on_error must be 'raise' or 'skip', got '" + on_error +
-                                        "'");
-             o.dct_scaling = dct_scaling;
-             o.max_pixels = max_pixels;
-             o.auto_threads = auto_threads;
-             o.auto_prefetch = auto_prefetch;
-             o.max_threads = max_threads;
-             o.max_prefetch = max_prefetch;
-             o.allocator = std::move(allocator);  // null: host memory
-             o.rank = rank;
-             o.world_size = world_size;
-             o.local_world_size = local_world_size;
-             return o;
-           }),
-           py::kw_only(), py::arg("batch_size") = defaults.batch_size,
-           py::arg("shuffle") = defaults.shuffle, py::arg("seed") = defaults.seed,
-           py::arg("drop_last") = defaults.drop_last,
-           py::arg("transforms") = std::vector<Transform>(), py::arg("threads") = defaults.threads,
-           py::arg("prefetch") = defaults.prefetch, py::arg("dtype") = DTypeName(defaults.dtype),
-           py::arg("layout") = LayoutName(defaults.layout), py::arg("on_error") = "raise",
-           py::arg("dct_scaling") = defaults.dct_scaling,
-           py::arg("max_pixels") = defaults.max_pixels,
-           py::arg("auto_threads") = defaults.auto_threads,
-           py::arg("auto_prefetch") = defaults.auto_prefetch,
-           py::arg("max_threads") = defaults.max_threads,
-           py::arg("max_prefetch") = defaults.max_prefetch, py::arg("allocator") = nullptr,
-           py::arg("sampler") = SamplerSpec(), py::arg("cache") = py::none(),
-           py::arg("cache_bytes") = defaults.cache_bytes, py::arg("rank") = defaults.rank,
-           py::arg("world_size") = defaults.world_size,
-           py::arg("local_world_size") = defaults.local_world_size,
-           py::arg("collate") = "batch",
-           py::arg("field_collate") = std::vector<std::pair<std::string, std::string>>(),
-           py::arg("rank_tail") = py::none(),
-           py::arg("cache_validate") = defaults.cache_validate,
-           py::arg("pad_value") = defaults.pad_value,
-           py::arg("field_steps") = std::vector<FieldStep>(), py::arg("targets") = py::none());
-
   py::class_<LoaderState>(m, "LoaderState",
                           "A checkpoint (stoker/loader.h LoaderState): Loader.state() fills "
                           "it; Loader.resume() checks it against the loader.")
@@ -198,6 +72,12 @@ void RegisterLoader(py::module_& m) {
            py::arg("source"), py::arg("options"))
       .def("__len__", &Loader::num_batches)
       .def_property_readonly("num_samples", &Loader::num_samples)
+      .def_property_readonly(
+          "dct_scaling",
+          [](const Loader& l) {
+            return l.options().dct_scaling == LoaderOptions::DctScaling::kOn;
+          },
+          "Whether JPEG DCT-domain downscaling is on (LoaderOptions::DctScaling resolved).")
       .def_property_readonly("height", &Loader::height)
       .def_property_readonly("width", &Loader::width)
       .def_property_readonly("epoch", &Loader::epoch)

@@ -9,6 +9,7 @@ void RegisterErrors(pybind11::module_& m);      // errors.cc
 void RegisterSources(pybind11::module_& m);     // bind_sources.cc
 void RegisterTransforms(pybind11::module_& m);  // bind_transforms.cc
 void RegisterOpsTesting(pybind11::module_& m);  // bind_ops_testing.cc
+void RegisterLoaderOptions(pybind11::module_& m);  // bind_loader_options.cc
 void RegisterLoader(pybind11::module_& m);      // bind_loader.cc
 void RegisterDiagnose(pybind11::module_& m);    // bind_diagnose.cc
 void RegisterDevice(pybind11::module_& m);      // bind_cuda.cc
@@ -33,6 +34,7 @@ PYBIND11_MODULE(_C, m) {
   stoker::python::RegisterOpsTesting(m);
   stoker::python::RegisterTrace(m);
   stoker::python::RegisterFieldSteps(m);
+  stoker::python::RegisterLoaderOptions(m);
   stoker::python::RegisterLoader(m);
   stoker::python::RegisterDiagnose(m);
   stoker::python::RegisterDevice(m);

@@ -32,7 +32,8 @@ _sources.guard_class(Mix, ("sources", "weights", "stop", "num_samples", "replace
                            "labels"), max_positional=2)
 _sources.guard_class(VideoClips, tuple(_sources.keyword_names(VideoClips)), max_positional=1)
 from stoker._device import DeviceAugment
-from stoker._loader import Loader, diagnose
+from stoker._loader import Loader
+from stoker._diagnose import diagnose
 from stoker._monitor import DriftWarning, Monitor
 from stoker._sampler import ClassBalanced, Subset, WeightedSampler
 from stoker._shards import Shards

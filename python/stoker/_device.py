@@ -70,6 +70,23 @@ def _allocator(device):
     return allocate
 
 
+def make_feeder(source, options, device: str, dtype: str, augment, collate: str):
+    """The Loader's ``_DeviceFeeder`` for ``device``/``device_augment``, or None for
+    ``device="cpu"`` without augmentations; ValueError for combinations the GPU stage
+    refuses."""
+    if device == "cpu" and augment is None:
+        return None
+    if collate == "list":
+        raise ValueError(
+            f"collate='list' is not supported with device={device!r}: the GPU stage "
+            "works on fixed-size batches; use device='cpu' and move each image with "
+            ".to('cuda', non_blocking=True), or end the transforms in a fixed size "
+            "with collate='batch'")
+    if device == "cpu":
+        raise ValueError("device_augment needs device='cuda' or 'cuda:N'")
+    return _DeviceFeeder(source, options, device, dtype, augment)
+
+
 class _DeviceFeeder:
     """A ``_C.DeviceLoader`` with torch tensors for memory and torch's current stream."""
 

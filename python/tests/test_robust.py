@@ -396,25 +396,6 @@ def test_index_of_a_shard_rewritten_with_same_size_and_mtime_is_rebuilt(tmp_path
 
 # ------------------------------------------- item 19: argument validation ----
 
-@pytest.mark.parametrize("kw,exc,msg", [
-    (dict(seed=-1), ValueError, "seed must be >= 0, got -1"),
-    (dict(batch_size=10**12), ValueError, "batch_size must be <= "),
-    (dict(on_error=None), TypeError, "on_error must be one of"),
-    (dict(batch_size=2.5), TypeError, "batch_size must be an int, got float"),
-    (dict(batch_size="8"), TypeError, "batch_size must be an int, got str"),
-    (dict(max_pixels=-1), ValueError, "max_pixels must be >= 0"),
-    (dict(shuffle="yes"), TypeError, "shuffle must be True or False"),
-    (dict(layout="CHW"), ValueError, "layout must be one of"),
-])
-def test_loader_arguments_are_validated_by_name(tmp_path, kw, exc, msg):
-    folder = stoker.ImageFolder(str(small_folder(tmp_path / "f", n=1)))
-    args = dict(batch_size=2, transforms=VAL)
-    args.update(kw)
-    with pytest.raises(exc, match=msg) as e:
-        stoker.Loader(folder, **args)
-    assert "incompatible" not in str(e.value)  # not a pybind signature dump
-
-
 def test_source_set_epoch_and_scale_are_validated(tmp_path):
     root = small_folder(tmp_path / "f", n=1)
     with pytest.raises(TypeError, match="did you mean stoker.ImageFolder"):

@@ -29,19 +29,12 @@ const char* DTypeName(DType dtype) {
 
 const char* LayoutName(Layout layout) { return layout == Layout::kNCHW ? "NCHW" : "NHWC"; }
 
-StatusOr<DType> ParseDType(const std::string& name) {
-  if (name == "uint8") return DType::kUint8;
-  if (name == "float32" || name == "float") return DType::kFloat32;
-  if (name == "float16" || name == "half") return DType::kFloat16;
-  if (name == "bfloat16") return DType::kBFloat16;
-  return InvalidArgumentError("unknown dtype '" + name +
-                              "' (expected uint8, float32, float16 or bfloat16)");
+StatusOr<DType> ParseDType(std::string_view name) {
+  return ParseChoice("dtype", name, kDTypeChoices);
 }
 
-StatusOr<Layout> ParseLayout(const std::string& name) {
-  if (name == "NCHW" || name == "nchw") return Layout::kNCHW;
-  if (name == "NHWC" || name == "nhwc") return Layout::kNHWC;
-  return InvalidArgumentError("unknown layout '" + name + "' (expected NCHW or NHWC)");
+StatusOr<Layout> ParseLayout(std::string_view name) {
+  return ParseChoice("layout", name, kLayoutChoices);
 }
 
 }  // namespace stoker

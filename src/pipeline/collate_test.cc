@@ -83,7 +83,7 @@ LoaderOptions ListOptions(int batch, int threads) {
   o.shuffle = true;
   o.seed = 5;
   o.collate = LoaderOptions::Collate::kList;
-  o.dct_scaling = false;
+  o.dct_scaling = LoaderOptions::DctScaling::kOff;
   return o;
 }
 

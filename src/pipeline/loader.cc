@@ -340,8 +340,9 @@ LoaderStats LoaderImpl::stats() const {
 }
 
 StatusOr<std::unique_ptr<Loader>> Loader::Create(std::shared_ptr<Source> source,
-                                                 const LoaderOptions& options) {
+                                                 const LoaderOptions& given) {
   if (source == nullptr) return InvalidArgumentError("source is null");
+  STOKER_ASSIGN_OR_RETURN(const LoaderOptions options, ResolveLoaderOptions(given));
   int height = 0, width = 0;
   int in_height = 0, in_width = 0;
   if (!source->FixedImageSize(&in_height, &in_width)) in_height = in_width = 0;

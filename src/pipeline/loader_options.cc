@@ -162,6 +162,25 @@ StatusOr<int64_t> EpochSamples(const Source& source, const LoaderOptions& option
   return n;
 }
 
+StatusOr<LoaderOptions> ResolveLoaderOptions(const LoaderOptions& options) {
+  using Dct = LoaderOptions::DctScaling;
+  LoaderOptions o = options;
+  const bool decoded_cache =
+      o.cache_bytes > 0 && o.cache_kind == LoaderOptions::CacheKind::kDecoded;
+  if (decoded_cache && o.dct_scaling == Dct::kOn) {
+    return InvalidArgumentError(
+        "cache='decoded' keeps full-size images: it cannot be combined with dct_scaling on "
+        "(leave dct_scaling 'auto')");
+  }
+  if (o.dct_scaling == Dct::kAuto) {
+    const bool random_geometry =
+        std::any_of(o.transforms.begin(), o.transforms.end(),
+                    [](const Transform& t) { return t.random_geometry(); });
+    o.dct_scaling = random_geometry && !decoded_cache ? Dct::kOn : Dct::kOff;
+  }
+  return o;
+}
+
 bool IsDeterministic(const std::vector<Transform>& transforms) {
   for (const Transform& t : transforms) {
     if (t.schema == nullptr || !t.schema->deterministic) return false;
@@ -235,7 +254,7 @@ ProcessorConfig MakeProcessorConfig(const LoaderOptions& options, const RecordPl
     c.image_field = plan->schema.fields[static_cast<size_t>(plan->image)].name;
   }
   c.transforms = options.transforms;
-  c.dct_scaling = options.dct_scaling;
+  c.dct_scaling = options.dct_scaling == LoaderOptions::DctScaling::kOn;
   c.decoder.max_pixels = options.max_pixels;
   c.timing = options.stage_timing;
   c.scratch_budget = options.scratch_budget;

@@ -36,6 +36,11 @@ bool HasNormalize(const std::vector<Transform>& transforms);
 // labels for class balance), naming why.
 StatusOr<int64_t> EpochSamples(const Source& source, const LoaderOptions& options);
 
+// `options` with dct_scaling kAuto resolved to kOn or kOff (LoaderOptions'
+// rule); InvalidArgument for kOn with the decoded cache, which keeps
+// full-size images.
+StatusOr<LoaderOptions> ResolveLoaderOptions(const LoaderOptions& options);
+
 // Whether every transform gives the same output for a sample in every epoch
 // (no random parameters): what cache_kind kOutput needs.
 bool IsDeterministic(const std::vector<Transform>& transforms);

@@ -163,5 +163,49 @@ TEST(LoaderOptionsTest, PlanThreads) {
   EXPECT_EQ(PlanThreads(o, 6).active, 5);
 }
 
+TEST(LoaderOptionsTest, DctScalingAutoIsOnForARandomCropOnlyAndOffUnderTheDecodedCache) {
+  using Dct = LoaderOptions::DctScaling;
+  LoaderOptions train = Train(4);
+  EXPECT_EQ(train.dct_scaling, Dct::kAuto);  // the default
+  EXPECT_EQ(ResolveLoaderOptions(train).value().dct_scaling, Dct::kOn);
+  LoaderOptions val;
+  val.transforms = {Transform::Resize(256), Transform::CenterCrop(224, 224)};
+  EXPECT_EQ(ResolveLoaderOptions(val).value().dct_scaling, Dct::kOff);
+  val.dct_scaling = Dct::kOn;  // asked for: kept
+  EXPECT_EQ(ResolveLoaderOptions(val).value().dct_scaling, Dct::kOn);
+  train.cache_bytes = 1 << 20;  // the decoded cache keeps full-size images
+  EXPECT_EQ(ResolveLoaderOptions(train).value().dct_scaling, Dct::kOff);
+  train.dct_scaling = Dct::kOn;
+  const Status refused = ResolveLoaderOptions(train).status();
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("cache='decoded' keeps full-size images"), std::string::npos);
+  train.cache_kind = LoaderOptions::CacheKind::kOutput;  // finished samples: any decode
+  EXPECT_EQ(ResolveLoaderOptions(train).value().dct_scaling, Dct::kOn);
+  // The Loader reports the resolved value.
+  auto loader = Loader::Create(Samples(4), val).value();
+  EXPECT_EQ(loader->options().dct_scaling, Dct::kOn);
+  val.dct_scaling = Dct::kAuto;
+  EXPECT_EQ(Loader::Create(Samples(4), val).value()->options().dct_scaling, Dct::kOff);
+}
+
+TEST(LoaderOptionsTest, ChoiceTablesParseTheirNamesAndWordTheErrorOnce) {
+  EXPECT_EQ(ParseChoice("on_error", "skip", kOnErrorChoices).value(), OnError::kSkip);
+  EXPECT_EQ(ParseChoice("rank_tail", "uneven", kRankTailChoices).value(),
+            LoaderOptions::RankTail::kUneven);
+  EXPECT_EQ(ParseChoice("collate", "pad", kCollateChoices).value(),
+            LoaderOptions::Collate::kPad);
+  EXPECT_EQ(ParseChoice("cache", "output", kCacheChoices).value(),
+            LoaderOptions::CacheKind::kOutput);
+  const Status bad = ParseChoice("on_error", "ignore", kOnErrorChoices).status();
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.message(), "on_error must be one of 'raise', 'skip', got 'ignore'");
+  // Aliases parse but are not listed.
+  EXPECT_EQ(ParseDType("half").value(), DType::kFloat16);
+  EXPECT_EQ(ChoiceNames(kDTypeChoices), "'uint8', 'float32', 'float16', 'bfloat16'");
+  EXPECT_EQ(ParseLayout("CHW").status().message(),
+            "layout must be one of 'NCHW', 'NHWC', got 'CHW'");
+  EXPECT_EQ(ChoiceName(LoaderOptions::CacheKind::kDecoded, kCacheChoices), "decoded");
+}
+
 }  // namespace
 }  // namespace stoker

@@ -651,7 +651,7 @@ TEST(LoaderTest, StageTimingCanBeTurnedOff) {
 TEST(LoaderTest, DecodedCacheGivesTheUncachedPixelsAndSkipsDecodingLaterEpochs) {
   auto src = std::make_shared<MemorySource>(JpegSamples(23));
   LoaderOptions o = TrainOptions(5, 3);
-  o.dct_scaling = false;  // a cached image is decoded whole, at full resolution
+  o.dct_scaling = LoaderOptions::DctScaling::kOff;  // cached images are decoded whole
   o.prefetch_next_epoch = false;  // exact lookup counts (else epoch 3's prefetch looks up too)
   auto plain = Make(src, o);
   o.cache_bytes = 64 << 20;
@@ -679,7 +679,7 @@ TEST(LoaderTest, DecodedCacheGivesTheUncachedPixelsAndSkipsDecodingLaterEpochs) 
 TEST(LoaderTest, TooSmallACacheEvictsAndSaysHowLargeItShouldBe) {
   auto src = std::make_shared<MemorySource>(JpegSamples(40));
   LoaderOptions o = TrainOptions(8, 2);
-  o.dct_scaling = false;
+  o.dct_scaling = LoaderOptions::DctScaling::kOff;
   auto plain = Make(src, o);
   o.cache_bytes = 60 * 1024;  // a few images of ~10-20 KiB decoded
   auto cached = Make(src, o);
@@ -786,7 +786,7 @@ TEST(LoaderTest, ClassBalancedSamplerDrawsEachClassAboutEqually) {
 TEST(LoaderTest, DecodedCacheComposesWithASampler) {
   auto src = std::make_shared<MemorySource>(JpegSamples(12));
   LoaderOptions o = TrainOptions(8, 2);
-  o.dct_scaling = false;
+  o.dct_scaling = LoaderOptions::DctScaling::kOff;
   o.sampler = SamplerSpec::Weighted(std::vector<double>(12, 1.0), 40);
   o.prefetch_next_epoch = false;  // exact lookup counts (else epoch 1's prefetch looks up too)
   auto plain = Make(src, o);

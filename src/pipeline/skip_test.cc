@@ -178,14 +178,14 @@ TEST(Skip, ComposesWithTheDecodedAndOutputCaches) {
   auto src = std::make_shared<MemorySource>(Samples(n, bad));
   for (auto kind : {LoaderOptions::CacheKind::kDecoded, LoaderOptions::CacheKind::kOutput}) {
     LoaderOptions o = Options(7, 3);
-    o.dct_scaling = false;  // the cache decodes whole images
+    o.dct_scaling = LoaderOptions::DctScaling::kOff;  // the cache decodes whole images
     o.cache_bytes = size_t{64} << 20;
     o.cache_kind = kind;
     if (kind == LoaderOptions::CacheKind::kOutput) o.transforms = {Transform::Resize(12, 12)};
     auto cached = Loader::Create(src, o).value();
     LoaderOptions po = Options(7, 1);
     po.transforms = o.transforms;
-    po.dct_scaling = false;
+    po.dct_scaling = LoaderOptions::DctScaling::kOff;
     auto uncached = Loader::Create(src, po).value();
     for (int e = 0; e < 3; ++e) {
       const Delivered want = Epoch(uncached.get());

@@ -529,7 +529,7 @@ TEST(MixLoaderTest, DecodedCacheServesLaterEpochs) {
                              Opts(Mode::kNumSamples, {1, 1}, 16))
                  .value();
   LoaderOptions o = Loading(2);
-  o.dct_scaling = false;
+  o.dct_scaling = LoaderOptions::DctScaling::kOff;
   auto plain = testing::MakeLoader(mix, o);
   o.cache_bytes = 8 << 20;
   auto cached = testing::MakeLoader(mix, o);
