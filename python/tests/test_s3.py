@@ -421,7 +421,7 @@ def run_readers(n, url, cache, cache_bytes=0):
 
 def cache_entries(cache):
     names = os.listdir(cache)
-    assert not [n for n in names if ".part." in n], names  # no fill left half-written
+    assert not [n for n in names if ".tmp-" in n], names  # no fill left half-written
     return {n: os.path.getsize(cache / n) for n in names
             if not n.endswith(".lock") and not n.endswith(".meta")}  # locks, entries' records
 

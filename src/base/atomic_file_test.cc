@@ -76,5 +76,44 @@ TEST_F(AtomicWriteFileTest, AMissingDirectoryIsAnErrorNamingThePath) {
   EXPECT_TRUE(List(dir_).empty());
 }
 
+TEST_F(AtomicWriteFileTest, AStreamedFileAppearsOnlyWhenCommitted) {
+  const std::string p = dir_ + "/shard.tar";
+  ASSERT_TRUE(AtomicWriteFile(p, "old").ok());
+  {
+    StatusOr<AtomicFile> f = AtomicFile::Create(p, 0644);
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    ASSERT_TRUE(f.value().Write("new ").ok());
+    ASSERT_TRUE(f.value().Write("bytes").ok());
+    EXPECT_EQ(Read(p), "old");  // readers see the old file until the commit
+    EXPECT_EQ(List(dir_).size(), 2u);
+    EXPECT_EQ(AtomicTempOwner(f.value().temp_path().substr(dir_.size() + 1), "shard.tar"),
+              ::getpid());
+    AtomicFile moved = std::move(f).value();  // the temporary file goes with a move
+    ASSERT_TRUE(moved.Commit(/*sync=*/true).ok());
+    EXPECT_EQ(moved.fd(), -1);
+    EXPECT_FALSE(moved.Commit().ok());  // once only
+  }
+  EXPECT_EQ(Read(p), "new bytes");
+  EXPECT_EQ(List(dir_), std::set<std::string>{"shard.tar"});
+  {
+    StatusOr<AtomicFile> f = AtomicFile::Create(p);
+    ASSERT_TRUE(f.ok());
+    ASSERT_TRUE(f.value().Write("abandoned").ok());
+  }  // destroyed uncommitted: its temporary file is removed, the file kept
+  EXPECT_EQ(Read(p), "new bytes");
+  EXPECT_EQ(List(dir_), std::set<std::string>{"shard.tar"});
+}
+
+TEST(AtomicTempOwnerTest, ReadsThePidOfATemporaryFileOfThatNameOnly) {
+  EXPECT_EQ(AtomicTempOwner("a.tar.tmp-123.7", "a.tar"), 123);
+  EXPECT_EQ(AtomicTempOwner("a.tar.tmp-2147483646", "a.tar"), 2147483646);  // no serial
+  EXPECT_EQ(AtomicTempOwner("b.tar.tmp-123.7", "a.tar"), -1);   // another file's
+  EXPECT_EQ(AtomicTempOwner("a.tar.tmp-12x.7", "a.tar"), -1);
+  EXPECT_EQ(AtomicTempOwner("a.tar.tmp-123.", "a.tar"), -1);
+  EXPECT_EQ(AtomicTempOwner("a.tar.tmp-", "a.tar"), -1);
+  EXPECT_EQ(AtomicTempOwner("a.tar.tmp-99999999999", "a.tar"), -1);  // not a pid
+  EXPECT_EQ(AtomicTempOwner("a.tar", "a.tar"), -1);
+}
+
 }  // namespace
 }  // namespace stoker

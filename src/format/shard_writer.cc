@@ -74,11 +74,8 @@ int RemoveStaleShardTemps(const std::string& dir, const std::string& prefix) {
     if (name.compare(0, head.size(), head) != 0) continue;
     const size_t t = name.rfind(".tmp-");
     if (t == std::string::npos) continue;
-    const std::string pid_text = name.substr(t + 5);
-    if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos) {
-      continue;
-    }
-    const long pid = std::strtol(pid_text.c_str(), nullptr, 10);
+    const pid_t pid = AtomicTempOwner(name, std::string_view(name).substr(0, t));
+    if (pid < 0) continue;
     const bool gone = pid == ::getpid() || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH);
     if (gone && ::unlink((dir + "/" + name).c_str()) == 0) ++removed;
   }
@@ -136,9 +133,9 @@ std::string ShardWriter::ShardPath(int64_t index) const {
 
 Status ShardWriter::OpenShard() {
   const std::string final_path = ShardPath(static_cast<int64_t>(shards_.size()));
-  temp_path_ = final_path + ".tmp-" + std::to_string(::getpid());
-  fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) return Errno(temp_path_, "cannot create");
+  StatusOr<AtomicFile> file = AtomicFile::Create(final_path, 0644);
+  if (!file.ok()) return file.status();
+  file_ = std::make_unique<AtomicFile>(std::move(file).value());
   archive_ = archive_write_new();
   if (archive_ == nullptr) return InternalError("archive_write_new failed");
   int r = archive_write_set_format_pax_restricted(archive_);
@@ -149,8 +146,8 @@ Status ShardWriter::OpenShard() {
       case Compression::kNone: r = archive_write_add_filter_none(archive_); break;
     }
   }
-  if (r == ARCHIVE_OK) r = archive_write_open_fd(archive_, fd_);
-  if (r != ARCHIVE_OK) return ArchiveError(archive_, temp_path_, "cannot start the archive");
+  if (r == ARCHIVE_OK) r = archive_write_open_fd(archive_, file_->fd());
+  if (r != ARCHIVE_OK) return ArchiveError(archive_, file_->temp_path(), "cannot start the archive");
   shard_bytes_ = 0;
   shard_samples_ = 0;
   return Status::OK();
@@ -159,20 +156,15 @@ Status ShardWriter::OpenShard() {
 Status ShardWriter::CloseShard() {
   const std::string final_path = ShardPath(static_cast<int64_t>(shards_.size()));
   if (archive_write_close(archive_) != ARCHIVE_OK) {
-    return ArchiveError(archive_, temp_path_, "cannot finish the archive");
+    return ArchiveError(archive_, file_->temp_path(), "cannot finish the archive");
   }
   archive_write_free(archive_);
   archive_ = nullptr;
-  if (::fsync(fd_) != 0) return Errno(temp_path_, "fsync failed");
   struct stat st;
-  const int64_t size = ::fstat(fd_, &st) == 0 ? static_cast<int64_t>(st.st_size) : -1;
-  const int fd = fd_;
-  fd_ = -1;
-  if (::close(fd) != 0) return Errno(temp_path_, "close failed");
-  if (::rename(temp_path_.c_str(), final_path.c_str()) != 0) {
-    return Errno(final_path, "cannot rename the finished shard to");
-  }
-  temp_path_.clear();
+  const int64_t size = ::fstat(file_->fd(), &st) == 0 ? static_cast<int64_t>(st.st_size) : -1;
+  const Status committed = file_->Commit(/*sync=*/true);
+  file_.reset();
+  if (!committed.ok()) return committed;
   shards_.push_back(ShardInfo{final_path, shard_samples_, size});
   return Status::OK();
 }
@@ -182,14 +174,7 @@ void ShardWriter::AbandonShard() {
     archive_write_free(archive_);  // may write a trailer to the temp file: deleted below
     archive_ = nullptr;
   }
-  if (fd_ >= 0) {
-    ::close(fd_);
-    fd_ = -1;
-  }
-  if (!temp_path_.empty()) {
-    ::unlink(temp_path_.c_str());
-    temp_path_.clear();
-  }
+  file_.reset();  // removes an unfinished shard's temporary file
 }
 
 Status ShardWriter::Add(const std::string& key, const std::vector<ShardMember>& members) {
@@ -225,14 +210,14 @@ Status ShardWriter::Add(const std::string& key, const std::vector<ShardMember>& 
     archive_entry_set_perm(entry, 0644);
     archive_entry_set_mtime(entry, mtime_, 0);
     if (archive_write_header(archive_, entry) != ARCHIVE_OK) {
-      status = ArchiveError(archive_, temp_path_, "cannot write a member header");
+      status = ArchiveError(archive_, file_->temp_path(), "cannot write a member header");
       break;
     }
     size_t done = 0;
     while (done < m.size) {
       const la_ssize_t n = archive_write_data(archive_, m.data + done, m.size - done);
       if (n <= 0) {
-        status = ArchiveError(archive_, temp_path_, "cannot write member data");
+        status = ArchiveError(archive_, file_->temp_path(), "cannot write member data");
         break;
       }
       done += static_cast<size_t>(n);

@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "base/atomic_file.h"
 #include "stoker/convert.h"  // Compression, ShardWriterOptions, ShardInfo
 #include "stoker/status.h"
 
@@ -76,8 +77,7 @@ class ShardWriter {
   ShardWriterOptions options_;
   int64_t mtime_ = 0;
   struct archive* archive_ = nullptr;
-  int fd_ = -1;
-  std::string temp_path_;
+  std::unique_ptr<AtomicFile> file_;  // the open shard, renamed into place when finished
   int64_t shard_bytes_ = 0;    // tar bytes in the open shard
   int64_t shard_samples_ = 0;
   bool finished_ = false;

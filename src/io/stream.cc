@@ -15,6 +15,7 @@
 #include <ctime>
 #include <vector>
 
+#include "base/atomic_file.h"
 #include "base/rng.h"
 #include "io/file.h"
 #include "io/s3.h"
@@ -105,7 +106,8 @@ bool EndsWith(const std::string& n, const char* suffix) {
 bool IsCacheEntryName(const std::string& n) {
   if (n.empty() || n[0] == '.') return false;
   if (EndsWith(n, ".lock") || EndsWith(n, ".meta")) return false;
-  return n.find(".part.") == std::string::npos;  // a fill in progress
+  const size_t t = n.rfind(".tmp-");  // a fill in progress (AtomicFile's temporary file)
+  return t == std::string::npos || AtomicTempOwner(n, std::string_view(n).substr(0, t)) < 0;
 }
 
 // An entry's record, `<entry>.meta`: what was downloaded. Its mtime is the
@@ -159,23 +161,9 @@ bool ReadMeta(const std::string& meta_path, RemoteInfo* info, struct timespec* v
   return true;
 }
 
-// Writes `<entry>.meta` atomically (temporary file, rename).
-Status WriteMeta(const std::string& meta_path, const RemoteInfo& info, const std::string& tmp) {
-  const std::string text = MetaText(info);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) return IoError(tmp + ": cannot create: " + std::strerror(errno));
-  ssize_t w = ::write(fd, text.data(), text.size());
-  const int err = errno;
-  if (::close(fd) != 0 || w != static_cast<ssize_t>(text.size())) {
-    ::unlink(tmp.c_str());
-    return IoError(tmp + ": write failed: " + std::strerror(w < 0 ? err : ENOSPC));
-  }
-  if (::rename(tmp.c_str(), meta_path.c_str()) != 0) {
-    const int e = errno;
-    ::unlink(tmp.c_str());
-    return IoError(meta_path + ": rename failed: " + std::strerror(e));
-  }
-  return Status::OK();
+// Writes `<entry>.meta` atomically (AtomicWriteFile).
+Status WriteMeta(const std::string& meta_path, const RemoteInfo& info) {
+  return AtomicWriteFile(meta_path, MetaText(info));
 }
 
 // What the cache holds for `path`: kValid (size as recorded), kBad (there,
@@ -196,17 +184,6 @@ bool ValidationDue(const StreamOptions& o, const struct timespec& validated) {
   struct timespec now;
   ::clock_gettime(CLOCK_REALTIME, &now);
   return now.tv_sec - validated.tv_sec >= o.cache_validate_s;
-}
-
-Status WriteAll(int fd, const uint8_t* p, size_t n, const std::string& path) {
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return IoError(path + ": write failed: " + std::strerror(errno));
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return Status::OK();
 }
 
 StatusOr<std::unique_ptr<ByteStream>> OpenRemote(const std::string& url,
@@ -279,9 +256,6 @@ StatusOr<std::string> FillCache(
   while (::flock(lock_fd, LOCK_EX) != 0) {
     if (errno != EINTR) return IoError(lock_path + ": flock failed: " + std::strerror(errno));
   }
-  static std::atomic<uint64_t> counter{0};
-  const std::string suffix = ".part." + std::to_string(::getpid()) + "." +
-                             std::to_string(counter.fetch_add(1));
   const EntryState state = CheckEntry(path, &recorded, &validated);
   if (state == EntryState::kValid) {
     // Filled or validated by another process or thread meanwhile, or due a check.
@@ -294,7 +268,7 @@ StatusOr<std::string> FillCache(
         // The server cannot say (unreachable, 5xx): the copy stays in use.
         hit = TouchEntry(path);
       } else if (now.ok() && now.value().SameObject(recorded)) {
-        (void)WriteMeta(meta, recorded, meta + suffix);  // validated now (its mtime)
+        (void)WriteMeta(meta, recorded);  // validated now (its mtime)
         hit = TouchEntry(path);
       }
       // Another object, or gone from the server: downloaded again below
@@ -309,11 +283,9 @@ StatusOr<std::string> FillCache(
     ::unlink(path.c_str());  // readers that have it open keep their copy
     ::unlink(meta.c_str());
   }
-  const std::string tmp = path + suffix;
   auto stream = open();
   if (!stream.ok()) return stream.status();
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) return IoError(tmp + ": cannot create: " + std::strerror(errno));
+  STOKER_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::Create(path));
   Status status;
   int64_t bytes = 0;
   std::vector<uint8_t> buf(size_t{1} << 20);
@@ -321,26 +293,20 @@ StatusOr<std::string> FillCache(
     size_t got = 0;
     status = stream.value()->Read(buf.data(), buf.size(), &got);
     if (!status.ok() || got == 0) break;
-    status = WriteAll(fd, buf.data(), got, tmp);
+    status = file.Write(std::string_view(reinterpret_cast<const char*>(buf.data()), got));
     if (!status.ok()) break;
     bytes += static_cast<int64_t>(got);
   }
-  if (::close(fd) != 0 && status.ok()) status = IoError(tmp + ": close failed: " + std::strerror(errno));
   if (status.ok()) {
     // The record first: an entry is never there without it (a reader that
     // sees the new record with the old entry finds the sizes differ and
     // waits for this lock).
     RemoteInfo got = stream.value()->info();
     got.size = bytes;
-    status = WriteMeta(meta, got, meta + suffix);
+    status = WriteMeta(meta, got);
   }
-  if (status.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    status = IoError(path + ": rename failed: " + std::strerror(errno));
-  }
-  if (!status.ok()) {
-    ::unlink(tmp.c_str());
-    return status;
-  }
+  if (status.ok()) status = file.Commit();
+  if (!status.ok()) return status;  // the temporary file is gone with `file`
   CountCacheUse(options, bytes, /*downloaded=*/true);
   if (options.cache_bytes > 0) EvictCache(dir, options.cache_bytes, path);
   return path;

@@ -109,7 +109,7 @@ std::vector<uint8_t> ReadAll(const std::string& path) {
 }
 
 // Cache entries (no locks, no records, no fills in progress) -> size; fails on a
-// leftover ".part.".
+// leftover temporary file (".tmp-").
 std::map<std::string, int64_t> Entries(const std::string& dir) {
   std::map<std::string, int64_t> out;
   DIR* d = ::opendir(dir.c_str());
@@ -118,7 +118,7 @@ std::map<std::string, int64_t> Entries(const std::string& dir) {
     const std::string n = e->d_name;
     if (n == "." || n == ".." || (n.size() > 5 && n.substr(n.size() - 5) == ".lock")) continue;
     if (n.size() > 5 && n.substr(n.size() - 5) == ".meta") continue;  // an entry's record
-    EXPECT_EQ(n.find(".part."), std::string::npos) << n;
+    EXPECT_EQ(n.find(".tmp-"), std::string::npos) << n;
     struct stat st;
     if (::stat((dir + "/" + n).c_str(), &st) == 0) out[n] = st.st_size;
   }
