@@ -69,7 +69,7 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, la
         indexed mode; without ``length`` it is read as it is and counted in the Loader's
         ``stats()["truncated_shards"]``.
 
-      fields: records (see README "Records"): field name -> the member extensions that
+      fields: records (docs/records.md): field name -> the member extensions that
         hold it, ``"jpg;png"`` or ``["jpg", "png"]`` (the first present wins), e.g.
         ``{"image": "jpg;png", "caption": "txt", "meta": "json", "emb": "npy"}``. As in
         webdataset, a member ``dir/abc.x.jpg`` has the key ``dir/abc`` and the extension
@@ -101,7 +101,7 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, la
         shape bytes (one dimension ``None``/-1: a multiple, that dimension then follows from
         the size), else an error of its sample naming the field and both sizes (a skip under
         ``on_error="skip"``); little-endian, or big-endian with a ``">f4"``-style dtype
-        (swapped as read). Targets that follow the image (README "Segmentation", "Detection")
+        (swapped as read). Targets that follow the image (docs/targets.md)
         are declared with ``"target"``: ``{"ext": "mask.png", "target": "mask"}`` (an
         image decoded as stored to one channel, palette PNGs to their indices; or a
         ``.npy`` label map; ``"ignore_index"``: its padding value, 255),

@@ -250,8 +250,8 @@ def _unsupported(obj, path: str) -> str:
         if hasattr(stoker, name):
             return (f"{what} is a torchvision transform: use stoker.{name} (same arguments), "
                     "which runs in the native pipeline")
-        return (f"{what} is not supported by stoker; see the README's table of torchvision "
-                "transforms for what to use instead")
+        return (f"{what} is not supported by stoker; see the table of torchvision transforms "
+                "in docs/torchvision.md for what to use instead")
     return (f"{what} is not a stoker transform: transforms= takes stoker transforms "
             "(stoker.RandomResizedCrop(224), ...), a list of them, or stoker.Compose / "
             "torchvision.transforms.Compose of them")

@@ -5,7 +5,7 @@ While a ``torch.profiler.profile`` records, each batch the consumer takes is a
 profiler's exported trace hold stoker's own spans too: every worker thread's read, decode,
 transform and cache spans and the consumer's wait and hand-off, on the profiler's clock.
 ``merge(path, loader)`` adds them to a trace exported some other way (an ``on_trace_ready``
-handler). See README, "Profiling".
+handler). See docs/profiling.md.
 """
 
 from stoker._trace import attach, merge

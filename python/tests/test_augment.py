@@ -49,16 +49,17 @@ def stoker_images(root, transforms, **kw):
 def test_every_torchvision_transform_is_mapped():
     # Every transform class of the installed torchvision is either a stoker transform of
     # the same name or refused with a TypeError that says what to use instead, and the
-    # README's mapping table names it.
+    # mapping table (docs/torchvision.md) names it.
     import inspect
     import stoker._transforms as st
-    readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")).read()
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs",
+                               "torchvision.md")).read()
     names = [n for n, c in vars(T).items() if inspect.isclass(c) and not n.startswith("_")
              and c.__module__.startswith("torchvision.transforms.transforms")
              and n not in ("InterpolationMode",)]
     assert len(names) >= 30, names
     for name in names:
-        assert f"`{name}`" in readme, f"README's mapping table does not name {name}"
+        assert f"`{name}`" in readme, f"docs/torchvision.md's table does not name {name}"
         assert hasattr(stoker, name) or name in st._INSTEAD, f"{name}: no stoker form, no advice"
 
 
