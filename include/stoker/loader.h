@@ -245,7 +245,7 @@ struct LoaderOptions {
   SamplerSpec sampler;
   // The per-stage clock reads behind read_s/decode_s/augment_s. Always on
   // in normal use (they cost about 0.01%); off only to measure that cost.
-  // Records without images, claimed in runs (docs/architecture.md), are timed
+  // Records without images, claimed in runs (src/pipeline/README.md), are timed
   // a run at a time, the run's time counted as read time.
   bool stage_timing = true;
   // Data-parallel training: this process reads rank `rank`'s share of every

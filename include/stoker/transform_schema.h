@@ -85,7 +85,7 @@ class ArgValue {
   std::string repr_;
 };
 
-// Where in the per-sample path a transform runs (docs/architecture.md).
+// Where in the per-sample path a transform runs (src/ops/README.md).
 enum class TransformStage {
   // Crops, resizes, pads and flips: planned per sample into the crop ->
   // resample -> window stages of the region decode (ops/geometry.h).

@@ -7,7 +7,7 @@
 // Resampling reproduces Pillow's antialiased bilinear filter (the one
 // torchvision applies to PIL images), including its fixed-point rounding, so
 // Resize(256) + CenterCrop(224) gives the same pixels as torchvision on
-// PIL-decoded images (see docs/architecture.md for the exceptions: JPEG
+// PIL-decoded images (see src/ops/README.md for the exceptions: JPEG
 // DCT-domain scaling, which the loader may use when a crop is downscaled by
 // 2x or more, and chains with more than one resize, whose later crops and
 // flips are composed into one pass). Photometric transforms (ColorJitter,

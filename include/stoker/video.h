@@ -2,7 +2,7 @@
 //
 // Video clips (Python stoker.VideoClips): a source whose sample is a clip of
 // `clip_len` frames of one video file, decoded with FFmpeg's libraries
-// (libavformat, libavcodec, libswscale). docs/architecture.md ("Video clips")
+// (libavformat, libavcodec, libswscale). src/video/README.md
 // describes the index, the seek plan and the threading.
 //
 //   VideoClipsOptions o;

@@ -9,7 +9,7 @@
 //  - src/device/no_cuda.cc otherwise (every call reports that stoker was
 //    built without CUDA).
 //
-// The layering (docs/architecture.md, "GPU stage layering"): src/cuda/
+// The layering (src/device/README.md, "GPU stage layering"): src/cuda/
 // depends on src/device/ (the kernel's per-pixel code in pixel_math.h, the
 // parameters in device_plan.h, this interface); src/device/ never includes a
 // src/cuda/ header (scripts/check_layering.sh checks it), so the host side

@@ -224,7 +224,7 @@ TransformRegistry::TransformRegistry() {
   DeclareOutputTransforms(output);
   // Every image transform (geometric, photometric, warp) names the record's
   // image fields it touches: one generic parameter, declared here, last, so
-  // positional arguments are unchanged (docs/architecture.md, "Records").
+  // positional arguments are unchanged (src/pipeline/README.md, "Records").
   for (TransformSchema& s : schemas_) {
     if (!s.python || !(s.stage == TransformStage::kGeometry ||
                        s.stage == TransformStage::kImage || s.stage == TransformStage::kWarp)) {

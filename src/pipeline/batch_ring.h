@@ -75,7 +75,7 @@ class BatchRing : private SharesLoaderLock {
   // consecutive positions, never past its batch's end or the epoch's (one
   // compare-exchange for the run; with run 1, one position as before). Runs
   // make the per-sample shared atomics per-run when samples are cheap (the
-  // Loader picks run > 1 for records without images, docs/architecture.md);
+  // Loader picks run > 1 for records without images, src/pipeline/README.md);
   // which slot a position fills is the same for any run and thread count, so
   // the output is too. Installs the run's batch (slot 0) or waits until it
   // is installed. A worker at or above `active` (the

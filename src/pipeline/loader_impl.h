@@ -1,7 +1,7 @@
 // Copyright 2026 The stoker Authors.
 //
 // LoaderImpl: the engine behind stoker::Loader (include/stoker/loader.h). It
-// coordinates single-owner units, each in its own file (docs/architecture.md,
+// coordinates single-owner units, each in its own file (README.md here,
 // "The engine's units"), and owns little state itself (the reader, the
 // tuner):
 //   EpochCursor        which epoch, where in it, resume and state() arithmetic

@@ -86,7 +86,7 @@ void LoaderImpl::RunEpoch(int index, SampleProducer* producer) {
 // Whether the epoch's workers are done and the next epoch's first batches
 // may be made now: every position of this epoch is made (the last worker
 // leaves), nothing stopped it, and the source reads any position (streams
-// are not prefetched: see docs/architecture.md).
+// are not prefetched: see README.md here, "No stall at epoch boundaries").
 bool LoaderImpl::PrefetchWantedLocked(uint64_t generation) const {
   return options_.prefetch_next_epoch && workers_.LastToLeaveLocked(mu(), generation) &&
          !prefetch_.ArmedLocked(mu()) && !ring_.cancelled() && ring_.FailureLocked(mu()).ok() &&

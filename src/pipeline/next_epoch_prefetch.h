@@ -2,7 +2,7 @@
 //
 // NextEpochPrefetch: the next epoch's first batches, made while the consumer
 // takes the running epoch's last ones (random-access sources; see
-// docs/architecture.md, "No stall at epoch boundaries"). Once the last worker
+// src/pipeline/README.md, "No stall at epoch boundaries"). Once the last worker
 // leaves an epoch that ended (not stopped), the Loader makes the next
 // epoch's reader and arms the prefetch with up to the in-flight depth of
 // batch buffers (ArmLocked); the workers then make its positions (Run). The
