@@ -87,7 +87,8 @@ def Shards(urls: Union[str, Sequence[str]], *, image: str = IMAGE_EXTENSIONS, la
         ``{"ext": "png", "dtype": "uint16", "shape": (64, 64, 1)}`` declares what every
         member decodes to (stacked into one tensor; another size, channel count or depth
         is an error of its sample naming the field), ``txt``/``text``/``caption`` a
-        ``str`` (UTF-8), ``json`` the parsed object (``json.loads``), ``npy`` an array
+        ``str`` (UTF-8), ``json`` the parsed object (``json.loads`` of a strict JSON document, at most 256
+        levels deep, checked per sample: ``NaN`` and ``Infinity`` are refused), ``npy`` an array
         of the member's dtype and shape (a tensor; numpy for dtypes torch lacks), ``cls``/``cls2``/``class``/``count``/``index``/
         ``inx``/``id``/``label`` an int, anything else ``bytes``. A ``.npy`` field given as
         ``{"ext": "npy", "dtype": "float32", "shape": (512,)}`` declares what every member

@@ -114,3 +114,43 @@ def test_raw_declarations_that_cannot_be_read(shards):
     with pytest.raises(ValueError, match="raw \\(bytes\\) members only"):
         stoker.Shards(shards, fields=dict(FIELDS, label={"ext": "cls", "dtype": "int64",
                                                          "shape": [1]}))
+
+
+@pytest.mark.parametrize("shape", [[2**62 + 4], [2**31, 2**31], [2**40, None, 2**40]])
+def test_a_declared_shape_past_64_bits_is_refused_not_wrapped(shards, shape):
+    # 2**62 + 4 float32 (16 bytes x 2**62 + ...) wrapped past 2**64 and passed the size check;
+    # (2**31, 2**31) was reported as "0 bytes".
+    with pytest.raises(ValueError, match="emb.*more bytes than a 64-bit size holds"):
+        stoker.Shards(shards, fields=dict(FIELDS, emb={"ext": "emb.f32", "dtype": "float32",
+                                                       "shape": shape}))
+    with pytest.raises(ValueError, match="more bytes than a 64-bit size holds"):
+        stoker.Shards(shards, fields=dict(FIELDS, emb={"ext": "npy", "dtype": "float32",
+                                                       "shape": shape}))
+
+
+@pytest.mark.parametrize("bad", [
+    b"[" * 200_000 + b"]" * 200_000,         # json.loads recursed past its limit in next()
+    b'{"score": NaN}',                        # Python's json.dumps writes it; not JSON
+])
+def test_a_bad_json_member_is_its_samples_error_and_skippable(tmp_path, bad):
+    import json
+
+    def meta(i):
+        return bad if i == 3 else json.dumps({"i": i}).encode()
+    url = write_shards(str(tmp_path), 2, 4, lambda i: [(f"s{i:04d}.json", meta(i)),
+                                                       (f"s{i:04d}.cls", str(i).encode())])
+    fields = {"meta": "json", "label": "cls"}
+    src = stoker.Shards(url, fields=fields, mode="indexed", shuffle_buffer=0)
+    with pytest.raises(stoker.StokerError, match="field 'meta'.*(nested deeper than 256|NaN)"):
+        for _ in stoker.Loader(src, batch_size=2):
+            pass
+    skip = stoker.Loader(src, batch_size=2, on_error="skip")
+    got = [(int(l), m["i"]) for b in skip for l, m in zip(b["label"], b["meta"])]
+    assert got == [(i, i) for i in range(8) if i != 3]
+    assert skip.stats()["skipped"] == 1
+    deep_ok = b"[" * 256 + b"]" * 256  # at the bound: delivered, and Python converts it
+    url = write_shards(str(tmp_path / "ok"), 1, 2, lambda i: [(f"s{i:04d}.json", deep_ok),
+                                                              (f"s{i:04d}.cls", b"0")])
+    b = next(iter(stoker.Loader(stoker.Shards(url, fields=fields, mode="indexed"),
+                                batch_size=2)))
+    assert len(b["meta"]) == 2

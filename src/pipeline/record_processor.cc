@@ -12,6 +12,57 @@
 namespace stoker {
 namespace {
 
+// A JSON field's document is checked in the worker, so a bad one is its
+// sample's error (skippable under on_error="skip"): strict JSON (RFC 8259),
+// nested at most kMaxJsonDepth deep, since Python's json.loads, which
+// converts the field in the consumer, recurses once per level (a document
+// 200,000 deep raised RecursionError from next(), naming no sample).
+constexpr int kMaxJsonDepth = 256;
+
+// nlohmann's SAX interface (its parser is iterative): counts the depth and
+// stops past the bound.
+struct JsonDepth {
+  using json = nlohmann::json;
+  int depth = 0;
+  bool too_deep = false;
+  bool Open() {
+    too_deep = ++depth > kMaxJsonDepth;
+    return !too_deep;
+  }
+  bool null() { return true; }
+  bool boolean(bool) { return true; }
+  bool number_integer(json::number_integer_t) { return true; }
+  bool number_unsigned(json::number_unsigned_t) { return true; }
+  bool number_float(json::number_float_t, const json::string_t&) { return true; }
+  bool string(json::string_t&) { return true; }
+  bool binary(json::binary_t&) { return true; }
+  bool start_object(std::size_t) { return Open(); }
+  bool key(json::string_t&) { return true; }
+  bool end_object() { return --depth, true; }
+  bool start_array(std::size_t) { return Open(); }
+  bool end_array() { return --depth, true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
+    return false;
+  }
+};
+
+Status CheckJsonDocument(const uint8_t* data, size_t size) {
+  JsonDepth sax;
+  const bool ok = nlohmann::json::sax_parse(data, data + size, &sax,
+                                            nlohmann::json::input_format_t::json,
+                                            /*strict=*/true);
+  if (sax.too_deep) {
+    return DataLossError("a JSON document nested deeper than " + std::to_string(kMaxJsonDepth) +
+                         " levels");
+  }
+  if (!ok) {
+    return DataLossError("not a valid JSON document (strict JSON: NaN and Infinity, which "
+                         "Python's json.dumps writes by default, are not JSON; write null or "
+                         "a string, or dump with allow_nan=False to find them)");
+  }
+  return Status::OK();
+}
+
 std::string Shape(const int64_t* dims, int ndim) {
   std::string s = "[";
   for (int k = 0; k < ndim; ++k) s += (k ? ", " : "") + std::to_string(dims[k]);
@@ -214,9 +265,7 @@ Status RecordProcessor::ProcessField(const RecordFieldPlan& f, const FieldValue&
       if (!IsValidUtf8(v.data, v.size)) return DataLossError("not valid UTF-8 text");
       break;
     case FieldKind::kJson:
-      if (!nlohmann::json::accept(v.data, v.data + v.size)) {
-        return DataLossError("not a valid JSON document");
-      }
+      STOKER_RETURN_IF_ERROR(CheckJsonDocument(v.data, v.size));
       break;
     case FieldKind::kBytes:
       break;

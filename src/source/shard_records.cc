@@ -51,6 +51,25 @@ Status CheckDeclaredImage(const ShardField& f) {
   return Status::OK();
 }
 
+// A declared dtype and shape whose bytes (the dimensions but -1 times the
+// element size) do not fit in 63 bits is refused: the product would wrap and
+// pass every size check after it.
+Status CheckDeclaredBytes(const ShardField& f) {
+  if (!f.declared) return Status::OK();
+  int64_t bytes = static_cast<int64_t>(ElemSize(f.dtype));
+  for (int64_t d : f.shape) {
+    if (d < 0) continue;
+    if (__builtin_mul_overflow(bytes, d, &bytes)) {
+      std::string shape;
+      for (int64_t e : f.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(e);
+      return InvalidArgumentError("field '" + f.name + "': the declared shape (" + shape +
+                                  ") of " + ElemTypeName(f.dtype) +
+                                  " is more bytes than a 64-bit size holds");
+    }
+  }
+  return Status::OK();
+}
+
 // A field's target role (ShardField::target) onto its spec, checked against
 // its kind.
 Status ApplyTarget(const ShardField& f, FieldKind kind, FieldSpec* spec) {
@@ -198,6 +217,7 @@ StatusOr<Schema> ShardSchema(const std::vector<ShardField>& fields) {
                                   "only, not " + FieldKindName(kind));
     }
     FieldSpec spec;
+    STOKER_RETURN_IF_ERROR(CheckDeclaredBytes(f));
     switch (kind) {
       case FieldKind::kImage:
         STOKER_RETURN_IF_ERROR(CheckDeclaredImage(f));
@@ -314,8 +334,8 @@ Status ReadRawMember(const FieldSpec& spec, bool big_endian, FieldValue* v,
   for (size_t d = 0; d < spec.shape.size(); ++d) {
     if (spec.shape[d] < 0) {
       varying = static_cast<int>(d);
-    } else {
-      known *= static_cast<size_t>(spec.shape[d]);
+    } else if (__builtin_mul_overflow(known, static_cast<size_t>(spec.shape[d]), &known)) {
+      return InvalidArgumentError("field '" + spec.name + "': the declared shape overflows");
     }
   }
   const std::string declared = std::string(ElemTypeName(spec.dtype)) + " " + [&] {
