@@ -265,9 +265,6 @@ class BenchCommand : public Command {
                   "dtype, Python memory and first batch, ratios against the targets)")
         ->check(CLI::IsMember({"torch", "full"}));
     s->add_flag("--json", json_, "print one JSON object instead of the table (an error too)");
-    s->add_option("--on-error", on_error_,
-                  "raise: stop at the first bad image; skip: replace it and count it")
-        ->check(OneOf(kOnErrorChoices))->capture_default_str();
     s->add_option("--device", device_,
                   "cpu: the host Loader; cuda or cuda:N: batches fed to that GPU by a "
                   "DeviceLoader (uint8 over the bus, Normalize and the dtype on the device; "
@@ -281,13 +278,12 @@ class BenchCommand : public Command {
   int Run() override {
     LoaderOptions o = ToLoaderOptions(flags_);
     o.stage_timing = !no_stage_timing_;
-    o.on_error = ParseChoice("--on-error", on_error_, kOnErrorChoices).value();
     return FinishTrace(flags_, o, "bench",
                        CmdBench(data_, flags_.pipeline, o, epochs_, json_, compare_, device_));
   }
 
  private:
-  std::string data_, compare_, on_error_ = "raise", device_ = "cpu";
+  std::string data_, compare_, device_ = "cpu";
   LoaderFlags flags_;
   int epochs_ = 3;
   bool json_ = false, no_stage_timing_ = false;

@@ -63,7 +63,9 @@ int CmdDiagnose(const std::string& data, const std::string& pipeline, LoaderOpti
            ", \"decided\": " + (g.decided ? "true" : "false") +
            ", \"wait_fraction\": " + std::to_string(g.wait_fraction) +
            ", \"next_fraction\": " + std::to_string(g.next_fraction) +
-           ", \"step_slowdown\": " + std::to_string(g.step_slowdown) + ", \"round_waits\": [";
+           ", \"step_slowdown\": " + std::to_string(g.step_slowdown) +
+           ", \"skipped\": " + std::to_string(s.skipped) +
+           ", \"skipped_files\": " + std::to_string(s.skipped_files) + ", \"round_waits\": [";
     for (size_t i = 0; i < g.round_waits.size(); ++i) {
       out += std::string(i ? ", " : "") + std::to_string(g.round_waits[i]);
     }
@@ -100,6 +102,11 @@ int CmdDiagnose(const std::string& data, const std::string& pipeline, LoaderOpti
   std::printf("stoker diagnose  %s  pipeline=%s batch=%d threads=%d step=%.1f ms\n",
               data.c_str(), pipeline.c_str(), o.batch_size, g.pipeline_stats.threads, step_ms);
   std::printf("%s", FormatDiagnosis(g).c_str());
+  const StageStats& t = g.pipeline_stats.total;
+  if (t.skipped > 0) {
+    std::printf("skipped (--on-error skip): %lld unreadable samples, %lld distinct files\n",
+                static_cast<long long>(t.skipped), static_cast<long long>(t.skipped_files));
+  }
   return 0;
 }
 

@@ -47,6 +47,10 @@ void AddLoaderFlags(CLI::App* sub, LoaderFlags* f, LoaderFlagSet set) {
                   "(faster, slightly different pixels): auto = on for train (a random crop), "
                   "off for val (bit-identical to torchvision), as in Python")
       ->check(OneOf(kDctScalingChoices))->capture_default_str();
+  sub->add_option("--on-error", f->on_error,
+                  "raise: stop at the first bad image, naming it; skip: leave it out and "
+                  "count it (as Loader(on_error=))")
+      ->check(OneOf(kOnErrorChoices))->capture_default_str();
   if (set.layout) {
     sub->add_option("--layout", f->layout, "NCHW or NHWC")
         ->check(OneOf(kLayoutChoices))->capture_default_str();
@@ -65,6 +69,7 @@ LoaderOptions ToLoaderOptions(const LoaderFlags& f) {
   o.dtype = ParseDType(f.dtype).value();  // the flags' checks admit valid names only
   o.layout = ParseLayout(f.layout).value();
   o.dct_scaling = ParseChoice("--dct-scaling", f.dct_scaling, kDctScalingChoices).value();
+  o.on_error = ParseChoice("--on-error", f.on_error, kOnErrorChoices).value();
   o.transforms = PipelineTransforms(f.pipeline, o.dtype);
   if (!f.trace.empty()) {
     o.tracer = std::make_shared<Tracer>();

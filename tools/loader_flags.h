@@ -2,7 +2,8 @@
 //
 // The loader options that `bench`, `diagnose` and `tune` share, registered
 // once: the pipeline (train or val transforms, as the benchmarks define them),
-// the output dtype and layout, DCT scaling, and batch size, threads and prefetch.
+// the output dtype and layout, DCT scaling, what a bad image does, and batch size,
+// threads and prefetch.
 // Thread-safety: plain functions on the caller's objects.
 #ifndef STOKER_TOOLS_LOADER_FLAGS_H_
 #define STOKER_TOOLS_LOADER_FLAGS_H_
@@ -22,6 +23,7 @@ struct LoaderFlags {
   std::string dtype = "float32";
   std::string layout = "NCHW";
   std::string dct_scaling = "auto";
+  std::string on_error = "raise";
   LoaderOptions options;  // batch_size, threads, prefetch as given (or their defaults)
   std::string trace;      // --trace FILE: Chrome trace JSON of the run ("": none)
 };

@@ -77,3 +77,20 @@ def test_the_cli_takes_the_same_names(tmp_path):
     ok = run_cli("bench", root, "--pipeline", "val", "--dct-scaling", "on", "--batch-size", "2",
                  "--epochs", "1", "--threads", "1")
     assert ok.returncode == 0, ok
+
+
+def test_diagnose_takes_on_error_and_counts_what_it_skipped(tmp_path):
+    import json
+    root = small_folder(tmp_path / "f", n=4)
+    bad = root / "a" / "a1.jpg"
+    bad.write_bytes(b"not an image")
+    args = ("diagnose", root, "--batch-size", "2", "--batches", "2", "--step-ms", "1",
+            "--threads", "1", "--pipeline", "val")
+    stops = run_cli(*args, "--json")
+    assert stops.returncode != 0 and "a1.jpg" in json.loads(stops.stdout)["error"], stops
+    skips = run_cli(*args, "--json", "--on-error", "skip")
+    assert skips.returncode == 0, skips
+    out = json.loads(skips.stdout)
+    assert out["skipped"] >= 1 and out["skipped_files"] == 1, out
+    text = run_cli(*args, "--on-error", "skip")
+    assert "unreadable samples, 1 distinct files" in text.stdout, text
