@@ -1,9 +1,11 @@
 """Live metrics of a Loader: for Prometheus (PrometheusCollector), TensorBoard scalars
 (tensorboard(loader, writer)), or a plain callback every N batches (every()).
 
-    from prometheus_client import start_http_server
-    stoker.metrics.PrometheusCollector(loader)   # registers in prometheus_client's REGISTRY
-    start_http_server(8000)
+    server = stoker.metrics.serve(loader, 8000)  # http://127.0.0.1:8000/metrics
+    ...
+    server.close()
+
+    stoker.metrics.PrometheusCollector(loader)   # or register in prometheus_client's REGISTRY
 
     stoker.metrics.every(loader, 100, lambda batch, m: print(batch, m["images_per_sec"]))
 
@@ -13,9 +15,12 @@ it is read; busy and wait fractions are over the loader's whole run so far.
 
 from __future__ import annotations
 
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable, Dict, Optional
 
-__all__ = ["snapshot", "PrometheusCollector", "every", "tensorboard"]
+__all__ = ["snapshot", "PrometheusCollector", "serve", "MetricsServer", "every", "tensorboard"]
 
 # name -> (help, kind): "gauge" or "counter" (a running total).
 METRICS = {
@@ -104,6 +109,95 @@ class PrometheusCollector:
             m = family(f"{self._namespace}_{name}", help_text, labels=["rank"])
             m.add_metric([rank], values[name])
             yield m
+
+
+class MetricsServer:
+    """The exporter that ``serve()`` starts: ``address`` (host, port), ``url``, ``close()``.
+    Its own daemon thread accepts connections; each is served on a thread of its own, at
+    most ``max_connections`` at once (more are closed at once, unanswered), and a client
+    that sends nothing for ``timeout_s`` is dropped, so idle or half-sent requests cannot
+    pile up threads or hold the exporter (prometheus_client's own server has no bound)."""
+
+    def __init__(self, registry, addr: str, port: int, max_connections: int, timeout_s: float):
+        from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+        slots = threading.BoundedSemaphore(max_connections)
+
+        class Handler(BaseHTTPRequestHandler):
+            timeout = timeout_s  # the socket's: a silent client is dropped
+
+            def do_GET(self):
+                if self.path.split("?")[0] not in ("/", "/metrics"):
+                    self.send_error(404)
+                    return
+                body = generate_latest(registry)
+                self.send_response(200)
+                self.send_header("Content-Type", CONTENT_TYPE_LATEST)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):  # no line per scrape on stderr
+                pass
+
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+            request_queue_size = 128  # a burst is accepted (and the excess closed) at once
+
+            def process_request(self, request, client_address):
+                if not slots.acquire(blocking=False):
+                    self.shutdown_request(request)  # over the limit: closed, not queued
+                    return
+                super().process_request(request, client_address)
+
+            def process_request_thread(self, request, client_address):
+                try:
+                    super().process_request_thread(request, client_address)
+                finally:
+                    slots.release()
+
+        self._server = Server((addr, port), Handler)
+        self.address = self._server.server_address[:2]
+        host = self.address[0]
+        self.url = f"http://{'[' + host + ']' if ':' in host else host}:{self.address[1]}/metrics"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True,
+                                        name="stoker.metrics exporter")
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stops accepting and closes the listening socket."""
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def serve(loader=None, port: int = 8000, addr: str = "127.0.0.1", *, registry=None,
+          max_connections: int = 16, timeout_s: float = 5.0) -> MetricsServer:
+    """Serves Prometheus metrics at ``http://addr:port/metrics`` from a thread of its own
+    and returns the MetricsServer; with ``loader``, a PrometheusCollector of it is
+    registered first (in ``registry``; default: prometheus_client's REGISTRY, which
+    ``registry`` is also what is served). Binds loopback by default: anyone who can reach
+    ``addr`` reads the metrics (dataset size, throughput, rank), so give ``addr="0.0.0.0"``
+    only on a network you trust, for a scraper on another host. ``port=0`` picks a free
+    port (``server.address``). Prints the address it serves on to stderr, once."""
+    from prometheus_client import REGISTRY
+
+    for name, value, low in (("max_connections", max_connections, 1), ("port", port, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+    if not timeout_s > 0:
+        raise ValueError(f"timeout_s must be > 0, got {timeout_s!r}")
+    registry = REGISTRY if registry is None else registry
+    if loader is not None:
+        PrometheusCollector(loader, registry=registry)
+    server = MetricsServer(registry, addr, port, max_connections, float(timeout_s))
+    print(f"stoker.metrics: serving {server.url}", file=sys.stderr)
+    return server
 
 
 def every(loader, n: int, fn: Callable[[int, Dict[str, float]], None]) -> Callable[[], None]:

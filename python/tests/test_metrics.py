@@ -139,3 +139,43 @@ def test_tensorboard_scalars(small_root):
     remove()
     with pytest.raises(TypeError, match="add_scalar"):
         stoker.metrics.tensorboard(loader, object())
+
+
+def test_serve_binds_loopback_and_outlasts_a_flood_of_half_sent_requests(small_root, capfd):
+    import http.client
+    import socket
+    import time
+    import urllib.error
+
+    registry = prometheus_client.CollectorRegistry()
+    loader = make(small_root)
+    before = threading.active_count()
+    with stoker.metrics.serve(loader, 0, registry=registry, max_connections=4,
+                              timeout_s=1.0) as server:
+        assert server.address[0] == "127.0.0.1"  # loopback unless told otherwise
+        assert f"serving {server.url}" in capfd.readouterr().err  # its address, said once
+        # 200 clients that send half a request line, then nothing: prometheus_client's own
+        # server gives each a thread for as long as it stays.
+        idle = []
+        for _ in range(200):
+            s = socket.create_connection(server.address, timeout=5)
+            s.sendall(b"GET /met")
+            idle.append(s)
+        # The exporter's thread plus at most max_connections serving threads.
+        assert threading.active_count() - before <= 1 + 4
+        for _ in loader:  # the training loop goes on meanwhile
+            pass
+        got, deadline = None, time.monotonic() + 30
+        while got is None and time.monotonic() < deadline:
+            try:  # the idle clients' slots free as their timeout_s ends
+                with urllib.request.urlopen(server.url, timeout=5) as r:
+                    got = {s.name: s.value for f in text_string_to_metric_families(
+                        r.read().decode()) for s in f.samples}
+            except (urllib.error.URLError, ConnectionError, http.client.HTTPException):
+                time.sleep(0.05)
+        assert got is not None, "never answered after the flood"
+        assert got["stoker_images_total"] == loader.stats()["images"] == N
+        for s in idle:
+            s.close()
+    with pytest.raises(ValueError, match="max_connections must be an int >= 1"):
+        stoker.metrics.serve(loader, 0, registry=registry, max_connections=0)
