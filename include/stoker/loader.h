@@ -419,6 +419,10 @@ struct LoaderStats {
   int64_t shard_cache_floor = 0;
   bool shard_cache_too_small = false;
   std::string shard_cache_advice;
+  // Opens served from the cache without the due check against the server
+  // (it did not answer), and those objects, "URL (error)" (the first 64).
+  int64_t shard_cache_unvalidated = 0;
+  std::vector<std::string> shard_cache_unvalidated_objects;
   // The decoded-sample cache (all zero without one).
   int64_t cache_hits = 0;
   int64_t cache_misses = 0;

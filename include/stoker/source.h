@@ -220,6 +220,10 @@ class Source {
     int64_t hits = 0;           // opens served by a valid entry
     int64_t largest_bytes = 0;  // the largest object downloaded or found
     int concurrent_shards = 1;  // ShardOptions::concurrent_shards
+    // Opens served unvalidated (the server did not answer a due check), and
+    // the objects, "URL (error)" (ShardCacheCounters).
+    int64_t unvalidated = 0;
+    std::vector<std::string> unvalidated_objects;
   };
   virtual ShardCacheUse shard_cache() const { return {}; }
   // Whether a sample's content depends on the epoch besides its id (a video

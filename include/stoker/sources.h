@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "stoker/mutex.h"
 #include "stoker/source.h"
 #include "stoker/status.h"
 
@@ -356,6 +357,18 @@ struct ShardCacheCounters {
   std::atomic<int64_t> downloads{0};      // objects downloaded into the cache
   std::atomic<int64_t> hits{0};           // opens served by a valid entry
   std::atomic<int64_t> largest_bytes{0};  // the largest entry downloaded or served
+  // Opens served by an entry whose check against the server was due but got
+  // no answer (unreachable, a 5xx such as 501 to HEAD): the copy stays in use,
+  // unvalidated. The first kMaxUnvalidated distinct objects are named, "URL
+  // (the check's error)", for a warning once per object.
+  static constexpr size_t kMaxUnvalidated = 64;
+  std::atomic<int64_t> unvalidated{0};
+  void NoteUnvalidated(const std::string& what) STOKER_LOCKS_EXCLUDED(mu);
+  std::vector<std::string> UnvalidatedObjects() const STOKER_LOCKS_EXCLUDED(mu);
+
+ private:
+  mutable Mutex mu;
+  std::vector<std::string> unvalidated_objects STOKER_GUARDED_BY(mu);
 };
 
 struct StreamOptions {

@@ -179,6 +179,8 @@ void RegisterLoader(py::module_& m) {
           c["floor"] = s.shard_cache_floor;
           c["too_small"] = s.shard_cache_too_small;
           c["advice"] = s.shard_cache_advice;
+          c["unvalidated"] = s.shard_cache_unvalidated;
+          c["unvalidated_objects"] = s.shard_cache_unvalidated_objects;
           d["shard_cache"] = c;
         }
         d["batches_in_flight"] = s.batches_in_flight;

@@ -114,14 +114,26 @@ class EpochIterator:
 def warn_shard_cache(loader) -> None:
     """At an epoch's end: a RuntimeWarning, once per loader, when Shards(cache_bytes=) is
     below what the node's ranks hold in the cache at once
-    (stats()["shard_cache"]["too_small"])."""
-    if loader._shard_cache_warned or loader._impl is None:
+    (stats()["shard_cache"]["too_small"]); and one per cached object that was served
+    without its due check because the server did not answer it
+    (stats()["shard_cache"]["unvalidated_objects"])."""
+    if loader._impl is None:
         return
     cache = loader._impl.stats().get("shard_cache")
-    if cache is not None and cache["too_small"]:
+    if cache is None:
+        return
+    if cache["too_small"] and not loader._shard_cache_warned:
         loader._shard_cache_warned = True
         warnings.warn("Shards(cache_dir=...): " + cache["advice"], RuntimeWarning,
                       stacklevel=4)
+    warned = loader.__dict__.setdefault("_unvalidated_warned", set())
+    for what in cache["unvalidated_objects"]:
+        if what not in warned:
+            warned.add(what)
+            warnings.warn(f"Shards(cache_dir=...): served the cached copy of {what} without "
+                          "checking that the server still has that object (it did not "
+                          "answer the check); counted in stats()['shard_cache']"
+                          "['unvalidated']", RuntimeWarning, stacklevel=4)
 
 
 def _mix(loader, batch):

@@ -276,3 +276,47 @@ def test_another_dataset_is_still_refused(tmp_path):
     lb = stoker.Loader(stoker.ImageFolder(str(b)), batch_size=2, transforms=VAL)
     with pytest.raises(ValueError, match="another dataset"):
         lb.load_state_dict(la.state_dict())
+
+
+def test_a_cached_shard_the_server_cannot_validate_warns_once_and_is_counted(tmp_path):
+    import warnings
+    from conftest import write_shards
+    served = tmp_path / "served"
+    write_shards(str(served), 2, 3, lambda i: [(f"s{i:03d}.cls", str(i).encode()),
+                                              (f"s{i:03d}.txt", b"t")])
+    head_fails = threading.Event()
+
+    class Handler(_QuietHandler):
+        def do_HEAD(self):
+            if head_fails.is_set():
+                self.send_error(501)  # the check gets no answer
+                return
+            super().do_HEAD()
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Handler, directory=str(served)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/shard-{{0..1}}.tar"
+        src = stoker.Shards(url, fields={"label": "cls", "t": "txt"},
+                            cache_dir=str(tmp_path / "cache"), retries=1)
+        loader = stoker.Loader(src, batch_size=3)
+
+        def epoch():
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                labels = sorted(int(x) for b in loader for x in b["label"])
+            return labels, [str(x.message) for x in w if "without checking" in str(x.message)]
+        assert epoch() == (list(range(6)), [])  # downloaded into the cache
+        head_fails.set()
+        labels, warned = epoch()
+        assert labels == list(range(6))  # still served from the cache, as documented
+        assert len(warned) == 2 and all("501" in m for m in warned), warned  # one per shard
+        assert {m.split(" (")[0].split()[-1] for m in warned} == {
+            url.replace("{0..1}", "0"), url.replace("{0..1}", "1")}
+        assert loader.stats()["shard_cache"]["unvalidated"] == 2
+        assert epoch() == (list(range(6)), [])  # named once
+        assert loader.stats()["shard_cache"]["unvalidated"] == 4
+    finally:
+        server.shutdown()
+        server.server_close()

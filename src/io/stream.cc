@@ -228,6 +228,23 @@ void CountCacheUse(const StreamOptions& options, int64_t bytes, bool downloaded)
 
 }  // namespace
 
+void ShardCacheCounters::NoteUnvalidated(const std::string& what) {
+  const std::string object = what.substr(0, what.find(" ("));
+  MutexLock lock(&mu);
+  for (const std::string& seen : unvalidated_objects) {
+    if (seen.compare(0, object.size(), object) == 0 &&
+        (seen.size() == object.size() || seen.compare(object.size(), 2, " (") == 0)) {
+      return;  // named once
+    }
+  }
+  if (unvalidated_objects.size() < kMaxUnvalidated) unvalidated_objects.push_back(what);
+}
+
+std::vector<std::string> ShardCacheCounters::UnvalidatedObjects() const {
+  MutexLock lock(&mu);
+  return unvalidated_objects;
+}
+
 StatusOr<std::string> FillCache(
     const std::string& url, const StreamOptions& options,
     const std::function<StatusOr<std::unique_ptr<ByteStream>>()>& open,
@@ -265,8 +282,13 @@ StatusOr<std::string> FillCache(
     } else {
       auto now = probe();
       if (!now.ok() && now.status().code() != StatusCode::kNotFound) {
-        // The server cannot say (unreachable, 5xx): the copy stays in use.
+        // The server cannot say (unreachable, 5xx): the copy stays in use,
+        // counted and named for a warning.
         hit = TouchEntry(path);
+        if (hit && options.cache_counters != nullptr) {
+          options.cache_counters->unvalidated.fetch_add(1, std::memory_order_relaxed);
+          options.cache_counters->NoteUnvalidated(url + " (" + now.status().ToString() + ")");
+        }
       } else if (now.ok() && now.value().SameObject(recorded)) {
         (void)WriteMeta(meta, recorded);  // validated now (its mtime)
         hit = TouchEntry(path);

@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -338,6 +340,34 @@ TEST(HttpCacheTest, ChangedObjectIsDownloadedAgain) {
   EXPECT_EQ(Fetch(server.url("/s.tar"), o), "version TWO");
   EXPECT_EQ(Fetch(server.url("/s.tar"), o), "version TWO");
   EXPECT_EQ(Count(server, "GET"), 2);
+}
+
+// A server that answers the check (HEAD) with 501 leaves the cached copy in
+// use, as documented, but no longer silently: each such open is counted, and
+// the object named once, with the check's error.
+TEST(HttpCacheTest, ACopyTheServerCannotValidateIsServedCountedAndNamedOnce) {
+  if (!BuiltWithCurl()) GTEST_SKIP() << "stoker was built without libcurl (STOKER_WITH_CURL=OFF)";
+  std::atomic<bool> head_fails{false};
+  testing::HttpServer server([&](const testing::HttpRequest& r) {
+    if (r.method == "HEAD" && head_fails) return testing::HttpResponse{501, {}, ""};
+    return testing::Object(r, "cached body", "\"v1\"", "Mon, 02 Mar 2026 10:00:00 GMT");
+  });
+  testing::TempDir dir;
+  StreamOptions o;
+  o.cache_dir = dir.path() + "/cache";
+  o.backoff_ms = 1;
+  o.cache_counters = std::make_shared<ShardCacheCounters>();
+  EXPECT_EQ(Fetch(server.url("/s.tar"), o), "cached body");
+  EXPECT_EQ(o.cache_counters->unvalidated.load(), 0);
+  head_fails = true;
+  EXPECT_EQ(Fetch(server.url("/s.tar"), o), "cached body");  // still served
+  EXPECT_EQ(Fetch(server.url("/s.tar"), o), "cached body");
+  EXPECT_EQ(o.cache_counters->unvalidated.load(), 2);
+  const std::vector<std::string> named = o.cache_counters->UnvalidatedObjects();
+  ASSERT_EQ(named.size(), 1u);  // once per object
+  EXPECT_EQ(named[0].rfind(server.url("/s.tar") + " (", 0), 0u) << named[0];
+  EXPECT_NE(named[0].find("501"), std::string::npos) << named[0];
+  EXPECT_EQ(Count(server, "GET"), 1);
 }
 
 // Issue 32 item 17: a cache entry truncated after its download (at a sample

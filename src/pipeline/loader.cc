@@ -245,6 +245,8 @@ void FillShardCacheStats(const Source::ShardCacheUse& u, const LoaderOptions& o,
   s->shard_cache = true;
   s->shard_cache_downloads = u.downloads;
   s->shard_cache_hits = u.hits;
+  s->shard_cache_unvalidated = u.unvalidated;
+  s->shard_cache_unvalidated_objects = u.unvalidated_objects;
   s->shard_cache_capacity = u.capacity;
   // Per rank: the shards being read and as many opening ahead (StreamReader).
   const int64_t per_rank = o.shuffle ? 2 * int64_t{u.concurrent_shards} : 2;

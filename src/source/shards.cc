@@ -674,6 +674,8 @@ class StreamShards : public Source {
     u.downloads = c.downloads.load(std::memory_order_relaxed);
     u.hits = c.hits.load(std::memory_order_relaxed);
     u.largest_bytes = c.largest_bytes.load(std::memory_order_relaxed);
+    u.unvalidated = c.unvalidated.load(std::memory_order_relaxed);
+    u.unvalidated_objects = c.UnvalidatedObjects();
     u.concurrent_shards = std::max(1, options_.concurrent_shards);
     return u;
   }
