@@ -333,7 +333,15 @@ def render(diagnosis: dict, *, events: Optional[list] = None, tune: Optional[dic
                 '<p class="note">No trace was recorded.</p>')
     if tune:
         body.append("<h2>Tuning curve</h2>" + _tune_chart(tune))
-    if monitor:
+    if monitor and not monitor.get("images"):
+        # The monitor observes the batches a training loop takes; diagnose's rounds run
+        # inside the engine, so before any iteration it has nothing to compare.
+        body.append('<h2>Data monitor</h2><p class="note" id="monitor-empty">The monitor has '
+                    'seen no batch yet: it observes the batches the training loop takes from '
+                    'the loader, and the diagnosis\'s own rounds are not among them. Iterate '
+                    'the loader (an epoch, or part of one), then diagnose, to see its class '
+                    'and channel histograms against the reference.</p>')
+    elif monitor:
         body.append("<h2>Data monitor</h2>" + _monitor_section(monitor))
     if diagnosis.get("table"):
         body.append(f'<h2>The diagnosis as text</h2><pre>{_e(diagnosis["table"])}</pre>')

@@ -208,3 +208,20 @@ def test_cli_writes_the_report(data, tmp_path):
     r = subprocess.run([CLI, "diagnose", data, "--tune"], capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 2 and "go with --report" in r.stderr
+
+
+def test_a_monitor_that_saw_nothing_says_so_instead_of_empty_histograms(data, tmp_path):
+    # Before: every class showed "delivered: 0.0 %" when the loader was not iterated first.
+    if not os.access(CLI, os.X_OK):
+        pytest.skip(f"no CLI binary at {CLI} (the monitor's reference is `stoker stats`')")
+    ref = tmp_path / "ref.json"
+    ref.write_text(subprocess.run([CLI, "stats", data, "--json"], capture_output=True,
+                                  text=True, timeout=120, check=True).stdout)
+    loader = stoker.Loader(stoker.ImageFolder(data), batch_size=8, threads=2,
+                           transforms=[stoker.CenterCrop(48)],
+                           monitor=stoker.Monitor(str(ref), min_sampled=1))
+    path = str(tmp_path / "report.html")
+    stoker.diagnose(loader, None, batches=2, agree=1, max_rounds=1, report=path)
+    page = open(path, encoding="utf-8").read()
+    assert 'id="monitor-empty"' in page and "seen no batch yet" in page
+    assert 'id="monitor-classes"' not in page and "0.0 %" not in page
