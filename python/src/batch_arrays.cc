@@ -32,6 +32,8 @@ py::dict StageDict(const StageStats& s) {
   video["clips"] = v.clips;
   video["frames_decoded"] = v.frames_decoded;
   video["frames_converted"] = v.frames_converted;
+  // Decoded but no clip's frame: the cost of long GOPs (a seek decodes from a keyframe).
+  video["frames_unused"] = v.frames_decoded - v.frames_converted;
   video["frames_delivered"] = v.frames_delivered;
   video["gops_decoded"] = v.gops_decoded;
   video["seeks"] = v.seeks;

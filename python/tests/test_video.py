@@ -627,3 +627,19 @@ def test_tune_sweeps_codec_threads_on_a_clip_loader(videos):
     configs = json.loads(r["json"])["configs"]
     assert [c["codec_threads"] for c in configs] == [1, 2]
     assert "codec=2" in r["table"]
+
+
+def test_long_gops_show_as_frames_decoded_but_unused(tmp_path):
+    # One keyframe in 150 frames: a clip seeks to the keyframe before it and decodes up to
+    # it, so most decoded frames serve no clip; with a keyframe every 5 frames, few.
+    def unused_per_clip(g):
+        path = ffmpeg(lavfi_src(seconds=6) + f" -c:v mpeg4 -g {g}", tmp_path / f"g{g}.mkv")
+        clips = stoker.VideoClips([path], clip_len=4, clips_per_video=6, sampling="random")
+        loader = stoker.Loader(clips, batch_size=3, threads=1)
+        for _ in loader:
+            pass
+        v = loader.stats()["video"]
+        assert v["frames_unused"] == v["frames_decoded"] - v["frames_converted"] >= 0
+        return v["frames_unused"] / v["clips"]
+    long_gop, short_gop = unused_per_clip(150), unused_per_clip(5)
+    assert long_gop > 20 and short_gop < 5, (long_gop, short_gop)

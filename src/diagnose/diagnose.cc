@@ -142,7 +142,8 @@ std::string VideoStageLine(const VideoStageStats& v) {
          pct(v.decode_s) + ", convert " + pct(v.convert_s) + ", transforms " +
          pct(v.transform_s) + "; " + std::to_string(v.frames_decoded) + " frames decoded for " +
          std::to_string(v.frames_delivered) + " delivered (" +
-         Fmt("%.1f", v.frames_decoded / clips) + " decoded and " +
+         Fmt("%.1f", v.frames_decoded / clips) + " decoded, " +
+         Fmt("%.1f", (v.frames_decoded - v.frames_converted) / clips) + " of them unused, and " +
          Fmt("%.1f", v.gops_decoded / clips) + " GOPs per clip of " +
          std::to_string(v.clips) + ")";
 }
@@ -168,8 +169,12 @@ std::string VideoAdvice(const VideoStageStats& v, int threads, int codec_threads
   if (v.frames_delivered > 0 && v.frames_decoded > 2 * v.frames_delivered) {
     tips.push_back("most decoded frames are not delivered (" +
                    Fmt("%.1f", static_cast<double>(v.frames_decoded) / v.frames_delivered) +
-                   " per delivered frame): shorter GOPs (re-encode with a keyframe every "
-                   "second or less) or a smaller frame_stride decode less per clip");
+                   " per delivered frame, " +
+                   Fmt("%.0f", (v.frames_decoded - v.frames_converted) /
+                                   std::max<double>(1, static_cast<double>(v.clips))) +
+                   " decoded but unused per clip: long GOPs): shorter GOPs (re-encode with a "
+                   "keyframe every second or less, e.g. ffmpeg -g 25) or a smaller "
+                   "frame_stride decode less per clip");
   }
   if (v.convert_s + v.transform_s > v.decode_s) {
     tips.push_back("conversion and transforms take longer than decoding: a smaller output "

@@ -353,6 +353,7 @@ TEST(VideoAdviceTest, WorkersTimesCodecThreadsAgainstTheCores) {
   v.clips = 4;
   v.frames_delivered = 64;
   v.frames_decoded = 100;
+  v.frames_converted = 64;
   v.gops_decoded = 6;
   v.decode_s = 2;
   v.convert_s = 0.5;
@@ -366,13 +367,17 @@ TEST(VideoAdviceTest, WorkersTimesCodecThreadsAgainstTheCores) {
   const std::string idle = VideoAdvice(v, 2, 1, cpu);
   EXPECT_NE(idle.find("leave cores idle: threads=8 (many videos), or codec_threads=4"),
             std::string::npos) << idle;
-  EXPECT_NE(idle.find("100 frames decoded for 64 delivered (25.0 decoded and 1.5 GOPs per clip"),
+  EXPECT_NE(idle.find("100 frames decoded for 64 delivered (25.0 decoded, 9.0 of them unused, "
+                      "and 1.5 GOPs per clip"),
             std::string::npos) << idle;
   EXPECT_EQ(idle.find("shorter GOPs"), std::string::npos) << idle;
   cpu.contended = true;  // more threads only queue for the cores
   EXPECT_EQ(VideoAdvice(v, 2, 1, cpu).find("leave cores idle"), std::string::npos);
   v.frames_decoded = 400;  // 6.25 per delivered frame
-  EXPECT_NE(VideoAdvice(v, 2, 1, cpu).find("shorter GOPs"), std::string::npos);
+  const std::string long_gops = VideoAdvice(v, 2, 1, cpu);
+  EXPECT_NE(long_gops.find("shorter GOPs"), std::string::npos) << long_gops;
+  EXPECT_NE(long_gops.find("84 decoded but unused per clip: long GOPs"), std::string::npos)
+      << long_gops;
 }
 
 TEST(JudgeCpuUseTest, AnotherMachinesCoresDoNotCount) {
