@@ -121,10 +121,15 @@ class Hdf5Source : public RandomAccessSource {
   // dataset must hold strings; each is checked to parse, per sample, by the
   // engine): per-sample metadata. Attributes (HDF5 attrs) are not read.
   // A sample's fields are read under one acquisition of the HDF5 mutex, by
-  // hyperslab into the worker's scratch.
+  // hyperslab into the worker's scratch. `max_sample_bytes` bounds a
+  // sample's bytes, checked before anything is read: the fixed-size fields'
+  // from the datasets' shapes and dtypes at Open (InvalidArgument naming the
+  // field, its dataset and its bytes: a few MB of compressed chunks can
+  // declare gigabytes per sample), a variable-length one's from its length
+  // before it is read (the sample's DataLoss, skippable).
   static StatusOr<std::shared_ptr<Hdf5Source>> OpenFields(
       const std::string& path, const std::vector<std::pair<std::string, std::string>>& fields,
-      const std::vector<std::string>& json = {});
+      const std::vector<std::string>& json = {}, int64_t max_sample_bytes = int64_t{256} << 20);
 
   // True for a raw-pixel dataset, false for encoded bytes.
   virtual bool raw() const = 0;

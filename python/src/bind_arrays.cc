@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "args.h"
 #include "errors.h"
 #include "stoker/sources.h"
 
@@ -83,6 +84,10 @@ fields: records instead of images/labels: a dict field name -> dataset path, e.g
   dicts name -> tensor (or list for bytes and text). {"dataset": path, "kind": "json"}
   makes a string dataset a json field (one JSON document per sample, checked to parse,
   delivered parsed): per-sample metadata. HDF5 attributes (attrs) are not read.
+max_sample_bytes (fields= only; default 256 MiB) bounds a sample's bytes before anything is
+read: a fixed-size field (or the fixed-size fields together) whose shape and dtype exceed it
+is refused here, naming it (compressed chunks of zeros can declare gigabytes per sample); a
+variable-length one is its sample's error (skippable with on_error="skip").
 
 The serial HDF5 library is not thread-safe: stoker serialises its HDF5 calls with one
 mutex (a sample's datasets are read under one acquisition). The file is read for its
@@ -90,7 +95,15 @@ shapes and labels and closed again here; reads open it lazily in the reading pro
 (and reopen it after a fork).)doc")
       .def(py::init([](const std::string& path, const std::string& images,
                        const std::optional<std::string>& labels,
-                       const std::optional<py::dict>& fields) {
+                       const std::optional<py::dict>& fields,
+                       const std::optional<py::object>& max_sample_bytes) {
+             if (max_sample_bytes.has_value() && !fields.has_value()) {
+               throw py::value_error("HDF5: max_sample_bytes goes with fields=");
+             }
+             const int64_t max_bytes =
+                 max_sample_bytes.has_value()
+                     ? IntArg("max_sample_bytes", *max_sample_bytes, 1, INT64_MAX)
+                     : int64_t{256} << 20;
              if (fields.has_value()) {
                if (images != "images" || labels != std::optional<std::string>("labels")) {
                  throw py::value_error("HDF5: give either fields= or images=/labels=, not both");
@@ -133,7 +146,7 @@ shapes and labels and closed again here; reads open it lazily in the reading pro
                  f.emplace_back(k.cast<std::string>(), v.cast<std::string>());
                }
                StatusOr<std::shared_ptr<Hdf5Source>> s = WithoutGil([&] {
-                 return Hdf5Source::OpenFields(path, f, json);
+                 return Hdf5Source::OpenFields(path, f, json, max_bytes);
                });
                if (!s.ok()) Throw(s.status());
                return std::move(s).value();
@@ -145,7 +158,7 @@ shapes and labels and closed again here; reads open it lazily in the reading pro
              return std::move(s).value();
            }),
            py::arg("path"), py::arg("images") = "images", py::arg("labels") = "labels",
-           py::arg("fields") = py::none())
+           py::arg("fields") = py::none(), py::arg("max_sample_bytes") = py::none())
       .def_property_readonly("raw", &Hdf5Source::raw);
 }
 

@@ -112,13 +112,17 @@ class HDF5(Source):
       dicts name -> tensor (or list for bytes and text). {"dataset": path, "kind": "json"}
       makes a string dataset a json field (one JSON document per sample, checked to parse,
       delivered parsed): per-sample metadata. HDF5 attributes (attrs) are not read.
+    max_sample_bytes (fields= only; default 256 MiB) bounds a sample's bytes before anything is
+    read: a fixed-size field (or the fixed-size fields together) whose shape and dtype exceed it
+    is refused here, naming it (compressed chunks of zeros can declare gigabytes per sample); a
+    variable-length one is its sample's error (skippable with on_error="skip").
 
     The serial HDF5 library is not thread-safe: stoker serialises its HDF5 calls with one
     mutex (a sample's datasets are read under one acquisition). The file is read for its
     shapes and labels and closed again here; reads open it lazily in the reading process
     (and reopen it after a fork).
     """
-    def __init__(self, path: str, images: str = ..., labels: Optional[str] = ..., fields: Optional[dict] = ...) -> None: ...
+    def __init__(self, path: str, images: str = ..., labels: Optional[str] = ..., fields: Optional[dict] = ..., max_sample_bytes: Optional[object] = ...) -> None: ...
     @property
     def raw(self) -> bool: ...
 

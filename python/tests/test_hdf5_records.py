@@ -244,7 +244,8 @@ def test_errors_name_the_datasets(h5):
         stoker.HDF5(str(h5), images="jpegs", fields={"grid": "data/grid"})
     with pytest.raises(TypeError, match="dataset path"):
         stoker.HDF5(str(h5), fields={"grid": 3})
-    with pytest.raises(TypeError, match=r"stoker.HDF5 takes \(path, images, labels, fields\)"):
+    with pytest.raises(TypeError, match=r"stoker.HDF5 takes \(path, images, labels, fields, "
+                                        r"max_sample_bytes\)"):
         stoker.HDF5(str(h5), feilds={"grid": "data/grid"})
 
 
@@ -300,3 +301,37 @@ def test_a_json_string_dataset_is_a_json_field(tmp_path):
         stoker.HDF5(str(path), fields={"x": {"dataset": "x", "kind": "json"}})
     with pytest.raises(ValueError, match="kind must be 'text' or 'json'"):
         stoker.HDF5(str(path), fields={"m": {"dataset": "meta", "kind": "yaml"}})
+
+
+def test_a_sample_past_max_sample_bytes_is_refused_before_it_is_read(tmp_path):
+    # 4 samples of [32768, 32768] uint8 in gzip'd chunks of zeros: a few MB of file that
+    # made a batch of 2 cost 3-4 GB. Refused at HDF5() from the shape, naming the field.
+    path = str(tmp_path / "bomb.h5")
+    with h5py.File(path, "w") as f:
+        f.create_dataset("big", shape=(4, 32768, 32768), dtype="uint8", chunks=(1, 4096, 4096),
+                         compression="gzip")
+        f.create_dataset("y", data=np.arange(4))
+        blobs = f.create_dataset("blob", shape=(4,), dtype=h5py.vlen_dtype(np.uint8))
+        for i in range(4):
+            blobs[i] = np.full(100 if i != 2 else 3 << 20, i, dtype=np.uint8)  # one of 3 MiB
+        f.create_dataset("huge", shape=(2, 2**21, 2**21), dtype="float64", chunks=(1, 64, 64))
+    with pytest.raises(ValueError, match=r"field 'x'.*\[32768, 32768\] uint8, 1073741824 "
+                                         r"bytes, more than max_sample_bytes \(268435456"):
+        stoker.HDF5(path, fields={"x": "big", "label": "y"})
+    # 8 TiB per dataset (32 TiB per sample): named up front too, not by a failed allocation.
+    with pytest.raises(ValueError, match=r"field 'h'.*float64.*more than max_sample_bytes"):
+        stoker.HDF5(path, fields={"h": "huge"})
+    # Raised, it is read.
+    src = stoker.HDF5(path, fields={"x": "big", "label": "y"}, max_sample_bytes=2 << 30)
+    assert len(src) == 4
+    # A variable-length sample past the bound is its sample's error, skippable.
+    small = dict(fields={"blob": "blob", "label": "y"}, max_sample_bytes=1 << 20)
+    with pytest.raises(stoker.StokerError, match=r"field 'blob'.*sample 2 is 3145728 bytes"):
+        for _ in stoker.Loader(stoker.HDF5(path, **small), batch_size=2):
+            pass
+    skip = stoker.Loader(stoker.HDF5(path, **small), batch_size=2, on_error="skip")
+    assert sorted(int(l) for b in skip for l in b["label"]) == [0, 1, 3]
+    with pytest.raises(ValueError, match="max_sample_bytes must be >= 1"):
+        stoker.HDF5(path, fields={"label": "y"}, max_sample_bytes=0)
+    with pytest.raises(ValueError, match="max_sample_bytes goes with fields="):
+        stoker.HDF5(path, max_sample_bytes=1 << 20)

@@ -322,8 +322,12 @@ StatusOr<std::shared_ptr<Hdf5Source>> Hdf5Source::Open(const std::string& path,
 
 StatusOr<std::shared_ptr<Hdf5Source>> Hdf5Source::OpenFields(
     const std::string& path, const std::vector<std::pair<std::string, std::string>>& fields,
-    const std::vector<std::string>& json) {
+    const std::vector<std::string>& json, int64_t max_sample_bytes) {
   using Layout = Hdf5SourceImpl::Layout;
+  if (max_sample_bytes < 1) {
+    return InvalidArgumentError("HDF5: max_sample_bytes must be >= 1, got " +
+                                std::to_string(max_sample_bytes));
+  }
   for (const std::string& name : json) {
     bool found = false;
     for (const auto& f : fields) found |= f.first == name;
@@ -336,6 +340,8 @@ StatusOr<std::shared_ptr<Hdf5Source>> Hdf5Source::OpenFields(
   std::shared_ptr<Hdf5SourceImpl> src(new Hdf5SourceImpl());
   src->path_ = path;
   src->records_ = true;
+  src->max_sample_bytes_ = max_sample_bytes;
+  uint64_t fixed_bytes = 0;  // the fixed-size fields of a sample, together
   MutexLock lock(&Hdf5Mutex());
   STOKER_ASSIGN_OR_RETURN(hid_t opened, OpenForMetadataLocked(path));
   Id file(opened);
@@ -377,9 +383,19 @@ StatusOr<std::shared_ptr<Hdf5Source>> Hdf5Source::OpenFields(
       col.sample_dims.assign(dims.begin() + 1, dims.end());
       col.row_bytes = ElemSize(t.elem);
       std::vector<int64_t> shape;
+      bool overflow = false;
       for (hsize_t d : col.sample_dims) {
-        col.row_bytes *= static_cast<size_t>(d);
+        overflow |= __builtin_mul_overflow(col.row_bytes, static_cast<size_t>(d), &col.row_bytes);
         shape.push_back(static_cast<int64_t>(d));
+      }
+      if (overflow || col.row_bytes > static_cast<uint64_t>(max_sample_bytes)) {
+        std::string s;
+        for (int64_t d : shape) s += (s.empty() ? "" : ", ") + std::to_string(d);
+        return fail("a sample is [" + s + "] " + ElemTypeName(t.elem) + ", " +
+                    (overflow ? std::string("more bytes than a 64-bit size holds")
+                              : std::to_string(col.row_bytes) + " bytes") +
+                    ", more than max_sample_bytes (" + std::to_string(max_sample_bytes) +
+                    "; raise it to read it)");
       }
       const bool integer = t.elem != ElemType::kBool && t.elem != ElemType::kFloat16 &&
                            t.elem != ElemType::kFloat32 && t.elem != ElemType::kFloat64;
@@ -416,6 +432,13 @@ StatusOr<std::shared_ptr<Hdf5Source>> Hdf5Source::OpenFields(
     }
     if (spec.kind == FieldKind::kImage) {
       src->image_column_ = static_cast<int>(src->columns_.size());
+    }
+    fixed_bytes += col.row_bytes;
+    if (fixed_bytes > static_cast<uint64_t>(max_sample_bytes)) {
+      return InvalidArgumentError(
+          "HDF5 fields (" + path + "): a sample's fixed-size fields are " +
+          std::to_string(fixed_bytes) + " bytes up to field '" + name + "', more than "
+          "max_sample_bytes (" + std::to_string(max_sample_bytes) + "; raise it to read them)");
     }
     src->schema_.fields.push_back(std::move(spec));
     src->columns_.push_back(std::move(col));
@@ -549,6 +572,14 @@ Status Hdf5SourceImpl::ReadColumnLocked(size_t c, int64_t index, std::vector<uin
       return Status::OK();
     }
     case Layout::kVlenBytes: {
+      // Its length first: a 300 KB file can hold a sample of hundreds of MB.
+      hsize_t need = 0;
+      if (records_ && H5Dvlen_get_buf_size(ds, mem_type, space.get(), &need) >= 0 &&
+          need > static_cast<hsize_t>(max_sample_bytes_)) {
+        return DataLossError("sample " + std::to_string(index) + " is " + std::to_string(need) +
+                             " bytes, more than max_sample_bytes (" +
+                             std::to_string(max_sample_bytes_) + ")");
+      }
       hvl_t v{0, nullptr};
       if (H5Dread(ds, mem_type, mem.get(), space.get(), H5P_DEFAULT, &v) < 0) {
         return IoError("HDF5: cannot read the sample's bytes");

@@ -115,6 +115,8 @@ class Hdf5SourceImpl final : public Hdf5Source {
   bool raw_ = false;
   int height_ = 0, width_ = 0;
   bool records_ = false;   // opened by OpenFields
+  // OpenFields' bound on one sample's bytes (its fields together).
+  int64_t max_sample_bytes_ = int64_t{256} << 20;
   Schema schema_;          // records: the fields
   std::vector<Column> columns_;  // read per sample (a label read at open is not one)
   int image_column_ = -1;  // the primary image's column, or -1

@@ -21,7 +21,7 @@ StatusOr<std::shared_ptr<Hdf5Source>> Hdf5Source::Open(const std::string& path,
 
 StatusOr<std::shared_ptr<Hdf5Source>> Hdf5Source::OpenFields(
     const std::string& path, const std::vector<std::pair<std::string, std::string>>&,
-    const std::vector<std::string>&) {
+    const std::vector<std::string>&, int64_t) {
   return Open(path, "", "");
 }
 
