@@ -41,11 +41,3 @@ def bool_arg(name: str, v) -> bool:
     if not isinstance(v, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False, got {type(v).__name__} {v!r}")
     return bool(v)
-
-
-def choice_arg(name: str, v, choices) -> str:
-    if not isinstance(v, str):
-        raise TypeError(f"{name} must be one of {choices}, got {type(v).__name__} {v!r}")
-    if v not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {v!r}")
-    return v

@@ -9,8 +9,6 @@ import threading
 import weakref
 from typing import Dict, Optional, Union
 
-import numpy as np
-
 from stoker import _C, _convert, _device, _exit, _migration, _monitor, _ranks, _sampler
 from stoker import _state, _trace
 from stoker._args import bool_arg as _bool_arg
