@@ -414,10 +414,14 @@ StatusOr<Diagnosis> Diagnose(Loader* loader, const std::function<void(const Batc
     for (double w : d.round_waits) each += (each.empty() ? "" : ", ") + Pct(w);
     d.verdict = "undecided: the step's wait for data did not settle over " +
                 std::to_string(rounds.size()) + " rounds (" + each + "); " +
-                (d.cpu.saturated ? "the CPU was saturated (" + d.cpu.summary +
-                                       "), so the loader's speed moved with the load; "
-                                 : "") +
+                (d.cpu.contended ? contention + ", and the loader's speed moved with the load; "
+                 : d.cpu.saturated ? "the CPU was saturated (" + d.cpu.summary +
+                                         "), so the loader's speed moved with the load; "
+                                   : "") +
                 "run again on a quieter machine or with more batches";
+    // Contention is a cause whether or not the rounds agreed: it is what
+    // keeps them from agreeing.
+    if (d.cpu.contended) d.causes.push_back("cpu-contention");
     return d;
   }
   const int cls = WaitClass(d.wait_fraction, options);
