@@ -227,6 +227,11 @@ struct CocoOptions {
   enum class Masks { kNone, kSemantic, kInstances };
   Masks masks = Masks::kNone;
   int64_t ignore_index = 255;
+  // The most points one polygon of a segmentation may have (with masks):
+  // Open refuses an annotation past it, naming it. Rasterising costs, per
+  // edge, the pixel columns it crosses, so points bound the work. COCO's
+  // own polygons have at most a few hundred.
+  int64_t max_polygon_points = 100000;
 };
 
 // CocoOptions from the names Python and the CLI take: masks "none" (or

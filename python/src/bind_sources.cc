@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "args.h"
 #include "errors.h"
 #include "stoker/sampler.h"
 #include "stoker/source.h"
@@ -31,16 +32,35 @@ py::list ImageFolderSamples(const ImageFolder& f) {
   return out;
 }
 
+// Whether `self`'s C++ value exists: a source whose __init__ raised (pytest
+// formats its traceback with the object) or that came from __new__ alone
+// has none, and a method reading it would read through null.
+bool Constructed(py::handle self) {
+  return reinterpret_cast<py::detail::instance*>(self.ptr())
+      ->get_value_and_holder()
+      .holder_constructed();
+}
+
 }  // namespace
 
 void RegisterSources(py::module_& m) {
   py::class_<Source, std::shared_ptr<Source>>(m, "Source")
       .def("__len__",
-           [](const Source& s) {
+           [](py::handle self) {
+             if (!Constructed(self)) throw py::type_error("the source was not constructed");
+             const Source& s = self.cast<const Source&>();
              if (s.size() < 0) throw py::type_error(s.Describe() + " is a stream of unknown length");
              return s.size();
            })
-      .def("__repr__", &Source::Describe)
+      .def("__repr__",
+           [](py::handle self) {
+             if (!Constructed(self)) {
+               return "<stoker." + py::str(py::type::handle_of(self).attr("__name__"))
+                                       .cast<std::string>() +
+                      ", not constructed>";
+             }
+             return self.cast<const Source&>().Describe();
+           })
       .def_property_readonly(
           "classes",
           [](const Source& s) {
@@ -197,17 +217,22 @@ void RegisterSources(py::module_& m) {
       "or more than one annotation does; masks=\"instances\" adds \"masks\" uint8 [N, H, W] of\n"
       "0/1 (per-box rows; geometric transforms move each plane like a mask, padded with 0).\n"
       "Polygons are rasterised by pycocotools' rule\n"
-      "(a pixel whose centre is inside), RLE (list or compressed string) decoded.\n"
+      "(a pixel whose centre is inside), RLE (list or compressed string) decoded;\n"
+      "max_polygon_points (100000) bounds one polygon's points (a larger one is refused,\n"
+      "naming its annotation).\n"
       "drop_empty=True leaves out images without annotations. Raises StokerError naming the\n"
       "image or annotation id for a missing file_name, an annotation of an unknown image or\n"
       "category, or a box of negative width or height; a missing image file is an error of\n"
       "its sample when read (skipped and counted under on_error=\"skip\").")
       .def(py::init([](const py::object& images_dir, const py::object& annotations,
                        bool drop_empty, const std::optional<std::string>& masks,
-                       int64_t ignore_index, const std::string& labels, const std::string& crowd) {
+                       int64_t ignore_index, const std::string& labels, const std::string& crowd,
+                       const py::object& max_polygon_points) {
              CocoOptions o;
              o.drop_empty = drop_empty;
              o.ignore_index = ignore_index;
+             o.max_polygon_points =
+                 IntArg("Coco: max_polygon_points", max_polygon_points, 1, INT64_MAX);
              if (masks.has_value() && (masks->empty() || *masks == "none")) {
                throw py::value_error("Coco: masks='" + *masks +
                                      "' (expected None, 'semantic' or 'instances')");
@@ -222,7 +247,8 @@ void RegisterSources(py::module_& m) {
            }),
            py::arg("images_dir"), py::arg("annotations"), py::arg("drop_empty") = false,
            py::arg("masks") = py::none(), py::arg("ignore_index") = 255,
-           py::arg("labels") = "category_id", py::arg("crowd") = "drop")
+           py::arg("labels") = "category_id", py::arg("crowd") = "drop",
+           py::arg("max_polygon_points") = CocoOptions().max_polygon_points)
       .def_property_readonly("category_ids", &CocoSource::category_ids,
                              "The COCO category ids, sorted.")
       .def_property_readonly("category_labels", &CocoSource::category_labels,

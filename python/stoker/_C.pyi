@@ -36,13 +36,15 @@ class Coco(Source):
     or more than one annotation does; masks="instances" adds "masks" uint8 [N, H, W] of
     0/1 (per-box rows; geometric transforms move each plane like a mask, padded with 0).
     Polygons are rasterised by pycocotools' rule
-    (a pixel whose centre is inside), RLE (list or compressed string) decoded.
+    (a pixel whose centre is inside), RLE (list or compressed string) decoded;
+    max_polygon_points (100000) bounds one polygon's points (a larger one is refused,
+    naming its annotation).
     drop_empty=True leaves out images without annotations. Raises StokerError naming the
     image or annotation id for a missing file_name, an annotation of an unknown image or
     category, or a box of negative width or height; a missing image file is an error of
     its sample when read (skipped and counted under on_error="skip").
     """
-    def __init__(self, images_dir: object, annotations: object, drop_empty: bool = ..., masks: Optional[str] = ..., ignore_index: int = ..., labels: str = ..., crowd: str = ...) -> None: ...
+    def __init__(self, images_dir: object, annotations: object, drop_empty: bool = ..., masks: Optional[str] = ..., ignore_index: int = ..., labels: str = ..., crowd: str = ..., max_polygon_points: object = ...) -> None: ...
     @property
     def category_ids(self) -> List[int]: ...
     @property

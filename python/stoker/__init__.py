@@ -26,7 +26,7 @@ _sources.guard_class(HDF5, ("path", "images", "labels", "fields", "max_sample_by
 _sources.guard_class(SegmentationFolder, ("images_dir", "masks_dir", "image_suffix",
                                           "mask_suffix", "mask_dtype"), max_positional=2)
 _sources.guard_class(Coco, ("images_dir", "annotations", "drop_empty", "masks", "ignore_index",
-                           "labels", "crowd"),
+                           "labels", "crowd", "max_polygon_points"),
                      max_positional=2)
 _sources.guard_class(Mix, ("sources", "weights", "stop", "num_samples", "replacement",
                            "labels"), max_positional=2)

@@ -611,6 +611,107 @@ def test_coco_declaring_a_huge_size_is_refused_before_rasterising(tmp_path, mask
         "the file is 64x48" in r.stdout, r.stdout
 
 
+# ------------------------------------------ round 4 (issue 46), item 3: polygon cost ----
+
+def _coco_with_polygon(tmp_path, polygon, h=48, w=64):
+    import json
+    from PIL import Image
+    (tmp_path / "img").mkdir(exist_ok=True)
+    Image.fromarray(np.zeros((h, w, 3), np.uint8)).save(tmp_path / "img" / "a.png")
+    doc = {"images": [{"id": 1, "file_name": "a.png", "height": h, "width": w}],
+           "categories": [{"id": 1, "name": "x"}],
+           "annotations": [{"id": 7, "image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 10],
+                            "segmentation": [polygon]}]}
+    (tmp_path / "a.json").write_text(json.dumps(doc))
+    return str(tmp_path / "img"), str(tmp_path / "a.json")
+
+
+def test_a_polygon_past_max_polygon_points_is_refused_naming_it(tmp_path):
+    rng = np.random.default_rng(0)
+    poly = (rng.random(2 * 100_001) * 48).round(2).tolist()
+    img, ann = _coco_with_polygon(tmp_path, poly)
+    with pytest.raises(ValueError) as e:
+        stoker.Coco(img, ann, masks="instances")
+    assert "annotation id 7 (image id 1): a polygon has 100001 points, more than " \
+        "max_polygon_points (100000; raise it to read it)" in str(e.value), str(e.value)
+    assert len(stoker.Coco(img, ann)) == 1  # without masks polygons are not read
+    with pytest.raises(ValueError, match="max_polygon_points must be >= 1"):
+        stoker.Coco(img, ann, masks="instances", max_polygon_points=0)
+    for bad in (2e9, -1e10):
+        img, ann = _coco_with_polygon(tmp_path, [0, 0, bad, 0, 0, 10])
+        with pytest.raises(ValueError, match="a polygon coordinate is"):
+            stoker.Coco(img, ann, masks="instances")
+
+
+def test_two_million_points_rasterise_in_the_image_size(tmp_path):
+    # One polygon of 2,000,000 points on a 64 x 48 image once cost 8.6-9.5 CPU-s and 1.3 GB
+    # (the outline walked point by point, every point kept): now the marks are found at the
+    # columns each edge crosses, and kept in at most the image's size. Under 256 MB more
+    # address space than the loader needs and a 60 s timeout; the mask is pycocotools'
+    # (a pixel is inside when its centre is: checked against a point-in-polygon count on a
+    # small polygon of the same kind in test_target_sources).
+    rng = np.random.default_rng(1)
+    poly = np.stack([rng.random(2_000_000) * 64, rng.random(2_000_000) * 48], 1)
+    img, ann = _coco_with_polygon(tmp_path, poly.round(2).ravel().tolist())
+    r = run_python(f"""
+        import resource, time, stoker
+        def vm():
+            for line in open("/proc/self/status"):
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+        src = stoker.Coco({img!r}, {ann!r}, masks="instances", max_polygon_points=2_000_000)
+        l = stoker.Loader(src, batch_size=1, threads=1, collate="list")
+        it = iter(l)
+        limit = vm() + (256 << 20)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        t = time.process_time()
+        b = next(it)
+        m = b["masks"][0]
+        print("OK", tuple(m.shape), int(m.sum()), round(time.process_time() - t, 2))
+    """, timeout=60)
+    assert r.returncode == 0, r.stderr[-2000:]
+    words = r.stdout.split()
+    assert words[0] == "OK" and words[1:4] == ["(1,", "48,", "64)"], r.stdout
+    assert 0 < int(words[4]) < 48 * 64, r.stdout
+
+
+def test_a_polygon_reaching_far_outside_costs_its_columns(tmp_path):
+    # Vertices 10^8 pixels out: the walk along each edge was 5 x 10^8 points (seconds and
+    # gigabytes); the image shows a wedge of it over its top-left corner.
+    img, ann = _coco_with_polygon(tmp_path, [0, 0, 1e8, 1e8, 0, 1e8], h=6, w=6)
+    r = run_python(f"""
+        import resource, stoker
+        src = stoker.Coco({img!r}, {ann!r}, masks="instances")
+        l = stoker.Loader(src, batch_size=1, threads=1, collate="list")
+        it = iter(l)
+        resource.setrlimit(resource.RLIMIT_CPU, (20, 20))
+        m = next(it)["masks"][0][0]
+        print("".join("#" if v else "." for v in m.flatten().tolist()))
+    """, timeout=30)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = [r.stdout.strip()[i:i + 6] for i in range(0, 36, 6)]
+    assert rows == ["#.....", "##....", "###...", "####..", "#####.", "######"], rows
+
+
+def test_a_source_whose_init_raised_has_a_repr(tmp_path):
+    # pytest formats a failed constructor's traceback with the half-made object: its repr
+    # read through null and killed the process. In a child process, as it was a crash.
+    r = run_python("""
+        import stoker
+        for cls in (stoker.Coco, stoker.ImageFolder, stoker.Npy, stoker.HDF5, stoker.Mix,
+                    stoker.SegmentationFolder, stoker.VideoClips):
+            o = cls.__new__(cls)
+            try:
+                len(o)
+            except TypeError as e:
+                print(repr(o), e)
+    """, timeout=60)
+    assert r.returncode == 0, r.stderr[-2000:]
+    lines = r.stdout.splitlines()
+    assert lines[0] == "<stoker.Coco, not constructed> the source was not constructed", lines
+    assert len(lines) == 7, lines
+
+
 # ---------------------------- round 4 (issue 46), item 13: arguments that do not convert ----
 
 def test_a_constructor_argument_that_does_not_convert_is_named(tmp_path):

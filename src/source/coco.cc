@@ -68,6 +68,10 @@ StatusOr<std::shared_ptr<CocoSource>> CocoSource::Open(const std::string& images
   if (options.ignore_index < 0 || options.ignore_index > 65535) {
     return fail("ignore_index " + std::to_string(options.ignore_index) + " is outside 0..65535");
   }
+  if (options.max_polygon_points < 1) {
+    return fail("max_polygon_points must be >= 1, got " +
+                std::to_string(options.max_polygon_points));
+  }
   std::vector<uint8_t> text;
   size_t n = 0;
   STOKER_RETURN_IF_ERROR(ReadFileInto(annotations_json, &text, &n));
@@ -219,10 +223,21 @@ StatusOr<std::shared_ptr<CocoSource>> CocoSource::Open(const std::string& images
           if (!poly.is_array() || poly.size() % 2 != 0) {
             return fail(what + ": a polygon is not a list of x, y coordinate pairs");
           }
+          if (static_cast<int64_t>(poly.size() / 2) > options.max_polygon_points) {
+            return fail(what + ": a polygon has " + std::to_string(poly.size() / 2) +
+                        " points, more than max_polygon_points (" +
+                        std::to_string(options.max_polygon_points) + "; raise it to read it)");
+          }
           std::vector<double> xy;
+          xy.reserve(poly.size());
           for (const Json& v : poly) {
             if (!v.is_number()) return fail(what + ": a polygon coordinate is not a number");
-            xy.push_back(v.get<double>());
+            const double c = v.get<double>();
+            if (!(std::abs(c) <= kMaxPolygonCoordinate)) {
+              return fail(what + ": a polygon coordinate is " + v.dump() +
+                          " (at most 1e9 pixels from the origin)");
+            }
+            xy.push_back(c);
           }
           seg.polygons.push_back(std::move(xy));
         }

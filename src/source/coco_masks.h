@@ -43,8 +43,16 @@ namespace stoker {
 // Decodes a compressed RLE string into its counts (no check of their sum).
 StatusOr<std::vector<uint32_t>> DecodeRleString(std::string_view s);
 
+// The largest |coordinate| a polygon may have (pixels; CocoSource::Open
+// refuses others): far outside any image, and small enough that upsampled
+// vertices and their differences stay exact.
+inline constexpr double kMaxPolygonCoordinate = 1e9;
+
 // The RLE counts of `polygon` (x0, y0, x1, y1, ...: an even number of
-// coordinates, at least one point) in an h x w image.
+// coordinates, each finite with |v| <= kMaxPolygonCoordinate) in an h x w
+// image (h * w < 2^32), as pycocotools' rleFrPoly gives them. Time: the
+// image's pixels at most, plus per edge the pixel columns it crosses (not
+// its length); memory: the image's pixels at most.
 std::vector<uint32_t> PolygonToRle(const std::vector<double>& polygon, int h, int w);
 
 // Sets mask[y * w + x] = value (a row-major h x w mask of uint8 or uint16,
