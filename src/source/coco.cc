@@ -234,8 +234,9 @@ StatusOr<std::shared_ptr<CocoSource>> CocoSource::Open(const std::string& images
             if (!v.is_number()) return fail(what + ": a polygon coordinate is not a number");
             const double c = v.get<double>();
             if (!(std::abs(c) <= kMaxPolygonCoordinate)) {
-              return fail(what + ": a polygon coordinate is " + v.dump() +
-                          " (at most 1e9 pixels from the origin)");
+              return fail(what + ": a polygon coordinate is " + v.dump() + " (at most " +
+                          std::to_string(static_cast<int64_t>(kMaxPolygonCoordinate)) +
+                          " pixels from the origin)");
             }
             xy.push_back(c);
           }
