@@ -187,6 +187,13 @@ struct LoaderOptions {
   // list). A name that is not a batch field, or named twice: InvalidArgument.
   std::vector<std::pair<std::string, Collate>> field_collate;
   double pad_value = 0;
+  // The most bytes a batch's padded blocks (every kPad field's [size, max
+  // dims...] together) may take: samples of (1, 12000) and (12000, 1) pad to
+  // [B, 12000, 12000], so a few kilobytes of data can ask for gigabytes.
+  // Checked from the samples' shapes when the batch is delivered, before any
+  // block is reserved: ResourceExhausted naming the field, its block and the
+  // sample that sets each dimension, never skipped. >= 1 (1 GiB by default).
+  int64_t max_padded_bytes = int64_t{1} << 30;
   OnError on_error = OnError::kRaise;
   // Let JPEG decode at 1/2, 1/4 or 1/8 scale in the DCT domain when a crop
   // is downscaled by 2x or more anyway: much faster on large images, pixels

@@ -99,7 +99,8 @@ void RegisterLoaderOptions(py::module_& m) {
                        int world_size, int local_world_size, const py::object& collate,
                        const py::object& field_collate, const py::object& rank_tail,
                        const py::object& cache_validate, const py::object& pad_value,
-                       std::vector<FieldStep> field_steps, const py::object& targets) {
+                       std::vector<FieldStep> field_steps, const py::object& targets,
+                       const py::object& max_padded_bytes) {
              constexpr int64_t kIntMax = INT32_MAX;
              LoaderOptions o;
              o.batch_size = static_cast<int>(IntArg("batch_size", batch_size, 1, kIntMax));
@@ -142,6 +143,7 @@ void RegisterLoaderOptions(py::module_& m) {
              o.collate = ChoiceArg("collate", collate, kCollateChoices);
              o.field_collate = FieldCollate(field_collate);
              o.pad_value = FiniteArg("pad_value", pad_value);
+             o.max_padded_bytes = IntArg("max_padded_bytes", max_padded_bytes, 1, INT64_MAX);
              o.targets = ParseTargets(targets);
              o.sampler = sampler;
              o.cache_validate = BoolArg("cache_validate", cache_validate);
@@ -186,7 +188,8 @@ void RegisterLoaderOptions(py::module_& m) {
            py::arg("collate") = "batch", py::arg("field_collate") = py::none(),
            py::arg("rank_tail") = py::none(), py::arg("cache_validate") = defaults.cache_validate,
            py::arg("pad_value") = defaults.pad_value,
-           py::arg("field_steps") = std::vector<FieldStep>(), py::arg("targets") = py::none());
+           py::arg("field_steps") = std::vector<FieldStep>(), py::arg("targets") = py::none(),
+           py::arg("max_padded_bytes") = defaults.max_padded_bytes);
 }
 
 }  // namespace stoker::python

@@ -89,6 +89,11 @@ class Loader:
         (batched; give the string "list" for per-sample images), as with "batch". A key
         that is not a field, the primary image or label: ValueError.
       pad_value: the value padded fields are filled with under ``collate="pad"``.
+      max_padded_bytes: the most bytes one batch's padded fields may take together under
+        ``collate="pad"`` (default 1 GiB, ``1 << 30``): samples of shape (1, 12000) and
+        (12000, 1) pad to ``[B, 12000, 12000]``, gigabytes from kilobytes of data. A batch
+        past it is a StokerError naming the field, the padded shape and the sample that
+        sets each dimension, raised before anything is allocated (never skipped).
       targets: record fields that follow the image through every geometric transform with
         its random draw (the crops, resizes, pads, flips, rotations, affines and
         perspectives; never the photometric ones): a dict field name -> role, or -> a dict
@@ -209,7 +214,7 @@ class Loader:
                  rank_tail: Optional[str] = None, num_workers: Optional[int] = None,
                  pin_memory: Optional[bool] = None, prefetch_factor: Optional[int] = None,
                  batch_transform=None, cache_validate: bool = False, pad_value: float = 0,
-                 monitor=None, targets=None,
+                 max_padded_bytes: int = 1 << 30, monitor=None, targets=None,
                  **dataloader_only):
         _migration.refuse_dataloader_only(dataloader_only)
         if not isinstance(source, _C.Source):
@@ -253,7 +258,7 @@ class Loader:
             world_size=world_size, local_world_size=local_world_size, collate=collate,
             field_collate=field_collate, rank_tail=rank_tail, allocator=allocator,
             cache_validate=cache_validate, pad_value=pad_value, field_steps=field_steps,
-            targets=targets)
+            targets=targets, max_padded_bytes=max_padded_bytes)
         self._records = bool(source.records)
         if self._records and target_transform is not None:
             raise ValueError(f"target_transform applies to the labels of (images, labels) "

@@ -37,6 +37,32 @@ def run_python(code: str, timeout: float = 60, **env):
         pytest.fail(f"hung for more than {timeout} s (issue 17)")
 
 
+# A body for run_under_address_limit: the first batch of the iterator `it`, printing
+# "ERR <message>" for a StokerError.
+FIRST_BATCH_OR_ERROR = """
+try:
+    next(it)
+    print("NOERROR")
+except stoker.StokerError as e:
+    print("ERR", e)
+"""
+
+
+def run_under_address_limit(setup: str, body: str, headroom: int = 256 << 20,
+                            timeout: float = 60):
+    """Runs `setup` in a fresh interpreter, then caps its address space at what it maps by
+    then plus `headroom` (RLIMIT_AS) and runs `body`: a bomb is an allocation failure (or a
+    timeout), never the machine's memory."""
+    return run_python("import resource, stoker\n" + textwrap.dedent(setup) + textwrap.dedent("""
+        def _vm():
+            for line in open("/proc/self/status"):
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+        _limit = _vm() + %d
+        resource.setrlimit(resource.RLIMIT_AS, (_limit, _limit))
+        """ % headroom) + textwrap.dedent(body), timeout=timeout)
+
+
 def run_cli(*args, timeout: float = 60):
     try:
         return subprocess.run([stoker_cli(), *map(str, args)], capture_output=True, text=True,
@@ -191,26 +217,20 @@ def test_bad_alloc_in_a_worker_is_an_error_not_an_abort(tmp_path, policy):
     root = small_folder(tmp_path / "f", n=6)
     (root / "z").mkdir()
     zero_png(root / "z" / "huge.png", 8000, 8000)  # 192 MB of pixels to decode
-    r = run_python(f"""
-        import gc, resource, stoker
-        def vm():
-            for line in open("/proc/self/status"):
-                if line.startswith("VmSize:"):
-                    return int(line.split()[1]) * 1024
+    r = run_under_address_limit(f"""
         # Two resizes take the whole-image path (a single crop + resize streams the PNG's
         # rows and would not need the 192 MB).
         t = [stoker.Resize(64), stoker.Resize(40), stoker.CenterCrop(32)]
         l = stoker.Loader(stoker.ImageFolder({str(root)!r}), batch_size=2, threads=1,
                           transforms=t, on_error={policy!r})
         it = iter(l)  # the worker thread and its malloc arena exist from here on
-        limit = vm() + (96 << 20)
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    """, f"""
         try:
             n = sum(len(b[1]) for b in it)
             print("OK", n, l.stats()["skipped"])
         except stoker.StokerError as e:
             print("ERR", e)
-    """, timeout=60)
+    """, headroom=96 << 20, timeout=60)
     assert r.returncode == 0, r.stderr[-2000:]
     if policy == "raise":
         assert "ERR" in r.stdout and "huge.png" in r.stdout, r.stdout
@@ -588,24 +608,12 @@ def test_coco_declaring_a_huge_size_is_refused_before_rasterising(tmp_path, mask
            "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 10, 10],
                             "segmentation": [[0, 0, 16000, 0, 16000, 16000, 0, 16000]]}]}
     (tmp_path / "a.json").write_text(json.dumps(doc))
-    r = run_python(f"""
-        import resource, stoker
-        def vm():
-            for line in open("/proc/self/status"):
-                if line.startswith("VmSize:"):
-                    return int(line.split()[1]) * 1024
+    r = run_under_address_limit(f"""
         src = stoker.Coco({str(tmp_path / "img")!r}, {str(tmp_path / "a.json")!r},
                           masks={masks!r})
         l = stoker.Loader(src, batch_size=1, threads=1, collate="list")
         it = iter(l)
-        limit = vm() + (256 << 20)
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        try:
-            next(it)
-            print("NOERROR")
-        except stoker.StokerError as e:
-            print("ERR", e)
-    """, timeout=30)
+    """, FIRST_BATCH_OR_ERROR, timeout=30)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.startswith("ERR") and "declare 16000x16000 (width x height) for image id 1, " \
         "the file is 64x48" in r.stdout, r.stdout
@@ -653,22 +661,17 @@ def test_two_million_points_rasterise_in_the_image_size(tmp_path):
     rng = np.random.default_rng(1)
     poly = np.stack([rng.random(2_000_000) * 64, rng.random(2_000_000) * 48], 1)
     img, ann = _coco_with_polygon(tmp_path, poly.round(2).ravel().tolist())
-    r = run_python(f"""
-        import resource, time, stoker
-        def vm():
-            for line in open("/proc/self/status"):
-                if line.startswith("VmSize:"):
-                    return int(line.split()[1]) * 1024
+    r = run_under_address_limit(f"""
         src = stoker.Coco({img!r}, {ann!r}, masks="instances", max_polygon_points=2_000_000)
         l = stoker.Loader(src, batch_size=1, threads=1, collate="list")
         it = iter(l)
-        limit = vm() + (256 << 20)
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    """, f"""
+        import time
         t = time.process_time()
         b = next(it)
         m = b["masks"][0]
         print("OK", tuple(m.shape), int(m.sum()), round(time.process_time() - t, 2))
-    """, timeout=60)
+    """, headroom=256 << 20, timeout=60)
     assert r.returncode == 0, r.stderr[-2000:]
     words = r.stdout.split()
     assert words[0] == "OK" and words[1:4] == ["(1,", "48,", "64)"], r.stdout
@@ -739,3 +742,58 @@ def test_a_constructor_argument_that_does_not_convert_is_named(tmp_path):
         assert says in str(e.value), str(e.value)
         assert "incompatible" not in str(e.value) and "\n" not in str(e.value), str(e.value)
     assert len(stoker.Mix([a, a], [1.0, 1.0])) > 0  # the right call still works
+
+
+# ------------------------------------- round 4 (issue 46), item 4: padded batches ----
+
+@pytest.mark.parametrize("rows", [12000, 200000])
+def test_a_padded_batch_past_max_padded_bytes_is_refused_naming_the_samples(tmp_path, rows):
+    # Members (1, rows) and (rows, 1) float32 pad to [2, rows, rows]: 112 KB of shard asked
+    # for a 1.1 GB batch (rows=12000) and 343 GB (rows=200000), saved only by malloc
+    # failing. Now refused from the shapes, under 256 MB more address space than the loader
+    # needs and a 60 s timeout.
+    from conftest import npy_bytes, write_shards
+    arrays = {0: np.ones((1, rows), np.float32), 1: np.ones((rows, 1), np.float32)}
+    pattern = write_shards(tmp_path, 1, 2, lambda i: [
+        (f"s{i:03d}.grid.npy", npy_bytes(arrays[i])), (f"s{i:03d}.cls", b"%d" % i)])
+    r = run_under_address_limit(f"""
+        src = stoker.Shards({pattern!r}, fields={{"grid": "grid.npy", "label": "cls"}},
+                            length=2)
+        l = stoker.Loader(src, batch_size=2, threads=1, collate="pad")
+        it = iter(l)
+    """, FIRST_BATCH_OR_ERROR, timeout=60)
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = r.stdout
+    assert out.startswith("ERR"), out
+    assert f"field 'grid': collate=\"pad\" would pad 2 samples to float32 [{rows}, {rows}]" \
+        in out, out
+    assert f"dimension 0 ({rows}) from sample 1 [{rows}, 1]" in out, out
+    assert f"dimension 1 ({rows}) from sample 0 [1, {rows}]" in out, out
+    assert "max_padded_bytes=1073741824" in out, out
+
+
+def test_max_padded_bytes_raises_the_bound_and_is_checked(tmp_path):
+    from conftest import npy_bytes, write_shards
+    arrays = {0: np.arange(300, dtype=np.int16).reshape(1, 300),
+              1: np.arange(300, dtype=np.int16).reshape(300, 1)}
+    pattern = write_shards(tmp_path, 1, 2, lambda i: [
+        (f"s{i:03d}.grid.npy", npy_bytes(arrays[i])), (f"s{i:03d}.cls", b"%d" % i)])
+    fields = {"grid": "grid.npy", "label": "cls"}
+    block = 2 * 300 * 300 * 2
+    small = stoker.Loader(stoker.Shards(pattern, fields=fields, length=2), batch_size=2,
+                          threads=1, collate="pad", max_padded_bytes=block - 1)
+    with pytest.raises(stoker.StokerError, match="past max_padded_bytes=359999"):
+        next(iter(small))
+    fits = stoker.Loader(stoker.Shards(pattern, fields=fields, length=2), batch_size=2,
+                         threads=1, collate="pad", max_padded_bytes=block)
+    batch = next(iter(fits))
+    grid = batch["grid"].numpy()
+    assert grid.shape == (2, 300, 300)
+    by_label = {int(lab): k for k, lab in enumerate(batch["label"])}
+    assert (grid[by_label[0], 0, :] == arrays[0][0]).all()
+    assert (grid[by_label[1], :, 0] == arrays[1][:, 0]).all()
+    assert grid[by_label[0], 1:, :].sum() == 0
+    for bad in (0, -1, True, 1.5):
+        with pytest.raises((ValueError, TypeError), match="max_padded_bytes"):
+            stoker.Loader(stoker.Shards(pattern, fields=fields, length=2), batch_size=2,
+                          collate="pad", max_padded_bytes=bad)

@@ -201,7 +201,7 @@ Status LoaderImpl::DeliverPadded(BatchAssembler::Carry* carry, BatchPtr* out) {
 Status LoaderImpl::Deliver(BatchBuffer* buffer, BatchPtr* out) {
   *out = std::make_shared<Batch>(pool_, buffer);
   if (!HasPaddedFields(pool_->shape())) return Status::OK();
-  Status padded = PadFields(buffer, options_.pad_value);
+  Status padded = PadFields(buffer, options_.pad_value, options_.max_padded_bytes);
   if (!padded.ok()) out->reset();
   return padded;
 }

@@ -36,6 +36,10 @@ Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options,
     return InvalidArgumentError("pad_value must be a finite number, got " +
                                 std::to_string(options.pad_value));
   }
+  if (options.max_padded_bytes < 1) {
+    return InvalidArgumentError("max_padded_bytes must be >= 1, got " +
+                                std::to_string(options.max_padded_bytes));
+  }
   if (source.size() == 0) return InvalidArgumentError(source.Describe() + " has no samples");
   // Each transform against its declaration (stoker/transform_schema.h).
   for (const Transform& t : options.transforms) STOKER_RETURN_IF_ERROR(CheckTransform(t));

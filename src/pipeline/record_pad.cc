@@ -2,9 +2,14 @@
 #include "pipeline/record_pad.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ops/convert.h"
 
@@ -71,36 +76,105 @@ void CopyIntoBox(const uint8_t* src, const int64_t* dims, const int64_t* box, in
   }
 }
 
-Status PadField(BatchBuffer* buf, int f, double pad_value) {
-  const FieldLayout& layout = buf->shape().fields[static_cast<size_t>(f)];
-  const int n = buf->size;
-  PaddedField& p = buf->padded(f);
-  const FieldSlot& first = buf->field_slot(f, 0);
-  p.elem = first.elem;
-  p.ndim = first.ndim;
-  for (int k = 0; k < p.ndim; ++k) p.dims[k] = 0;
+std::string ByteText(double bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 6) {
+    bytes /= 1024;
+    ++u;
+  }
+  char text[48];
+  std::snprintf(text, sizeof(text), u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+  return text;
+}
+
+// One padded field's box: its dtype, number of dimensions and the largest
+// size along each dimension, with the sample (its index in the batch) that
+// sets each; `bytes` is the block [size, box...], or SIZE_MAX past size_t.
+struct PaddedBox {
+  ElemType elem = ElemType::kUint8;
+  int ndim = 0;
+  std::array<int64_t, kMaxFieldDims> dims{};
+  std::array<int, kMaxFieldDims> set_by{};
+  size_t box = 0;    // bytes of one sample's box
+  size_t bytes = 0;  // bytes of the block
+};
+
+Status MeasureBox(const BatchBuffer& buf, int f, PaddedBox* out) {
+  const FieldLayout& layout = buf.shape().fields[static_cast<size_t>(f)];
+  const int n = buf.size;
+  const FieldSlot& first = buf.field_slot(f, 0);
+  PaddedBox b;
+  b.elem = first.elem;
+  b.ndim = first.ndim;
   for (int i = 0; i < n; ++i) {
-    const FieldSlot& s = buf->field_slot(f, i);
+    const FieldSlot& s = buf.field_slot(f, i);
     if (s.elem != first.elem || s.ndim != first.ndim) {
       return InvalidArgumentError(
           "field '" + layout.spec.name + "': collate=\"pad\" stacks one dtype and number of "
-          "dimensions per batch, and sample " + std::to_string(buf->ids()[i]) + " holds " +
+          "dimensions per batch, and sample " + std::to_string(buf.ids()[i]) + " holds " +
           ElemTypeName(s.elem) + " " + ShapeText(s.dims.data(), s.ndim) + " where sample " +
-          std::to_string(buf->ids()[0]) + " holds " + ElemTypeName(first.elem) + " " +
+          std::to_string(buf.ids()[0]) + " holds " + ElemTypeName(first.elem) + " " +
           ShapeText(first.dims.data(), first.ndim) +
           " (declare the field's dtype in the source to check each sample as it is read)");
     }
-    for (int k = 0; k < p.ndim; ++k) p.dims[k] = std::max(p.dims[k], s.dims[k]);
+    for (int k = 0; k < b.ndim; ++k) {
+      if (i == 0 || s.dims[k] > b.dims[k]) {
+        b.dims[k] = s.dims[k];
+        b.set_by[k] = i;
+      }
+    }
   }
+  bool overflow = false;
+  b.box = ElemSize(b.elem);
+  for (int k = 0; k < b.ndim; ++k) {
+    overflow |= __builtin_mul_overflow(b.box, static_cast<size_t>(b.dims[k]), &b.box);
+  }
+  overflow |= __builtin_mul_overflow(b.box, static_cast<size_t>(n), &b.bytes);
+  if (overflow) b.bytes = SIZE_MAX;
+  *out = b;
+  return Status::OK();
+}
+
+// The error for a block past `max_bytes` (the batch's padded bytes reaching
+// `total` with this field): names the field, its block and the sample that
+// sets each dimension.
+Status TooLarge(const BatchBuffer& buf, int f, const PaddedBox& b, double total,
+                int64_t max_bytes) {
+  const std::string& name = buf.shape().fields[static_cast<size_t>(f)].spec.name;
+  std::string setters;
+  for (int k = 0; k < b.ndim; ++k) {
+    setters += std::string(k ? "; " : "") + "dimension " + std::to_string(k) + " (" +
+               std::to_string(b.dims[k]) + ") from sample " +
+               std::to_string(buf.ids()[static_cast<size_t>(b.set_by[k])]) + " " +
+               ShapeText(buf.field_slot(f, b.set_by[k]).dims.data(), b.ndim);
+  }
+  double block = static_cast<double>(ElemSize(b.elem)) * buf.size;
+  for (int k = 0; k < b.ndim; ++k) block *= static_cast<double>(b.dims[k]);
+  return ResourceExhaustedError(
+      "field '" + name + "': collate=\"pad\" would pad " + std::to_string(buf.size) +
+      " samples to " + ElemTypeName(b.elem) + " " + ShapeText(b.dims.data(), b.ndim) + ", " +
+      ByteText(block) + (total > block ? " (" + ByteText(total) + " with the batch's other "
+                                         "padded fields)" : std::string()) +
+      ", past max_padded_bytes=" + std::to_string(max_bytes) + " (" +
+      ByteText(static_cast<double>(max_bytes)) + "); the sizes come from " +
+      (setters.empty() ? std::string("no dimension") : setters) +
+      ". Raise Loader(max_padded_bytes=) if the batch is meant to be this large, or bound the "
+      "field's shape (collate=\"list\" keeps each sample's own)");
+}
+
+void FillBox(BatchBuffer* buf, int f, const PaddedBox& b, double pad_value, uint8_t* out) {
+  const int n = buf->size;
+  PaddedField& p = buf->padded(f);
+  p.elem = b.elem;
+  p.ndim = b.ndim;
+  for (int k = 0; k < p.ndim; ++k) p.dims[k] = b.dims[k];
   const size_t elem = ElemSize(p.elem);
-  size_t box = elem;
-  for (int k = 0; k < p.ndim; ++k) box *= static_cast<size_t>(p.dims[k]);
-  STOKER_ASSIGN_OR_RETURN(uint8_t* out, buf->ReservePadded(f, box * static_cast<size_t>(n)));
   // The pad value everywhere, then each sample over it.
   uint8_t pad[8] = {};
   EncodePad(pad_value, p.elem, pad);
-  const size_t total = box * static_cast<size_t>(n);
-  if (std::all_of(pad, pad + elem, [](uint8_t b) { return b == 0; })) {
+  const size_t total = b.bytes;
+  if (std::all_of(pad, pad + elem, [](uint8_t c) { return c == 0; })) {
     if (total > 0) std::memset(out, 0, total);
   } else {
     for (size_t o = 0; o < total; o += elem) std::memcpy(out + o, pad, elem);
@@ -109,12 +183,11 @@ Status PadField(BatchBuffer* buf, int f, double pad_value) {
   for (int i = 0; i < n; ++i) {
     const FieldSlot& s = buf->field_slot(f, i);
     CopyIntoBox(s.data, s.dims.data(), p.dims.data(), p.ndim, elem,
-                out + box * static_cast<size_t>(i));
+                out + b.box * static_cast<size_t>(i));
     for (int k = 0; k < p.ndim; ++k) {
       p.lengths[static_cast<size_t>(i) * static_cast<size_t>(p.ndim) + k] = s.dims[k];
     }
   }
-  return Status::OK();
 }
 
 }  // namespace
@@ -124,12 +197,27 @@ bool HasPaddedFields(const BatchShape& shape) {
                      [](const FieldLayout& l) { return l.pad; });
 }
 
-Status PadFields(BatchBuffer* buf, double pad_value) {
+Status PadFields(BatchBuffer* buf, double pad_value, int64_t max_padded_bytes) {
   if (buf->size <= 0) return Status::OK();
+  // Every padded field is measured and the batch's sum checked before any
+  // block is reserved.
+  std::vector<std::pair<int, PaddedBox>> boxes;
+  double total = 0;
   for (int f = 0; f < buf->num_fields(); ++f) {
-    if (buf->shape().fields[static_cast<size_t>(f)].pad) {
-      STOKER_RETURN_IF_ERROR(PadField(buf, f, pad_value));
+    if (!buf->shape().fields[static_cast<size_t>(f)].pad) continue;
+    PaddedBox b;
+    STOKER_RETURN_IF_ERROR(MeasureBox(*buf, f, &b));
+    double block = static_cast<double>(ElemSize(b.elem)) * buf->size;
+    for (int k = 0; k < b.ndim; ++k) block *= static_cast<double>(b.dims[k]);
+    total += block;
+    if (b.bytes == SIZE_MAX || total > static_cast<double>(max_padded_bytes)) {
+      return TooLarge(*buf, f, b, total, max_padded_bytes);
     }
+    boxes.emplace_back(f, b);
+  }
+  for (const auto& [f, b] : boxes) {
+    STOKER_ASSIGN_OR_RETURN(uint8_t* out, buf->ReservePadded(f, b.bytes));
+    FillBox(buf, f, b, pad_value, out);
   }
   return Status::OK();
 }

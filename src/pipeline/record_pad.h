@@ -13,7 +13,11 @@
 //
 // Errors: InvalidArgument naming the field and the sample ids when two
 // samples of one batch differ in dtype or number of dimensions (the first
-// sample sets them); ResourceExhausted when the allocator fails.
+// sample sets them); ResourceExhausted, before anything is reserved, when
+// the batch's padded blocks together would pass `max_padded_bytes`
+// (LoaderOptions::max_padded_bytes), naming the field that crosses it, its
+// block and the sample that sets each dimension; ResourceExhausted when the
+// allocator fails.
 // Thread-safety: the caller owns the buffer (the consumer, on a complete
 // batch).
 #ifndef STOKER_PIPELINE_RECORD_PAD_H_
@@ -30,8 +34,9 @@ bool HasPaddedFields(const BatchShape& shape);
 // Pads every FieldLayout::pad field of `buf`'s `size` samples with
 // `pad_value` (finite; converted to the field's dtype: integers truncated
 // toward zero and clamped to the type's range, nonzero for bool,
-// round-to-nearest for float16/bfloat16).
-Status PadFields(BatchBuffer* buf, double pad_value);
+// round-to-nearest for float16/bfloat16), unless the padded blocks of the
+// batch would together pass `max_padded_bytes` (then nothing is written).
+Status PadFields(BatchBuffer* buf, double pad_value, int64_t max_padded_bytes);
 
 }  // namespace stoker
 

@@ -10,6 +10,8 @@
 namespace stoker {
 namespace {
 
+constexpr int64_t kNoBound = INT64_MAX;
+
 // A pool of 3-sample record batches with one padded array field "seq" (no image).
 std::shared_ptr<BatchPool> PadPool() {
   BatchShape shape;
@@ -43,7 +45,7 @@ TEST(RecordPadTest, PadsEachSampleIntoTheBatchMaximumWithItsShape) {
   Put(b, 0, 2, 3);
   Put(b, 1, 1, 1);
   Put(b, 2, 0, 2);
-  ASSERT_TRUE(PadFields(b, -1).ok());
+  ASSERT_TRUE(PadFields(b, -1, kNoBound).ok());
   const PaddedField& p = b->padded(0);
   ASSERT_EQ(p.ndim, 2);
   EXPECT_EQ(p.dims[0], 2);
@@ -65,11 +67,11 @@ TEST(RecordPadTest, ReusesItsRegionForSmallerBatches) {
   b->size = 2;
   Put(b, 0, 40, 40);
   Put(b, 1, 3, 3);
-  ASSERT_TRUE(PadFields(b, 0).ok());
+  ASSERT_TRUE(PadFields(b, 0, kNoBound).ok());
   const int64_t grown = pool->total_region_allocations();
   Put(b, 0, 5, 5);
   Put(b, 1, 3, 6);
-  ASSERT_TRUE(PadFields(b, 0).ok());
+  ASSERT_TRUE(PadFields(b, 0, kNoBound).ok());
   EXPECT_EQ(pool->total_region_allocations(), grown);
   EXPECT_EQ(b->padded(0).dims[1], 6);
   pool->Release(b);
@@ -81,11 +83,52 @@ TEST(RecordPadTest, ADtypeThatDiffersNamesTheFieldAndTheSamples) {
   b->size = 2;
   Put(b, 0, 1, 2);
   Put(b, 1, 1, 2, ElemType::kInt32);
-  Status st = PadFields(b, 0);
+  Status st = PadFields(b, 0, kNoBound);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("field 'seq'"), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("sample 11 holds int32"), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("sample 10 holds int16"), std::string::npos) << st.message();
+  pool->Release(b);
+}
+
+TEST(RecordPadTest, ABlockPastTheBoundIsRefusedBeforeAnythingIsReserved) {
+  // (1, 1200) and (1200, 1) int16: 4.7 KB of samples pad to 2 x [1200, 1200],
+  // 5.5 MiB.
+  auto pool = PadPool();
+  BatchBuffer* b = pool->Acquire().value();
+  b->size = 2;
+  Put(b, 0, 1, 1200);
+  Put(b, 1, 1200, 1);
+  const int64_t before = pool->total_region_allocations();
+  Status st = PadFields(b, 0, int64_t{2} * 1200 * 1200 * 2 - 1);
+  EXPECT_EQ(st.code(), StatusCode::kResourceExhausted);
+  const std::string& m = st.message();
+  EXPECT_NE(m.find("field 'seq'"), std::string::npos) << m;
+  EXPECT_NE(m.find("int16 [1200, 1200]"), std::string::npos) << m;
+  EXPECT_NE(m.find("dimension 0 (1200) from sample 11 [1200, 1]"), std::string::npos) << m;
+  EXPECT_NE(m.find("dimension 1 (1200) from sample 10 [1, 1200]"), std::string::npos) << m;
+  EXPECT_NE(m.find("max_padded_bytes=5759999"), std::string::npos) << m;
+  EXPECT_EQ(pool->total_region_allocations(), before);
+  // At the bound itself the batch is padded.
+  ASSERT_TRUE(PadFields(b, 0, int64_t{2} * 1200 * 1200 * 2).ok());
+  EXPECT_EQ(b->padded(0).dims[0], 1200);
+  pool->Release(b);
+}
+
+TEST(RecordPadTest, ABlockPastSizeTIsRefusedNotWrapped) {
+  // Two samples whose padded box has 2^62 x 2^62 elements: the byte count
+  // would wrap around size_t.
+  auto pool = PadPool();
+  BatchBuffer* b = pool->Acquire().value();
+  b->size = 2;
+  const int64_t huge = int64_t{1} << 62;
+  const int64_t wide[2] = {1, huge};
+  const int64_t tall[2] = {huge, 1};
+  ASSERT_TRUE(b->ReserveField(0, 0, 2, ElemType::kInt16, wide, 2).ok());
+  ASSERT_TRUE(b->ReserveField(0, 1, 2, ElemType::kInt16, tall, 2).ok());
+  Status st = PadFields(b, 0, kNoBound);
+  EXPECT_EQ(st.code(), StatusCode::kResourceExhausted) << st.message();
+  EXPECT_NE(st.message().find("max_padded_bytes"), std::string::npos) << st.message();
   pool->Release(b);
 }
 
