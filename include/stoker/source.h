@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stoker/record.h"
@@ -42,7 +43,10 @@ namespace stoker {
 //    byte order, of `dtype` with shape dims[0..ndim).
 //  - kLabel: `i`. kScalar: `i` (dtype kInt64) or `f` (dtype kFloat64).
 //  - kText, kBytes, kJson: the bytes in [data, data + size).
-// Pointers follow SampleData's rule.
+// `member`: what the value was read from, when the sample's name does not
+// say it (a shard record's member, "s004.txt"), so that an error in this
+// field names it; empty otherwise.
+// Pointers (and `member`) follow SampleData's rule.
 struct FieldValue {
   const uint8_t* data = nullptr;
   size_t size = 0;
@@ -53,6 +57,7 @@ struct FieldValue {
   bool raw = false;
   int64_t i = 0;
   double f = 0;
+  std::string_view member;
 };
 
 // Per-thread scratch a source may fill (file bytes). Owned by the engine's
@@ -86,6 +91,8 @@ struct SampleScratch {
   // steady state allocates nothing).
   std::vector<FieldValue> fields;
   std::vector<std::vector<uint8_t>> field_bytes;
+  // Records: names FieldValue::member points at (reused likewise).
+  std::vector<std::string> field_members;
 };
 
 // One sample as read. Pointers stay valid until the next Read() with the
@@ -269,8 +276,14 @@ class RandomAccessSource : public Source {
   StatusOr<std::unique_ptr<EpochReader>> StartEpoch(const EpochSpec& spec) override;
   bool random_access() const override { return true; }
   // Size plus a hash of up to 1024 evenly spaced sample names
-  // (FingerprintNames).
+  // (FingerprintNameOf, FingerprintNames).
   uint64_t Fingerprint() const override;
+
+ protected:
+  // The name sample `index` has in the fingerprint: NameOf(index), unless a
+  // source renamed its samples and keeps their earlier names here so that
+  // resume states taken before stay valid.
+  virtual std::string FingerprintNameOf(int64_t index) const { return NameOf(index); }
 };
 
 // A hash of `seed` and `names` with the directory prefix they all share

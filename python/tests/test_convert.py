@@ -533,5 +533,6 @@ def test_shards_read_boxes_from_a_json_member(tmp_path):
     (tmp_path / "b.tar").write_bytes(tar_bytes(ms[:2] + [("s9.png", ms[0][1]),
                                                          ("s9.boxes.json", b"[[1, 2, 3]]")]))
     src = stoker.Shards([str(tmp_path / "b.tar")], fields=fields)
-    with pytest.raises(stoker.StokerError, match=r"s9.*field 'boxes': box 0 of the JSON member"):
+    with pytest.raises(stoker.StokerError, match=r"sample s9: field 'boxes' "
+                                                 r"\(member s9\.boxes\.json\): box 0 of the JSON member"):
         list(stoker.Loader(src, batch_size=2, collate="list"))

@@ -797,3 +797,36 @@ def test_max_padded_bytes_raises_the_bound_and_is_checked(tmp_path):
         with pytest.raises((ValueError, TypeError), match="max_padded_bytes"):
             stoker.Loader(stoker.Shards(pattern, fields=fields, length=2), batch_size=2,
                           collate="pad", max_padded_bytes=bad)
+
+
+# ---------------------- round 4 (issue 46), item 12: field errors name their member ----
+
+@pytest.mark.parametrize("mode", ["indexed", "stream"])
+def test_a_text_or_json_field_error_names_its_own_member(tmp_path, mode):
+    # They named the image member ("member s004.jpg: field 'caption'"), not the bad one.
+    import io
+    from conftest import tar_bytes
+
+    def jpeg(i):
+        b = io.BytesIO()
+        save_jpeg(photo(16, 12, i), b)
+        return b.getvalue()
+    members = []
+    for i in range(6):
+        k = f"s{i:03d}"
+        members += [(f"{k}.jpg", jpeg(i)),
+                    (f"{k}.txt", b"\xff bad" if i == 4 else b"fine"),
+                    (f"{k}.json", b"{bad" if i == 3 else b"{}"), (f"{k}.cls", b"1")]
+    (tmp_path / "a.tar").write_bytes(tar_bytes(members))
+    for fields, want in [({"image": "jpg", "caption": "txt", "label": "cls"},
+                          "a.tar: sample s004: field 'caption' (member s004.txt): "
+                          "not valid UTF-8 text"),
+                         ({"image": "jpg", "meta": "json", "label": "cls"},
+                          "a.tar: sample s003: field 'meta' (member s003.json): "
+                          "not a valid JSON document: parse error at line 1, column 2")]:
+        src = stoker.Shards(str(tmp_path / "a.tar"), fields=fields, mode=mode)
+        loader = stoker.Loader(src, batch_size=6, threads=2, transforms=[stoker.Resize((8, 8))])
+        with pytest.raises(stoker.StokerError) as e:
+            next(iter(loader))
+        assert want in str(e.value), str(e.value)
+        assert ".jpg" not in str(e.value), str(e.value)

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -41,26 +42,23 @@ struct JsonDepth {
   bool end_object() { return --depth, true; }
   bool start_array(std::size_t) { return Open(); }
   bool end_array() { return --depth, true; }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+    // "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
+    const std::string what = e.what();
+    const size_t at = what.find("] ");
+    error = at == std::string::npos ? what : what.substr(at + 2);
     return false;
   }
+  std::string error;  // nlohmann's description of the first syntax error
 };
 
-Status CheckJsonDocument(const uint8_t* data, size_t size) {
-  JsonDepth sax;
-  const bool ok = nlohmann::json::sax_parse(data, data + size, &sax,
-                                            nlohmann::json::input_format_t::json,
-                                            /*strict=*/true);
-  if (sax.too_deep) {
-    return DataLossError("a JSON document nested deeper than " + std::to_string(kMaxJsonDepth) +
-                         " levels");
-  }
-  if (!ok) {
-    return DataLossError("not a valid JSON document (strict JSON: NaN and Infinity, which "
-                         "Python's json.dumps writes by default, are not JSON; write null or "
-                         "a string, or dump with allow_nan=False to find them)");
-  }
-  return Status::OK();
+
+// "field 'caption'", with the member it was read from when the source names
+// one: "field 'caption' (member s004.txt)".
+std::string FieldContext(const std::string& name, const FieldValue& v) {
+  std::string c = "field '" + name + "'";
+  if (!v.member.empty()) c += " (member " + std::string(v.member) + ")";
+  return c;
 }
 
 std::string Shape(const int64_t* dims, int ndim) {
@@ -108,6 +106,31 @@ Status ToDoubles(const FieldValue& v, std::vector<double>* out) {
 }
 
 }  // namespace
+
+Status CheckJsonDocument(const uint8_t* data, size_t size) {
+  JsonDepth sax;
+  const bool ok = nlohmann::json::sax_parse(data, data + size, &sax,
+                                            nlohmann::json::input_format_t::json,
+                                            /*strict=*/true);
+  if (sax.too_deep) {
+    return DataLossError("a JSON document nested deeper than " + std::to_string(kMaxJsonDepth) +
+                         " levels");
+  }
+  if (!ok) {
+    // Python's json.dumps writes NaN and Infinity by default; say so when
+    // they are there.
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
+    const bool nonfinite = text.find("NaN") != std::string_view::npos ||
+                           text.find("Infinity") != std::string_view::npos;
+    return DataLossError(
+        "not a valid JSON document" + (sax.error.empty() ? std::string() : ": " + sax.error) +
+        (nonfinite ? " (strict JSON: NaN and Infinity, which Python's json.dumps writes by "
+                     "default, are not JSON; write null or a string, or dump with "
+                     "allow_nan=False to find them)"
+                   : std::string()));
+  }
+  return Status::OK();
+}
 
 struct RecordProcessor::Transformed {
   explicit Transformed(const ProcessorConfig& images, const std::string& field)
@@ -180,7 +203,7 @@ Status RecordProcessor::Process(const SampleData& sample, BatchBuffer* buf, int 
       if ((f.spec.target == TargetRole::kPerBox) != per_box) continue;
       const FieldValue& v = values[f.schema_index];
       Status st = ProcessField(f, v, buf, s);
-      if (!st.ok()) return st.WithContext("field '" + f.spec.name + "'");
+      if (!st.ok()) return st.WithContext(FieldContext(f.spec.name, v));
     }
   }
   if (boxes_removed != nullptr) *boxes_removed += removed_;
@@ -208,7 +231,7 @@ Status RecordProcessor::PlanBoxes(const SampleData& sample, std::vector<double>*
                          Shape(v.dims.data(), v.ndim) + " of " + ElemTypeName(v.dtype));
     }
   }
-  if (!st.ok()) return st.WithContext("field '" + f.spec.name + "'");
+  if (!st.ok()) return st.WithContext(FieldContext(f.spec.name, v));
   BoxesToXyxy(f.spec.box_format, numbers_.data(), static_cast<int>(v.dims[0]), xyxy);
   return Status::OK();
 }

@@ -24,7 +24,8 @@
 // Field steps (LoaderOptions::field_steps, planned in RecordPlan::steps) run
 // first, in order, on a copy of the sample's values; what they return is
 // then checked like the source's values. Errors name the field ("field
-// 'caption': not valid UTF-8") or the step; the caller
+// 'caption' (member s004.txt): not valid UTF-8", the member when the value
+// names one, FieldValue::member) or the step; the caller
 // adds the sample's name and applies on_error. A failed field leaves the
 // sample failed: no record is delivered with a field of another sample.
 //
@@ -60,6 +61,13 @@ struct ImageDraw {
   // owned by the caller for the sample's processing.
   const std::vector<double>* boxes = nullptr;
 };
+
+// Whether [data, data + size) is one strict JSON document (RFC 8259: no NaN
+// or Infinity) nested at most 256 levels deep. DataLoss saying where it
+// fails (nlohmann's line and column), and naming NaN and Infinity when the
+// text holds them (Python's json.dumps writes them by default). Its parser is
+// iterative: no depth can exhaust the stack.
+Status CheckJsonDocument(const uint8_t* data, size_t size);
 
 class RecordProcessor {
  public:

@@ -36,7 +36,7 @@ constexpr int kW = 20, kH = 16;
 
 // Sample i: pixels MakePixels(kW, kH, i), label i, "pair" int64 [2] =
 // {i, 1000 + i}, "ragged" float32 [i % 3 + 1] all i, "caption" text "s<i>"
-// (not UTF-8 for the samples in `bad`).
+// (not UTF-8 for the samples in `bad`), read from "s<i>.txt" (its member).
 class RecordSource : public RandomAccessSource {
  public:
   RecordSource(int n, std::set<int> bad) : n_(n), bad_(std::move(bad)) {
@@ -81,6 +81,9 @@ class RecordSource : public RandomAccessSource {
     if (bad_.count(i)) text.push_back(0xFF);
     scratch->fields[4].data = text.data();
     scratch->fields[4].size = text.size();
+    scratch->field_members.assign(5, std::string());
+    scratch->field_members[4] = "s" + std::to_string(i) + ".txt";  // the caption's own file
+    scratch->fields[4].member = scratch->field_members[4];
     *out = SampleData();
     out->id = index;
     out->label = index;
@@ -347,10 +350,9 @@ TEST(RecordTest, ABadFieldNamesTheSampleAndTheField) {
   LoaderOptions o = Options(2);
   const Epoch e = RunRecords(source, o);
   ASSERT_FALSE(e.status.ok());
-  EXPECT_NE(e.status.message().find("rec5"), std::string::npos) << e.status.ToString();
-  EXPECT_NE(e.status.message().find("field 'caption'"), std::string::npos)
+  EXPECT_NE(e.status.message().find("rec5: field 'caption' (member s5.txt): not valid UTF-8"),
+            std::string::npos)
       << e.status.ToString();
-  EXPECT_NE(e.status.message().find("UTF-8"), std::string::npos) << e.status.ToString();
 }
 
 TEST(RecordTest, BatchMovesCarryEveryField) {
@@ -616,6 +618,17 @@ TEST(RecordTest, NativeImageScratchIsCountedAndTrimmed) {
       EXPECT_GT(st.scratch_releases, 0);
     }
   }
+}
+
+TEST(RecordTest, AJsonErrorSaysWhereAndMentionsNaNOnlyWhenThere) {
+  Status bad = CheckJsonDocument(reinterpret_cast<const uint8_t*>("{bad"), 4);
+  EXPECT_EQ(bad.code(), StatusCode::kDataLoss);
+  EXPECT_NE(bad.message().find("line 1, column 2"), std::string::npos) << bad.message();
+  EXPECT_EQ(bad.message().find("NaN"), std::string::npos) << bad.message();
+  const std::string nan = "{\"x\": NaN}";
+  Status n = CheckJsonDocument(reinterpret_cast<const uint8_t*>(nan.data()), nan.size());
+  EXPECT_NE(n.message().find("allow_nan=False"), std::string::npos) << n.message();
+  EXPECT_TRUE(CheckJsonDocument(reinterpret_cast<const uint8_t*>("[1]"), 3).ok());
 }
 
 TEST(RecordTest, Utf8Check) {

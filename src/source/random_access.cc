@@ -110,7 +110,7 @@ uint64_t RandomAccessSource::Fingerprint() const {
   const int64_t k = std::min<int64_t>(n, 1024);
   std::vector<std::string> names;
   names.reserve(static_cast<size_t>(k));
-  for (int64_t i = 0; i < k; ++i) names.push_back(NameOf(k == n ? i : i * (n - 1) / (k - 1)));
+  for (int64_t i = 0; i < k; ++i) names.push_back(FingerprintNameOf(k == n ? i : i * (n - 1) / (k - 1)));
   return FingerprintNames(static_cast<uint64_t>(n), names);
 }
 

@@ -335,7 +335,7 @@ Status ReadRawMember(const FieldSpec& spec, bool big_endian, FieldValue* v,
     if (spec.shape[d] < 0) {
       varying = static_cast<int>(d);
     } else if (__builtin_mul_overflow(known, static_cast<size_t>(spec.shape[d]), &known)) {
-      return InvalidArgumentError("field '" + spec.name + "': the declared shape overflows");
+      return InvalidArgumentError("the declared shape overflows");
     }
   }
   const std::string declared = std::string(ElemTypeName(spec.dtype)) + " " + [&] {
@@ -346,7 +346,7 @@ Status ReadRawMember(const FieldSpec& spec, bool big_endian, FieldValue* v,
     return s + "]";
   }();
   if (varying < 0 ? v->size != known : (known == 0 ? v->size != 0 : v->size % known != 0)) {
-    return DataLossError("field '" + spec.name + "': a raw member of " + std::to_string(v->size) +
+    return DataLossError("a raw member of " + std::to_string(v->size) +
                          " bytes, the declared " + declared + " is " +
                          (varying < 0 ? std::to_string(known) + " bytes"
                                       : "a multiple of " + std::to_string(known) + " bytes"));
@@ -389,15 +389,18 @@ Status FillShardRecord(const Schema& schema, const uint8_t* bytes, const size_t*
     v = FieldValue();
     v.data = bytes + starts[f];
     v.size = static_cast<size_t>(sizes[f]);
+    if (scratch->field_members.size() == nf) v.member = scratch->field_members[f];
     auto fail = [&](const std::string& why) {
-      return DataLossError("field '" + spec.name + "': " + why);
+      return DataLossError("field '" + spec.name + "'" +
+                           (v.member.empty() ? "" : " (member " + std::string(v.member) + ")") +
+                           ": " + why);
     };
     switch (spec.kind) {
       case FieldKind::kArray: {
         if (formats != nullptr && f < formats->size() && (*formats)[f].raw) {
           if (scratch->field_bytes.size() < nf) scratch->field_bytes.resize(nf);
-          STOKER_RETURN_IF_ERROR(
-              ReadRawMember(spec, (*formats)[f].big_endian, &v, &scratch->field_bytes[f]));
+          Status st = ReadRawMember(spec, (*formats)[f].big_endian, &v, &scratch->field_bytes[f]);
+          if (!st.ok()) return fail(st.message());
           break;
         }
         if (spec.target == TargetRole::kBoxes && !IsNpy(v.data, v.size)) {

@@ -17,8 +17,8 @@
 // declaration, pointing at the member's bytes (little-endian), or at a
 // byte-swapped copy in SampleScratch::field_bytes (big-endian).
 //
-// Thread-safety: pure functions. Errors: DataLoss naming the field (the
-// caller adds the sample's name).
+// Thread-safety: pure functions. Errors: DataLoss naming the field and its
+// member (the caller adds the sample's name).
 #ifndef STOKER_SOURCE_SHARD_RECORDS_H_
 #define STOKER_SOURCE_SHARD_RECORDS_H_
 
@@ -45,7 +45,9 @@ std::vector<ShardMemberFormat> ShardMemberFormats(const std::vector<ShardField>&
 
 // Fills scratch->fields (one value per schema field) from the members in
 // `bytes`: field f's member is [bytes + starts[f], + sizes[f]), read as
-// `formats[f]` says (null or empty: no raw member). Sets out's primary image
+// `formats[f]` says (null or empty: no raw member), named
+// scratch->field_members[f] when the caller has set one name per field (each
+// value's FieldValue::member, and in its errors). Sets out's primary image
 // bytes, label and fields; leaves out->id to the caller.
 // `allow_negative_labels` as in SampleSpec.
 Status FillShardRecord(const Schema& schema, const uint8_t* bytes, const size_t* starts,

@@ -82,9 +82,12 @@ class IndexedShards : public RandomAccessSource {
     return "Shards(" + std::to_string(urls_.size()) + " shards, " + std::to_string(size()) +
            " samples, indexed" + (urls_.empty() ? "" : ", " + urls_[0] + " ...") + ")";
   }
+  // A record is named by its key (its errors name the field and member), an
+  // image + label sample by its image member.
   std::string NameOf(int64_t index) const override {
     const TarIndexEntry& e = entries_[index];
     if (e.offset < 0) return urls_[shard_of_[index]];
+    if (record_) return urls_[shard_of_[index]] + ": sample " + e.key;
     return urls_[shard_of_[index]] + ": member " + e.member;
   }
   // The shard the sample is in (FileStamp): a rewritten shard is read again.
@@ -148,6 +151,14 @@ class IndexedShards : public RandomAccessSource {
   bool record_ = false;  // spec.fields: samples are records of schema_
   Schema schema_;
   std::vector<ShardMemberFormat> formats_;  // how each field's member is read
+
+  // Records were named by their first member until their errors named each
+  // field's: the fingerprint keeps that name, so earlier states resume.
+  std::string FingerprintNameOf(int64_t index) const override {
+    const TarIndexEntry& e = entries_[index];
+    if (e.offset < 0) return urls_[shard_of_[index]];
+    return urls_[shard_of_[index]] + ": member " + e.member;
+  }
 
   // Reads `size` bytes at `offset` of the open shard `fd` into `dst`,
   // checking first that the shard still holds them. Errors name the member
@@ -214,6 +225,14 @@ class IndexedShards : public RandomAccessSource {
       }
     }
     ::close(fd);
+    // Each field's member name, for FieldValue::member (reused strings).
+    scratch->field_members.resize(nf);
+    size_t at = 0;
+    for (size_t f = 0; f < nf; ++f) {
+      const size_t end = std::min(e.field_suffixes.find('\0', at), e.field_suffixes.size());
+      scratch->field_members[f].assign(e.key).append(e.field_suffixes, at, end - at);
+      at = end + 1;
+    }
     out->id = index;
     Status st = FillShardRecord(schema_, scratch->bytes.data(), starts.data(), sizes.data(),
                                 allow_negative_labels_, scratch, out, &formats_);
@@ -231,9 +250,10 @@ struct Item {
   int64_t label = -1;
   std::string name;
   bool repeat = false;  // read in a padding pass (declared length)
-  // Records: where each field's member lies in `bytes`.
+  // Records: where each field's member lies in `bytes`, and its name.
   std::vector<size_t> field_starts;
   std::vector<int64_t> field_sizes;
+  std::vector<std::string> field_members;
 };
 
 // Sample byte buffers kept from one epoch's reader to the next and passed
@@ -369,6 +389,7 @@ class StreamReader : public EpochReader {
     out->size = scratch->bytes.size();
     out->pixels = nullptr;
     if (status.ok() && schema_ != nullptr) {
+      it.field_members.swap(scratch->field_members);
       status = FillShardRecord(*schema_, scratch->bytes.data(), it.field_starts.data(),
                                it.field_sizes.data(), o_->spec.allow_negative_labels, scratch,
                                out, &formats_);
@@ -473,6 +494,7 @@ class StreamReader : public EpochReader {
           item.name = url + ": sample " + sample.key;
           item.field_starts = sample.field_starts;
           item.field_sizes = sample.field_sizes;
+          item.field_members = std::move(sample.field_members);
         }
         item.label = sample.label;
         item.bytes = std::move(sample.bytes);

@@ -22,8 +22,9 @@ namespace {
 // version 3 marks members past the shard's end and shards without their
 // end-of-archive blocks as bad entries (issue 32 items 11, 18), so indexes
 // built before are rebuilt; version 4 adds each entry's record fields (the
-// (offset, size) of every field's member).
-constexpr char kMagic[8] = {'S', 'T', 'K', 'T', 'I', 'D', 'X', '4'};
+// (offset, size) of every field's member); version 5 adds the name of each
+// field's member past the key (errors name the member).
+constexpr char kMagic[8] = {'S', 'T', 'K', 'T', 'I', 'D', 'X', '5'};
 std::string SpecText(const SampleSpec& spec) {
   std::string out;
   for (const std::string& e : spec.image_exts) out += e + ";";
@@ -62,6 +63,8 @@ std::string EncodeTarIndex(const TarIndex& index) {
       PutU64(&out, static_cast<uint64_t>(f.first));
       PutU64(&out, static_cast<uint64_t>(f.second));
     }
+    PutU32(&out, static_cast<uint32_t>(e.field_suffixes.size()));
+    out += e.field_suffixes;
   }
   return out;
 }
@@ -102,6 +105,14 @@ StatusOr<TarIndex> DecodeTarIndex(const std::string& bytes) {
         return DataLossError("corrupt tar index (field member outside the shard)");
       }
       e.fields.emplace_back(fo, fs);
+    }
+    uint32_t sn = 0;
+    if (!c.Get32(&sn) || !c.GetString(sn, &e.field_suffixes)) {
+      return DataLossError("truncated tar index");
+    }
+    if (std::count(e.field_suffixes.begin(), e.field_suffixes.end(), '\0') !=
+        static_cast<std::ptrdiff_t>(fn)) {
+      return DataLossError("corrupt tar index (field member names)");
     }
     e.offset = static_cast<int64_t>(off);
     e.size = static_cast<int64_t>(size);
@@ -176,6 +187,10 @@ StatusOr<TarIndex> LoadOrBuildTarIndex(const std::string& shard, const SampleSpe
     for (size_t f = 0; f < spec.fields.size() && f < s.field_offsets.size(); ++f) {
       check(s.field_members[f], s.field_offsets[f], s.field_sizes[f]);
       e.fields.emplace_back(s.field_offsets[f], s.field_sizes[f]);
+      // A member's name is its key, then the rest (SplitKey).
+      const std::string& m = s.field_members[f];
+      e.field_suffixes.append(m.compare(0, s.key.size(), s.key) == 0 ? m.substr(s.key.size()) : m);
+      e.field_suffixes.push_back('\0');
     }
     if (!past_end.empty()) {
       e = TarIndexEntry();

@@ -15,10 +15,11 @@
 // bad entry, so that reading it is an error of that sample alone (skipped
 // under on_error="skip"); damage that ends the tar ends the index there, as do a member declaring
 // more bytes than the shard holds and a shard without its end-of-archive
-// blocks (both bad entries). Format (little-endian): "STKTIDX4", u64 shard size, i64
+// blocks (both bad entries). Format (little-endian): "STKTIDX5", u64 shard size, i64
 // mtime ns, u64 inode, i64 ctime ns, u64 fingerprint, u32 + bytes of the sample spec, u64 sample count, then per sample i64 offset, i64 size, i64
 // label, u32 key length, u32 member length, key bytes, member bytes, u32 record
-// field count and per field i64 offset, i64 size (records: SampleSpec::fields).
+// field count and per field i64 offset, i64 size (records: SampleSpec::fields),
+// u32 length and bytes of the field suffixes.
 //
 // Thread-safety: LoadOrBuildTarIndex may run for different shards at once;
 // two processes building the same index write distinct temporary files and
@@ -49,6 +50,9 @@ struct TarIndexEntry {
   // (offset, size); empty for image + label specs. offset/size above are
   // the first field's.
   std::vector<std::pair<int64_t, int64_t>> fields;
+  // Records: each field's member name past `key` (".txt"), in field order,
+  // each followed by '\0' (tar names hold no NUL).
+  std::string field_suffixes;
 };
 
 struct TarIndex {
