@@ -309,3 +309,17 @@ def test_cli_names_a_bad_loader_spec(user_module):
     assert r.returncode == 2 and "--loader" in r.stderr
     r = _cli("tune", "--loader", f"{user_module}:make_loader", "--transforms", "CenterCrop(8)")
     assert r.returncode == 2 and "--transforms goes with DATA" in r.stderr
+
+
+@needs_cli
+@pytest.mark.parametrize("spec", ["x.npy:f", "no_such_module_here:f", "json:no_such_function"])
+def test_cli_a_loader_that_cannot_be_imported_is_one_json_error(spec, tmp_path):
+    # Hostile round 4, item 14: every bad --loader under --json is one JSON object on stdout
+    # (its error and code), never a traceback.
+    r = subprocess.run([CLI, "diagnose", "--loader", spec, "--json"], capture_output=True,
+                       text=True, timeout=120, cwd=tmp_path,
+                       env=dict(os.environ, STOKER_PYTHON=sys.executable))
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    out = json.loads(r.stdout)
+    assert out["tool"] == "diagnose" and "--loader" in out["error"] and out["code"], out
+    assert "Traceback" not in r.stdout + r.stderr, r.stderr
