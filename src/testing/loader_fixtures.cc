@@ -114,4 +114,12 @@ std::unique_ptr<Loader> MakeLoader(std::shared_ptr<Source> source, const LoaderO
   return made.ok() ? std::move(made).value() : nullptr;
 }
 
+std::shared_ptr<BatchPool> BareBatchPool(int batch_size) {
+  BatchShape shape;
+  shape.batch_size = batch_size;
+  shape.image = false;
+  shape.records = true;
+  return BatchPool::Create(shape, HostAllocator(), 2);
+}
+
 }  // namespace stoker::testing

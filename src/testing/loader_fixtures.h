@@ -78,6 +78,11 @@ LoaderOptions SmallAugmentedOptions(int threads, uint64_t seed, int rank = 0,
 // Loader::Create, recording a test failure (and returning null) on error.
 std::unique_ptr<Loader> MakeLoader(std::shared_ptr<Source> source, const LoaderOptions& options);
 
+// A host pool of imageless record batches of `batch_size` samples and no
+// fields, for the engine's units that only hand buffers around (the ring,
+// the next epoch's prefetch).
+std::shared_ptr<BatchPool> BareBatchPool(int batch_size);
+
 }  // namespace stoker::testing
 
 #endif  // STOKER_TESTING_LOADER_FIXTURES_H_
