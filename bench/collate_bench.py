@@ -1,4 +1,4 @@
-"""What collate="list" costs (issue 12 item 4): images/s side by side in one run,
+"""What collate="list" costs: images/s side by side in one run,
 interleaved, as ratios to the fixed-size path.
 
   batch        Resize(256) + CenterCrop(224) + Normalize, collate="batch" (the reference)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Detection recipe, stoker against a tuned DataLoader, side by side (issue 26).
+"""Detection recipe, stoker against a tuned DataLoader, side by side.
 
 Data (made by the script, in --data or a temporary folder): --images JPEGs (quality 90) of
 1280 x 960 (every third one 960 x 1280), photo-like (smooth colour gradients plus noise),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Consumer wait across epoch boundaries (issue 11 item 4), with a training step
+"""Consumer wait across epoch boundaries, with a training step
 slower than the pipeline.
 
 Short epochs (e.g. 4 and 16 batches) make the boundaries a large share of the

@@ -93,7 +93,7 @@ run_tests_stage() {
   local sel=() py
   # The dry run only proves the plumbing: the GPU tests (skipped here) and one CPU test.
   [[ $DRY -eq 1 ]] && sel=(-k "gpu or cpu_unaffected")
-  for py in test_device test_device_records; do  # records (issue 25) and targets (issue 26) on the device
+  for py in test_device test_device_records; do  # records and targets on the device
     say "python/tests/$py.py"
     (cd "$ROOT" && "$PYTHON" -m pytest -q -rs -p no:cacheprovider "${sel[@]}" \
        --junitxml="$raw/$py.xml" "python/tests/$py.py") > "$raw/$py.log" 2>&1 || true

@@ -1,5 +1,5 @@
 """Peak RSS of a Loader over four huge PNGs against four ordinary photo-sized images
-(issue 17 item 7: "peak RSS for those four files <= 1.3x that of four ordinary photos").
+(the target: peak RSS for those four files <= 1.3x that of four ordinary photos).
 
     PYTHONPATH=python /usr/bin/python3 bench/peak_rss_bench.py [--dir DIR] [--size 16000]
 

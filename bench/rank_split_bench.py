@@ -1,4 +1,4 @@
-"""How even is the rank split of streamed shards (issue 11)? Streamed shards are dealt whole
+"""How even is the rank split of streamed shards? Streamed shards are dealt whole
 to ranks, every rank yields exactly ceil(length / W) samples (equal batch counts), a rank
 whose shards run short repeats them and a rank with more shards leaves its tail for the next
 epoch. This runs real Loaders (one per rank, in one process) over small generated gzip

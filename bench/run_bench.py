@@ -12,7 +12,7 @@ On one image folder, in one run, this measures
     time to first batch, CPU per 1,000 images including the imports;
   * optionally (--large N) the same train comparison on N generated 2000x1500 JPEGs,
     where DCT-domain scaling should widen stoker's lead;
-and prints the measurements, then the ratios against the targets of issue 3.
+and prints the measurements, then the ratios against the project's targets.
 The machines are shared and noisy: compare ratios from one run, not absolute
 numbers across runs.
 

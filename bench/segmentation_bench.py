@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Segmentation recipe (issue 26): stoker against a tuned DataLoader, side by side.
+"""Segmentation recipe: stoker against a tuned DataLoader, side by side.
 
 Data, made here (--data DIR, or a temporary folder): --n photos-like 2048x1024 JPEGs
 (quality 90: gradients, filled shapes, Gaussian noise, so the files have a camera photo's

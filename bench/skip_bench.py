@@ -1,4 +1,4 @@
-"""What on_error="skip" costs (issue 17 item 16): the same folder clean, with one bad
+"""What on_error="skip" costs: the same folder clean, with one bad
 file first (every later batch of the epoch is shifted by one sample, so the consumer
 copies it: the worst case per bad file), and with 5% bad files; images/s side by side in
 one run, interleaved, as ratios to the clean folder.

@@ -59,7 +59,7 @@ std::shared_ptr<pybind11::object> SharedCallable(pybind11::object fn);
 std::string FsPath(const pybind11::object& path);
 pybind11::str FsDecode(const std::string& path);
 
-// Threads and interpreter shutdown (issue 32, item 1). Once the interpreter
+// Threads and interpreter shutdown. Once the interpreter
 // finalises, CPython ends any other thread that takes the GIL with
 // pthread_exit, whose forced unwind aborts the process ("terminate called
 // without an active exception") when it crosses a destructor (pybind11's
@@ -115,7 +115,7 @@ Status WithGil(F&& f) {
 // A thread-local mark for the stoker worker threads while they run a Python
 // callable (stoker.Lambda): the Loader's methods refuse to run there
 // (RuntimeError "called from a worker thread"), where they would wait for
-// the worker itself (issue 32, item 5).
+// the worker itself.
 class InWorkerCallable {
  public:
   InWorkerCallable() : previous_(active_) { active_ = true; }

@@ -120,7 +120,7 @@ def test_npy_errors(tmp_path, arrays):
     with pytest.raises(ValueError):
         stoker.Npy(str(tmp_path / "o.npy"))
     np.save(tmp_path / "s.npy", np.asfortranarray(np.zeros((2, 4, 4, 3), np.uint8)))
-    with pytest.raises(ValueError, match="Fortran"):  # like every header problem (issue 17)
+    with pytest.raises(ValueError, match="Fortran"):  # like every header problem
         stoker.Npy(str(tmp_path / "s.npy"))
     (tmp_path / "t.npy").write_bytes((arrays / "x.npy").read_bytes()[:1000])
     with pytest.raises(ValueError, match="truncated"):

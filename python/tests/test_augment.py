@@ -1,4 +1,4 @@
-"""The torchvision-compatible surface (issue 12) and the photometric transforms in the
+"""The torchvision-compatible surface and the photometric transforms in the
 pipeline: argument names, Compose, clear TypeErrors, target_transform, dct_scaling="auto",
 pipeline parity with torchvision on PIL, thread-count independence and the distributions
 of the random parameters."""

@@ -1,4 +1,4 @@
-"""collate="list": per-sample sizes, no padding, pooled zero-copy buffers (issue 12 item 4).
+"""collate="list": per-sample sizes, no padding, pooled zero-copy buffers.
 
 References: torchvision's Resize on the same PIL images (sizes always; pixels bit-identical
 with dct_scaling off, as stoker's fixed-size path is), and stoker's own collate="batch"

@@ -1,4 +1,4 @@
-"""The detection crops (issue 26): RandomIoUCrop and RandomZoomOut, torchvision.transforms.v2's.
+"""The detection crops: RandomIoUCrop and RandomZoomOut, torchvision.transforms.v2's.
 
 torchvision here is 0.14, which has no v2: its documented maths is written out below as the
 reference.

@@ -1,9 +1,9 @@
-"""Records through the GPU stage (issue 25, item 4): ``Loader(record source, device="cuda")``
+"""Records through the GPU stage: ``Loader(record source, device="cuda")``
 yields a dict whose image is the device stage's output, whose fixed-shape fields (stacked,
 and padded under collate="pad") are tensors on the device with the host batch's bytes, and
 whose lists (variable arrays, text) and padded lengths stay host values, as on the CPU path.
 Here the C++ DeviceLoader runs its host fallback (``_device._HOST_FALLBACK``); the same
-comparison on a GPU skips, with the reason, without one. Targets (issue 26): a stacked mask
+comparison on a GPU skips, with the reason, without one. Targets: a stacked mask
 is such a fixed field (on the device), boxes and per-box rows lists (on the host)."""
 
 from __future__ import annotations
@@ -157,7 +157,7 @@ def test_record_on_cuda_without_gpu_is_a_clear_error(paths):
                       device="cuda:0")
 
 
-# ---- targets (issue 26): a stacked mask goes to the device like any fixed field --------
+# ---- targets: a stacked mask goes to the device like any fixed field --------
 
 @pytest.fixture(scope="module")
 def target_paths(tmp_path_factory):

@@ -1,4 +1,4 @@
-"""Ranks, checkpoints and iterator semantics (issue 11; issue 17 items 3 and 14).
+"""Ranks, checkpoints and iterator semantics.
 
 Ranks are simulated in one process with explicit rank/world_size; the torchrun test
 (test_torchrun.py) checks the same under real processes.

@@ -1,4 +1,4 @@
-"""The migrated training scripts in examples/ run (issue 31): pytorch/examples'
+"""The migrated training scripts in examples/ run: pytorch/examples'
 imagenet/main.py in one process, torchvision's references/classification/train.py with
 the new recipe's flags under torchrun with 2 ranks, checkpoint and resume. A few steps
 each, on a small generated image folder; the evaluations must count every validation

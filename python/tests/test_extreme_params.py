@@ -1,4 +1,4 @@
-"""Extreme transform parameters (issue 32, items 2, 21 and 22): values torch itself
+"""Extreme transform parameters: values torch itself
 cannot draw (sigma=inf, degrees=+-1e308, ratio=1e300) must neither crash, spin nor
 black out the images. GaussianBlur(sigma=inf) is torchvision's box blur and a sigma
 too small for float32 the identity; a rotation angle float32 cannot hold is reduced

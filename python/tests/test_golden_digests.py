@@ -10,7 +10,7 @@ must give the same digest: the table holds one per variant.
 
 The data is made here, deterministically (photo-like JPEGs from conftest's
 generator, encoded by Pillow). The table was recorded on the engine before
-LoaderImpl was split into units (issue 24) and must not change when the
+LoaderImpl was split into units and must not change when the
 engine is restructured. A change that is meant to alter the output (a new
 augmentation default, a decoder change) updates the table on purpose:
 
@@ -178,7 +178,7 @@ def digest(source, pipeline, variant, threads):
     return h.hexdigest()
 
 
-# Recorded on main before the engine split (issue 24), 1 and 3 threads agreeing.
+# Recorded on main before the engine split, 1 and 3 threads agreeing.
 GOLDEN = {
     "folder/train/raise":
         "43a7cf293e6af3114acab99f120efdbec1a76dde986fa6cb7816439bdba7787f",

@@ -1,4 +1,4 @@
-"""Records from HDF5 (issue 25): stoker.HDF5(path, fields={name: dataset, ...}).
+"""Records from HDF5: stoker.HDF5(path, fields={name: dataset, ...}).
 
 Every field comes back bit for bit as h5py reads it (numeric datasets of many dtypes,
 float16, h5py's bool, uint64, big-endian, a 2-D per-sample shape; strings as str; vlen

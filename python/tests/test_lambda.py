@@ -1,4 +1,4 @@
-"""stoker.Lambda and plain Python callables as per-sample steps (issue 12, item 2).
+"""stoker.Lambda and plain Python callables as per-sample steps.
 
 The callable runs in the worker threads under the GIL, on the uint8 [H, W, 3] output-size
 image, in list order with the photometric transforms and before Normalize / the dtype

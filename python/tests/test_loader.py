@@ -472,7 +472,7 @@ def test_new_iterator_ends_the_previous_one(folder):
     it1 = iter(loader)
     next(it1)
     it2 = iter(loader)
-    # The old iterator raises instead of ending silently (issue 11 item 5, issue 17 item 14).
+    # The old iterator raises instead of ending silently.
     with pytest.raises(RuntimeError, match="newer iter"):
         next(it1)
     ids = [j for _, _, i in it2 for j in i.tolist()]

@@ -1,4 +1,4 @@
-"""What a script migrating from torch's DataLoader meets (issue 31).
+"""What a script migrating from torch's DataLoader meets.
 
 Torch samplers passed as sampler= (problem 1), the two drop_last meanings under ranks
 (problem 3), DataLoader's arguments and attributes, sources' constructors given
@@ -241,7 +241,7 @@ def test_sources_refuse_torchvision_arguments_with_a_sentence(tmp_path, source):
 def test_len_after_a_mid_epoch_resume_is_the_whole_epoch_and_batches_left_the_rest(source,
                                                                                   world):
     # len() as DataLoader's: an LR schedule of len(loader) * epochs steps is the same
-    # schedule after a resume (issue 45 item 2); what is left is batches_left.
+    # schedule after a resume; what is left is batches_left.
     for drop_last in (False, True):
         for rank in range(world):
             def build():

@@ -1,4 +1,4 @@
-"""stoker.Mix: several sources read as one (issue 25 item 5).
+"""stoker.Mix: several sources read as one.
 
 A mixture of three sources of three kinds (ImageFolder, Npy, indexed Shards) split by ranks
 and resumed at other world sizes; exact shares; the source of every sample; bad arguments.

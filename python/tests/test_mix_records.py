@@ -1,4 +1,4 @@
-"""A Mix of three record sources (issue 25): Npy arrays, indexed shards and HDF5 datasets,
+"""A Mix of three record sources: Npy arrays, indexed shards and HDF5 datasets,
 each sample an image, a label and an "aux" array; every field of every delivered sample is
 its own (compared with the data written), under ranks, resume at another world size and
 any thread count. A second Mix (shards, HDF5 raw, HDF5 encoded) carries text, bytes and json

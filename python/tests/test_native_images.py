@@ -1,4 +1,4 @@
-"""Image fields besides the primary image, decoded natively (issue 25).
+"""Image fields besides the primary image, decoded natively.
 
 Shards hold an RGB image, a 16-bit grey depth PNG, an 8-bit grey mask PNG and an RGBA
 PNG per sample, made with numpy and written by Pillow. Every field other than the

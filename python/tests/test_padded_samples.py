@@ -1,4 +1,4 @@
-"""stats()["padded_samples"] (issue 32, item 38): one meaning in every case.
+"""stats()["padded_samples"]: one meaning in every case.
 
 The samples this rank delivered that repeat a sample so that every rank yields the same
 count: its own, never another rank's (summed over the ranks it is the epoch's repeats).

@@ -1,5 +1,5 @@
 """Per-field collate (`collate={"caption": "list", "tokens": "pad", "emb": "batch"}`) and
-`rng=True` for Lambdas on fields (issue 25 item 4 and the field steps).
+`rng=True` for Lambdas on fields.
 
 Shards written here: a PNG, a caption, a fixed-length float32 `.npy` (declared, so
 stacked), a variable-length int64 `.npy` of tokens, and a class.

@@ -1,4 +1,4 @@
-"""stoker.Lambda(fn, fields=[...], adds={...}): a Python step on a record's fields (issue 25).
+"""stoker.Lambda(fn, fields=[...], adds={...}): a Python step on a record's fields.
 
 Sources: stoker.Npy records (fixed fields) and shards with text and varying .npy members,
 written here. Outputs are compared bit for bit with fn applied to the values written, for

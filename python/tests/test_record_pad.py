@@ -1,5 +1,5 @@
 """Loader(collate="pad"): variable-shape array fields of records padded natively into one
-tensor per batch, with their lengths (issue 25).
+tensor per batch, with their lengths.
 
 Shards whose `.npy` members vary in length (a 1-D int64 token list, a 2-D float32 grid),
 written here with Python's tarfile; every padded batch is compared bit for bit with numpy's

@@ -1,4 +1,4 @@
-"""Records: samples of named fields (issue 25), from stoker.Npy({name: path, ...}).
+"""Records: samples of named fields, from stoker.Npy({name: path, ...}).
 
 Arrays of any dtype and shape are delivered bit for bit as numpy reads them,
 every field of a record from one sample (under shuffle, threads, ranks and

@@ -34,7 +34,7 @@ def run_python(code: str, timeout: float = 60, **env):
         return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
                               text=True, timeout=timeout, env=e)
     except subprocess.TimeoutExpired:
-        pytest.fail(f"hung for more than {timeout} s (issue 17)")
+        pytest.fail(f"hung for more than {timeout} s")
 
 
 # A body for run_under_address_limit: the first batch of the iterator `it`, printing
@@ -68,7 +68,7 @@ def run_cli(*args, timeout: float = 60):
         return subprocess.run([stoker_cli(), *map(str, args)], capture_output=True, text=True,
                               timeout=timeout)
     except subprocess.TimeoutExpired:
-        pytest.fail(f"stoker {args[0]} hung for more than {timeout} s (issue 17)")
+        pytest.fail(f"stoker {args[0]} hung for more than {timeout} s")
 
 
 def small_folder(root: Path, n: int = 4, classes=("a", "b")) -> Path:
@@ -592,7 +592,7 @@ def test_png_palette_index_past_the_palette_matches_pillow(depth, trns):
         np.testing.assert_array_equal(got, want)
 
 
-# ---------------------------------- round 4 (issue 46), item 2: COCO declared sizes ----
+# ---------------------------------- round 4, item 2: COCO declared sizes ----
 
 @pytest.mark.parametrize("masks", ["instances", "semantic", None])
 def test_coco_declaring_a_huge_size_is_refused_before_rasterising(tmp_path, masks):
@@ -619,7 +619,7 @@ def test_coco_declaring_a_huge_size_is_refused_before_rasterising(tmp_path, mask
         "the file is 64x48" in r.stdout, r.stdout
 
 
-# ------------------------------------------ round 4 (issue 46), item 3: polygon cost ----
+# ------------------------------------------ round 4, item 3: polygon cost ----
 
 def _coco_with_polygon(tmp_path, polygon, h=48, w=64):
     import json
@@ -715,7 +715,7 @@ def test_a_source_whose_init_raised_has_a_repr(tmp_path):
     assert len(lines) == 7, lines
 
 
-# ---------------------------- round 4 (issue 46), item 13: arguments that do not convert ----
+# ---------------------------- round 4, item 13: arguments that do not convert ----
 
 def test_a_constructor_argument_that_does_not_convert_is_named(tmp_path):
     # pybind11's "incompatible constructor arguments" dump, with every signature, became
@@ -744,7 +744,7 @@ def test_a_constructor_argument_that_does_not_convert_is_named(tmp_path):
     assert len(stoker.Mix([a, a], [1.0, 1.0])) > 0  # the right call still works
 
 
-# ------------------------------------- round 4 (issue 46), item 4: padded batches ----
+# ------------------------------------- round 4, item 4: padded batches ----
 
 @pytest.mark.parametrize("rows", [12000, 200000])
 def test_a_padded_batch_past_max_padded_bytes_is_refused_naming_the_samples(tmp_path, rows):
@@ -799,7 +799,7 @@ def test_max_padded_bytes_raises_the_bound_and_is_checked(tmp_path):
                           collate="pad", max_padded_bytes=bad)
 
 
-# ---------------------- round 4 (issue 46), item 12: field errors name their member ----
+# ---------------------- round 4, item 12: field errors name their member ----
 
 @pytest.mark.parametrize("mode", ["indexed", "stream"])
 def test_a_text_or_json_field_error_names_its_own_member(tmp_path, mode):

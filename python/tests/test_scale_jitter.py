@@ -1,4 +1,4 @@
-"""The detection resizes (issue 26): ScaleJitter, RandomShortestSize (torchvision v2's) and
+"""The detection resizes: ScaleJitter, RandomShortestSize (torchvision v2's) and
 Letterbox (a resize keeping the aspect, then a centred constant pad).
 
 References (torchvision 0.14 has no v2: v2's documented maths are written out here):

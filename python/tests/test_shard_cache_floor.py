@@ -1,4 +1,4 @@
-"""A node-wide shard cache smaller than what the ranks hold in it at once (issue 32, item 41).
+"""A node-wide shard cache smaller than what the ranks hold in it at once.
 
 Such a cache_bytes evicts shards while they are still wanted, so every shard read again is
 downloaded again: as many downloads as without a cache (or more), silently until now.

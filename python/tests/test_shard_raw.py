@@ -1,5 +1,4 @@
-"""Raw shard members with a declared dtype and shape (issue 25, item 1: "raw bytes with a
-declared dtype and shape").
+"""Raw shard members with a declared dtype and shape.
 
 A member that would be ``bytes`` (here "emb.f32", "vec.be", "tok.u16") declared with
 ``{"ext": ..., "dtype": ..., "shape": ...}`` is an array field of raw elements in C order:

@@ -1,4 +1,4 @@
-"""Records from tar shards: stoker.Shards(urls, fields={name: extensions}) (issue 25).
+"""Records from tar shards: stoker.Shards(urls, fields={name: extensions}).
 
 Image-text shards as img2dataset and CLIP-style training write them (an image, a
 caption, a JSON of metadata, plus a .npy embedding and a class), written here with

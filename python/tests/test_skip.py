@@ -1,4 +1,4 @@
-"""on_error="skip" leaves bad samples out (issue 17 item 16).
+"""on_error="skip" leaves bad samples out.
 
 The issue's case: 800 files, 40 of them corrupt, gave 800 deliveries of which 760 were
 distinct (bad slots refilled with duplicates), and stats()["skipped"] counted attempts.

@@ -1,4 +1,4 @@
-"""Sources of targets (issue 26, sources part): stoker.SegmentationFolder and stoker.Coco.
+"""Sources of targets: stoker.SegmentationFolder and stoker.Coco.
 
 Without a geometric transform their target fields pass through the loader untouched, so
 every field comes back bit for bit as PIL, numpy and json read the files: images and masks
@@ -257,7 +257,7 @@ def _instance_mask(a, h, w):
     return None
 
 
-# Default: torchvision's detection references' conventions (issue 45 item 1): labels are
+# Default: torchvision's detection references' conventions: labels are
 # the category ids as written (label 0 is the models' background) and crowds are left out
 # (ConvertCocoPolysToMask); the contiguous labels and the crowds are options.
 LABELS = {"category_id": {3: 3, 17: 17, 90: 90}, "1..K": {3: 1, 17: 2, 90: 3},

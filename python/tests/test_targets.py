@@ -1,4 +1,4 @@
-"""Targets that follow the image (issue 26): masks, boxes and keypoints through every
+"""Targets that follow the image: masks, boxes and keypoints through every
 geometric transform with the image's random draw.
 
 References:

@@ -218,7 +218,7 @@ def test_cli_trace_flag(small_root, tmp_path, verb):
     assert bad.returncode == 1 and "--trace" in bad.stderr
 
 
-# ------------------------------------------------- issue 46, items 16 and 18 ----
+# ------------------------------------- the trace path: checked at entry, never followed ----
 
 def test_an_unwritable_trace_path_is_refused_when_the_block_starts(small_root, tmp_path):
     loader = make(small_root)

@@ -1,4 +1,4 @@
-"""Transforms naming the image fields they touch: `fields=` (issue 25 item 3).
+"""Transforms naming the image fields they touch: `fields=`.
 
 A record with three RGB image fields ("image", "image2", "image3") of one size, a
 caption and a label, in tar shards written here. Geometric transforms naming several

@@ -1,4 +1,4 @@
-"""stoker.VideoClips: clips of video files decoded with FFmpeg (issue 30).
+"""stoker.VideoClips: clips of video files decoded with FFmpeg.
 
 Every video is made here by Debian's ffmpeg CLI (testsrc patterns: H.264 with B-frames,
 MPEG-4, H.265 and VP9 when the encoders exist, a variable frame rate, an odd size, one

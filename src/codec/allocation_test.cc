@@ -144,7 +144,7 @@ void ExpectImageOnlyCost(const Bytes& file, int w, int h, const std::string& wha
 Bytes Text(const std::string& s) { return Bytes(s.begin(), s.end()); }
 
 TEST(AllocationTest, PlainPnmHeaderIsRefusedBeforeTheImageIsAllocated) {
-  // 19 bytes used to allocate 805 MB (issue 32, item 9).
+  // 19 bytes used to allocate 805 MB.
   ExpectRefusedCheaply(Text("P3 16383 16383 255\n"), StatusCode::kDataLoss,
                        "PNM: 16383x16383 needs at least 1610416133 bytes of plain raster",
                        "P3");

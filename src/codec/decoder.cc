@@ -444,7 +444,7 @@ class ImageDecoder::Png {
   // An index past a short PLTE (libpng's "badpal" files) would expand to
   // black; Pillow's palette starts as the grey ramp (i, i, i) under the
   // PLTE entries, so such pixels are grey there. Pads the palette the same
-  // way (issue 17, item 17). Call inside Decode's setjmp scope.
+  // way. Call inside Decode's setjmp scope.
   void PadPalette(int depth) {
     png_colorp palette = nullptr;
     int n = 0;

@@ -663,7 +663,7 @@ TEST_P(PngDecodeTest, DecodesExactlyAndRegionIsAView) {
                            &expected[(static_cast<size_t>(h - 1) * w + w - 1) * 3], 3));
 }
 
-// DecodeRows (issue 17 item 7): the rows of a non-interlaced PNG, one at a
+// DecodeRows: the rows of a non-interlaced PNG, one at a
 // time, are those of the whole decode; interlaced images cannot stream.
 TEST_P(PngDecodeTest, RowsMatchTheWholeDecode) {
   const PngCase c = std::get<0>(GetParam());
@@ -1054,7 +1054,7 @@ TEST(DecoderErrorTest, MaxPixelsRefusesLargeImages) {
   }
 }
 
-TEST(DecoderErrorTest, ProgressiveScanCountIsLimited) {  // issue 17 item 9
+TEST(DecoderErrorTest, ProgressiveScanCountIsLimited) {
   const int w = 64, h = 48;
   const Bytes px = MakePixels(w, h, 31);
   JpegSpec spec;

@@ -108,7 +108,7 @@ Bytes AnimDecoderFirstFrame(const Bytes& file, int* w, int* h) {
 }
 
 TEST(WebpDecodeTest, AnimatedFirstFrameIsWhatWebPAnimDecoderComposes) {
-  // The first frame is decoded straight into the image (issue 32, item 6):
+  // The first frame is decoded straight into the image:
   // the same pixels as WebPAnimDecoder's canvas, for frames smaller than
   // the canvas at an offset, lossy frames with alpha, lossless frames.
   const int fw = 30, fh = 18;

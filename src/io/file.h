@@ -20,7 +20,7 @@ namespace stoker {
 // Opens `path` read-only for a regular file. The open itself uses O_NONBLOCK
 // and the type is checked with fstat before anything is read, so a FIFO,
 // socket or device named like a data file is refused at once instead of
-// blocking in open(2) (issue 17, item 1); O_NONBLOCK is then cleared. On
+// blocking in open(2); O_NONBLOCK is then cleared. On
 // success `*fd` is owned by the caller and `*size` (if not null) holds the
 // file size. Errors: NotFound (ENOENT), `not_regular` ("<path>: not a regular
 // file"), IoError otherwise.

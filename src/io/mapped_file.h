@@ -12,15 +12,14 @@
 // the OS refuses (including mmap), InvalidArgument for a non-regular file.
 // A file truncated by someone else while mapped raises SIGBUS on access to
 // the pages past its new end, as for any mapping: callers check a range with
-// CheckRange() right before reading it (issue 17, item 5). The check is an
+// CheckRange() right before reading it. The check is an
 // fstat of the descriptor kept open, amortised per thread: a thread re-stats
 // a file on its first check after it waited (NewReadBurst(), which the
 // loader's workers call whenever they waited for work or a free batch slot),
 // every kRecheckReads checks of that file after, and whenever the range ends
 // past the size it saw last. A truncation between a thread's last fstat and
 // its read (within one burst of reads without a wait) is not caught. An fstat
-// per read cost ~20 % of the CPU of reading 1 KB rows (issue 25's memmap
-// benchmark).
+// per read cost ~20 % of the CPU of reading 1 KB rows (bench/memmap_bench.py).
 #ifndef STOKER_IO_MAPPED_FILE_H_
 #define STOKER_IO_MAPPED_FILE_H_
 

@@ -250,7 +250,7 @@ TEST(CacheTest, EvictsLeastRecentlyUsedFirstAndSparesTheNewEntry) {
 }
 
 // StreamOptions::cache_counters: each download and each hit counted, the
-// largest entry kept (issue 32, item 41: stats' shard cache floor).
+// largest entry kept.
 TEST(CacheTest, CountersCountDownloadsHitsAndTheLargestEntry) {
   testing::TempDir dir;
   const std::string log = dir.path() + "/opens";

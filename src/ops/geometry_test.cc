@@ -401,8 +401,8 @@ TEST(StaticOutputSizeTest, ErrorsWithoutAFixedSize) {
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   st = StaticOutputSize({T::RandomHorizontalFlip(), T::Normalize({0, 0, 0}, {1, 1, 1})}, &h, &w);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
-  // A shorter-side resize after a fixed size is fixed too (issue 32 item
-  // 32): 224x224 -> 256x256, as PlanResize resizes every sample.
+  // A shorter-side resize after a fixed size is fixed too: 224x224 ->
+  // 256x256, as PlanResize resizes every sample.
   st = StaticOutputSize({T::CenterCrop(224, 224), T::Resize(256)}, &h, &w);
   EXPECT_TRUE(st.ok());
   EXPECT_EQ(h, 256);

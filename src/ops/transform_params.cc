@@ -123,7 +123,7 @@ Status ParamError(StatusCode code, const TransformSchema& schema, std::string_vi
 // ------------------------------------------------------------------ scalars --
 
 ParamSchema Number(std::string name, double Transform::*field, double lo, double hi) {
-  // Finite only (issue 32 item 2): inf and nan are refused here, at
+  // Finite only: inf and nan are refused here, at
   // construction, whatever the bounds.
   ParamSchema p = Base(std::move(name), "float",
                        NumberText(lo > -kInf && hi < kInf ? "a number" : "a finite number", lo,

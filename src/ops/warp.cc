@@ -21,7 +21,7 @@ constexpr double kDegToRad = M_PI / 180.0;
 // Pillow's COORD / FLOOR macros (Geometry.c), defined for every double: a
 // coordinate no int holds (an extreme RandomAffine scale maps pixels to
 // +-1e300, or inf - inf = NaN) becomes INT_MIN or INT_MAX, outside every
-// image, where the C cast is undefined (issue 32 item 2).
+// image, where the C cast is undefined.
 constexpr double kIntMaxD = static_cast<double>(std::numeric_limits<int>::max());
 constexpr double kIntMinD = static_cast<double>(std::numeric_limits<int>::min());
 inline int Coord(double v) {

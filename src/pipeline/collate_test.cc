@@ -1,6 +1,6 @@
 // Copyright 2026 The stoker Authors.
 //
-// collate="list" (LoaderOptions::Collate::kList, issue 12 item 4): each
+// collate="list" (LoaderOptions::Collate::kList): each
 // sample keeps the size its own geometry gives, in its own pooled region of
 // the batch buffer. The references: torchvision's Resize arithmetic for the
 // sizes, and the fixed-size path (collate="batch") for the pixels -- the same

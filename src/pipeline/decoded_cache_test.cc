@@ -36,7 +36,7 @@ TEST(DecodedCacheTest, HitsAfterInsertAndCountsMisses) {
   EXPECT_DOUBLE_EQ(st.hit_rate(), 0.5);
 }
 
-// cache_validate (issue 32 item 24): an entry whose file stamp changed is
+// cache_validate: an entry whose file stamp changed is
 // dropped at its lookup, counted as stale and as a miss, and its bytes freed.
 TEST(DecodedCacheTest, LookupWithAnotherStampDropsTheEntry) {
   DecodedCache cache(size_t{1} << 20, 1);

@@ -885,7 +885,7 @@ TEST(LoaderTest, CallbackErrorNamesTheSampleAndRespectsOnError) {
 
 // A callback that fails with Cancelled (Python: a Lambda's KeyboardInterrupt,
 // SystemExit or MemoryError) is an interrupt, not a bad sample: under skip
-// too it stops the epoch with that status (issue 32, item 23).
+// too it stops the epoch with that status.
 TEST(LoaderTest, ACancelledCallbackIsNeverSkipped) {
   auto src = std::make_shared<MemorySource>(JpegSamples(12));
   std::atomic<int> calls{0};
@@ -903,7 +903,7 @@ TEST(LoaderTest, ACancelledCallbackIsNeverSkipped) {
 
 // Cancel() returns while a callback is still blocked in its sample (Ctrl-C
 // must not wait for it); Next() then ends the epoch, and Stop() waits for the
-// sample once the callback returns (issue 32, item 4).
+// sample once the callback returns.
 TEST(LoaderTest, CancelDoesNotWaitForABlockedCallback) {
   auto src = std::make_shared<MemorySource>(JpegSamples(12));
   std::mutex mu;

@@ -14,8 +14,8 @@
 // is decoded there row by row, each row going straight into the horizontal
 // pass, and the vertical pass then runs over the horizontally resampled rows
 // (crop rows x output width): the decoded pixels are never held, so a
-// 16000 x 16000 image costs a row and those rows, not 768 MB (issue 17 item
-// 7). Interlaced PNGs, the other formats and every image on the slow path
+// 16000 x 16000 image costs a row and those rows, not 768 MB.
+// Interlaced PNGs, the other formats and every image on the slow path
 // are decoded whole. Slow path (several resizes, or crops
 // that pad): full decode, then
 // each stage materialised in scratch images. With photometric transforms

@@ -1,7 +1,7 @@
 // Copyright 2026 The stoker Authors.
 //
 // SampleProcessor: a PNG or a JPEG region decoded row by row into the
-// resampler (issue 17 item 7) gives the bytes of the buffered path, for every
+// resampler gives the bytes of the buffered path, for every
 // PNG flavour, JPEG colour model and DCT scale and the usual geometric chains,
 // and never holds the decoded image.
 #include "pipeline/sample_processor.h"

@@ -1,6 +1,6 @@
 // Copyright 2026 The stoker Authors.
 //
-// on_error=skip (issue 17 item 16): a bad sample is left out, not replaced.
+// on_error=skip: a bad sample is left out, not replaced.
 // The reference for every case is a clean run (the same samples, none bad):
 // the skip run must deliver exactly the clean run's samples minus the bad
 // ones, in the same order and with the same pixels, packed into full batches

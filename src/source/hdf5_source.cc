@@ -243,7 +243,7 @@ hid_t MemTypeLocked(const Hdf5SourceImpl::Column& col, hid_t file_type)
 Status CheckHdf5Path(const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return NotFoundError(path + ": no such file");
-  // HDF5 opens with a blocking open(2): refuse FIFOs and devices first (issue 17, item 1).
+  // HDF5 opens with a blocking open(2): refuse FIFOs and devices first.
   if (!S_ISREG(st.st_mode)) return InvalidArgumentError(path + ": not a regular file");
   return Status::OK();
 }

@@ -109,7 +109,7 @@ TEST(ShardPatternTest, BracesAndGlobs) {
   EXPECT_EQ(ExpandShardPatterns({"http://h/x-{0..1}.tar"}).value().size(), 2u);
 }
 
-TEST(ShardPatternTest, ExpansionIsBoundedBeforeMaterialising) {  // issue 17 item 10
+TEST(ShardPatternTest, ExpansionIsBoundedBeforeMaterialising) {
   auto one = ExpandBraces("s-{0..9999999}.tar");
   EXPECT_EQ(one.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(one.status().message().find("10000000 shards"), std::string::npos)
@@ -122,7 +122,7 @@ TEST(ShardPatternTest, ExpansionIsBoundedBeforeMaterialising) {  // issue 17 ite
   EXPECT_EQ(ExpandBraces("s-{0..999}-{0..999}.tar").value().size(), 1000000u);
 }
 
-TEST(ShardPatternTest, UrlSchemes) {  // issue 17 item 20
+TEST(ShardPatternTest, UrlSchemes) {
   testing::TempDir dir;
   WriteShards(dir.path(), 2, 1);
   auto local = ExpandShardPatterns({"file://" + dir.path() + "/train-{000..001}.tar"});

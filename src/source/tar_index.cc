@@ -18,9 +18,9 @@
 namespace stoker {
 namespace {
 
-// Version 2 added the inode, ctime and content fingerprint (issue 17 item 12);
+// Version 2 added the inode, ctime and content fingerprint;
 // version 3 marks members past the shard's end and shards without their
-// end-of-archive blocks as bad entries (issue 32 items 11, 18), so indexes
+// end-of-archive blocks as bad entries, so indexes
 // built before are rebuilt; version 4 adds each entry's record fields (the
 // (offset, size) of every field's member); version 5 adds the name of each
 // field's member past the key (errors name the member).

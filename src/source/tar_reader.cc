@@ -314,7 +314,7 @@ Status ShardSampleReader::Next(ShardSample* sample, bool* end) {
     size_t image_rank = spec_.image_exts.size();
     bool has_label = false;
     Status group_error;
-    // Duplicate keys (issue 17 item 11): webdataset refuses a member name
+    // Duplicate keys: webdataset refuses a member name
     // repeated within a sample; a key that comes back after other keys
     // would be a second sample under the same name. Both are errors of
     // that sample here (counted skips under on_error="skip").

@@ -137,7 +137,7 @@ TEST(TarReaderTest, MissingImageOrLabelIsAnErrorOfThatSampleOnly) {
   EXPECT_NE(g.error.message().find("k2.cls"), std::string::npos) << g.error.ToString();
 }
 
-TEST(TarReaderTest, DeclaredHugeMemberAllocatesOnlyWhatIsPresent) {  // issue 17 item 8
+TEST(TarReaderTest, DeclaredHugeMemberAllocatesOnlyWhatIsPresent) {
   std::vector<uint8_t> tar = MakeTar({{"k0.jpg", Bytes(150000, 1)}, {"k0.cls", Text("1")}},
                                      TarFormat::kUstar);
   // k0.jpg's header declares 900 MiB (octal in bytes 124..135), checksum redone.

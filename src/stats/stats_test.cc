@@ -312,7 +312,7 @@ TEST(ComputeStats, ExactOnNoiseAndIdenticalForAnyThreadCount) {
   }
 }
 
-// A record source (issue 25) is summarised by its primary image and label,
+// A record source is summarised by its primary image and label,
 // exactly as the image + label source of the same arrays; its other fields
 // are not read. A record without an image is refused, naming the source.
 TEST(ComputeStats, RecordSourcesAreSummarisedByTheirImageAndLabel) {

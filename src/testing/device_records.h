@@ -83,7 +83,7 @@ inline std::shared_ptr<Source> DeviceArrayRecordSamples(int n) {
   return std::make_shared<stoker::MemorySource>(std::move(samples), std::move(schema));
 }
 
-// Targets (issue 26): sample i is raw pixels 16 x (12 + i % 2), label i % 3,
+// Targets: sample i is raw pixels 16 x (12 + i % 2), label i % 3,
 // "mask" uint8 [H, W] (target kMask: (x / 4 + 3 * (y / 4) + i) % 7, blocks
 // that show where the geometry moved them) and "boxes" float32 [2, 4] xyxy
 // (target kBoxes: {i % 5, 1, 9, 7} and a 1-px box in the corner that crops
