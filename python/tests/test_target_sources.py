@@ -3,8 +3,8 @@
 Without a geometric transform their target fields pass through the loader untouched, so
 every field comes back bit for bit as PIL, numpy and json read the files: images and masks
 (grey and palette PNGs: palette indices), COCO boxes, mapped labels, iscrowd, area, and
-masks rasterised from polygons (the pixel-centre rule, checked against Pillow's
-ImageDraw.polygon away from the outline) and from RLE (a list, or the compressed string of
+masks rasterised from polygons (pycocotools' rule: compared with pycocotools itself where
+it is installed, and with Pillow's ImageDraw.polygon away from the outline) and from RLE (a list, or the compressed string of
 an encoder written here from pycocotools' documented format). 1 and 3 threads agree, two
 ranks split the epoch, and a resume continues it.
 """
@@ -534,3 +534,51 @@ def test_coco_instance_masks_follow_geometric_transforms(coco):
                                 transforms=[stoker.RandomResizedCrop(16, scale=(0.1, 0.3))]))
     for masks, boxes, labels in zip(got["masks"], got["boxes"], got["labels"]):
         assert masks.shape == (len(boxes), 16, 16) and len(labels) == len(boxes)
+
+
+def test_coco_polygon_masks_are_pycocotools_own(tmp_path):
+    # The rule stoker follows is pycocotools' (its rleFrPoly: vertices scaled by 5 and
+    # rounded, each edge walked at that resolution); not a "pixel centre inside" rule, from
+    # which it differs along slanted edges. Compared with pycocotools itself (the torch 2
+    # lane installs it) on random polygons inside, across and far outside small images,
+    # with repeated vertices and half-pixel coordinates.
+    mask_api = pytest.importorskip("pycocotools.mask")
+    import json
+    from PIL import Image
+    rng = np.random.default_rng(46)
+    (tmp_path / "img").mkdir()
+    images, annotations, polys = [], [], {}
+    for i in range(60):
+        h, w = int(rng.integers(5, 40)), int(rng.integers(5, 40))
+        Image.fromarray(np.zeros((h, w, 3), np.uint8)).save(tmp_path / "img" / f"{i}.png")
+        images.append({"id": i + 1, "file_name": f"{i}.png", "height": h, "width": w})
+        for k in range(int(rng.integers(1, 3))):
+            n = int(rng.integers(3, 12))
+            spread = float(rng.choice([1.0, 1.5, 20.0]))
+            xs = rng.uniform(-0.5 * spread * w, spread * w, n)
+            ys = rng.uniform(-0.5 * spread * h, spread * h, n)
+            if k == 1:
+                xs, ys = np.round(xs * 2) / 2, np.round(ys * 2) / 2  # half pixels
+            pts = np.stack([xs, ys], 1)
+            if n > 4:
+                pts[2] = pts[1]  # a repeated vertex
+            poly = [round(float(v), 3) for v in pts.ravel()]
+            ann_id = len(annotations) + 1
+            annotations.append({"id": ann_id, "image_id": i + 1, "category_id": 1,
+                                "bbox": [0, 0, 1, 1], "iscrowd": 0, "segmentation": [poly]})
+            polys.setdefault(i + 1, []).append((ann_id, poly, h, w))
+    (tmp_path / "a.json").write_text(json.dumps({
+        "images": images, "annotations": annotations,
+        "categories": [{"id": 1, "name": "x"}]}))
+    src = stoker.Coco(str(tmp_path / "img"), str(tmp_path / "a.json"), masks="instances")
+    loader = stoker.Loader(src, batch_size=1, threads=2, collate="list")
+    compared = 0
+    for image_id, batch in enumerate(loader, start=1):
+        got = batch["masks"][0].numpy()
+        want = [mask_api.decode(mask_api.merge(mask_api.frPyObjects([p], h, w)))
+                for _, p, h, w in polys[image_id]]
+        assert got.shape == (len(want),) + want[0].shape, (image_id, got.shape)
+        for k, m in enumerate(want):
+            assert (got[k] == m).all(), (image_id, k, int((got[k] != m).sum()))
+            compared += 1
+    assert compared == len(annotations)

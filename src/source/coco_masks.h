@@ -21,10 +21,10 @@
 // region starts or ends: xd = (min or max - 1 of the two x) scaled back
 // ((xd + 0.5) / 5 - 0.5) must be a whole pixel column in [0, w - 1], and
 // yd = ceil(clamp((min of the two y + 0.5) / 5 - 0.5, 0, h)). The marks,
-// sorted in column-major order, are the boundaries of the runs. In effect a
-// pixel is inside when its centre is inside the polygon (centres exactly on
-// an edge go by the rounding above). Several polygons of one annotation are
-// merged (union).
+// sorted in column-major order, are the boundaries of the runs: pycocotools'
+// mask, which is close to "a pixel is inside when its centre is" but differs
+// from it by up to a pixel along slanted edges. Several polygons of one
+// annotation are merged (union).
 //
 // Thread-safety: pure functions. Errors: InvalidArgument naming what is
 // wrong (the caller adds the annotation).
