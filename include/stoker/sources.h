@@ -169,6 +169,14 @@ struct SegmentationFolderOptions {
   // declared one is an error of its sample naming both. Open fails
   // (InvalidArgument) for any other value.
   std::string mask_dtype = "uint8";
+  // A text file of keys, one per line (VOC's ImageSets/Segmentation/train.txt;
+  // blank lines and surrounding spaces ignored): only these samples, in the
+  // file's order (torchvision's VOCSegmentation order), the other files of
+  // both folders left alone. Empty: every file, paired, in key order. A
+  // listed key without an image or a mask, or listed twice, fails Open
+  // (InvalidArgument naming the file and the first keys); so does a file that
+  // cannot be read or lists no key.
+  std::string split;
 };
 
 class SegmentationFolder : public RandomAccessSource {

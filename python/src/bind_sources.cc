@@ -173,12 +173,16 @@ void RegisterSources(py::module_& m) {
       "mask_dtype: \"uint8\" (default) or \"uint16\", the masks' declared depth: masks of a\n"
       "fixed output size then stack into one tensor [B, H, W]; a mask of another depth is an\n"
       "error of its sample. None: each mask as its file holds, delivered as a list.\n"
-      "Raises StokerError naming the keys\n"
-      "without a partner on either side (the first five and the count).")
+      "split: a text file of keys, one per line (VOC's ImageSets/Segmentation/train.txt):\n"
+      "only these samples, in the file's order (torchvision's VOCSegmentation order), other\n"
+      "files of both folders left alone; a listed key without an image or a mask, or listed\n"
+      "twice, raises StokerError naming the first five. Without split, raises StokerError\n"
+      "naming the keys without a partner on either side (the first five and the count).")
       .def(py::init([](const py::object& images_dir, const py::object& masks_dir,
                        const std::string& image_suffix, const std::string& mask_suffix,
-                       const std::optional<std::string>& mask_dtype) {
+                       const std::optional<std::string>& mask_dtype, const py::object& split) {
              SegmentationFolderOptions o;
+             if (!split.is_none()) o.split = FsPath(split);
              o.image_suffix = image_suffix;
              o.mask_suffix = mask_suffix;
              o.mask_dtype = mask_dtype.value_or("");
@@ -193,7 +197,8 @@ void RegisterSources(py::module_& m) {
              return Unwrap(std::move(f));
            }),
            py::arg("images_dir"), py::arg("masks_dir"), py::arg("image_suffix") = "",
-           py::arg("mask_suffix") = "", py::arg("mask_dtype") = std::optional<std::string>("uint8"))
+           py::arg("mask_suffix") = "", py::arg("mask_dtype") = std::optional<std::string>("uint8"),
+           py::arg("split") = py::none())
       .def("image_path", [](const SegmentationFolder& f, int64_t i) {
              return FsDecode(f.ImagePath(i)); }, py::arg("index"), "The image of sample `index`.")
       .def("mask_path", [](const SegmentationFolder& f, int64_t i) {
@@ -216,8 +221,8 @@ void RegisterSources(py::module_& m) {
       "\"0..K-1\") where one non-crowd annotation covers the pixel, ignore_index where a crowd\n"
       "or more than one annotation does; masks=\"instances\" adds \"masks\" uint8 [N, H, W] of\n"
       "0/1 (per-box rows; geometric transforms move each plane like a mask, padded with 0).\n"
-      "Polygons are rasterised by pycocotools' rule\n"
-      "(a pixel whose centre is inside), RLE (list or compressed string) decoded;\n"
+      "Polygons are rasterised as pycocotools rasterises them (its frPyObjects and decode,\n"
+      "exactly), RLE (list or compressed string) decoded;\n"
       "max_polygon_points (100000) bounds one polygon's points (a larger one is refused,\n"
       "naming its annotation).\n"
       "drop_empty=True leaves out images without annotations. Raises StokerError naming the\n"

@@ -35,8 +35,8 @@ class Coco(Source):
     "0..K-1") where one non-crowd annotation covers the pixel, ignore_index where a crowd
     or more than one annotation does; masks="instances" adds "masks" uint8 [N, H, W] of
     0/1 (per-box rows; geometric transforms move each plane like a mask, padded with 0).
-    Polygons are rasterised by pycocotools' rule
-    (a pixel whose centre is inside), RLE (list or compressed string) decoded;
+    Polygons are rasterised as pycocotools rasterises them (its frPyObjects and decode,
+    exactly), RLE (list or compressed string) decoded;
     max_polygon_points (100000) bounds one polygon's points (a larger one is refused,
     naming its annotation).
     drop_empty=True leaves out images without annotations. Raises StokerError naming the
@@ -312,10 +312,13 @@ class SegmentationFolder(Source):
     mask_dtype: "uint8" (default) or "uint16", the masks' declared depth: masks of a
     fixed output size then stack into one tensor [B, H, W]; a mask of another depth is an
     error of its sample. None: each mask as its file holds, delivered as a list.
-    Raises StokerError naming the keys
-    without a partner on either side (the first five and the count).
+    split: a text file of keys, one per line (VOC's ImageSets/Segmentation/train.txt):
+    only these samples, in the file's order (torchvision's VOCSegmentation order), other
+    files of both folders left alone; a listed key without an image or a mask, or listed
+    twice, raises StokerError naming the first five. Without split, raises StokerError
+    naming the keys without a partner on either side (the first five and the count).
     """
-    def __init__(self, images_dir: object, masks_dir: object, image_suffix: str = ..., mask_suffix: str = ..., mask_dtype: Optional[str] = ...) -> None: ...
+    def __init__(self, images_dir: object, masks_dir: object, image_suffix: str = ..., mask_suffix: str = ..., mask_dtype: Optional[str] = ..., split: object = ...) -> None: ...
     def image_path(self, index: int) -> str: ...
     def mask_path(self, index: int) -> str: ...
 

@@ -24,7 +24,7 @@ _sources.guard_class(ImageFolder, ("root",))
 _sources.guard_class(Npy, ("images", "labels", "layout"))
 _sources.guard_class(HDF5, ("path", "images", "labels", "fields", "max_sample_bytes"))
 _sources.guard_class(SegmentationFolder, ("images_dir", "masks_dir", "image_suffix",
-                                          "mask_suffix", "mask_dtype"), max_positional=2)
+                                          "mask_suffix", "mask_dtype", "split"), max_positional=2)
 _sources.guard_class(Coco, ("images_dir", "annotations", "drop_empty", "masks", "ignore_index",
                            "labels", "crowd", "max_polygon_points"),
                      max_positional=2)

@@ -91,6 +91,36 @@ def test_segmentation_folder_names_missing_stems(tmp_path):
         stoker.SegmentationFolder(tmp_path / "img", tmp_path / "ann", lambda x: x)
 
 
+def test_a_voc_split_file_takes_its_keys_in_its_order(tmp_path):
+    # VOC: JPEGImages holds every image, SegmentationClass the masks of some, and
+    # ImageSets/Segmentation/train.txt one split's keys: without split= the folder pair was
+    # refused (images without a mask), and users had to copy files into a folder per split.
+    voc = tmp_path / "VOC2012"
+    for d in ("JPEGImages", "SegmentationClass", "ImageSets/Segmentation"):
+        (voc / d).mkdir(parents=True)
+    for i, k in enumerate(["2007_000032", "2007_000039", "2007_000063", "2007_000068"]):
+        _png(voc / "JPEGImages" / f"{k}.png", photo(W, H, 10 + i))
+        if i != 3:
+            m = np.full((H, W), i, np.uint8)
+            _png(voc / "SegmentationClass" / f"{k}.png", m)
+    (voc / "ImageSets/Segmentation/train.txt").write_text("2007_000063\n2007_000032\n")
+    src = stoker.SegmentationFolder(voc / "JPEGImages", voc / "SegmentationClass",
+                                    split=voc / "ImageSets/Segmentation/train.txt")
+    assert len(src) == 2
+    assert src.image_path(0).endswith("2007_000063.png")  # the file's order
+    batch = next(iter(stoker.Loader(src, batch_size=2, transforms=[stoker.CenterCrop((H, W))])))
+    assert batch["mask"][:, 0, 0].tolist() == [2, 0]
+    (voc / "val.txt").write_text("2007_000039\n2007_000068\nnot_there\n")
+    with pytest.raises(ValueError, match=r"val.txt lists 1 key\(s\) without an image: "
+                                         r"'not_there'; 2 key\(s\) without a mask: "
+                                         r"'2007_000068', 'not_there'"):
+        stoker.SegmentationFolder(voc / "JPEGImages", voc / "SegmentationClass",
+                                  split=str(voc / "val.txt"))
+    with pytest.raises(FileNotFoundError, match="no_such.txt"):
+        stoker.SegmentationFolder(voc / "JPEGImages", voc / "SegmentationClass",
+                                  split=voc / "no_such.txt")
+
+
 def test_rgb_mask_is_an_error_naming_the_file(tmp_path):
     (tmp_path / "img").mkdir()
     (tmp_path / "ann").mkdir()
@@ -582,3 +612,33 @@ def test_coco_polygon_masks_are_pycocotools_own(tmp_path):
             assert (got[k] == m).all(), (image_id, k, int((got[k] != m).sum()))
             compared += 1
     assert compared == len(annotations)
+
+
+@pytest.mark.parametrize("labels", [None, "1..K", "0..K-1"])
+def test_the_docs_cocoeval_recipe_scores_the_ground_truth_as_perfect(coco, labels):
+    # docs/targets.md's COCOeval recipe: image ids from src.image_ids[index] (the batch's
+    # indices from return_indices=True, a (fields, indices) pair for records), category ids
+    # from src.categories[label][0], xyxy boxes back to COCO's xywh. The ground truth itself
+    # given as detections must score AP 1.0 for every label numbering.
+    coco_api = pytest.importorskip("pycocotools.coco")
+    cocoeval = pytest.importorskip("pycocotools.cocoeval")
+    import contextlib
+    import io
+    root, _ = coco
+    ann = str(root / "instances.json")
+    src = stoker.Coco(root / "images", ann, **({"labels": labels} if labels else {}))
+    results = []
+    loader = stoker.Loader(src, batch_size=2, collate="list", return_indices=True)
+    for batch, indices in loader:
+        for k, boxes, labels_ in zip(indices.tolist(), batch["boxes"], batch["labels"]):
+            for (x0, y0, x1, y1), label in zip(boxes.tolist(), labels_.tolist()):
+                results.append({"image_id": src.image_ids[k],
+                                "category_id": src.categories[label][0],
+                                "bbox": [x0, y0, x1 - x0, y1 - y0], "score": 1.0})
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt = coco_api.COCO(ann)
+        e = cocoeval.COCOeval(gt, gt.loadRes(results), "bbox")
+        e.evaluate()
+        e.accumulate()
+        e.summarize()
+    assert e.stats[0] == pytest.approx(1.0), e.stats  # AP at IoU 0.50:0.95

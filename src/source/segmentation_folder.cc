@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <string>
 #include <utility>
 
 #include "io/file.h"
@@ -72,33 +74,10 @@ StatusOr<std::shared_ptr<SegmentationFolder>> SegmentationFolder::Open(
   std::map<std::string, std::string> images, masks;
   STOKER_RETURN_IF_ERROR(KeyFiles(src->images_dir_, options.image_suffix, "images", &images));
   STOKER_RETURN_IF_ERROR(KeyFiles(src->masks_dir_, options.mask_suffix, "masks", &masks));
-  std::vector<std::string> no_mask, no_image;
-  for (const auto& [key, rel] : images) {
-    auto m = masks.find(key);
-    if (m == masks.end()) {
-      no_mask.push_back(key);
-      continue;
-    }
-    src->images_.push_back(rel);
-    src->masks_.push_back(m->second);
-  }
-  for (const auto& [key, rel] : masks) {
-    if (!images.count(key)) no_image.push_back(key);
-  }
-  if (!no_mask.empty() || !no_image.empty()) {
-    std::string msg = "SegmentationFolder(" + src->images_dir_ + ", " + src->masks_dir_ + "): ";
-    if (!no_mask.empty()) {
-      msg += std::to_string(no_mask.size()) + " image(s) without a mask" +
-             (options.mask_suffix.empty() ? "" : " (suffix '" + options.mask_suffix + "')") +
-             ": " + FirstFew(no_mask);
-    }
-    if (!no_image.empty()) {
-      msg += std::string(no_mask.empty() ? "" : "; ") + std::to_string(no_image.size()) +
-             " mask(s) without an image" +
-             (options.image_suffix.empty() ? "" : " (suffix '" + options.image_suffix + "')") +
-             ": " + FirstFew(no_image);
-    }
-    return InvalidArgumentError(msg);
+  if (!options.split.empty()) {
+    STOKER_RETURN_IF_ERROR(src->TakeSplit(options.split, images, masks));
+  } else {
+    STOKER_RETURN_IF_ERROR(src->TakeAllPairs(images, masks, options));
   }
   if (src->images_.empty()) {
     return InvalidArgumentError("SegmentationFolder(" + src->images_dir_ + ", " +
@@ -112,6 +91,85 @@ StatusOr<std::shared_ptr<SegmentationFolder>> SegmentationFolder::Open(
   }
   src->schema_.fields = {ImageField("image"), std::move(mask)};
   return std::shared_ptr<SegmentationFolder>(std::move(src));
+}
+
+Status SegmentationFolderImpl::TakeAllPairs(const std::map<std::string, std::string>& images,
+                                            const std::map<std::string, std::string>& masks,
+                                            const SegmentationFolderOptions& options) {
+  std::vector<std::string> no_mask, no_image;
+  for (const auto& [key, rel] : images) {
+    auto m = masks.find(key);
+    if (m == masks.end()) {
+      no_mask.push_back(key);
+      continue;
+    }
+    images_.push_back(rel);
+    masks_.push_back(m->second);
+  }
+  for (const auto& [key, rel] : masks) {
+    if (!images.count(key)) no_image.push_back(key);
+  }
+  if (no_mask.empty() && no_image.empty()) return Status::OK();
+  std::string msg = "SegmentationFolder(" + images_dir_ + ", " + masks_dir_ + "): ";
+  if (!no_mask.empty()) {
+    msg += std::to_string(no_mask.size()) + " image(s) without a mask" +
+           (options.mask_suffix.empty() ? "" : " (suffix '" + options.mask_suffix + "')") +
+           ": " + FirstFew(no_mask);
+  }
+  if (!no_image.empty()) {
+    msg += std::string(no_mask.empty() ? "" : "; ") + std::to_string(no_image.size()) +
+           " mask(s) without an image" +
+           (options.image_suffix.empty() ? "" : " (suffix '" + options.image_suffix + "')") +
+           ": " + FirstFew(no_image);
+  }
+  return InvalidArgumentError(msg);
+}
+
+Status SegmentationFolderImpl::TakeSplit(const std::string& path,
+                                         const std::map<std::string, std::string>& images,
+                                         const std::map<std::string, std::string>& masks) {
+  std::vector<uint8_t> bytes;
+  size_t size = 0;
+  Status read = ReadFileInto(path, &bytes, &size);
+  if (!read.ok()) return read.WithContext("SegmentationFolder: split");
+  const std::string where = "SegmentationFolder(" + images_dir_ + ", " + masks_dir_ +
+                            "): split " + path;
+  std::set<std::string> seen;
+  std::vector<std::string> no_image, no_mask, twice;
+  const std::string text(reinterpret_cast<const char*>(bytes.data()), size);
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const size_t first = text.find_first_not_of(" \t\r", at);
+    const size_t last = text.find_last_not_of(" \t\r", end == 0 ? 0 : end - 1);
+    at = end + 1;
+    if (first == std::string::npos || first >= end || last < first) continue;
+    const std::string key = text.substr(first, last - first + 1);
+    if (!seen.insert(key).second) {
+      twice.push_back(key);
+      continue;
+    }
+    auto i = images.find(key);
+    auto m = masks.find(key);
+    if (i == images.end()) no_image.push_back(key);
+    if (m == masks.end()) no_mask.push_back(key);
+    if (i == images.end() || m == masks.end()) continue;
+    images_.push_back(i->second);
+    masks_.push_back(m->second);
+  }
+  std::string msg;
+  auto add = [&msg](const std::vector<std::string>& keys, const std::string& what) {
+    if (keys.empty()) return;
+    msg += (msg.empty() ? "" : "; ") + std::to_string(keys.size()) + " key(s) " + what + ": " +
+           FirstFew(keys);
+  };
+  add(no_image, "without an image");
+  add(no_mask, "without a mask");
+  add(twice, "listed twice");
+  if (!msg.empty()) return InvalidArgumentError(where + " lists " + msg);
+  if (seen.empty()) return InvalidArgumentError(where + " lists no key");
+  return Status::OK();
 }
 
 std::string SegmentationFolderImpl::ImagePath(int64_t index) const {

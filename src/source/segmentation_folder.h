@@ -9,6 +9,7 @@
 #ifndef STOKER_SOURCE_SEGMENTATION_FOLDER_H_
 #define STOKER_SOURCE_SEGMENTATION_FOLDER_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,13 @@ class SegmentationFolderImpl final : public SegmentationFolder {
  private:
   friend class SegmentationFolder;
   SegmentationFolderImpl() = default;
+  // Open's pairing: every image with its mask (each unpaired key named), or
+  // the keys `split` lists, in its order (SegmentationFolderOptions::split).
+  Status TakeAllPairs(const std::map<std::string, std::string>& images,
+                      const std::map<std::string, std::string>& masks,
+                      const SegmentationFolderOptions& options);
+  Status TakeSplit(const std::string& path, const std::map<std::string, std::string>& images,
+                   const std::map<std::string, std::string>& masks);
 
   std::string images_dir_, masks_dir_;
   std::vector<std::string> images_, masks_;  // relative paths, pair k = sample k

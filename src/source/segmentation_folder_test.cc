@@ -66,6 +66,47 @@ TEST(SegmentationFolderTest, PairsByStemInKeyOrder) {
   EXPECT_EQ(s.fields[1].image_mode, ImageMode::kNative);
 }
 
+// VOC's layout: JPEGImages holds every image, SegmentationClass the masks of
+// some, and ImageSets/Segmentation/train.txt the keys of one split.
+TEST(SegmentationFolderTest, ASplitFileTakesItsKeysInItsOrderAndLeavesTheRest) {
+  TempDir dir;
+  const std::string r = dir.path();
+  MakeDirs(r + "/JPEGImages");
+  MakeDirs(r + "/SegmentationClass");
+  for (const char* k : {"a", "b", "c", "d", "e"}) WriteFile(r + "/JPEGImages/" + k + ".jpg", {1});
+  for (const char* k : {"b", "c", "d"}) WriteFile(r + "/SegmentationClass/" + k + ".png", {1});
+  const std::string split = r + "/train.txt";
+  const std::string text = "d\n  b \r\n\n";
+  WriteFile(split, std::vector<uint8_t>(text.begin(), text.end()));
+  SegmentationFolderOptions o;
+  o.split = split;
+  auto f = SegmentationFolder::Open(r + "/JPEGImages", r + "/SegmentationClass", o);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  ASSERT_EQ(f.value()->size(), 2);
+  EXPECT_EQ(f.value()->ImagePath(0), r + "/JPEGImages/d.jpg");  // the file's order
+  EXPECT_EQ(f.value()->MaskPath(1), r + "/SegmentationClass/b.png");
+  // Without the split the unpaired images are an error, as before.
+  EXPECT_FALSE(SegmentationFolder::Open(r + "/JPEGImages", r + "/SegmentationClass").ok());
+  // Keys it cannot take are named.
+  auto refused = [&](const std::string& body) {
+    WriteFile(split, std::vector<uint8_t>(body.begin(), body.end()));
+    auto g = SegmentationFolder::Open(r + "/JPEGImages", r + "/SegmentationClass", o);
+    EXPECT_FALSE(g.ok()) << body;
+    return g.ok() ? std::string() : g.status().message();
+  };
+  EXPECT_NE(refused("b\na\nz\n").find("split " + split + " lists 1 key(s) without an image: 'z'; "
+                                       "2 key(s) without a mask: 'a', 'z'"),
+            std::string::npos)
+      << refused("b\na\nz\n");
+  EXPECT_NE(refused("b\nc\nb\n").find("1 key(s) listed twice: 'b'"), std::string::npos);
+  EXPECT_NE(refused("\n \n").find("lists no key"), std::string::npos);
+  o.split = r + "/missing.txt";
+  auto missing = SegmentationFolder::Open(r + "/JPEGImages", r + "/SegmentationClass", o);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("missing.txt"), std::string::npos)
+      << missing.status().message();
+}
+
 TEST(SegmentationFolderTest, MissingStemsAreNamedOnBothSides) {
   TempDir dir;
   const std::string r = dir.path();
