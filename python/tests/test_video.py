@@ -8,6 +8,7 @@ frame, audio only). Decoded frames are compared bit for bit with PyAV's
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -643,3 +644,45 @@ def test_long_gops_show_as_frames_decoded_but_unused(tmp_path):
         return v["frames_unused"] / v["clips"]
     long_gop, short_gop = unused_per_clip(150), unused_per_clip(5)
     assert long_gop > 20 and short_gop < 5, (long_gop, short_gop)
+
+
+def test_a_train_and_eval_script_over_one_folder_exits_cleanly(videos, tmp_path):
+    # A migrated video script aborted at exit (134, "terminate called without an active
+    # exception") once its evaluation loop had run: train and eval loaders over one
+    # Kinetics-layout folder (one sharing the train loader's VideoClips, one its own),
+    # early breaks, iterators and a batch alive at exit, no close(), a torch model in the
+    # loop. Five runs, each exiting 0.
+    from conftest import run_child
+    root = tmp_path / "kinetics"
+    for c, names in (("a", ["h264", "mpeg4"]), ("b", ["vfr", "odd"])):
+        (root / c).mkdir(parents=True)
+        for n in names:
+            shutil.copy(videos[n], root / c / f"{n}{os.path.splitext(videos[n])[1]}")
+    code = textwrap.dedent(f"""
+        import stoker, torch
+        T = [stoker.Resize((16, 16))]
+        src = stoker.VideoClips({str(root)!r}, clip_len=4, frame_stride=2, clips_per_video=2,
+                                transforms=T)
+        train = stoker.Loader(src, batch_size=2, shuffle=True, threads=2)
+        val = stoker.Loader(src, batch_size=2, threads=2)
+        val2 = stoker.Loader(stoker.VideoClips({str(root)!r}, clip_len=4, frame_stride=2,
+                                               clips_per_video=3, sampling="uniform",
+                                               transforms=T), batch_size=3, threads=2)
+        model = torch.nn.Conv3d(4, 2, 3)
+        for epoch in range(2):
+            train.set_epoch(epoch)
+            it = iter(train)
+            for i, b in enumerate(it):
+                model(b["video"].float())
+                if i == 1:
+                    break
+            with torch.no_grad():
+                for b in val:
+                    model(b["video"].float())
+                ev = iter(val2)
+                next(ev)
+        held = b
+        print("done")
+    """)
+    for _ in range(5):
+        run_child(code, timeout=120)
