@@ -82,7 +82,15 @@ struct VideoClipsOptions {
   // than one clip (or unreadable) has none. The epoch is every clip
   // (size() = their total; clips_per_video must be left at 1), and Open reads
   // every video's index to count them.
-  enum class Sampling { kRandom, kUniform, kAll };
+  // kTorchvisionUniform: torchvision's UniformClipSampler over kAll's clips:
+  // of a video's n clips (at `step`), clips_per_video = k of them, clip
+  // floor(j * (n - 1) / (k - 1)) for j = 0..k-1 (clip 0 when k = 1; a clip
+  // may repeat when n < k), a video without a whole clip giving none. The
+  // epoch is k per video that has a clip; Open reads every index, as kAll.
+  // (torch computes the spacing in float32, torch.linspace(s, s + n - 1, k)
+  // with s the video's first global clip; the exact values here differ from
+  // its only where float32 rounding crosses a whole number.)
+  enum class Sampling { kRandom, kUniform, kAll, kTorchvisionUniform };
   Sampling sampling = Sampling::kRandom;
   // kAll: frames between the starts of consecutive clips (torchvision's
   // frames_between_clips; in resampled frames under frame_rate).

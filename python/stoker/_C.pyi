@@ -378,12 +378,16 @@ class VideoClips(Source):
       or before its time (variable frame rates are exact: frames are chosen by timestamp).
     clips_per_video: samples per video per epoch (sample i is clip i % clips_per_video of
       video i // clips_per_video). sampling: "random" (each clip's start drawn from
-      (seed, epoch, video, clip), identical for any thread count) or "uniform" (evenly spaced
-      starts, the same every epoch) or "all" (torchvision's VideoClips: every clip of every
-      video, clip c of a video starting at frame c * step, `step` being torchvision's
-      frames_between_clips; under frame_rate, at frame c * step of the video resampled to
-      that rate; a video shorter than one clip has none; the epoch is every clip, and opening
-      reads every video's index to count them). A video shorter than a clip repeats its last
+      (seed, epoch, video, clip), identical for any thread count) or "uniform" (stoker's
+      rule: clip c of k starts at frame floor(c * r / (k - 1)) of the r + 1 possible starts,
+      the middle one for k = 1; the same every epoch) or "all" (torchvision's VideoClips:
+      every clip of every video, clip c of a video starting at frame c * step, `step` being
+      torchvision's frames_between_clips; under frame_rate, at frame c * step of the video
+      resampled to that rate; a video shorter than one clip has none; the epoch is every
+      clip, and opening reads every video's index to count them) or "torchvision_uniform"
+      (torchvision's UniformClipSampler over "all"'s clips: of a video's n clips,
+      clips_per_video = k of them, clip floor(j * (n - 1) / (k - 1)) for j < k, clip 0 for
+      k = 1, repeating when n < k; a video without a whole clip gives none). A video shorter than a clip repeats its last
       frame (random, uniform).
     transforms: run on every frame of a clip with one random draw (the same crop, flip and
       colour change for all its frames); they must end in a fixed size (e.g.

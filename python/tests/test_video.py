@@ -471,12 +471,47 @@ def test_sampling_all_is_every_clip_at_the_step_as_torchvisions_unfold(videos):
         assert clips.frames_of(i)[0] == resampled[s: s + 3]
 
 
+@pytest.mark.parametrize("k", [1, 3, 7])
+def test_sampling_torchvision_uniform_is_uniform_clip_samplers_choice(videos, k):
+    # torchvision's UniformClipSampler, written out from its source: over VideoClips'
+    # clips, for each video of n >= 1 clips starting at global clip s,
+    # torch.linspace(s, s + n - 1, steps=k).floor() (float32, as torch computes it); the
+    # videos without a whole clip give none. sampling="uniform" is stoker's own rule (it
+    # picked 14 of 45 of these clips in a trial).
+    files = [videos["h264"], videos["vfr"], videos["one"], videos["odd"], videos["mpeg4"]]
+    kw = dict(clip_len=4, frame_stride=2, step=3)
+    every = stoker.VideoClips(files, sampling="all", **kw)
+    counts = [0] * len(files)
+    for i in range(len(every)):
+        counts[every.video_of(i)] += 1
+    want, s = [], 0
+    for v, n in enumerate(counts):
+        if n:
+            for g in torch.linspace(s, s + n - 1, steps=k).floor().to(torch.int64).tolist():
+                want.append((v, g - s))
+        s += n
+    assert counts[2] == 0 and any(0 < n < k for n in counts) is (k == 7)
+    picked = stoker.VideoClips(files, sampling="torchvision_uniform", clips_per_video=k, **kw)
+    assert len(picked) == len(want)
+    assert [(picked.video_of(i), picked.clip_of(i)) for i in range(len(picked))] == want
+    # The same frames as that clip of sampling="all".
+    first = {}
+    for i in range(len(every)):
+        first.setdefault((every.video_of(i), every.clip_of(i)), every.frames_of(i)[0])
+    for i, key in enumerate(want):
+        assert picked.frames_of(i, seed=4, epoch=2)[0] == first[key]
+    with pytest.raises(ValueError, match="torchvision_uniform.*no video has a whole clip"):
+        stoker.VideoClips([videos["one"]], sampling="torchvision_uniform", clip_len=2)
+
+
 def test_sampling_all_arguments(videos):
     f = [videos["h264"]]
     with pytest.raises(ValueError, match="clips_per_video at 1"):
         stoker.VideoClips(f, sampling="all", clips_per_video=2)
     with pytest.raises(ValueError, match="goes with sampling"):
         stoker.VideoClips(f, step=2)
+    with pytest.raises(ValueError, match="torchvision_uniform"):
+        stoker.VideoClips(f, sampling="nearest")
     with pytest.raises(ValueError, match="step must be"):
         stoker.VideoClips(f, sampling="all", step=0)
     with pytest.raises(ValueError, match="no video has a whole clip"):

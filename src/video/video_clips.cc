@@ -52,9 +52,10 @@ Status CheckOptions(const VideoClipsOptions& o) {
     return Invalid("sampling \"all\" takes every clip of each video: leave clips_per_video at 1 "
                    "(got " + std::to_string(o.clips_per_video) + ")");
   }
-  if (o.sampling != VideoClipsOptions::Sampling::kAll && o.step != 1) {
-    return Invalid("step (frames between clips) goes with sampling=\"all\" (got step " +
-                   std::to_string(o.step) + ")");
+  if (o.sampling != VideoClipsOptions::Sampling::kAll &&
+      o.sampling != VideoClipsOptions::Sampling::kTorchvisionUniform && o.step != 1) {
+    return Invalid("step (frames between clips) goes with sampling=\"all\" or "
+                   "\"torchvision_uniform\" (got step " + std::to_string(o.step) + ")");
   }
   if (o.clips_per_video < 1) {
     return Invalid("clips_per_video must be an int >= 1, got " +
@@ -202,7 +203,10 @@ StatusOr<std::shared_ptr<VideoClipsImpl>> VideoClipsImpl::Create(const VideoClip
   s->bad_.resize(s->paths_.size());
   s->clip_ = ClipSpec{o.clip_len, o.frame_stride, o.frame_rate, o.clips_per_video,
                       o.sampling == VideoClipsOptions::Sampling::kUniform};
-  s->all_ = o.sampling == VideoClipsOptions::Sampling::kAll;
+  s->all_ = o.sampling == VideoClipsOptions::Sampling::kAll ||
+            o.sampling == VideoClipsOptions::Sampling::kTorchvisionUniform;
+  s->pick_ = o.sampling == VideoClipsOptions::Sampling::kTorchvisionUniform ? o.clips_per_video
+                                                                             : 0;
   s->clip_.all = s->all_;
   s->clip_.step = o.step;
   s->cthw_ = o.layout == "CTHW";
@@ -239,13 +243,16 @@ StatusOr<std::shared_ptr<VideoClipsImpl>> VideoClipsImpl::Create(const VideoClip
 
 Status VideoClipsImpl::CountClips() {
   clip_offsets_.assign(1, 0);
+  clip_counts_.clear();
   for (int64_t v = 0; v < num_videos(); ++v) {
     StatusOr<std::shared_ptr<const VideoIndex>> index = IndexOf(v);
     const int64_t n = index.ok() ? CountAllClips(*index.value(), clip_) : 0;
-    clip_offsets_.push_back(clip_offsets_.back() + n);
+    clip_counts_.push_back(n);
+    clip_offsets_.push_back(clip_offsets_.back() + (pick_ == 0 ? n : n > 0 ? pick_ : 0));
   }
   if (clip_offsets_.back() == 0) {
-    return Invalid("sampling \"all\": no video has a whole clip of " +
+    return Invalid(std::string("sampling \"") + (pick_ ? "torchvision_uniform" : "all") +
+                   "\": no video has a whole clip of " +
                    std::to_string(options_.clip_len) + " frames (frame_stride " +
                    std::to_string(options_.frame_stride) + ")");
   }
@@ -261,7 +268,12 @@ int64_t VideoClipsImpl::VideoOf(int64_t index) const {
 
 int64_t VideoClipsImpl::ClipOf(int64_t index) const {
   if (!all_) return index % options_.clips_per_video;
-  return index - clip_offsets_[static_cast<size_t>(VideoOf(index))];
+  const int64_t v = VideoOf(index);
+  const int64_t j = index - clip_offsets_[static_cast<size_t>(v)];
+  if (pick_ <= 1) return pick_ == 0 ? j : 0;
+  // UniformClipSampler: floor(linspace(0, n - 1, k))[j], exactly.
+  const int64_t n = clip_counts_[static_cast<size_t>(v)];
+  return j * (n - 1) / (pick_ - 1);
 }
 
 Status VideoClipsImpl::ListShards() {

@@ -96,13 +96,16 @@ class VideoClipsImpl final : public VideoClips {
   // Lists the shards' video members (options_.shards).
   Status ListShards();
 
-  // sampling kAll: every video's index, its clips counted (clip_offsets_).
+  // sampling kAll and kTorchvisionUniform: every video's index, its clips
+  // counted (clip_counts_), its samples' offsets (clip_offsets_).
   Status CountClips();
 
   VideoClipsOptions options_;
   ClipSpec clip_;
-  bool all_ = false;                   // sampling kAll
-  std::vector<int64_t> clip_offsets_;  // kAll: video v's clips are [v], [v + 1)
+  bool all_ = false;                   // sampling kAll or kTorchvisionUniform: clips at `step`
+  int pick_ = 0;                       // kTorchvisionUniform: clips_per_video, else 0
+  std::vector<int64_t> clip_offsets_;  // all_: video v's samples are [v], [v + 1)
+  std::vector<int64_t> clip_counts_;   // all_: video v's clips at `step`
   std::vector<std::string> paths_;       // what errors and NameOf call each video
   std::vector<VideoLocation> where_;     // where its bytes are (a file, or a tar member)
   std::vector<std::string> bad_;         // a shard entry that could not be indexed: its error
