@@ -89,11 +89,9 @@ class Loader:
         (batched; give the string "list" for per-sample images), as with "batch". A key
         that is not a field, the primary image or label: ValueError.
       pad_value: the value padded fields are filled with under ``collate="pad"``.
-      max_padded_bytes: the most bytes one batch's padded fields may take together under
-        ``collate="pad"`` (default 1 GiB, ``1 << 30``): samples of shape (1, 12000) and
-        (12000, 1) pad to ``[B, 12000, 12000]``, gigabytes from kilobytes of data. A batch
-        past it is a StokerError naming the field, the padded shape and the sample that
-        sets each dimension, raised before anything is allocated (never skipped).
+      max_padded_bytes: the most bytes a batch's padded fields take together (default 1 GiB;
+        (1, 12000) and (12000, 1) pad to [B, 12000, 12000]): past it a StokerError, before
+        any allocation, names the field and the sample setting each dimension.
       targets: record fields that follow the image through every geometric transform with
         its random draw (the crops, resizes, pads, flips, rotations, affines and
         perspectives; never the photometric ones): a dict field name -> role, or -> a dict
