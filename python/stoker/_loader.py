@@ -1,7 +1,6 @@
-"""stoker.Loader: the Python face of the C++ engine. The engine checks the options and
-the checkpoint; this module maps Python's arguments onto them (with DataLoader's names,
-torch samplers and ranks: _migration, _ranks), converts batches (_convert) and runs the
-epoch's iterator (_epoch)."""
+"""stoker.Loader: the Python face of the C++ engine, which checks the options and the
+checkpoint; this module maps Python's arguments onto them (DataLoader's names, torch samplers,
+ranks: _migration, _ranks), converts batches (_convert) and runs the epoch (_epoch)."""
 
 from __future__ import annotations
 
