@@ -830,3 +830,31 @@ def test_a_text_or_json_field_error_names_its_own_member(tmp_path, mode):
             next(iter(loader))
         assert want in str(e.value), str(e.value)
         assert ".jpg" not in str(e.value), str(e.value)
+
+
+def test_a_field_error_served_from_the_decoded_cache_names_the_same_member(tmp_path):
+    # The decoded cache keeps a copy of each field's member name (the value's name points
+    # into the worker's scratch, reused by the next sample): the second epoch's error,
+    # served from the cache, reads as the first's.
+    import io
+    from conftest import tar_bytes
+    members = []
+    for i in range(8):
+        k = f"s{i:03d}"
+        jpeg = io.BytesIO()
+        save_jpeg(photo(16, 12, i), jpeg)
+        members += [(f"{k}.jpg", jpeg.getvalue()), (f"{k}.txt", b"\xff bad" if i == 5 else b"ok"),
+                    (f"{k}.cls", b"%d" % i)]
+    (tmp_path / "a.tar").write_bytes(tar_bytes(members))
+    src = stoker.Shards(str(tmp_path / "a.tar"), mode="indexed",
+                        fields={"image": "jpg", "caption": "txt", "label": "cls"})
+    loader = stoker.Loader(src, batch_size=8, threads=2, cache="decoded", cache_bytes=1 << 20,
+                           transforms=[stoker.Resize((8, 8))])
+    seen = []
+    for epoch in range(2):
+        with pytest.raises(stoker.StokerError) as e:
+            next(iter(loader))
+        seen.append(str(e.value))
+    assert loader.stats()["cache"]["hits"] > 0, loader.stats()["cache"]
+    assert "sample s005: field 'caption' (member s005.txt): not valid UTF-8" in seen[0], seen
+    assert seen[1] == seen[0], seen

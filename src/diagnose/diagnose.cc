@@ -47,6 +47,7 @@ StatusOr<std::shared_ptr<MemorySource>> CacheSamples(Source* source, int64_t cou
     for (int k = 0; k < s.num_fields; ++k) {
       const FieldValue& v = s.fields[k];
       it.fields.push_back(v);
+      it.fields.back().member = {};  // it points into the reader's scratch
       const bool primary = k == image || k == label;
       it.field_bytes.emplace_back(primary || v.data == nullptr ? nullptr : v.data,
                                   primary || v.data == nullptr ? nullptr : v.data + v.size);

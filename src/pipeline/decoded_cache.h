@@ -42,11 +42,14 @@ struct CachedImage {
   // Records: the sample's other fields, their bytes held in field_bytes
   // (cache="decoded": every schema field's value as read; cache="output":
   // each batch field's finished slot).
+  // (FieldValue::member points into field_members.)
   std::vector<FieldValue> fields;
   std::vector<std::vector<uint8_t>> field_bytes;
+  std::vector<std::string> field_members;
   size_t bytes() const {
     size_t n = pixels.capacity() + sizeof(CachedImage) + fields.capacity() * sizeof(FieldValue);
     for (const auto& b : field_bytes) n += b.capacity() + sizeof(b);
+    for (const auto& m : field_members) n += m.capacity() + sizeof(m);
     return n;
   }
 };

@@ -46,9 +46,15 @@ namespace {
 void CopyFields(const SampleData& sample, CachedImage* out) {
   out->fields.assign(sample.fields, sample.fields + sample.num_fields);
   out->field_bytes.resize(static_cast<size_t>(sample.num_fields));
+  out->field_members.resize(static_cast<size_t>(sample.num_fields));
   for (int k = 0; k < sample.num_fields; ++k) {
     FieldValue& v = out->fields[static_cast<size_t>(k)];
     std::vector<uint8_t>& b = out->field_bytes[static_cast<size_t>(k)];
+    // The member's name points into the worker's scratch: the entry keeps
+    // its own copy (its errors name the member as the first read's did).
+    std::string& name = out->field_members[static_cast<size_t>(k)];
+    name.assign(v.member);
+    v.member = name;
     if (v.data == nullptr) continue;
     size_t bytes = v.size;
     if (v.raw && v.ndim == 3) {  // raw pixels: packed rows
