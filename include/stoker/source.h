@@ -46,7 +46,8 @@ namespace stoker {
 // `member`: what the value was read from, when the sample's name does not
 // say it (a shard record's member, "s004.txt"), so that an error in this
 // field names it; empty otherwise.
-// Pointers (and `member`) follow SampleData's rule.
+// Pointers (and `member`) follow SampleData's rule: a copy kept past the next
+// Read() (a cache) must copy the bytes and the name it points at.
 struct FieldValue {
   const uint8_t* data = nullptr;
   size_t size = 0;
