@@ -6,11 +6,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <utility>
 
+#include "base/bytes_text.h"
 #include "base/clock.h"
 #include "base/process.h"
 
@@ -254,23 +254,14 @@ void FillShardCacheStats(const Source::ShardCacheUse& u, const LoaderOptions& o,
   s->shard_cache_floor = u.largest_bytes * per_rank * ranks;
   s->shard_cache_too_small = u.capacity > 0 && u.capacity < s->shard_cache_floor;
   if (s->shard_cache_too_small) {
-    const auto mib = [](int64_t b) {  // "1.5 MiB", "40.0 KiB", "512 bytes"
-      char text[32];
-      if (b >= (int64_t{1} << 20)) {
-        std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(b) / (1 << 20));
-      } else if (b >= 1024) {
-        std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(b) / 1024);
-      } else {
-        std::snprintf(text, sizeof text, "%lld bytes", static_cast<long long>(b));
-      }
-      return std::string(text);
-    };
     s->shard_cache_advice =
         "cache_bytes=" + std::to_string(u.capacity) + " is below what this node's " +
         std::to_string(ranks) + " local rank(s) hold in the shard cache at once (" +
-        std::to_string(per_rank) + " shards each, the largest " + mib(u.largest_bytes) +
-        ": " + mib(s->shard_cache_floor) + "): shards are evicted while still wanted and " +
-        "downloaded again, so the cache saves little or nothing (" +
+        std::to_string(per_rank) + " shards each, the largest " +
+        BytesText(static_cast<double>(u.largest_bytes)) + ": " +
+        BytesText(static_cast<double>(s->shard_cache_floor)) +
+        "): shards are evicted while still wanted and downloaded again, so the cache saves "
+        "little or nothing (" +
         std::to_string(u.downloads) + " downloads, " + std::to_string(u.hits) +
         " hits so far). Set cache_bytes to at least " + std::to_string(s->shard_cache_floor) +
         " plus the epoch's shards to reuse them, or 0 (unbounded)";

@@ -4,13 +4,13 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "base/bytes_text.h"
 #include "ops/convert.h"
 
 namespace stoker {
@@ -76,21 +76,10 @@ void CopyIntoBox(const uint8_t* src, const int64_t* dims, const int64_t* box, in
   }
 }
 
-std::string ByteText(double bytes) {
-  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 6) {
-    bytes /= 1024;
-    ++u;
-  }
-  char text[48];
-  std::snprintf(text, sizeof(text), u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
-  return text;
-}
-
 // One padded field's box: its dtype, number of dimensions and the largest
 // size along each dimension, with the sample (its index in the batch) that
-// sets each; `bytes` is the block [size, box...], or SIZE_MAX past size_t.
+// sets each; `bytes` is the block [size, box...], or SIZE_MAX past size_t,
+// and `exact` the same in double (what a message and the bound compare).
 struct PaddedBox {
   ElemType elem = ElemType::kUint8;
   int ndim = 0;
@@ -98,6 +87,7 @@ struct PaddedBox {
   std::array<int, kMaxFieldDims> set_by{};
   size_t box = 0;    // bytes of one sample's box
   size_t bytes = 0;  // bytes of the block
+  double exact = 0;
 };
 
 Status MeasureBox(const BatchBuffer& buf, int f, PaddedBox* out) {
@@ -132,6 +122,8 @@ Status MeasureBox(const BatchBuffer& buf, int f, PaddedBox* out) {
   }
   overflow |= __builtin_mul_overflow(b.box, static_cast<size_t>(n), &b.bytes);
   if (overflow) b.bytes = SIZE_MAX;
+  b.exact = static_cast<double>(ElemSize(b.elem)) * n;
+  for (int k = 0; k < b.ndim; ++k) b.exact *= static_cast<double>(b.dims[k]);
   *out = b;
   return Status::OK();
 }
@@ -149,15 +141,14 @@ Status TooLarge(const BatchBuffer& buf, int f, const PaddedBox& b, double total,
                std::to_string(buf.ids()[static_cast<size_t>(b.set_by[k])]) + " " +
                ShapeText(buf.field_slot(f, b.set_by[k]).dims.data(), b.ndim);
   }
-  double block = static_cast<double>(ElemSize(b.elem)) * buf.size;
-  for (int k = 0; k < b.ndim; ++k) block *= static_cast<double>(b.dims[k]);
+  const double block = b.exact;
   return ResourceExhaustedError(
       "field '" + name + "': collate=\"pad\" would pad " + std::to_string(buf.size) +
       " samples to " + ElemTypeName(b.elem) + " " + ShapeText(b.dims.data(), b.ndim) + ", " +
-      ByteText(block) + (total > block ? " (" + ByteText(total) + " with the batch's other "
+      BytesText(block) + (total > block ? " (" + BytesText(total) + " with the batch's other "
                                          "padded fields)" : std::string()) +
       ", past max_padded_bytes=" + std::to_string(max_bytes) + " (" +
-      ByteText(static_cast<double>(max_bytes)) + "); the sizes come from " +
+      BytesText(static_cast<double>(max_bytes)) + "); the sizes come from " +
       (setters.empty() ? std::string("no dimension") : setters) +
       ". Raise Loader(max_padded_bytes=) if the batch is meant to be this large, or bound the "
       "field's shape (collate=\"list\" keeps each sample's own)");
@@ -207,9 +198,7 @@ Status PadFields(BatchBuffer* buf, double pad_value, int64_t max_padded_bytes) {
     if (!buf->shape().fields[static_cast<size_t>(f)].pad) continue;
     PaddedBox b;
     STOKER_RETURN_IF_ERROR(MeasureBox(*buf, f, &b));
-    double block = static_cast<double>(ElemSize(b.elem)) * buf->size;
-    for (int k = 0; k < b.ndim; ++k) block *= static_cast<double>(b.dims[k]);
-    total += block;
+    total += b.exact;
     if (b.bytes == SIZE_MAX || total > static_cast<double>(max_padded_bytes)) {
       return TooLarge(*buf, f, b, total, max_padded_bytes);
     }
