@@ -61,6 +61,10 @@ struct FieldValue {
   std::string_view member;
 };
 
+// How an error of field `name` holding `v` names it: "field 'caption'", with
+// its member when the value names one: "field 'caption' (member s004.txt)".
+std::string FieldContext(const std::string& name, const FieldValue& v);
+
 // Per-thread scratch a source may fill (file bytes). Owned by the engine's
 // worker and reused from sample to sample.
 // The decode-video stage of one sample (VideoClips, stoker/video.h): what

@@ -53,14 +53,6 @@ struct JsonDepth {
 };
 
 
-// "field 'caption'", with the member it was read from when the source names
-// one: "field 'caption' (member s004.txt)".
-std::string FieldContext(const std::string& name, const FieldValue& v) {
-  std::string c = "field '" + name + "'";
-  if (!v.member.empty()) c += " (member " + std::string(v.member) + ")";
-  return c;
-}
-
 std::string Shape(const int64_t* dims, int ndim) {
   std::string s = "[";
   for (int k = 0; k < ndim; ++k) s += (k ? ", " : "") + std::to_string(dims[k]);

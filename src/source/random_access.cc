@@ -84,6 +84,12 @@ size_t CommonDirectoryLength(const std::vector<std::string>& names) {
 
 }  // namespace
 
+std::string FieldContext(const std::string& name, const FieldValue& v) {
+  std::string c = "field '" + name + "'";
+  if (!v.member.empty()) c += " (member " + std::string(v.member) + ")";
+  return c;
+}
+
 uint64_t Source::Fingerprint() const {
   return HashString(static_cast<uint64_t>(size()), Describe());
 }

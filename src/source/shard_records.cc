@@ -391,9 +391,7 @@ Status FillShardRecord(const Schema& schema, const uint8_t* bytes, const size_t*
     v.size = static_cast<size_t>(sizes[f]);
     if (scratch->field_members.size() == nf) v.member = scratch->field_members[f];
     auto fail = [&](const std::string& why) {
-      return DataLossError("field '" + spec.name + "'" +
-                           (v.member.empty() ? "" : " (member " + std::string(v.member) + ")") +
-                           ": " + why);
+      return DataLossError(FieldContext(spec.name, v) + ": " + why);
     };
     switch (spec.kind) {
       case FieldKind::kArray: {

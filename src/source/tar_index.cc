@@ -189,7 +189,7 @@ StatusOr<TarIndex> LoadOrBuildTarIndex(const std::string& shard, const SampleSpe
       e.fields.emplace_back(s.field_offsets[f], s.field_sizes[f]);
       // A member's name is its key, then the rest (SplitKey).
       const std::string& m = s.field_members[f];
-      e.field_suffixes.append(m.compare(0, s.key.size(), s.key) == 0 ? m.substr(s.key.size()) : m);
+      e.field_suffixes.append(m, std::min(s.key.size(), m.size()));
       e.field_suffixes.push_back('\0');
     }
     if (!past_end.empty()) {
