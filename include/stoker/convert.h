@@ -57,35 +57,11 @@
 #include <string>
 #include <vector>
 
+#include "stoker/shard_writer.h"  // Compression, ShardWriterOptions, ShardInfo
 #include "stoker/source.h"
 #include "stoker/status.h"
 
 namespace stoker {
-
-// ---- Where the shards go ----
-// Shards are named DIR/PREFIX-000000.tar (.tar.gz, .tar.zst), written under a
-// temporary name and renamed when complete; a new shard starts when the next
-// sample would pass max_shard_bytes or max_shard_samples.
-
-enum class Compression { kNone, kGzip, kZstd };
-
-StatusOr<Compression> ParseCompression(const std::string& name);  // "none", "gzip", "zstd"
-const char* ShardSuffix(Compression c);                            // ".tar", ".tar.gz", ".tar.zst"
-
-struct ShardWriterOptions {
-  std::string dir;
-  std::string prefix = "shard";
-  Compression compression = Compression::kNone;
-  int64_t max_shard_bytes = int64_t{1} << 30;  // 0: no limit
-  int64_t max_shard_samples = 0;               // 0: no limit
-  bool overwrite = false;
-};
-
-struct ShardInfo {
-  std::string path;
-  int64_t samples = 0;
-  int64_t file_bytes = 0;  // on disk (compressed when compressing)
-};
 
 // ---- The conversion ----
 

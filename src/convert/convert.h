@@ -51,7 +51,7 @@
 #include <string>
 #include <vector>
 
-#include "format/shard_writer.h"
+#include "source/shard_writer.h"
 #include "stoker/convert.h"  // ConvertOptions, ConvertResult, ConvertToShards
 #include "stoker/source.h"
 

@@ -53,12 +53,12 @@
 #include <vector>
 
 #include "io/cache_file.h"     // CachePath
-#include "stoker/sources.h"  // StreamOptions
+#include "stoker/stream.h"  // StreamOptions
 #include "stoker/status.h"
 
 namespace stoker {
 
-// StreamOptions is public (include/stoker/sources.h).
+// StreamOptions is public (include/stoker/stream.h).
 
 // An object's validators and size as a server reports them (ETag,
 // Last-Modified; size -1 when unknown). Two infos name the same object when

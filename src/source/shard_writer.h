@@ -28,8 +28,8 @@
 // thread-safe; one thread adds samples. Errors: IoError naming the file for
 // anything the file system or libarchive refuses; InvalidArgument for bad
 // options or keys.
-#ifndef STOKER_FORMAT_SHARD_WRITER_H_
-#define STOKER_FORMAT_SHARD_WRITER_H_
+#ifndef STOKER_SOURCE_SHARD_WRITER_H_
+#define STOKER_SOURCE_SHARD_WRITER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -38,7 +38,7 @@
 #include <vector>
 
 #include "base/atomic_file.h"
-#include "stoker/convert.h"  // Compression, ShardWriterOptions, ShardInfo
+#include "stoker/shard_writer.h"  // Compression, ShardWriterOptions, ShardInfo
 #include "stoker/status.h"
 
 struct archive;
@@ -90,4 +90,4 @@ int RemoveStaleShardTemps(const std::string& dir, const std::string& prefix);
 
 }  // namespace stoker
 
-#endif  // STOKER_FORMAT_SHARD_WRITER_H_
+#endif  // STOKER_SOURCE_SHARD_WRITER_H_

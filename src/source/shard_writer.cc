@@ -1,5 +1,5 @@
 // Copyright 2026 The stoker Authors.
-#include "format/shard_writer.h"
+#include "source/shard_writer.h"
 
 #include <archive.h>
 #include <archive_entry.h>
