@@ -20,7 +20,7 @@ include(CMakePackageConfigHelpers)
 # ... that is not in any export set").
 set(STOKER_INSTALLED_LIBRARIES
     stoker stoker_base stoker_trace stoker_codec stoker_ops stoker_source stoker_hdf5 stoker_targets stoker_shards
-    stoker_pipeline stoker_synth stoker_diagnose stoker_device stoker_shard_writer
+    stoker_program stoker_pipeline stoker_synth stoker_diagnose stoker_device stoker_shard_writer
     stoker_convert stoker_stats stoker_video)
 set(STOKER_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/stoker)
 

@@ -16,7 +16,7 @@
 #include "base/rng.h"
 #include "codec/decoder.h"
 #include "ops/convert.h"
-#include "pipeline/sample_processor.h"
+#include "program/sample_processor.h"
 
 namespace {
 

@@ -18,6 +18,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "base/rng.h"
 #include "codec/image.h"
@@ -26,6 +28,18 @@
 #include "stoker/transforms.h"
 
 namespace stoker {
+
+// "RandomResizedCrop" for RandomResizedCrop(size=...): its declaration's name
+// ("Transform" for one without a declaration). Span and stats names.
+std::string TransformShortName(const Transform& t);
+
+// Whether the list holds a Normalize, and that Normalize (identity: mean 0,
+// std 1, when it holds none).
+bool HasNormalize(const std::vector<Transform>& transforms);
+Transform NormalizeOf(const std::vector<Transform>& transforms);
+// Whether every transform gives the same output for a sample in every epoch
+// (no random parameters): what cache_kind kOutput needs.
+bool IsDeterministic(const std::vector<Transform>& transforms);
 
 class GeometryBuilder;  // ops/geometry.h
 

@@ -10,7 +10,9 @@
 #include <cstdlib>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "ops/transform_ops.h"
 #include "ops/transform_registry.h"
 #include "stoker/transform_schema.h"
 #include "stoker/transforms.h"
@@ -221,5 +223,31 @@ bool Transform::photometric() const {
 bool Transform::random_geometry() const { return schema != nullptr && schema->random_geometry; }
 
 std::string Transform::ToString() const { return DescribeTransform(*this); }
+
+std::string TransformShortName(const Transform& t) {
+  return t.schema != nullptr ? t.schema->name : std::string("Transform");
+}
+
+bool IsDeterministic(const std::vector<Transform>& transforms) {
+  for (const Transform& t : transforms) {
+    if (t.schema == nullptr || !t.schema->deterministic) return false;
+  }
+  return true;
+}
+
+bool HasNormalize(const std::vector<Transform>& transforms) {
+  for (const auto& t : transforms) {
+    if (t.schema != nullptr && t.schema->stage == TransformStage::kConvert) return true;
+  }
+  return false;
+}
+
+Transform NormalizeOf(const std::vector<Transform>& transforms) {
+  Transform n = Transform::Normalize({0.f, 0.f, 0.f}, {1.f, 1.f, 1.f});
+  for (const auto& t : transforms) {
+    if (t.schema != nullptr && t.schema->stage == TransformStage::kConvert) n = t;
+  }
+  return n;
+}
 
 }  // namespace stoker

@@ -24,35 +24,12 @@
 #include <unordered_set>
 #include <vector>
 
+#include "program/decoded_image.h"  // CachedImage
 #include "stoker/mutex.h"
 #include "stoker/source.h"
 #include "stoker/thread_annotations.h"
 
 namespace stoker {
-
-// One decoded image: 8-bit RGB, rows width * 3 bytes apart, followed by 16
-// bytes of slack (the resampler's vector loads may read past the last pixel).
-struct CachedImage {
-  std::vector<uint8_t> pixels;
-  int width = 0;
-  int height = 0;
-  int64_t id = -1;     // the sample's id and label, as read
-  uint64_t stamp = 0;  // the sample's SampleStamp when it was read (cache_validate)
-  int64_t label = -1;
-  // Records: the sample's other fields, their bytes held in field_bytes
-  // (cache="decoded": every schema field's value as read; cache="output":
-  // each batch field's finished slot).
-  // (FieldValue::member points into field_members.)
-  std::vector<FieldValue> fields;
-  std::vector<std::vector<uint8_t>> field_bytes;
-  std::vector<std::string> field_members;
-  size_t bytes() const {
-    size_t n = pixels.capacity() + sizeof(CachedImage) + fields.capacity() * sizeof(FieldValue);
-    for (const auto& b : field_bytes) n += b.capacity() + sizeof(b);
-    for (const auto& m : field_members) n += m.capacity() + sizeof(m);
-    return n;
-  }
-};
 
 struct DecodedCacheStats {
   int64_t hits = 0;

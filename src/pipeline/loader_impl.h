@@ -44,7 +44,7 @@
 #include "pipeline/loader_stats.h"
 #include "pipeline/next_epoch_prefetch.h"
 #include "pipeline/record_plan.h"
-#include "pipeline/sample_processor.h"
+#include "program/sample_processor.h"
 #include "pipeline/sample_producer.h"
 #include "pipeline/size_tally.h"
 #include "pipeline/skip_ledger.h"

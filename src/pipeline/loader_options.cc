@@ -185,28 +185,6 @@ StatusOr<LoaderOptions> ResolveLoaderOptions(const LoaderOptions& options) {
   return o;
 }
 
-bool IsDeterministic(const std::vector<Transform>& transforms) {
-  for (const Transform& t : transforms) {
-    if (t.schema == nullptr || !t.schema->deterministic) return false;
-  }
-  return true;
-}
-
-bool HasNormalize(const std::vector<Transform>& transforms) {
-  for (const auto& t : transforms) {
-    if (t.schema != nullptr && t.schema->stage == TransformStage::kConvert) return true;
-  }
-  return false;
-}
-
-Transform NormalizeOf(const std::vector<Transform>& transforms) {
-  Transform n = Transform::Normalize({0.f, 0.f, 0.f}, {1.f, 1.f, 1.f});
-  for (const auto& t : transforms) {
-    if (t.schema != nullptr && t.schema->stage == TransformStage::kConvert) n = t;
-  }
-  return n;
-}
-
 ThreadPlan PlanThreads(const LoaderOptions& options, int cores) {
   ThreadPlan plan;
   if (options.auto_threads) {

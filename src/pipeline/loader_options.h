@@ -12,11 +12,12 @@
 #include <vector>
 
 #include "pipeline/record_plan.h"
-#include "pipeline/sample_processor.h"
+#include "program/sample_processor.h"
 #include "stoker/batch.h"
 #include "stoker/loader.h"
 #include "stoker/source.h"
 #include "stoker/status.h"
+#include "ops/transform_ops.h"  // HasNormalize, NormalizeOf, IsDeterministic
 #include "stoker/transforms.h"
 
 namespace stoker {
@@ -26,9 +27,6 @@ namespace stoker {
 // output size the primary image's transforms end in (0 without an image).
 Status ValidateLoaderOptions(const Source& source, const LoaderOptions& options,
                              const RecordPlan& plan, int* height, int* width);
-
-// The Normalize of a transform list, if any: identity mean 0, std 1 otherwise.
-bool HasNormalize(const std::vector<Transform>& transforms);
 
 // Samples per epoch: the source's size (-1 for a stream), or the number of
 // draws of `options.sampler`. Errors: InvalidArgument when the sampler does
@@ -40,11 +38,6 @@ StatusOr<int64_t> EpochSamples(const Source& source, const LoaderOptions& option
 // rule); InvalidArgument for kOn with the decoded cache, which keeps
 // full-size images.
 StatusOr<LoaderOptions> ResolveLoaderOptions(const LoaderOptions& options);
-
-// Whether every transform gives the same output for a sample in every epoch
-// (no random parameters): what cache_kind kOutput needs.
-bool IsDeterministic(const std::vector<Transform>& transforms);
-Transform NormalizeOf(const std::vector<Transform>& transforms);
 
 // Worker threads the engine runs (the ceiling when auto-tuned) and the number
 // active at the start, for `options` on a machine with `cores` usable cores.

@@ -43,7 +43,7 @@
 #include "ops/targets.h"
 #include "base/rng.h"
 #include "pipeline/record_plan.h"
-#include "pipeline/sample_processor.h"
+#include "program/sample_processor.h"
 #include "stoker/batch.h"
 #include "stoker/source.h"
 

@@ -30,7 +30,7 @@
 #include "pipeline/loader_stats.h"
 #include "pipeline/record_plan.h"
 #include "pipeline/record_processor.h"
-#include "pipeline/sample_processor.h"
+#include "program/sample_processor.h"
 #include "pipeline/size_tally.h"
 #include "pipeline/skip_ledger.h"
 #include "stoker/batch.h"

@@ -5,10 +5,6 @@
 
 namespace stoker {
 
-std::string TransformShortName(const Transform& t) {
-  return t.schema != nullptr ? t.schema->name : std::string("Transform");
-}
-
 TraceNames MakeTraceNames(Tracer* tracer, const LoaderOptions& options) {
   TraceNames n;
   std::string geometry, tensor;

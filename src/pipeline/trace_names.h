@@ -11,13 +11,11 @@
 
 #include <string>
 
+#include "ops/transform_ops.h"  // TransformShortName
 #include "stoker/loader.h"
 #include "trace/sample_trace.h"
 
 namespace stoker {
-
-// "RandomResizedCrop" for RandomResizedCrop(size=...): the name before '('.
-std::string TransformShortName(const Transform& t);
 
 TraceNames MakeTraceNames(Tracer* tracer, const LoaderOptions& options);
 

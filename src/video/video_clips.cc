@@ -12,7 +12,7 @@
 #include "base/clock.h"
 #include "base/rng.h"
 #include "ops/geometry.h"
-#include "pipeline/loader_options.h"
+#include "ops/transform_ops.h"  // HasNormalize, NormalizeOf, IsDeterministic
 #include "source/image_folder.h"
 #include "source/shards.h"
 #include "source/tar_index.h"

@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "ops/convert.h"
-#include "pipeline/sample_processor.h"
+#include "program/sample_processor.h"
 #include "stoker/mutex.h"
 #include "stoker/thread_annotations.h"
 #include "stoker/video.h"

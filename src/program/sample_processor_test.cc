@@ -4,7 +4,7 @@
 // resampler gives the bytes of the buffered path, for every
 // PNG flavour, JPEG colour model and DCT scale and the usual geometric chains,
 // and never holds the decoded image.
-#include "pipeline/sample_processor.h"
+#include "program/sample_processor.h"
 
 #include <gtest/gtest.h>
 

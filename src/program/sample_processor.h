@@ -31,10 +31,8 @@
 //
 // Thread-safety: NOT thread-safe; one per worker thread. Owns scratch that
 // is reused (no per-sample allocation in steady state).
-#ifndef STOKER_PIPELINE_SAMPLE_PROCESSOR_H_
-#define STOKER_PIPELINE_SAMPLE_PROCESSOR_H_
-
-#include "pipeline/decoded_cache.h"
+#ifndef STOKER_PROGRAM_SAMPLE_PROCESSOR_H_
+#define STOKER_PROGRAM_SAMPLE_PROCESSOR_H_
 
 #include <cstdint>
 #include <string>
@@ -46,6 +44,7 @@
 #include "ops/geometry.h"
 #include "ops/resample.h"
 #include "ops/targets.h"
+#include "program/decoded_image.h"
 #include "stoker/batch.h"
 #include "stoker/source.h"
 #include "stoker/transforms.h"
@@ -218,4 +217,4 @@ class SampleProcessor {
 
 }  // namespace stoker
 
-#endif  // STOKER_PIPELINE_SAMPLE_PROCESSOR_H_
+#endif  // STOKER_PROGRAM_SAMPLE_PROCESSOR_H_

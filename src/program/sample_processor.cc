@@ -1,9 +1,8 @@
 // Copyright 2026 The stoker Authors.
-#include "pipeline/sample_processor.h"
+#include "program/sample_processor.h"
 
 #include "base/clock.h"
 #include "ops/transform_ops.h"
-#include "pipeline/trace_names.h"
 #include "trace/nvtx.h"
 
 #include <algorithm>
